@@ -1,0 +1,1 @@
+print("codecs-bench: no benchmarks yet")

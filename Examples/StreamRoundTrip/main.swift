@@ -1,0 +1,1 @@
+print("StreamRoundTrip: not written yet")

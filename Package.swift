@@ -1,0 +1,83 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let aptLibraries: [SystemPackageProvider] = [
+    .apt([
+        "libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev",
+        "libx264-dev", "libx265-dev", "libva-dev", "pkg-config",
+    ])
+]
+
+let package = Package(
+    name: "CodecSessions",
+    products: [
+        .library(name: "MediaCore", targets: ["MediaCore"]),
+        .library(name: "FormatConv", targets: ["FormatConv"]),
+        .library(name: "EncodeSession", targets: ["EncodeSession"]),
+        .library(name: "DecodeSession", targets: ["DecodeSession"]),
+        .library(name: "PixelTransfer", targets: ["PixelTransfer"]),
+        .library(name: "MediaIO", targets: ["MediaIO"]),
+        .executable(name: "codecs", targets: ["codecs"]),
+        .executable(name: "codecs-bench", targets: ["CodecsBench"]),
+        .executable(name: "StreamRoundTrip", targets: ["StreamRoundTrip"]),
+    ],
+    targets: [
+        // System libraries: one module map and one shim header each.
+        // x264.pc adds -DX264_API_IMPORTS (a Windows dllimport switch) that SwiftPM
+        // rejects with a warning; the header and library sit on the default paths.
+        .systemLibrary(name: "CX264", providers: aptLibraries),
+        .systemLibrary(name: "CX265", pkgConfig: "x265", providers: aptLibraries),
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavcodec libavformat libavutil libswscale",
+            providers: aptLibraries),
+        .systemLibrary(name: "CVAAPI", pkgConfig: "libva libva-drm", providers: aptLibraries),
+
+        // Pure Swift.
+        .target(name: "MediaCore"),
+        .target(name: "FormatConv", dependencies: ["MediaCore"]),
+
+        // Sessions and I/O over the C libraries.
+        .target(name: "PixelTransfer", dependencies: ["MediaCore", "CFFmpeg"]),
+        .target(
+            name: "EncodeSession",
+            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "CX264", "CX265", "CFFmpeg", "CVAAPI"]),
+        .target(
+            name: "DecodeSession",
+            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "CFFmpeg", "CVAAPI"]),
+        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "CFFmpeg"]),
+
+        .executableTarget(
+            name: "codecs",
+            dependencies: [
+                "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO",
+                "CX264", "CX265", "CFFmpeg", "CVAAPI",
+            ]),
+        .executableTarget(
+            name: "CodecsBench",
+            dependencies: [
+                "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "CX264", "CX265",
+                "CFFmpeg",
+            ],
+            path: "Benchmarks/CodecsBench"),
+        .executableTarget(
+            name: "StreamRoundTrip",
+            dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO"],
+            path: "Examples/StreamRoundTrip"),
+
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
+        .testTarget(name: "FormatConvTests", dependencies: ["FormatConv", "MediaCore"]),
+        .testTarget(
+            name: "EncodeSessionTests",
+            dependencies: ["EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+        .testTarget(
+            name: "DecodeSessionTests",
+            dependencies: ["DecodeSession", "EncodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+        .testTarget(name: "PixelTransferTests", dependencies: ["PixelTransfer", "MediaCore", "MediaIO"]),
+        .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "MediaCore", "FormatConv"]),
+        .testTarget(
+            name: "RoundTripTests",
+            dependencies: ["EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+        .testTarget(name: "CodecsToolTests", dependencies: ["MediaCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,49 @@
+#ifndef CODECSESSIONS_CFFMPEG_SHIM_H
+#define CODECSESSIONS_CFFMPEG_SHIM_H
+// FFmpeg exposes several values as macros Swift cannot import (AVERROR(e),
+// AVERROR_EOF, AV_NOPTS_VALUE, ...); these wrappers give them names.
+#include <libavcodec/avcodec.h>
+#include <libavcodec/bsf.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/log.h>
+#include <libswscale/swscale.h>
+
+static inline int CFFmpeg_AVERROR_EAGAIN(void) { return AVERROR(EAGAIN); }
+static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
+static inline int CFFmpeg_AVERROR_ENOMEM(void) { return AVERROR(ENOMEM); }
+static inline int CFFmpeg_AVERROR_EINVAL(void) { return AVERROR(EINVAL); }
+static inline int CFFmpeg_AVERROR_INVALIDDATA(void) { return AVERROR_INVALIDDATA; }
+static inline int CFFmpeg_AVERROR_ENOSYS(void) { return AVERROR(ENOSYS); }
+static inline int64_t CFFmpeg_AV_NOPTS_VALUE(void) { return AV_NOPTS_VALUE; }
+static inline int CFFmpeg_AV_ERROR_MAX_STRING_SIZE(void) { return AV_ERROR_MAX_STRING_SIZE; }
+static inline int CFFmpeg_AV_NUM_DATA_POINTERS(void) { return AV_NUM_DATA_POINTERS; }
+static inline int CFFmpeg_AV_PKT_FLAG_KEY(void) { return AV_PKT_FLAG_KEY; }
+static inline int CFFmpeg_AV_PKT_FLAG_CORRUPT(void) { return AV_PKT_FLAG_CORRUPT; }
+static inline int CFFmpeg_AV_FRAME_FLAG_CORRUPT(void) { return AV_FRAME_FLAG_CORRUPT; }
+static inline int CFFmpeg_AV_CODEC_FLAG_LOW_DELAY(void) { return AV_CODEC_FLAG_LOW_DELAY; }
+static inline int CFFmpeg_AV_CODEC_FLAG2_FAST(void) { return AV_CODEC_FLAG2_FAST; }
+static inline int CFFmpeg_AV_INPUT_BUFFER_PADDING_SIZE(void) { return AV_INPUT_BUFFER_PADDING_SIZE; }
+static inline int CFFmpeg_AVFMT_GLOBALHEADER(void) { return AVFMT_GLOBALHEADER; }
+static inline int CFFmpeg_AV_CODEC_FLAG_GLOBAL_HEADER(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int CFFmpeg_AVIO_FLAG_WRITE(void) { return AVIO_FLAG_WRITE; }
+static inline int CFFmpeg_AVFMT_NOFILE(void) { return AVFMT_NOFILE; }
+static inline int CFFmpeg_SWS_BILINEAR(void) { return SWS_BILINEAR; }
+static inline int CFFmpeg_SWS_BICUBIC(void) { return SWS_BICUBIC; }
+static inline int CFFmpeg_SWS_POINT(void) { return SWS_POINT; }
+static inline int CFFmpeg_SWS_ACCURATE_RND(void) { return SWS_ACCURATE_RND; }
+static inline int CFFmpeg_SWS_FULL_CHR_H_INT(void) { return SWS_FULL_CHR_H_INT; }
+static inline const char *CFFmpeg_strerror(int code, char *buffer, size_t size) {
+    return av_make_error_string(buffer, size, code);
+}
+static inline unsigned CFFmpeg_version_major(unsigned v) { return AV_VERSION_MAJOR(v); }
+static inline unsigned CFFmpeg_version_minor(unsigned v) { return AV_VERSION_MINOR(v); }
+static inline unsigned CFFmpeg_version_micro(unsigned v) { return AV_VERSION_MICRO(v); }
+
+#endif

@@ -1,0 +1,1 @@
+// DecodeSession: filled in by its issue.

@@ -1,0 +1,1 @@
+// EncodeSession: filled in by its issue.

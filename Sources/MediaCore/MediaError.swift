@@ -1,0 +1,56 @@
+/// An error from CodecSessions: a stable code plus a message that says what was
+/// wrong and, where it helps, what to do.
+///
+/// Like `Errno` in swift-system this is an extensible struct, not a frozen enum:
+/// new codes can be added without breaking callers, and callers match on
+/// ``code`` (`error.code == .invalidData`). Codes that mirror a C library's
+/// error name it in their documentation.
+public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure. Match on this, not on the message.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// An argument or property is out of range; the message names it and the range.
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
+        /// Input bytes are malformed (a bitstream, a record, a file); the message names the offset.
+        public static let invalidData = Code(rawValue: "invalidData")
+        /// Input is well formed but uses something we do not handle (a chroma format, a tag).
+        public static let unsupported = Code(rawValue: "unsupported")
+        /// A required library, device or driver is missing or failed to open.
+        public static let unavailable = Code(rawValue: "unavailable")
+        /// A C library reported a failure; the message carries its own text
+        /// (`av_strerror`, `vaErrorStr`, x264/x265 return codes).
+        public static let backendFailure = Code(rawValue: "backendFailure")
+        /// An operating-system call failed; the message carries `strerror`.
+        public static let system = Code(rawValue: "system")
+        /// Memory could not be allocated (`ENOMEM`, `AVERROR(ENOMEM)`).
+        public static let outOfMemory = Code(rawValue: "outOfMemory")
+        /// A timestamp went backwards or is invalid where one is required.
+        public static let invalidTimestamp = Code(rawValue: "invalidTimestamp")
+        /// The session was invalidated and can no longer be used.
+        public static let invalidated = Code(rawValue: "invalidated")
+        /// An index is beyond the end of a collection (e.g. `parameterSet(at:)`).
+        public static let indexOutOfRange = Code(rawValue: "indexOutOfRange")
+
+        public var description: String { rawValue }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What was wrong, in words, for people.
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    public static func invalidArgument(_ message: String) -> MediaError { MediaError(.invalidArgument, message) }
+    public static func invalidData(_ message: String) -> MediaError { MediaError(.invalidData, message) }
+    public static func unsupported(_ message: String) -> MediaError { MediaError(.unsupported, message) }
+    public static func unavailable(_ message: String) -> MediaError { MediaError(.unavailable, message) }
+    public static func backendFailure(_ message: String) -> MediaError { MediaError(.backendFailure, message) }
+}

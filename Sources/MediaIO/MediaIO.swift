@@ -1,0 +1,1 @@
+// MediaIO: filled in by its issue.

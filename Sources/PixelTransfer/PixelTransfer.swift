@@ -1,0 +1,1 @@
+// PixelTransfer: filled in by its issue.

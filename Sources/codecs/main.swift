@@ -1,0 +1,3 @@
+import MediaCore
+
+print("codecs: no command yet")
