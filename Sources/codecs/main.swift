@@ -1,3 +1,42 @@
-import MediaCore
+#if canImport(Glibc)
+    import Glibc
+#endif
 
-print("codecs: no command yet")
+/// `codecs`: the command-line face of CodecSessions. Each subcommand lives in
+/// its own file as `run<Name>(_ arguments: [String]) -> Int32`.
+let usage = """
+    usage: codecs <command> [options]
+
+    commands:
+      probe [--json]                       libraries, encoders, decoders, VA-API devices
+      encode  -i IN.y4m -o OUT [options]   raw video to H.264/HEVC
+      decode  -i IN -o OUT.y4m [options]   H.264/HEVC to raw video
+      convert -i IN -o OUT [options]       between Annex-B and MP4/MKV, change NAL length size
+      inspect IN [--json] [--nals]         NAL units, access units, parameter sets
+      stream serve -i IN.y4m --port N      serve Annex-B over TCP
+      stream receive tcp://HOST:PORT -o OUT.y4m
+      demo                                 encode → TCP → decode round trip with a report
+
+    `codecs <command> --help` describes a command's options.
+    """
+
+let commands: [String: ([String]) -> Int32] = [
+    "probe": runProbe,
+    "encode": runEncode,
+    "decode": runDecode,
+    "convert": runConvert,
+    "inspect": runInspect,
+    "stream": runStream,
+    "demo": runDemo,
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
+    print(usage)
+    exit(arguments.isEmpty ? 2 : 0)
+}
+guard let command = commands[name] else {
+    printError("codecs: unknown command '\(name)'\n\n\(usage)")
+    exit(2)
+}
+exit(command(Array(arguments.dropFirst())))

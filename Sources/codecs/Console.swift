@@ -1,0 +1,20 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes `text` and a newline to standard error.
+func printError(_ text: String) {
+    var line = text
+    line += "\n"
+    line.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// Whether standard error is a terminal (progress lines are shown only then).
+var standardErrorIsTerminal: Bool { isatty(2) != 0 }
