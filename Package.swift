@@ -64,20 +64,23 @@ let package = Package(
             dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO"],
             path: "Examples/StreamRoundTrip"),
 
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
-        .testTarget(name: "FormatConvTests", dependencies: ["FormatConv", "MediaCore"]),
+        // Helpers shared by the test targets: running ffmpeg/ffprobe, framemd5, fixtures.
+        .target(name: "TestSupport", dependencies: ["MediaCore"], path: "Tests/TestSupport"),
+
+        .testTarget(name: "MediaCoreTests", dependencies: ["TestSupport", "MediaCore"]),
+        .testTarget(name: "FormatConvTests", dependencies: ["TestSupport", "FormatConv", "MediaCore"]),
         .testTarget(
             name: "EncodeSessionTests",
-            dependencies: ["EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+            dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
         .testTarget(
             name: "DecodeSessionTests",
-            dependencies: ["DecodeSession", "EncodeSession", "FormatConv", "MediaCore", "MediaIO"]),
-        .testTarget(name: "PixelTransferTests", dependencies: ["PixelTransfer", "MediaCore", "MediaIO"]),
-        .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "MediaCore", "FormatConv"]),
+            dependencies: ["TestSupport", "DecodeSession", "EncodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+        .testTarget(name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
+        .testTarget(name: "MediaIOTests", dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv"]),
         .testTarget(
             name: "RoundTripTests",
-            dependencies: ["EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
-        .testTarget(name: "CodecsToolTests", dependencies: ["MediaCore"]),
+            dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+        .testTarget(name: "CodecsToolTests", dependencies: ["TestSupport", "MediaCore"]),
     ],
     swiftLanguageModes: [.v6]
 )
