@@ -52,10 +52,12 @@ let package = Package(
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO",
                 "CX264", "CX265", "CFFmpeg", "CVAAPI",
             ]),
+        // Allocation counting and libavcodec's start-code finder for codecs-bench.
+        .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),
         .executableTarget(
             name: "CodecsBench",
             dependencies: [
-                "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "CX264", "CX265",
+                "CBenchSupport", "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "CX264", "CX265",
                 "CFFmpeg",
             ],
             path: "Benchmarks/CodecsBench"),

@@ -1,0 +1,67 @@
+import Foundation
+import MediaCore
+
+/// Runs the selected sections in order.
+func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
+    let quick = options.quick
+    let rounds = quick ? 1 : 2
+    func log(_ text: String) { FileHandle.standardError.write(Data("codecs-bench: \(text)\n".utf8)) }
+
+    // Synthetic workloads: 720p always, 1080p in the full run.
+    let sizes: [(Int, Int, Int)] = quick ? [(1280, 720, 60)] : [(1280, 720, 300), (1920, 1080, 300)]
+    var streams: [CodedStream] = []
+    var frames720: [PixelBuffer] = []
+    for (width, height, count) in sizes {
+        log("generating \(count) frames of \(width)x\(height) and encoding them with x264")
+        let frames = syntheticFrames(width: width, height: height, count: count)
+        if width == 1280 { frames720 = frames }
+        let stream = try encodeStream(
+            frames, codec: .h264, settings: EncodeSettings(preset: "veryfast"), label: "x264 \(height)p")
+        streams.append(stream)
+        if options.sections.contains("formatconv") || options.sections.contains("decode") {
+            if !quick || width == 1280, options.sections.contains("formatconv"), height == 720 {
+                let hevcFrames = Array(frames.prefix(quick ? 30 : 120))
+                log("encoding \(hevcFrames.count) frames with x265 for the HEVC conversions")
+                streams.append(
+                    try encodeStream(
+                        hevcFrames, codec: .hevc, settings: EncodeSettings(preset: "ultrafast"),
+                        label: "x265 \(height)p"))
+            }
+        }
+    }
+    for path in options.inputs {
+        log("reading \(path)")
+        streams.append(try CodedStream(annexBFile: path))
+    }
+
+    if options.sections.contains("formatconv") {
+        for stream in streams {
+            log("FormatConv on \(stream.label): \(stream.samples.count) samples, \(stream.sampleBytes) bytes")
+            try benchmarkFormatConv(stream, quick: quick, report: report)
+        }
+    }
+    if options.sections.contains("encode") {
+        let frames = Array(frames720.prefix(quick ? 60 : 150))
+        log("encode: x264 and x265 through the session and the plain loops, \(frames.count) frames")
+        try benchmarkEncode(
+            frames, codec: .h264, settings: EncodeSettings(preset: "veryfast"), rounds: rounds, report: report)
+        try benchmarkEncode(
+            Array(frames.prefix(quick ? 20 : 60)), codec: .hevc, settings: EncodeSettings(preset: "ultrafast"),
+            rounds: rounds, report: report)
+    }
+    if options.sections.contains("decode") {
+        for stream in streams where stream.codec == .h264 || !quick {
+            log("decode: \(stream.label)")
+            try benchmarkDecode(stream, threads: 1, rounds: rounds + 1, report: report)
+            try benchmarkDecode(stream, threads: 0, rounds: rounds + 1, report: report)
+        }
+    }
+    if options.sections.contains("roundtrip") {
+        log("round trip: 720p zero-latency")
+        try benchmarkRoundTrip(Array(frames720.prefix(quick ? 60 : 300)), report: report)
+    }
+    if options.sections.contains("memory") {
+        log("memory: allocations per frame and peak RSS")
+        try benchmarkMemory(Array(frames720.prefix(quick ? 60 : 150)), stream: streams[0], report: report)
+    }
+}
