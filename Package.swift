@@ -57,7 +57,8 @@ let package = Package(
         .executableTarget(
             name: "CodecsBench",
             dependencies: [
-                "CBenchSupport", "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "CX264", "CX265",
+                "CBenchSupport", "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "CX264",
+                "CX265",
                 "CFFmpeg",
             ],
             path: "Benchmarks/CodecsBench"),
@@ -77,7 +78,8 @@ let package = Package(
         .testTarget(
             name: "DecodeSessionTests",
             dependencies: ["TestSupport", "DecodeSession", "EncodeSession", "FormatConv", "MediaCore", "MediaIO"]),
-        .testTarget(name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
+        .testTarget(
+            name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
         .testTarget(name: "MediaIOTests", dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv"]),
         .testTarget(
             name: "RoundTripTests",
