@@ -139,4 +139,12 @@ package enum EncoderBackends {
         try makeVAAPIEncoder(configuration, devicePath: devicePath)
     }
 
+    /// The software backend for `codec`: x264 for H.264, x265 for HEVC.
+    package static func software(_ configuration: EncoderConfiguration) throws(MediaError) -> any EncoderBackend {
+        switch configuration.codec {
+        case .h264: return try X264Encoder(configuration)
+        case .hevc: return try X265Encoder(configuration)
+        }
+    }
+
 }
