@@ -1,6 +1,7 @@
 import FormatConv
 import Foundation
 import MediaCore
+import MediaIO
 import TestSupport
 import Testing
 
@@ -145,24 +146,27 @@ struct VAAPIEncoderTests {
         Self.expectNoLiveObjects()
     }
 
-    @Test func averageBitRateIsHonoured() throws {
+    /// The issue's measure: average bit rate within ±10 % of the target over
+    /// 300 frames (MediaIO's synthetic clip, which has texture and motion).
+    @Test(arguments: [500_000])
+    func averageBitRateIsWithinTenPercent(target: Int) throws {
         let directory = try TemporaryDirectory()
         let device = try TestVADriver.makeDevice(in: directory)
-        var rates: [Double] = []
-        for target in [150_000, 600_000] {
+        do {
             var properties = CompressionProperties()
             properties.averageBitRate = target
             let session = try Self.session(.hardware(), device: device, properties: properties)
-            let count = 90  // the synthetic clip stays in range up to ~100 frames
-            let samples = try EncodeTest.encodeClip(session, count: count)
+            let count = 300
+            let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: count)
+            var samples: [CompressedSample] = []
+            for index in 0..<count {
+                samples += try session.encode(clip.frame(at: index), pts: EncodeTest.pts(index))
+            }
+            samples += try session.finish()
             #expect(samples.count == count)
-            let bits = Double(samples.reduce(0) { $0 + $1.data.count } * 8)
-            rates.append(bits / (Double(count) / 30))
+            let rate = Double(samples.reduce(0) { $0 + $1.data.count } * 8) / (Double(count) / 30)
+            #expect(abs(rate - Double(target)) / Double(target) < 0.1, "target \(target) gave \(rate)")
         }
-        #expect(rates[1] > 2.5 * rates[0], "150k vs 600k: \(rates)")
-        // x264 in CBR with a one-second buffer over three seconds of easy content.
-        #expect(abs(rates[1] - 600_000) / 600_000 < 0.3, "600k target gave \(rates[1])")
-        #expect(abs(rates[0] - 150_000) / 150_000 < 0.3, "150k target gave \(rates[0])")
         Self.expectNoLiveObjects()
     }
 
@@ -216,11 +220,12 @@ struct VAAPIEncoderTests {
                 }
             }
             #expect(failure?.code == .backendFailure)
-            #expect(failure?.message.contains("h264_vaapi") == true, "\(failure?.message ?? "")")
-            let failedIndex = try #require(failedAt)
+            // libavcodec issues each picture while it is sent and keeps one
+            // finished packet back (async_depth 2): frame 5 fails, 0…3 came out.
+            #expect(failedAt == 5)
+            #expect(samples.map(\.pts) == (0..<4).map { EncodeTest.pts($0) })
+            #expect(failure?.message == "h264_vaapi: encoding frame 6 (pts 15000) failed: Input/output error")
             // Frames 0…4 were encoded and came out (the encoder may hold one back).
-            #expect(samples.count <= 5 && samples.count >= failedIndex - 1, "\(samples.count) before \(failedIndex)")
-            #expect((5...6).contains(failedIndex), "failed at frame \(failedIndex)")
         }
         Self.expectNoLiveObjects()
     }
@@ -252,6 +257,23 @@ struct VAAPIEncoderTests {
         #expect(error?.code == .unsupported)
         #expect(error?.message.hasPrefix("quality:") == true)
         Self.expectNoLiveObjects()
+    }
+
+    /// `.automatic` with no device at all (no render node, no
+    /// CODECS_VAAPI_DEVICE): software, with the reason.
+    @Test(.enabled(if: VAAPIEncoderTests.noDeviceOnThisMachine))
+    func automaticWithoutADeviceFallsBackToSoftware() throws {
+        let session = try CompressionSession(width: Self.width, height: Self.height, codec: .h264)
+        #expect(session.backend == "x264")
+        #expect(
+            session.fallbackReason
+                == "no VA-API render node (/dev/dri/renderD128…135 absent and CODECS_VAAPI_DEVICE not set)")
+        Self.expectNoLiveObjects()
+    }
+
+    static var noDeviceOnThisMachine: Bool {
+        ProcessInfo.processInfo.environment["CODECS_VAAPI_DEVICE"] == nil
+            && !(128...135).contains { FileManager.default.fileExists(atPath: "/dev/dri/renderD\($0)") }
     }
 
     @Test func missingDeviceIsUnavailable() throws {

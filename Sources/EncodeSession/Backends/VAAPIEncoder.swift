@@ -49,11 +49,11 @@ final class VAAPIEncoder: EncoderBackend {
     private var framesSent = 0
 
     init(_ configuration: EncoderConfiguration, devicePath requestedPath: String?) throws(MediaError) {
-        let settings = try VAAPIEncoderSettings(configuration)
+        var settings = try VAAPIEncoderSettings(configuration)
         let path = try VAAPIDevicePath.resolve(requestedPath)
-        try VAAPIPreflight.run(devicePath: path, settings: settings)
+        settings.globalHeader = try VAAPIPreflight.run(devicePath: path, settings: settings)
         let pipeline = try VAAPIPipeline(devicePath: path, settings: settings)
-        if let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
+        if settings.globalHeader, let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
             parameterSets = headers
         } else {
             parameterSets = try VAAPIPipeline.primeParameterSets(devicePath: path, settings: settings)
@@ -159,6 +159,10 @@ struct VAAPIEncoderSettings: Sendable {
     var coder: String?
     var slices: Int?
     var lowLatency: Bool
+    /// Whether to ask for extradata (`AV_CODEC_FLAG_GLOBAL_HEADER`): only when
+    /// the driver takes packed sequence headers, which libavcodec needs to
+    /// write it.
+    var globalHeader = false
 
     var encoderName: String { codec == .h264 ? "h264_vaapi" : "hevc_vaapi" }
 
@@ -292,7 +296,9 @@ enum VAStatusCheck {
 /// Runs the first steps of an encode session straight through libva so that a
 /// failure names its call and VA status (libavcodec reports them all as EIO).
 enum VAAPIPreflight {
-    static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) {
+    /// Returns whether the driver accepts packed sequence headers
+    /// (`VAConfigAttribEncPackedHeaders` includes `VA_ENC_PACKED_HEADER_SEQUENCE`).
+    static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) -> Bool {
         let display = try VAAPIDisplay(devicePath: devicePath)
         let entrypoints = try display.entrypoints(for: settings.vaProfile, name: settings.profileName)
         guard entrypoints.contains(VAEntrypointEncSlice) else {
@@ -300,6 +306,13 @@ enum VAAPIPreflight {
                 "\(display.vendor) on \(devicePath) cannot encode \(settings.profileName) (no EncSlice entrypoint)")
         }
         let dpy = display.display
+        var packedHeaders = VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: 0)
+        try VAStatusCheck.check(
+            vaGetConfigAttributes(dpy, settings.vaProfile, VAEntrypointEncSlice, &packedHeaders, 1),
+            "vaGetConfigAttributes(\(settings.profileName), EncSlice)", devicePath: devicePath)
+        let packedSequenceHeaders =
+            packedHeaders.value != VA_ATTRIB_NOT_SUPPORTED
+            && (packedHeaders.value & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE)) != 0
         var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))
         var config = VAConfigID(VA_INVALID_ID)
         try VAStatusCheck.check(
@@ -319,6 +332,7 @@ enum VAAPIPreflight {
                 &context),
             "vaCreateContext", devicePath: devicePath)
         vaDestroyContext(dpy, context)
+        return packedSequenceHeaders
     }
 }
 
@@ -510,7 +524,7 @@ final class VAAPIPipeline {
         context.pointee.framerate = AVRational(
             num: Int32(settings.frameRate.numerator), den: Int32(settings.frameRate.denominator))
         context.pointee.hw_frames_ctx = av_buffer_ref(frames.reference)
-        context.pointee.flags |= CFFmpeg_AV_CODEC_FLAG_GLOBAL_HEADER()
+        if settings.globalHeader { context.pointee.flags |= CFFmpeg_AV_CODEC_FLAG_GLOBAL_HEADER() }
         context.pointee.max_b_frames = Int32(settings.maxBFrames)
         context.pointee.profile = settings.profile
         if let interval = settings.keyFrameInterval { context.pointee.gop_size = Int32(interval) }
@@ -600,6 +614,7 @@ final class VAAPIPipeline {
     {
         var primingSettings = settings
         primingSettings.maxBFrames = 0
+        primingSettings.globalHeader = false
         let pipeline = try VAAPIPipeline(devicePath: devicePath, settings: primingSettings)
         let grey = try PixelBuffer(width: settings.width, height: settings.height, format: .nv12)
         for plane in 0..<grey.planeCount {
