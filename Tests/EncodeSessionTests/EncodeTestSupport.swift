@@ -23,16 +23,12 @@ enum EncodeTest {
         return samples
     }
 
-    /// Annex-B bytes with the parameter sets before every keyframe
-    /// (H.264 B.1.1 / H.265 B.2.1 byte stream, 4-byte start codes).
+    /// Annex-B bytes with the parameter sets before every keyframe, written
+    /// by FormatConv's AnnexBWriter.
     static func annexB(_ samples: [CompressedSample]) throws -> [UInt8] {
+        var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
         var out: [UInt8] = []
-        for sample in samples {
-            if sample.isKeyframe {
-                for set in sample.formatDescription.parameterSets { out += [0, 0, 0, 1] + set }
-            }
-            for unit in try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4) { out += [0, 0, 0, 1] + unit }
-        }
+        for sample in samples { out += try writer.write(sample) }
         return out
     }
 
