@@ -1,8 +1,11 @@
-import EncodeSession
+import Dispatch
 import FormatConv
 import MediaCore
 import MediaIO
+import Synchronization
 import Testing
+
+@testable import EncodeSession
 
 @Suite struct AsyncCompressionSessionTests {
     @Test(arguments: [CodecType.h264, .hevc])
@@ -68,4 +71,73 @@ import Testing
             try AsyncCompressionSession(width: 160, height: 120, codec: .h264, encoder: .software, queueDepth: 0)
         }
     }
+
+    @Test func aFullQueueSuspendsTheProducer() async throws {
+        let gate = Gate()
+        let factory: HardwareEncoderFactory = { configuration, _ throws(MediaError) in
+            try GatedBackend(wrapping: X264Encoder(configuration), gate: gate)
+        }
+        var properties = CompressionProperties()
+        properties.allowFrameReordering = false
+        let depth = 2
+        let session = try AsyncCompressionSession(
+            width: 160, height: 120, codec: .h264, encoder: .hardware(), properties: properties, queueDepth: depth,
+            hardwareFactory: factory)
+        let clip = SyntheticClip(width: 160, height: 120, frameCount: 10)
+        let accepted = Atomic<Int>(0)
+        let producer = Task {
+            for index in 0..<clip.frameCount {
+                try await session.encode(clip.frame(at: index), pts: clip.presentationTime(ofFrame: index))
+                accepted.add(1, ordering: .sequentiallyConsistent)
+            }
+        }
+        // The encoder holds frame 0; the queue takes `depth` more; the next
+        // call must wait for the encoder.
+        for _ in 0..<1000 where accepted.load(ordering: .sequentiallyConsistent) < depth + 1 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(accepted.load(ordering: .sequentiallyConsistent) == depth + 1)
+        gate.open()
+        try await producer.value
+        #expect(accepted.load(ordering: .sequentiallyConsistent) == clip.frameCount)
+        try await session.finish()
+        var count = 0
+        for try await _ in session.samples { count += 1 }
+        #expect(count == clip.frameCount)
+    }
+}
+
+/// A gate the encoding thread waits at until the test opens it.
+final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let isOpen = Atomic<Bool>(false)
+    func wait() {
+        guard !isOpen.load(ordering: .sequentiallyConsistent) else { return }
+        semaphore.wait()
+        semaphore.signal()
+    }
+    func open() {
+        isOpen.store(true, ordering: .sequentiallyConsistent)
+        semaphore.signal()
+    }
+}
+
+/// x264 behind a gate: `encode` waits until the gate opens, standing for an
+/// encoder slower than its producer.
+final class GatedBackend: EncoderBackend {
+    let name = "gated"
+    private let inner: any EncoderBackend
+    private let gate: Gate
+    init(wrapping inner: any EncoderBackend, gate: Gate) {
+        self.inner = inner
+        self.gate = gate
+    }
+    var parameterSets: [[UInt8]] { inner.parameterSets }
+    func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame] {
+        gate.wait()
+        return try inner.encode(frame, pts: pts, forceKeyFrame: forceKeyFrame)
+    }
+    func finish() throws(MediaError) -> [EncodedFrame] { try inner.finish() }
+    func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) { try inner.setAverageBitRate(bitsPerSecond) }
 }
