@@ -144,6 +144,26 @@ import Testing
         #expect(abs(rate - 400_000) / 400_000 < 0.15, "\(Int(rate)) bit/s for --bitrate 400k")
     }
 
+    /// Whether this machine has a DRM render node (CI containers usually do not).
+    private var hasRenderNode: Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/dri")) ?? []
+        return names.contains { $0.hasPrefix("renderD") }
+    }
+
+    @Test func withoutHardwareAutoSaysWhyAndVAAPIFails() throws {
+        guard !hasRenderNode else { return }  // a real device may encode; nothing to check here
+        let directory = try TemporaryDirectory()
+        let clip = try makeClip(frames: 5, in: directory)
+        let automatic = try runProcess(try tool(), ["encode", "-i", clip, "-o", directory.path("auto.h264")])
+        #expect(automatic.status == 0, "\(automatic.stderr)")
+        #expect(automatic.stderr.contains("backend x264 (hardware not used: "), "\(automatic.stderr)")
+        let hardware = try runProcess(
+            try tool(), ["encode", "-i", clip, "-o", directory.path("hw.h264"), "--encoder", "vaapi"])
+        #expect(hardware.status == 1, "\(hardware.stderr)")
+        #expect(hardware.stderr.hasPrefix("codecs encode: "), "\(hardware.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("hw.h264")))
+    }
+
     struct BadCall: Sendable, CustomStringConvertible {
         var arguments: [String]
         var status: Int32
