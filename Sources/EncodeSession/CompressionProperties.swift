@@ -57,7 +57,8 @@ public struct CompressionProperties: Sendable, Hashable {
     /// H.264 entropy coder; `nil` follows the profile (CABAC above Baseline).
     public var entropyMode: EntropyMode?
     /// HEVC: whether a GOP may start with a CRA picture whose leading
-    /// pictures refer across it (open GOP). `nil` keeps the encoder default.
+    /// pictures refer across it (open GOP). `nil` means closed GOPs: every
+    /// keyframe is an IDR picture, so a decoder can start at any of them.
     public var openGOP: Bool?
     /// Slices per picture, 1 … 64.
     public var slicesPerFrame: Int?
