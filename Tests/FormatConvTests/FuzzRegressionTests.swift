@@ -1,7 +1,7 @@
-import Foundation
 import FormatConv
-import Testing
+import Foundation
 import TestSupport
+import Testing
 
 /// Replays every input the fuzz targets (Fuzz/, `make fuzz`) ever crashed on,
 /// from Tests/Fixtures/fuzz/<Target>/, through the same entry points, and
