@@ -70,6 +70,12 @@ public final class MovieReader {
     private var lastDuration = MediaTime.invalid
     private var packetNumber = 0
     private var reachedEnd = false
+    /// Matroska stores presentation times only (its block timestamps);
+    /// decode times are rebuilt from them (see ``decodeTime(for:description:)``).
+    private let rebuildsDecodeTimes: Bool
+    private var presentationTimesAhead: [Int64] = []
+    private var firstPresentationTime: Int64?
+    private var rebuiltCount = 0
 
     /// Opens `path` and selects its first H.264/HEVC video track.
     ///
@@ -121,6 +127,7 @@ public final class MovieReader {
         self.timescale = timeBase.den
         self.duration = Self.time(stream.pointee.duration, numerator: Int64(timeBase.num), timescale: timeBase.den)
         self.frameCount = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
+        self.rebuildsDecodeTimes = container == .matroska
 
         let extradata: [UInt8] =
             parameters.extradata_size > 0 && parameters.extradata != nil
@@ -263,10 +270,39 @@ public final class MovieReader {
                 try LengthPrefixed.write(units, lengthSize: outputLengthSize)
             }
         }
+        var dts = dts
+        if rebuildsDecodeTimes && pts.isValid {
+            dts = decodeTime(for: pts, duration: duration, description: description)
+        }
         let referenced = kept.lazy.compactMap { SampleLayout.isReferenced($0, codec: self.codec) }.first ?? true
         return CompressedSample(
             data: data, formatDescription: description, pts: pts, dts: dts, duration: duration,
             isKeyframe: isKeyframe, dependsOnOthers: referenced)
+    }
+
+    /// The decode time of the next sample in decode order, rebuilt from
+    /// presentation times: with a reorder depth of `d` pictures (H.264 VUI
+    /// `max_num_reorder_frames`, H.265 `sps_max_num_reorder_pics`), the i-th
+    /// decode time is the (i − d)-th smallest presentation time, which is
+    /// known once i + 1 samples have been seen. The first `d` samples step
+    /// back from the first presentation time by one frame each, so the first
+    /// picture still shows at its own time and every dts ≤ pts.
+    private func decodeTime(for pts: MediaTime, duration: MediaTime, description: FormatDescription) -> MediaTime {
+        let depth = description.maxReorderFrames ?? description.maxReferenceFrames
+        let value = pts.value
+        let insertAt = presentationTimesAhead.firstIndex { $0 > value } ?? presentationTimesAhead.count
+        presentationTimesAhead.insert(value, at: insertAt)
+        let first = firstPresentationTime ?? value
+        firstPresentationTime = first
+        defer { rebuiltCount += 1 }
+        if rebuiltCount >= depth {
+            return MediaTime(value: presentationTimesAhead.removeFirst(), timescale: pts.timescale)
+        }
+        let frame =
+            duration.isValid && duration.value > 0
+            ? duration.converted(toTimescale: pts.timescale)
+            : (description.vuiFrameRate ?? MediaTime(value: 1, timescale: 30)).converted(toTimescale: pts.timescale)
+        return MediaTime(value: first - max(frame.value, 1) * Int64(depth - rebuiltCount), timescale: pts.timescale)
     }
 
     // MARK: - Helpers
