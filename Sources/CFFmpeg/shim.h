@@ -56,5 +56,6 @@ static inline unsigned CFFmpeg_MKTAG(unsigned char a, unsigned char b, unsigned 
     return MKTAG(a, b, c, d);
 }
 static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
+static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
 
 #endif

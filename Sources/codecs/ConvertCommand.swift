@@ -220,6 +220,18 @@ struct SampleSource {
         case .annexB(let codec):
             file = try openFile(options.input, mode: "rb")
             assembler = AccessUnitAssembler(codec: (codec ?? options.codec)!, frameDuration: options.frameDuration)
+            if case .container = options.outputKind {
+                // Annex-B carries no timestamps and the assembler numbers samples in
+                // decode order; a container needs presentation times, which come from
+                // the picture order counts of the whole stream.
+                var samples: [CompressedSample] = []
+                while let sample = try next() { samples.append(sample) }
+                let frame =
+                    samples.first.map { $0.duration.isValid ? $0.duration : MediaTime(value: 1, timescale: 30) }
+                    ?? MediaTime(value: 1, timescale: 30)
+                queue = try PresentationTimes.assign(to: samples, frameDuration: frame)
+                queueIndex = 0
+            }
         }
     }
 
