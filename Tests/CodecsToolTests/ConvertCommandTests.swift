@@ -136,4 +136,19 @@ import Testing
         #expect(run.status == 1)
         #expect(run.stderr.contains("none.mp4"))
     }
+
+    /// `codecs decode` takes containers too (read by MediaIO's MovieReader):
+    /// the frames are FFmpeg's.
+    @Test(arguments: [false, true], ["mp4", "mkv", "ts"])
+    func decodeReadsContainers(hevc: Bool, container: String) throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("in.\(container)")
+        try encode(hevc: hevc, to: input)
+        let output = directory.path("out.y4m")
+        let run = try codecs(["decode", "-i", input, "-o", output, "--decoder", "software"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let expected = try ffmpegFrameMD5(path: input)
+        #expect(expected.count == Self.frames)
+        #expect(try ffmpegFrameMD5(path: output) == expected)
+    }
 }
