@@ -64,6 +64,12 @@ final class StreamBroadcaster {
         return receivers
     }
 
+    /// Starts every waiting client with the next access unit, keyframe or
+    /// not (for a sender that tracks keyframes itself).
+    func startWaitingClients() {
+        for client in clients { client.started = true }
+    }
+
     /// Ends every connection after the bytes already sent.
     func closeAll() {
         for client in clients {
