@@ -1,0 +1,114 @@
+/// Reads syntax elements MSB-first from an RBSP (emulation-prevention bytes
+/// already removed): fixed-width `u(n)`, `ue(v)` and `se(v)` exp-Golomb codes
+/// (H.264 7.2 and 9.1, H.265 9.2).
+///
+/// Like dav1d's `GetBits`, the reader keeps a sticky error flag instead of
+/// failing each read: a read past the end returns zeros and sets ``overrun``,
+/// and so does an exp-Golomb code with more than 31 leading zero bits. A parser
+/// reads its fields in spec order, range-checks each value right after reading
+/// it with ``check(_:_:_:)``, and calls ``finish()`` once at the end.
+public struct BitReader: Sendable {
+    /// What is being parsed, for error messages ("H.264 SPS").
+    public let context: String
+    private let bytes: [UInt8]
+    /// The position of the next bit to read, counted from the first byte.
+    public private(set) var bitPosition: Int = 0
+    /// Set once a read ran past the end or an exp-Golomb code was too long.
+    public private(set) var overrun = false
+
+    /// A reader over `rbsp`, which must already be free of emulation-prevention bytes.
+    public init(rbsp: [UInt8], context: String) {
+        self.bytes = rbsp
+        self.context = context
+    }
+
+    /// The number of bits not yet read (0 after an overrun).
+    public var bitsLeft: Int { overrun ? 0 : bytes.count * 8 - bitPosition }
+
+    /// Reads one bit, `u(1)`.
+    public mutating func flag() -> Bool { bits(1) != 0 }
+
+    /// Reads `count` bits (0...64) as an unsigned number, `u(n)`.
+    public mutating func bits(_ count: Int) -> UInt64 {
+        precondition(count >= 0 && count <= 64, "BitReader reads 0...64 bits at a time")
+        guard count > 0 else { return 0 }
+        guard !overrun, bitPosition + count <= bytes.count * 8 else {
+            overrun = true
+            bitPosition = bytes.count * 8
+            return 0
+        }
+        var value: UInt64 = 0
+        var remaining = count
+        while remaining > 0 {
+            let byte = bytes[bitPosition >> 3]
+            let offset = bitPosition & 7
+            let available = 8 - offset
+            let take = min(available, remaining)
+            let shifted = (UInt64(byte) >> UInt64(available - take)) & ((1 << UInt64(take)) - 1)
+            value = (value << UInt64(take)) | shifted
+            remaining -= take
+            bitPosition += take
+        }
+        return value
+    }
+
+    /// Reads `count` bits (0...32) as an `Int`.
+    public mutating func u(_ count: Int) -> Int {
+        precondition(count <= 32, "use bits(_:) for fields wider than 32 bits")
+        return Int(bits(count))
+    }
+
+    /// Skips `count` bits.
+    public mutating func skip(_ count: Int) {
+        var left = count
+        while left > 0 {
+            let step = min(left, 64)
+            _ = bits(step)
+            left -= step
+        }
+    }
+
+    /// Reads an unsigned exp-Golomb code, `ue(v)` (H.264 9.1): 0...2³²−2.
+    public mutating func ue() -> Int {
+        var leadingZeroBits = 0
+        while !overrun && !flag() {
+            leadingZeroBits += 1
+            if leadingZeroBits > 31 {
+                overrun = true
+                return 0
+            }
+        }
+        if overrun { return 0 }
+        return (1 << leadingZeroBits) - 1 + Int(bits(leadingZeroBits))
+    }
+
+    /// Reads a signed exp-Golomb code, `se(v)` (H.264 9.1.1): k ↦ (−1)^(k+1) ⌈k÷2⌉.
+    public mutating func se() -> Int {
+        let codeNum = ue()
+        return codeNum & 1 == 1 ? (codeNum + 1) / 2 : -(codeNum / 2)
+    }
+
+    /// Throws when `value`, the syntax element `name` just read, lies outside
+    /// `range`. When the reader has already run past the end, the error says the
+    /// data is truncated instead (the value read is then meaningless).
+    public func check(_ value: Int, _ range: ClosedRange<Int>, _ name: String) throws(MediaError) {
+        if overrun { throw truncated(at: name) }
+        guard range.contains(value) else {
+            throw MediaError.invalidData(
+                "\(context): \(name) = \(value) is out of range \(range.lowerBound)...\(range.upperBound) "
+                    + "(before bit \(bitPosition))")
+        }
+    }
+
+    /// Throws when any read so far ran past the end of the data.
+    public func finish(after lastField: String? = nil) throws(MediaError) {
+        if overrun { throw truncated(at: lastField) }
+    }
+
+    private func truncated(at name: String?) -> MediaError {
+        let place = name.map { " while reading \($0)" } ?? ""
+        return MediaError.invalidData(
+            "\(context): truncated\(place): the data ends after \(bytes.count) bytes (or an exp-Golomb code is "
+                + "longer than 32 bits)")
+    }
+}

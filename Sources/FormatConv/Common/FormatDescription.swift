@@ -1,0 +1,128 @@
+/// The format of a compressed video stream: its codec, parameter sets, NAL length
+/// size and the facts parsed from them — the counterpart of VideoToolbox's
+/// `CMVideoFormatDescription`.
+///
+/// Make one from H.264 parameter sets (SPS, PPS, optional SPS extension), from HEVC
+/// ones (VPS, SPS, PPS, optional prefix/suffix SEI), or from an `avcC`/`hvcC` record:
+///
+/// ```swift
+/// let description = try FormatDescription(h264ParameterSets: [sps, pps])
+/// description.width          // display width after cropping
+/// description.record         // avcC bytes: the decoder's extradata
+/// try description.parameterSet(at: 0)   // the SPS, emulation-prevention bytes kept
+/// ```
+///
+/// Parameter sets are kept as NAL units (header included) with their
+/// emulation-prevention bytes, in record order. The parsing happens once in `init`;
+/// every property is a stored value. Two descriptions are equal when they have the
+/// same codec and the same record bytes (which include the NAL length size).
+public struct FormatDescription: Sendable, Hashable {
+    /// H.264 or HEVC.
+    public let codec: CodecType
+    /// The number of bytes in each sample NAL unit's length prefix: 1, 2 or 4.
+    public let nalUnitHeaderLength: Int
+    /// The parameter sets as NAL units (header included, emulation-prevention bytes
+    /// kept) in record order: H.264 SPS, PPS, SPS extension; HEVC VPS, SPS, PPS, SEI.
+    public let parameterSets: [[UInt8]]
+    /// The decoder configuration record: `avcC` for H.264 (ISO/IEC 14496-15 5.3.3.1),
+    /// `hvcC` for HEVC (8.3.3.1). This is the decoder's extradata.
+    public let record: [UInt8]
+
+    /// Display width: the coded width less the cropping / conformance window.
+    public let width: Int
+    /// Display height: the coded height less the cropping / conformance window.
+    public let height: Int
+    /// Coded width in luma samples (whole macroblocks for H.264).
+    public let codedWidth: Int
+    /// Coded height in luma samples (whole macroblocks or map units for H.264).
+    public let codedHeight: Int
+    /// H.264 `profile_idc` or HEVC `general_profile_idc`.
+    public let profile: Int
+    /// H.264 `level_idc` or HEVC `general_level_idc` (30 × the level number).
+    public let level: Int
+    /// HEVC `general_tier_flag` (0 Main, 1 High); nil for H.264.
+    public let tier: Int?
+    /// The chroma sampling (`chroma_format_idc`).
+    public let chromaFormat: ChromaFormat
+    /// Luma bit depth (8 + `bit_depth_luma_minus8`).
+    public let bitDepth: Int
+    /// Chroma bit depth (8 + `bit_depth_chroma_minus8`).
+    public let bitDepthChroma: Int
+    /// H.264 `max_num_ref_frames`; HEVC `sps_max_dec_pic_buffering_minus1` of the
+    /// highest sub-layer.
+    public let maxReferenceFrames: Int
+    /// The most frames a decoder holds back for reordering (H.264 VUI
+    /// `max_num_reorder_frames`, HEVC `sps_max_num_reorder_pics`); nil when the
+    /// H.264 stream does not say.
+    public let maxReorderFrames: Int?
+    /// The duration of one frame from the VUI timing information (H.264:
+    /// 2 × `num_units_in_tick` / `time_scale`; HEVC: `vui_num_units_in_tick` /
+    /// `vui_time_scale`); nil when the stream carries no timing.
+    public let vuiFrameRate: MediaTime?
+    /// The VUI video signal type (range and colour description); nil when absent.
+    public let videoSignal: VideoSignalType?
+    /// The VUI sample aspect ratio; nil when absent or unspecified.
+    public let sampleAspectRatio: SampleAspectRatio?
+
+    /// How many parameter sets ``parameterSets`` holds.
+    public var parameterSetCount: Int { parameterSets.count }
+
+    /// The parameter set at `index` in record order, as a NAL unit with its header
+    /// and emulation-prevention bytes.
+    /// - Throws: `MediaError.indexOutOfRange` when `index` is not below
+    ///   ``parameterSetCount``.
+    public func parameterSet(at index: Int) throws(MediaError) -> [UInt8] {
+        guard index >= 0, index < parameterSets.count else {
+            throw MediaError(
+                .indexOutOfRange,
+                "parameter set index \(index) is out of range: the description holds \(parameterSets.count) "
+                    + "parameter sets (valid indices 0..<\(parameterSets.count))")
+        }
+        return parameterSets[index]
+    }
+
+    public static func == (lhs: FormatDescription, rhs: FormatDescription) -> Bool {
+        lhs.codec == rhs.codec && lhs.record == rhs.record
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(codec)
+        hasher.combine(record)
+    }
+}
+
+/// The VUI video signal type (H.264 E.1.1, H.265 E.2.1).
+public struct VideoSignalType: Sendable, Hashable {
+    /// `video_format` (Table E-2): 0 component, 1 PAL, 2 NTSC, … 5 unspecified.
+    public var videoFormat: Int
+    /// `video_full_range_flag`: true for full (0–255) range, false for limited.
+    public var fullRange: Bool
+    /// `colour_primaries` (Table E-3); 2 (unspecified) when not described.
+    public var colourPrimaries: Int
+    /// `transfer_characteristics` (Table E-4); 2 (unspecified) when not described.
+    public var transferCharacteristics: Int
+    /// `matrix_coefficients` (Table E-5); 2 (unspecified) when not described.
+    public var matrixCoefficients: Int
+
+    public init(
+        videoFormat: Int = 5, fullRange: Bool = false, colourPrimaries: Int = 2, transferCharacteristics: Int = 2,
+        matrixCoefficients: Int = 2
+    ) {
+        self.videoFormat = videoFormat
+        self.fullRange = fullRange
+        self.colourPrimaries = colourPrimaries
+        self.transferCharacteristics = transferCharacteristics
+        self.matrixCoefficients = matrixCoefficients
+    }
+}
+
+/// A sample (pixel) aspect ratio: the width of a pixel relative to its height.
+public struct SampleAspectRatio: Sendable, Hashable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+    public var description: String { "\(width):\(height)" }
+}
