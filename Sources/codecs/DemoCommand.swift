@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import DecodeSession
 import EncodeSession
 import FormatConv
 import MediaCore
 import MediaIO
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 private let demoHelp = """
     usage: codecs demo [options]
@@ -291,7 +292,9 @@ struct DemoRun {
         if !receiver.assemblerDrops.isEmpty {
             table.add("assembler dropped", receiver.assemblerDrops.joined(separator: "; "))
         }
-        if !receiver.decoderDrops.isEmpty { table.add("decoder dropped", receiver.decoderDrops.joined(separator: "; ")) }
+        if !receiver.decoderDrops.isEmpty {
+            table.add("decoder dropped", receiver.decoderDrops.joined(separator: "; "))
+        }
         if sender.encoderDroppedFrames > 0 { table.add("encoder dropped", "\(sender.encoderDroppedFrames)") }
 
         table.section("rates")
@@ -311,17 +314,23 @@ struct DemoRun {
         }
 
         table.section("quality")
-        let psnrPassed = !receiver.psnrY.isEmpty && averageY >= options.minimumAveragePSNR
+        let psnrPassed =
+            !receiver.psnrY.isEmpty && averageY >= options.minimumAveragePSNR
             && minimumY >= options.minimumFramePSNR
-        table.add("PSNR Y average", formatted(averageY, digits: 2) + " dB  (pass: ≥ \(formatted(options.minimumAveragePSNR)) dB)")
-        table.add("PSNR Y minimum", formatted(minimumY, digits: 2) + " dB  (pass: ≥ \(formatted(options.minimumFramePSNR)) dB)")
+        table.add(
+            "PSNR Y average",
+            formatted(averageY, digits: 2) + " dB  (pass: ≥ \(formatted(options.minimumAveragePSNR)) dB)")
+        table.add(
+            "PSNR Y minimum",
+            formatted(minimumY, digits: 2) + " dB  (pass: ≥ \(formatted(options.minimumFramePSNR)) dB)")
 
         table.section("backends")
         table.add("encoder", sender.encoderBackends.joined(separator: "; "))
         table.add("decoder", receiver.decoderBackend + (receiver.decoderReason.map { " (\($0))" } ?? ""))
         table.add("formats received", receiver.formats.joined(separator: " → "))
 
-        let countsPassed = missing.isEmpty && unexpected.isEmpty && receiver.ptsOutOfOrder == 0
+        let countsPassed =
+            missing.isEmpty && unexpected.isEmpty && receiver.ptsOutOfOrder == 0
             && receiver.accessUnitsReceived == wire.count && receiver.assemblerDrops.isEmpty
             && Set(expectedLost) == actualLost && sender.encoderDroppedFrames == 0
         let passed = countsPassed && psnrPassed
@@ -398,7 +407,8 @@ private struct DemoSender {
                 }
                 let dropped = dropEvery.map { sequence > 0 && sequence % $0 == 0 } ?? false
                 let unit = DemoAccessUnit(
-                    sequence: sequence, frameIndex: frameIndex, pts: sample.pts, dts: sample.dts, isKeyframe: sample.isKeyframe,
+                    sequence: sequence, frameIndex: frameIndex, pts: sample.pts, dts: sample.dts,
+                    isKeyframe: sample.isKeyframe,
                     width: sample.formatDescription.width, height: sample.formatDescription.height,
                     byteCount: bytes.count, sentToReceiver: receiverStarted, droppedBySender: dropped)
                 sequence += 1

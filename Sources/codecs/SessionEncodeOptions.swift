@@ -29,7 +29,8 @@ struct SessionEncodeOptions {
     /// Reads the options from `arguments`; values not given keep the defaults
     /// already in `self`.
     mutating func read(_ arguments: Arguments) throws(Arguments.UsageError) {
-        codec = try arguments.choice("codec", ["h264", "hevc"], default: codec == .hevc ? "hevc" : "h264") == "hevc"
+        codec =
+            try arguments.choice("codec", ["h264", "hevc"], default: codec == .hevc ? "hevc" : "h264") == "hevc"
             ? .hevc : .h264
         encoderName = try arguments.choice("encoder", ["auto", "software", "vaapi"], default: encoderName)
         switch encoderName {

@@ -74,7 +74,9 @@ final class StreamBroadcaster {
     func closeAll() {
         for client in clients {
             client.connection.shutdownSending()
-            log("client \(client.connection.peer): sent \(client.accessUnitsSent) access units, \(client.bytesSent) bytes")
+            log(
+                "client \(client.connection.peer): sent \(client.accessUnitsSent) access units, \(client.bytesSent) bytes"
+            )
             client.connection.close()
         }
         clients.removeAll()

@@ -1,7 +1,8 @@
+import MediaCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import MediaCore
 
 /// The text of `errno` for an error message.
 private func systemErrorText(_ code: Int32 = errno) -> String {
