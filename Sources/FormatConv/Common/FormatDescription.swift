@@ -64,6 +64,34 @@ public struct FormatDescription: Sendable, Hashable {
     /// The VUI sample aspect ratio; nil when absent or unspecified.
     public let sampleAspectRatio: SampleAspectRatio?
 
+    init(
+        codec: CodecType, nalUnitHeaderLength: Int, parameterSets: [[UInt8]], record: [UInt8], width: Int,
+        height: Int, codedWidth: Int, codedHeight: Int, profile: Int, level: Int, tier: Int?,
+        chromaFormat: ChromaFormat, bitDepth: Int, bitDepthChroma: Int, maxReferenceFrames: Int,
+        maxReorderFrames: Int?, vuiFrameRate: MediaTime?, videoSignal: VideoSignalType?,
+        sampleAspectRatio: SampleAspectRatio?
+    ) {
+        self.codec = codec
+        self.nalUnitHeaderLength = nalUnitHeaderLength
+        self.parameterSets = parameterSets
+        self.record = record
+        self.width = width
+        self.height = height
+        self.codedWidth = codedWidth
+        self.codedHeight = codedHeight
+        self.profile = profile
+        self.level = level
+        self.tier = tier
+        self.chromaFormat = chromaFormat
+        self.bitDepth = bitDepth
+        self.bitDepthChroma = bitDepthChroma
+        self.maxReferenceFrames = maxReferenceFrames
+        self.maxReorderFrames = maxReorderFrames
+        self.vuiFrameRate = vuiFrameRate
+        self.videoSignal = videoSignal
+        self.sampleAspectRatio = sampleAspectRatio
+    }
+
     /// How many parameter sets ``parameterSets`` holds.
     public var parameterSetCount: Int { parameterSets.count }
 

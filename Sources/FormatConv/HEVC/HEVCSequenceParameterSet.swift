@@ -1,0 +1,342 @@
+/// An HEVC sequence parameter set (H.265 7.3.2.2.1) read through its VUI
+/// (E.2.1). Fields that describe the format are kept under their spec names;
+/// scaling lists, reference picture sets and HRD parameters are read and
+/// range-checked but not stored. The SPS extensions after the VUI are not read.
+public struct HEVCSequenceParameterSet: Sendable, Hashable {
+    public var sps_video_parameter_set_id: Int
+    public var sps_max_sub_layers_minus1: Int
+    public var sps_temporal_id_nesting_flag: Bool
+    public var profileTierLevel: HEVCProfileTierLevel
+    public var sps_seq_parameter_set_id: Int
+    public var chroma_format_idc: Int
+    public var separate_colour_plane_flag = false
+    public var pic_width_in_luma_samples: Int
+    public var pic_height_in_luma_samples: Int
+    public var conf_win_left_offset = 0
+    public var conf_win_right_offset = 0
+    public var conf_win_top_offset = 0
+    public var conf_win_bottom_offset = 0
+    public var bit_depth_luma_minus8: Int
+    public var bit_depth_chroma_minus8: Int
+    public var log2_max_pic_order_cnt_lsb_minus4: Int
+    /// `sps_max_dec_pic_buffering_minus1[i]` for every sub-layer.
+    public var sps_max_dec_pic_buffering_minus1: [Int] = []
+    /// `sps_max_num_reorder_pics[i]` for every sub-layer.
+    public var sps_max_num_reorder_pics: [Int] = []
+    public var num_short_term_ref_pic_sets = 0
+    public var long_term_ref_pics_present_flag = false
+    public var sps_temporal_mvp_enabled_flag = false
+    public var strong_intra_smoothing_enabled_flag = false
+    public var vui: VUI?
+
+    /// H.265 E.2.1 video usability information (the parts that describe the format).
+    public struct VUI: Sendable, Hashable {
+        public var sampleAspectRatio: SampleAspectRatio?
+        public var videoSignal: VideoSignalType?
+        public var chroma_sample_loc_type_top_field: Int?
+        public var chroma_sample_loc_type_bottom_field: Int?
+        public var field_seq_flag = false
+        public var frame_field_info_present_flag = false
+        public var vui_num_units_in_tick: UInt32?
+        public var vui_time_scale: UInt32?
+        public var vui_hrd_parameters_present_flag = false
+        public var bitstream_restriction_flag = false
+        public var min_spatial_segmentation_idc: Int?
+    }
+
+    /// Parses an SPS NAL unit (2-byte header included, EPBs kept).
+    public init(nal: some Collection<UInt8>) throws(MediaError) {
+        let rbsp = try HEVCNALHeader.payload(of: nal, expectedType: 33, name: "SPS")
+        var r = BitReader(rbsp: rbsp, context: "HEVC SPS")
+        sps_video_parameter_set_id = r.u(4)
+        sps_max_sub_layers_minus1 = r.u(3)
+        try r.check(sps_max_sub_layers_minus1, 0...6, "sps_max_sub_layers_minus1")
+        sps_temporal_id_nesting_flag = r.flag()
+        profileTierLevel = try HEVCProfileTierLevel(&r, maxNumSubLayersMinus1: sps_max_sub_layers_minus1)
+        sps_seq_parameter_set_id = r.ue()
+        try r.check(sps_seq_parameter_set_id, 0...15, "sps_seq_parameter_set_id")
+        chroma_format_idc = r.ue()
+        try r.check(chroma_format_idc, 0...3, "chroma_format_idc")
+        if chroma_format_idc == 3 {
+            separate_colour_plane_flag = r.flag()
+        }
+        pic_width_in_luma_samples = r.ue()
+        try r.check(pic_width_in_luma_samples, 1...65536, "pic_width_in_luma_samples")
+        pic_height_in_luma_samples = r.ue()
+        try r.check(pic_height_in_luma_samples, 1...65536, "pic_height_in_luma_samples")
+        if r.flag() {  // conformance_window_flag
+            let format = ChromaFormat(rawValue: separate_colour_plane_flag ? 0 : chroma_format_idc) ?? .yuv420
+            let widthUnits = pic_width_in_luma_samples / format.subsampling.width
+            let heightUnits = pic_height_in_luma_samples / format.subsampling.height
+            conf_win_left_offset = r.ue()
+            try r.check(conf_win_left_offset, 0...widthUnits - 1, "conf_win_left_offset")
+            conf_win_right_offset = r.ue()
+            try r.check(conf_win_right_offset, 0...widthUnits - 1 - conf_win_left_offset, "conf_win_right_offset")
+            conf_win_top_offset = r.ue()
+            try r.check(conf_win_top_offset, 0...heightUnits - 1, "conf_win_top_offset")
+            conf_win_bottom_offset = r.ue()
+            try r.check(conf_win_bottom_offset, 0...heightUnits - 1 - conf_win_top_offset, "conf_win_bottom_offset")
+        }
+        bit_depth_luma_minus8 = r.ue()
+        try r.check(bit_depth_luma_minus8, 0...8, "bit_depth_luma_minus8")
+        bit_depth_chroma_minus8 = r.ue()
+        try r.check(bit_depth_chroma_minus8, 0...8, "bit_depth_chroma_minus8")
+        log2_max_pic_order_cnt_lsb_minus4 = r.ue()
+        try r.check(log2_max_pic_order_cnt_lsb_minus4, 0...12, "log2_max_pic_order_cnt_lsb_minus4")
+        let sps_sub_layer_ordering_info_present_flag = r.flag()
+        let firstSubLayer = sps_sub_layer_ordering_info_present_flag ? 0 : sps_max_sub_layers_minus1
+        for _ in firstSubLayer...sps_max_sub_layers_minus1 {
+            let dpb = r.ue()
+            try r.check(dpb, 0...15, "sps_max_dec_pic_buffering_minus1")
+            let reorder = r.ue()
+            try r.check(reorder, 0...dpb, "sps_max_num_reorder_pics")
+            _ = r.ue()  // sps_max_latency_increase_plus1
+            sps_max_dec_pic_buffering_minus1.append(dpb)
+            sps_max_num_reorder_pics.append(reorder)
+        }
+        let log2_min_luma_coding_block_size_minus3 = r.ue()
+        try r.check(log2_min_luma_coding_block_size_minus3, 0...3, "log2_min_luma_coding_block_size_minus3")
+        let log2_diff_max_min_luma_coding_block_size = r.ue()
+        try r.check(
+            log2_diff_max_min_luma_coding_block_size, 0...3 - log2_min_luma_coding_block_size_minus3,
+            "log2_diff_max_min_luma_coding_block_size")
+        let log2_min_luma_transform_block_size_minus2 = r.ue()
+        try r.check(log2_min_luma_transform_block_size_minus2, 0...3, "log2_min_luma_transform_block_size_minus2")
+        let log2_diff_max_min_luma_transform_block_size = r.ue()
+        try r.check(log2_diff_max_min_luma_transform_block_size, 0...3, "log2_diff_max_min_luma_transform_block_size")
+        let max_transform_hierarchy_depth_inter = r.ue()
+        try r.check(max_transform_hierarchy_depth_inter, 0...4, "max_transform_hierarchy_depth_inter")
+        let max_transform_hierarchy_depth_intra = r.ue()
+        try r.check(max_transform_hierarchy_depth_intra, 0...4, "max_transform_hierarchy_depth_intra")
+        if r.flag() {  // scaling_list_enabled_flag
+            if r.flag() {  // sps_scaling_list_data_present_flag
+                try Self.skipScalingListData(&r)
+            }
+        }
+        _ = r.flag()  // amp_enabled_flag
+        _ = r.flag()  // sample_adaptive_offset_enabled_flag
+        if r.flag() {  // pcm_enabled_flag
+            r.skip(4 + 4)  // pcm_sample_bit_depth_luma_minus1, pcm_sample_bit_depth_chroma_minus1
+            let log2_min_pcm_luma_coding_block_size_minus3 = r.ue()
+            try r.check(log2_min_pcm_luma_coding_block_size_minus3, 0...2, "log2_min_pcm_luma_coding_block_size_minus3")
+            let log2_diff_max_min_pcm_luma_coding_block_size = r.ue()
+            try r.check(
+                log2_diff_max_min_pcm_luma_coding_block_size, 0...2, "log2_diff_max_min_pcm_luma_coding_block_size")
+            _ = r.flag()  // pcm_loop_filter_disabled_flag
+        }
+        num_short_term_ref_pic_sets = r.ue()
+        try r.check(num_short_term_ref_pic_sets, 0...64, "num_short_term_ref_pic_sets")
+        var numDeltaPocs: [Int] = []
+        let maxDPB = sps_max_dec_pic_buffering_minus1.last ?? 15
+        for stRpsIdx in 0..<num_short_term_ref_pic_sets {
+            numDeltaPocs.append(try Self.readShortTermRefPicSet(&r, stRpsIdx, numDeltaPocs, maxDPB: maxDPB))
+        }
+        long_term_ref_pics_present_flag = r.flag()
+        if long_term_ref_pics_present_flag {
+            let num_long_term_ref_pics_sps = r.ue()
+            try r.check(num_long_term_ref_pics_sps, 0...32, "num_long_term_ref_pics_sps")
+            for _ in 0..<num_long_term_ref_pics_sps {
+                r.skip(log2_max_pic_order_cnt_lsb_minus4 + 4)  // lt_ref_pic_poc_lsb_sps[i]
+                _ = r.flag()  // used_by_curr_pic_lt_sps_flag[i]
+            }
+        }
+        sps_temporal_mvp_enabled_flag = r.flag()
+        strong_intra_smoothing_enabled_flag = r.flag()
+        let vui_parameters_present_flag = r.flag()
+        try r.finish(after: "vui_parameters_present_flag")
+        if vui_parameters_present_flag {
+            // A VUI cut short is tolerated as absent; a value out of range is an error.
+            var vuiReader = r
+            let parsed = try Self.parseVUI(&vuiReader, maxSubLayersMinus1: sps_max_sub_layers_minus1)
+            vui = vuiReader.overrun ? nil : parsed
+        }
+    }
+
+    /// H.265 7.3.4 scaling_list_data(): read and range-checked, not kept.
+    private static func skipScalingListData(_ r: inout BitReader) throws(MediaError) {
+        for sizeId in 0..<4 {
+            for matrixId in stride(from: 0, to: 6, by: sizeId == 3 ? 3 : 1) {
+                if !r.flag() {  // scaling_list_pred_mode_flag
+                    let delta = r.ue()
+                    try r.check(
+                        delta, 0...(sizeId == 3 ? matrixId / 3 : matrixId), "scaling_list_pred_matrix_id_delta")
+                } else {
+                    let coefNum = min(64, 1 << (4 + (sizeId << 1)))
+                    if sizeId > 1 {
+                        let dc = r.se()
+                        try r.check(dc, -7...247, "scaling_list_dc_coef_minus8")
+                    }
+                    for _ in 0..<coefNum {
+                        let delta = r.se()
+                        try r.check(delta, -128...127, "scaling_list_delta_coef")
+                    }
+                }
+            }
+        }
+    }
+
+    /// H.265 7.3.7 st_ref_pic_set(stRpsIdx) as it appears in an SPS; returns
+    /// `NumDeltaPocs[stRpsIdx]` (7-61, 7-62, 7-71).
+    private static func readShortTermRefPicSet(
+        _ r: inout BitReader, _ stRpsIdx: Int, _ numDeltaPocs: [Int], maxDPB: Int
+    ) throws(MediaError) -> Int {
+        if stRpsIdx != 0 && r.flag() {  // inter_ref_pic_set_prediction_flag
+            // In an SPS delta_idx_minus1 is absent (inferred 0): RefRpsIdx = stRpsIdx − 1.
+            _ = r.flag()  // delta_rps_sign
+            let abs_delta_rps_minus1 = r.ue()
+            try r.check(abs_delta_rps_minus1, 0...(1 << 15) - 1, "abs_delta_rps_minus1")
+            var count = 0
+            for _ in 0...numDeltaPocs[stRpsIdx - 1] {
+                let used_by_curr_pic_flag = r.flag()
+                let use_delta_flag = used_by_curr_pic_flag ? true : r.flag()
+                if use_delta_flag { count += 1 }
+            }
+            try r.check(count, 0...maxDPB, "NumDeltaPocs")
+            return count
+        }
+        let num_negative_pics = r.ue()
+        try r.check(num_negative_pics, 0...maxDPB, "num_negative_pics")
+        let num_positive_pics = r.ue()
+        try r.check(num_positive_pics, 0...maxDPB - num_negative_pics, "num_positive_pics")
+        for _ in 0..<(num_negative_pics + num_positive_pics) {
+            let delta_poc_minus1 = r.ue()
+            try r.check(delta_poc_minus1, 0...(1 << 15) - 1, "delta_poc_s0_minus1 / delta_poc_s1_minus1")
+            _ = r.flag()  // used_by_curr_pic_s0_flag / used_by_curr_pic_s1_flag
+        }
+        return num_negative_pics + num_positive_pics
+    }
+
+    /// H.265 E.2.1 vui_parameters().
+    private static func parseVUI(_ r: inout BitReader, maxSubLayersMinus1: Int) throws(MediaError) -> VUI {
+        var vui = VUI()
+        vui.sampleAspectRatio = VUICommon.readAspectRatio(&r)
+        if r.flag() {  // overscan_info_present_flag
+            _ = r.flag()  // overscan_appropriate_flag
+        }
+        vui.videoSignal = VUICommon.readVideoSignalType(&r)
+        if r.flag() {  // chroma_loc_info_present_flag
+            let top = r.ue()
+            try r.check(top, 0...5, "chroma_sample_loc_type_top_field")
+            let bottom = r.ue()
+            try r.check(bottom, 0...5, "chroma_sample_loc_type_bottom_field")
+            vui.chroma_sample_loc_type_top_field = top
+            vui.chroma_sample_loc_type_bottom_field = bottom
+        }
+        _ = r.flag()  // neutral_chroma_indication_flag
+        vui.field_seq_flag = r.flag()
+        vui.frame_field_info_present_flag = r.flag()
+        if r.flag() {  // default_display_window_flag
+            for _ in 0..<4 {
+                _ = r.ue()  // def_disp_win_left/right/top/bottom_offset
+            }
+        }
+        if r.flag() {  // vui_timing_info_present_flag
+            vui.vui_num_units_in_tick = UInt32(r.bits(32))
+            vui.vui_time_scale = UInt32(r.bits(32))
+            if r.flag() {  // vui_poc_proportional_to_timing_flag
+                _ = r.ue()  // vui_num_ticks_poc_diff_one_minus1
+            }
+            vui.vui_hrd_parameters_present_flag = r.flag()
+            if vui.vui_hrd_parameters_present_flag {
+                try skipHRDParameters(&r, commonInfPresentFlag: true, maxNumSubLayersMinus1: maxSubLayersMinus1)
+            }
+        }
+        vui.bitstream_restriction_flag = r.flag()
+        if vui.bitstream_restriction_flag {
+            _ = r.flag()  // tiles_fixed_structure_flag
+            _ = r.flag()  // motion_vectors_over_pic_boundaries_flag
+            _ = r.flag()  // restricted_ref_pic_lists_flag
+            let min_spatial_segmentation_idc = r.ue()
+            try r.check(min_spatial_segmentation_idc, 0...4095, "min_spatial_segmentation_idc")
+            vui.min_spatial_segmentation_idc = min_spatial_segmentation_idc
+            let max_bytes_per_pic_denom = r.ue()
+            try r.check(max_bytes_per_pic_denom, 0...16, "max_bytes_per_pic_denom")
+            let max_bits_per_min_cu_denom = r.ue()
+            try r.check(max_bits_per_min_cu_denom, 0...16, "max_bits_per_min_cu_denom")
+            let log2_max_mv_length_horizontal = r.ue()
+            try r.check(log2_max_mv_length_horizontal, 0...15, "log2_max_mv_length_horizontal")
+            let log2_max_mv_length_vertical = r.ue()
+            try r.check(log2_max_mv_length_vertical, 0...15, "log2_max_mv_length_vertical")
+        }
+        return vui
+    }
+
+    /// H.265 E.2.2 hrd_parameters(): read and range-checked, not kept.
+    private static func skipHRDParameters(
+        _ r: inout BitReader, commonInfPresentFlag: Bool, maxNumSubLayersMinus1: Int
+    ) throws(MediaError) {
+        var nal_hrd_parameters_present_flag = false
+        var vcl_hrd_parameters_present_flag = false
+        var sub_pic_hrd_params_present_flag = false
+        if commonInfPresentFlag {
+            nal_hrd_parameters_present_flag = r.flag()
+            vcl_hrd_parameters_present_flag = r.flag()
+            if nal_hrd_parameters_present_flag || vcl_hrd_parameters_present_flag {
+                sub_pic_hrd_params_present_flag = r.flag()
+                if sub_pic_hrd_params_present_flag {
+                    // tick_divisor_minus2, du_cpb_removal_delay_increment_length_minus1,
+                    // sub_pic_cpb_params_in_pic_timing_sei_flag, dpb_output_delay_du_length_minus1
+                    r.skip(8 + 5 + 1 + 5)
+                }
+                r.skip(4 + 4)  // bit_rate_scale, cpb_size_scale
+                if sub_pic_hrd_params_present_flag {
+                    r.skip(4)  // cpb_size_du_scale
+                }
+                // initial_cpb_removal_delay_length_minus1, au_cpb_removal_delay_length_minus1,
+                // dpb_output_delay_length_minus1
+                r.skip(5 + 5 + 5)
+            }
+        }
+        for _ in 0...maxNumSubLayersMinus1 {
+            let fixed_pic_rate_general_flag = r.flag()
+            let fixed_pic_rate_within_cvs_flag = fixed_pic_rate_general_flag ? true : r.flag()
+            var low_delay_hrd_flag = false
+            if fixed_pic_rate_within_cvs_flag {
+                let elemental_duration_in_tc_minus1 = r.ue()
+                try r.check(elemental_duration_in_tc_minus1, 0...2047, "elemental_duration_in_tc_minus1")
+            } else {
+                low_delay_hrd_flag = r.flag()
+            }
+            var cpb_cnt_minus1 = 0
+            if !low_delay_hrd_flag {
+                cpb_cnt_minus1 = r.ue()
+                try r.check(cpb_cnt_minus1, 0...31, "cpb_cnt_minus1")
+            }
+            let tables = (nal_hrd_parameters_present_flag ? 1 : 0) + (vcl_hrd_parameters_present_flag ? 1 : 0)
+            for _ in 0..<tables {
+                // sub_layer_hrd_parameters(i), E.2.3
+                for _ in 0...cpb_cnt_minus1 {
+                    _ = r.ue()  // bit_rate_value_minus1
+                    _ = r.ue()  // cpb_size_value_minus1
+                    if sub_pic_hrd_params_present_flag {
+                        _ = r.ue()  // cpb_size_du_value_minus1
+                        _ = r.ue()  // bit_rate_du_value_minus1
+                    }
+                    _ = r.flag()  // cbr_flag
+                }
+            }
+            if r.overrun { return }
+        }
+    }
+
+    // MARK: Derived values
+
+    /// The chroma format (`chroma_format_idc`).
+    public var chromaFormat: ChromaFormat { ChromaFormat(rawValue: chroma_format_idc) ?? .yuv420 }
+    /// `SubWidthC` and `SubHeightC` (Table 6-1), the conformance window units.
+    var windowUnits: (x: Int, y: Int) {
+        let format = ChromaFormat(rawValue: separate_colour_plane_flag ? 0 : chroma_format_idc) ?? .yuv420
+        return (format.subsampling.width, format.subsampling.height)
+    }
+    /// Display width after the conformance window.
+    public var width: Int { pic_width_in_luma_samples - windowUnits.x * (conf_win_left_offset + conf_win_right_offset) }
+    /// Display height after the conformance window.
+    public var height: Int {
+        pic_height_in_luma_samples - windowUnits.y * (conf_win_top_offset + conf_win_bottom_offset)
+    }
+    /// One picture's duration from the VUI timing: `vui_num_units_in_tick` ÷ `vui_time_scale`.
+    public var frameDuration: MediaTime? {
+        guard let vui, let units = vui.vui_num_units_in_tick, let scale = vui.vui_time_scale else { return nil }
+        return VUICommon.frameDuration(unitsPerFrame: UInt64(units), timeScale: UInt64(scale))
+    }
+}
