@@ -137,4 +137,12 @@ package enum EncoderBackends {
     /// this one line to its factory.
     package static let hardware: HardwareEncoderFactory? = nil
 
+    /// The software backend for `codec`: x264 for H.264, x265 for HEVC.
+    package static func software(_ configuration: EncoderConfiguration) throws(MediaError) -> any EncoderBackend {
+        switch configuration.codec {
+        case .h264: return try X264Encoder(configuration)
+        case .hevc: return try X265Encoder(configuration)
+        }
+    }
+
 }
