@@ -64,7 +64,7 @@ struct ReportTable {
     }
 
     var rendered: String {
-        let width = rows.map { $0.label.count }.max() ?? 0
+        let width = rows.filter { !$0.value.isEmpty }.map { $0.label.count }.max() ?? 0
         return rows.map { row in
             if row.value.isEmpty { return row.label }
             return "  " + row.label + String(repeating: " ", count: width - row.label.count) + "  " + row.value
