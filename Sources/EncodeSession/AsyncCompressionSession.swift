@@ -177,9 +177,9 @@ private actor FrameQueue {
     private var count: Int { jobs.count - head }
 
     /// Checks the frame as the session would, then queues it.
-    func submit(_ frame: PixelBuffer, pts: MediaTime, duration: MediaTime, options: FrameOptions) async throws(
-        MediaError
-    ) {
+    func submit(_ frame: PixelBuffer, pts: MediaTime, duration: MediaTime, options: FrameOptions)
+        async throws(MediaError)
+    {
         try checkOpen()
         guard frame.width == width, frame.height == height else {
             throw .invalidArgument(

@@ -27,7 +27,8 @@ final class X264Encoder: EncoderBackend {
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let properties = configuration.properties
         guard configuration.bitDepth == 8 else {
-            throw .unsupported("x264 backend: \(configuration.bitDepth)-bit input is not supported; use 8-bit I420/NV12")
+            throw .unsupported(
+                "x264 backend: \(configuration.bitDepth)-bit input is not supported; use 8-bit I420/NV12")
         }
         let log = X264Log()
         var param = x264_param_t()

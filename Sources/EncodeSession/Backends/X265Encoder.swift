@@ -31,7 +31,8 @@ final class X265Encoder: EncoderBackend {
         let properties = configuration.properties
         let depth = configuration.bitDepth
         guard let api = CX265_api_get(Int32(depth)) else {
-            throw .unavailable("x265: the installed libx265 has no \(depth)-bit encoder (x265_api_get(\(depth)) failed)")
+            throw .unavailable(
+                "x265: the installed libx265 has no \(depth)-bit encoder (x265_api_get(\(depth)) failed)")
         }
         guard let param = api.pointee.param_alloc() else { throw MediaError(.outOfMemory, "x265: param_alloc failed") }
         var succeeded = false
@@ -275,7 +276,8 @@ func deinterleaveNV12(_ source: PixelBuffer, into destination: PixelBuffer) {
         destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dstStride in
             for row in 0..<luma.height {
                 UnsafeMutableRawBufferPointer(rebasing: dst[row * dstStride..<row * dstStride + luma.rowBytes])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: src[row * srcStride..<row * srcStride + luma.rowBytes]))
+                    .copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: src[row * srcStride..<row * srcStride + luma.rowBytes]))
             }
         }
     }
