@@ -23,13 +23,13 @@ final class HardwareDevice {
         self.name = name
         self.pixelFormat = pixelFormat
         self.reference = reference
-        LiveObjects.increment(.hwDevice)
+        LiveObjects.increment(.decoderHardwareDevice)
     }
 
     deinit {
         var pointer: UnsafeMutablePointer<AVBufferRef>? = reference
         av_buffer_unref(&pointer)
-        LiveObjects.decrement(.hwDevice)
+        LiveObjects.decrement(.decoderHardwareDevice)
     }
 
     /// Whether this libavutil was built with support for `type`.

@@ -99,7 +99,7 @@ final class LibavcodecDecoder {
         self.frame = frame
         self.downloadFrame = downloadFrame
         self.negotiation = negotiation
-        LiveObjects.increment(.codecContext)
+        LiveObjects.increment(.libavcodecDecoder)
     }
 
     deinit {
@@ -111,7 +111,7 @@ final class LibavcodecDecoder {
         av_frame_free(&frame)
         var downloadFrame: UnsafeMutablePointer<AVFrame>? = downloadFrame
         av_frame_free(&downloadFrame)
-        LiveObjects.decrement(.codecContext)
+        LiveObjects.decrement(.libavcodecDecoder)
     }
 
     /// Why libavcodec continued in software on a hardware decoder, if it did.
