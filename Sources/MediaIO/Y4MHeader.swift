@@ -213,7 +213,8 @@ public struct Y4MHeader: Sendable, Hashable {
     }
 
     /// The header line including its newline, tags in ``tagOrder`` first and
-    /// any set but unlisted tags after, in the order `W H F I A C X`.
+    /// any set but unlisted tags after, in the order `W H F I A C X` (an
+    /// unlisted `F0:0` is left out: an absent `F` reads as unknown).
     ///
     /// - Throws: ``MediaError/Code/invalidArgument`` when the pixel format is
     ///   not one Y4M can carry here or disagrees with ``colorSpaceTag``.
@@ -257,6 +258,8 @@ public struct Y4MHeader: Sendable, Hashable {
             written.insert(tag)
         }
         for tag: Character in ["W", "H", "F", "I", "A", "C"] where !written.contains(tag) {
+            // An unknown rate (0:0) is written only where the source had it.
+            if tag == "F" && frameRate == (0, 0) { continue }
             if let text = value(of: tag) { line += " " + text }
         }
         while commentIndex < comments.count {
