@@ -46,7 +46,7 @@ import Testing
         let header = "YUV4MPEG2 W4 H2 F30:1 Im"
         var original = Data((header + "\n").utf8)
         let frameBytes = Y4MTestData.frameBytes(width: 4, height: 2)
-        for line in ["FRAME Itpn", "FRAME", "FRAME Ibp1 Xx=1"] {
+        for line in ["FRAME Itpn", "FRAME", "FRAME Ibp1 Xx=1", "FRAME "] {
             original.append(contentsOf: Array((line + "\n").utf8))
             original.append(contentsOf: [UInt8](repeating: 0x55, count: frameBytes))
         }
@@ -60,7 +60,7 @@ import Testing
             try writer.write(frame, parameters: reader.frameParameters)
         }
         try writer.close()
-        #expect(parameters == ["Itpn", nil, "Ibp1 Xx=1"])
+        #expect(parameters == ["Itpn", nil, "Ibp1 Xx=1", ""])
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path("copy.y4m"))) == original)
     }
 
@@ -122,6 +122,32 @@ import Testing
             received.append(contentsOf: frame.packedBytes())
         }
         #expect(reader.framesRead == 4)
+        #expect(received == original)
+    }
+
+    /// `"-"` reads standard input: a pipe is put in place of descriptor 0 for
+    /// the duration of the test (the test runner itself never reads stdin).
+    @Test func readsStandardInput() throws {
+        let frameBytes = Y4MTestData.frameBytes(width: 10, height: 6)
+        let original = Y4MTestData.stream(header: "YUV4MPEG2 W10 H6 F25:1", frameBytes: frameBytes, frames: 2)
+        let pipe = Pipe()
+        let savedInput = dup(0)
+        #expect(savedInput >= 0)
+        #expect(dup2(pipe.fileHandleForReading.fileDescriptor, 0) == 0)
+        defer {
+            dup2(savedInput, 0)
+            close(savedInput)
+        }
+        pipe.fileHandleForWriting.write(original)
+        try pipe.fileHandleForWriting.close()
+        let reader = try Y4MReader(path: "-")
+        #expect(reader.header.width == 10 && reader.header.frameRate == (25, 1))
+        var received = Data("YUV4MPEG2 W10 H6 F25:1\n".utf8)
+        while let frame = try reader.readFrame() {
+            received.append(contentsOf: Array("FRAME\n".utf8))
+            received.append(contentsOf: frame.packedBytes())
+        }
+        #expect(reader.framesRead == 2)
         #expect(received == original)
     }
 
