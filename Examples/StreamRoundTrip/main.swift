@@ -91,15 +91,17 @@ sender.start()
 /// access unit and compares each frame with its source. Returns the number of
 /// frames back and the lowest luma PSNR among them.
 func receiveClip(from socket: Int32) throws -> (frames: Int, lowestPSNR: Double) {
-    var assembler = AccessUnitAssembler(codec: .h264)
+    // Annex-B has no timestamps: the assembler numbers access units at the
+    // frame rate both ends agreed on.
+    var assembler = AccessUnitAssembler(codec: .h264, frameDuration: MediaTime(value: 1, timescale: frameRate))
     var decoder: DecompressionSession? = nil
     var framesBack = 0
     var lowestPSNR = Double.infinity
 
     func check(_ frames: [DecodedFrame]) {
         for frame in frames {
-            // The assembler times frames from the stream's own timing (VUI),
-            // so pts tells which source frame this is.
+            // Without B-frames, the n-th access unit is the n-th frame, so pts
+            // tells which source frame this is.
             let index = Int(frame.pts.converted(toTimescale: frameRate).value)
             lowestPSNR = min(lowestPSNR, PictureQuality.psnr(frame.pixelBuffer, clip.frame(at: index)).y)
             framesBack += 1

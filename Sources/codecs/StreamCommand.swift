@@ -12,7 +12,7 @@ private let streamHelp = """
     usage: codecs stream serve -i IN.y4m --port N [encode options] [--no-pace] [--loop]
                                [--listen ADDRESS] [--wait-clients N]
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
-                               [--decoder auto|software|vaapi] [--frames N]
+                               [--decoder auto|software|vaapi] [--frames N] [--fps RATE]
 
     serve encodes IN.y4m and sends it as an Annex-B elementary stream to every
     client that connects, with parameter sets before every keyframe; a client
@@ -39,6 +39,8 @@ private let streamHelp = """
       --codec auto|h264|hevc     the codec (default auto: told by the first NAL unit header)
       --decoder auto|software|vaapi
       --frames N                 stop after N decoded frames
+      --fps RATE                 the frame rate written to OUT.y4m, e.g. 30 or 30000/1001
+                                 (default: the stream's VUI timing when it gives 1…240 fps, else 30)
     """
 
 /// `codecs stream serve` and `codecs stream receive`.
@@ -165,6 +167,10 @@ private func serve(
     try send(encoder.finish())
     broadcaster.closeAll()
     printError("codecs stream serve: sent \(frameIndex) frames")
+    if !encoder.droppedFrames.isEmpty {
+        throw .backendFailure(
+            "the encoder dropped \(encoder.droppedFrames.count) frames (pts \(encoder.droppedFrames.prefix(8)))")
+    }
 }
 
 // MARK: - receive
@@ -176,9 +182,10 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
     let codec: CodecType?
     let decoder: DecoderChoice
     let frameLimit: Int?
+    var frameRate: (numerator: Int, denominator: Int)? = nil
     do {
         parsed = try Arguments(
-            arguments, valueOptions: ["o", "output", "codec", "decoder", "frames"], flagOptions: [])
+            arguments, valueOptions: ["o", "output", "codec", "decoder", "frames", "fps"], flagOptions: [])
         guard parsed.positional.count == 1, let url = parseTCPURL(parsed.positional[0]) else {
             throw Arguments.UsageError(description: "receive needs one tcp://HOST:PORT address")
         }
@@ -198,12 +205,23 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
         default: decoder = .automatic
         }
         frameLimit = try parsed.integer("frames", in: 1...Int.max)
+        if let text = parsed.value("fps") {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), let numerator = Int(parts[0]),
+                let denominator = parts.count == 2 ? Int(parts[1]) : 1, (1...1_000_000).contains(numerator),
+                (1...1_000_000).contains(denominator)
+            else {
+                throw Arguments.UsageError(description: "--fps \(text): expected a rate such as 30 or 30000/1001")
+            }
+            frameRate = (numerator, denominator)
+        }
     } catch {
         printError("codecs stream receive: \(error)")
         return 2
     }
     do {
-        var receiver = StreamReceiver(output: output, codec: codec, decoder: decoder, frameLimit: frameLimit)
+        var receiver = StreamReceiver(
+            output: output, codec: codec, decoder: decoder, frameLimit: frameLimit, frameRate: frameRate)
         try receiver.run(host: address.host, port: address.port)
         return 0
     } catch {
@@ -240,6 +258,7 @@ private struct StreamReceiver {
     var codec: CodecType?
     let decoder: DecoderChoice
     let frameLimit: Int?
+    let frameRate: (numerator: Int, denominator: Int)?
 
     private var writer: Y4MWriter? = nil
     private var session: DecompressionSession? = nil
@@ -249,11 +268,15 @@ private struct StreamReceiver {
     private var framesWritten = 0
     private var droppedNALUnits = 0
 
-    init(output: String, codec: CodecType?, decoder: DecoderChoice, frameLimit: Int?) {
+    init(
+        output: String, codec: CodecType?, decoder: DecoderChoice, frameLimit: Int?,
+        frameRate: (numerator: Int, denominator: Int)?
+    ) {
         self.output = output
         self.codec = codec
         self.decoder = decoder
         self.frameLimit = frameLimit
+        self.frameRate = frameRate
     }
 
     private var done: Bool { frameLimit.map { framesWritten >= $0 } ?? false }
@@ -343,8 +366,13 @@ private struct StreamReceiver {
         for frame in frames where !done {
             if writer == nil {
                 let buffer = frame.pixelBuffer
-                var rate = (numerator: 30, denominator: 1)
-                if let duration = lastFormat?.vuiFrameRate, duration.isValid, duration.value > 0 {
+                var rate = frameRate ?? (numerator: 30, denominator: 1)
+                // VUI timing of a variable-rate stream can be a clock tick
+                // rather than a frame (H.264 E.2.1 fixed_frame_rate_flag 0),
+                // so it is used only when it gives a plausible frame rate.
+                if frameRate == nil, let duration = lastFormat?.vuiFrameRate, duration.isValid, duration.value > 0,
+                    (1...240).contains(duration.timescale / Int32(clamping: duration.value))
+                {
                     rate = (Int(duration.timescale), Int(duration.value))
                 }
                 writer = try Y4MWriter(

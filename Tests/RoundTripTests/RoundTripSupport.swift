@@ -98,7 +98,8 @@ struct ChunkSizes {
 /// Feeds `bytes` to a new assembler in chunks whose sizes `sizes` draws and
 /// returns everything it produced, `finish()` included.
 func assemble(_ bytes: some Collection<UInt8>, codec: CodecType, sizes: inout ChunkSizes) -> [AssemblerOutput] {
-    var assembler = AccessUnitAssembler(codec: codec)
+    // The receiver is told the frame rate, as the sender's application knows it.
+    var assembler = AccessUnitAssembler(codec: codec, frameDuration: frameDuration)
     var outputs: [AssemblerOutput] = []
     let all = Array(bytes)
     var offset = 0

@@ -27,7 +27,7 @@ func everyFrameComesBack(codec: CodecType, settings: EncoderSettings) throws {
         #expect(got.formatDescription.parameterSets == sent.formatDescription.parameterSets)
         if settings == .zeroLatency {
             // Without reordering, decode order is presentation order, and the
-            // assembler's timing from the VUI gives back the encoder's pts.
+            // assembler's numbering at the frame rate gives back the encoder's pts.
             #expect(got.pts == sent.pts, "\(codec) \(settings) access unit \(index)")
         }
     }
