@@ -36,7 +36,7 @@ private let streamHelp = """
 
     receive options:
       -o OUT.y4m                 where to write the frames ("-" for standard output)
-      --codec auto|h264|hevc     the codec (default auto: told by the first NAL unit header)
+      --codec auto|h264|hevc     the codec (default auto: told by the first NAL unit headers)
       --decoder auto|software|vaapi
       --frames N                 stop after N decoded frames
       --fps RATE                 the frame rate written to OUT.y4m, e.g. 30 or 30000/1001
@@ -230,28 +230,6 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
     }
 }
 
-/// Tells H.264 from HEVC by the first NAL unit header after a start code:
-/// an HEVC header is two bytes whose second byte is 1 for the base layer
-/// with TemporalId 0 (H.265 7.3.1.2), with a parameter set, SEI, AUD or
-/// slice type; anything else is taken for H.264 (H.264 7.3.1). Nil until
-/// two header bytes have arrived.
-func detectCodec(in bytes: [UInt8]) -> CodecType? {
-    var index = 2
-    while index + 2 < bytes.count {
-        if bytes[index] == 1 && bytes[index - 1] == 0 && bytes[index - 2] == 0 {
-            let first = bytes[index + 1]
-            let second = bytes[index + 2]
-            let hevcType = (first >> 1) & 0x3F
-            let looksHEVC =
-                first & 0x80 == 0 && first & 0x01 == 0 && second == 1
-                && ((32...35).contains(hevcType) || hevcType == 39 || hevcType <= 21)
-            return looksHEVC ? .hevc : .h264
-        }
-        index += 1
-    }
-    return nil
-}
-
 /// Receives Annex-B from a TCP server, decodes it and writes Y4M.
 private struct StreamReceiver {
     let output: String
@@ -290,7 +268,9 @@ private struct StreamReceiver {
             if chunk.isEmpty { break }
             if assembler == nil {
                 pending += chunk
-                if codec == nil { codec = detectCodec(in: pending) }
+                // The first NAL unit headers tell H.264 from HEVC; wait for a
+                // few so the guess rests on more than one header.
+                if codec == nil && pending.count >= 256 { codec = AnnexB.detectCodec(in: pending) }
                 guard let codec else {
                     if pending.count > 1 << 20 {
                         throw .invalidData("no Annex-B start code in the first \(pending.count) bytes")
@@ -305,6 +285,11 @@ private struct StreamReceiver {
             }
         }
         connection.close()
+        if assembler == nil, !pending.isEmpty, let codec = codec ?? AnnexB.detectCodec(in: pending) {
+            // A stream shorter than the detection window.
+            assembler = AccessUnitAssembler(codec: codec)
+            try consume(assembler!.append(pending))
+        }
         if !done, var remaining = assembler {
             try consume(remaining.finish())
             assembler = remaining
