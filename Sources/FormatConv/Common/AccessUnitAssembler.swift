@@ -62,8 +62,9 @@ public struct AccessUnitAssembler: Sendable {
     /// The access unit being gathered: NAL ranges into `buffer`.
     private var unit = UnitState()
     private var store: ParameterSetStore
-    private var tracker: ParameterSetIDs
     private var storeChanged = false
+    /// The SPS id the current description was made active with.
+    private var activeSPS: Int?
     private var description: FormatDescription?
     /// Whether a keyframe with its parameter sets has been seen.
     private var synchronized = false
@@ -93,7 +94,6 @@ public struct AccessUnitAssembler: Sendable {
         self.frameDuration = frameDuration
         self.nalUnitHeaderLength = nalUnitHeaderLength
         self.store = ParameterSetStore(codec: codec, nalUnitHeaderLength: nalUnitHeaderLength)
-        self.tracker = ParameterSetIDs(codec: codec)
     }
 
     /// The format description of the last sample, if any.
@@ -173,7 +173,6 @@ public struct AccessUnitAssembler: Sendable {
             let nal = Array(buffer[range])
             do {
                 if try store.update(nal: nal) { storeChanged = true }
-                tracker.update(nal, kind: kind)
             } catch {
                 outputs.append(.dropped(reason: "malformed parameter set: \(error.message)", nalUnitCount: 1))
             }
@@ -207,12 +206,15 @@ public struct AccessUnitAssembler: Sendable {
                     nalUnitCount: state.ranges.count))
             return
         }
-        if let missing = tracker.missingSets(forPPS: state.ppsId) {
+        let decodable =
+            state.ppsId >= 0
+            ? store.canDecodeSlice(referringToPictureParameterSet: state.ppsId) : store.isComplete
+        guard decodable else {
             if synchronized { advanceTime() }
+            let which = state.ppsId >= 0 ? "PPS id \(state.ppsId) or the SPS/VPS it names" : "its parameter sets"
             outputs.append(
                 .dropped(
-                    reason: "access unit refers to \(missing) that has not arrived; waiting for it",
-                    nalUnitCount: state.ranges.count))
+                    reason: "access unit refers to \(which), which has not arrived", nalUnitCount: state.ranges.count))
             return
         }
         if !synchronized {
@@ -224,11 +226,13 @@ public struct AccessUnitAssembler: Sendable {
                 return
             }
         }
-        if storeChanged || description == nil {
+        let spsId = activeSequenceParameterSetID(ppsId: state.ppsId)
+        if storeChanged || description == nil || (spsId != nil && spsId != activeSPS) {
             do {
-                let made = try store.makeDescription()
+                let made = try store.makeDescription(activeSequenceParameterSetID: spsId)
                 if made != description { description = made }
                 storeChanged = false
+                activeSPS = spsId
             } catch {
                 outputs.append(
                     .dropped(
@@ -268,6 +272,15 @@ public struct AccessUnitAssembler: Sendable {
                 CompressedSample(
                     data: data, formatDescription: description, pts: time, dts: time, duration: duration,
                     isKeyframe: state.isKeyframe, dependsOnOthers: state.isReferenced)))
+    }
+
+    /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1).
+    private func activeSequenceParameterSetID(ppsId: Int) -> Int? {
+        guard ppsId >= 0, let pps = store.pictureParameterSet(id: ppsId) else { return nil }
+        switch codec {
+        case .h264: return try? H264PictureParameterSetIDs(nal: pps).seq_parameter_set_id
+        case .hevc: return try? HEVCPictureParameterSet(nal: pps).pps_seq_parameter_set_id
+        }
     }
 
     private mutating func advanceTime() {

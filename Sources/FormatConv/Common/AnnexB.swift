@@ -29,9 +29,9 @@
 /// - The last NAL unit runs to the end of the buffer; its trailing zeros are
 ///   removed too.
 ///
-/// Cost: the search for `00 00 01` compares 32 bytes at a time with SIMD
-/// vectors and only looks at single bytes where a candidate was found; the
-/// bounds are checked once per NAL unit.
+/// Cost: the search for `00 00 01` tests 8 bytes at a time for a pair of zero
+/// bytes and only looks at single bytes where a pair was found; the bounds
+/// are checked once per NAL unit.
 public enum AnnexB {
     /// The 4-byte start code `00 00 00 01`.
     public static let startCode: [UInt8] = [0, 0, 0, 1]
@@ -137,30 +137,37 @@ public enum AnnexB {
     /// The offset of the first `00 00 01` at or after `start`, or
     /// `buffer.count` when there is none.
     ///
-    /// Works 32 bytes at a time: three overlapping unaligned vector loads
-    /// compared against 0, 0 and 1 give a lane mask of candidate start codes;
-    /// a block without any is skipped whole. The scalar tail handles the last
+    /// Works a 64-bit word at a time: with `y = x | (x >> 8)` (little-endian
+    /// loads), byte i of `y` is zero exactly when bytes i and i + 1 of `x` are
+    /// both zero; the classic has-zero-byte test `(y − 0x01…01) & ~y & 0x80…80`
+    /// then finds the first pair of zero bytes, and only there are single bytes
+    /// compared. Emulation prevention keeps `00 00` rare inside NAL units, so
+    /// almost every word is skipped whole. The scalar tail handles the last
     /// few bytes.
     public static func findStartCode(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int {
         let count = buffer.count
         guard start < count, count >= 3, let base = buffer.baseAddress else { return count }
         var index = start
-        let zero = SIMD32<UInt8>(repeating: 0)
-        let one = SIMD32<UInt8>(repeating: 1)
-        while index + 34 <= count {
-            let a = base.loadUnaligned(fromByteOffset: index, as: SIMD32<UInt8>.self)
-            let b = base.loadUnaligned(fromByteOffset: index + 1, as: SIMD32<UInt8>.self)
-            let c = base.loadUnaligned(fromByteOffset: index + 2, as: SIMD32<UInt8>.self)
-            // A lane is a start code when a == 0, b == 0 and c == 1; OR-ing
-            // a, b and (c ^ 1) gives zero exactly there.
-            let combined = a | b | (c ^ one)
-            let candidates = combined .== zero
-            if any(candidates) {
-                for lane in 0..<32 where candidates[lane] {
-                    return index + lane
-                }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // A word at index needs index + 8 <= count; a candidate at byte 7 is
+        // checked up to index + 9, so stop 10 bytes before the end.
+        while index + 10 <= count {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let pairs = word | (word >> 8)
+            let found = (pairs &- ones) & ~pairs & highs
+            if found == 0 {
+                index += 8
+                continue
             }
-            index += 32
+            let candidate = index + found.trailingZeroBitCount >> 3
+            if base.load(fromByteOffset: candidate + 2, as: UInt8.self) == 1
+                && base.load(fromByteOffset: candidate + 1, as: UInt8.self) == 0
+                && base.load(fromByteOffset: candidate, as: UInt8.self) == 0
+            {
+                return candidate
+            }
+            index = candidate + 1
         }
         while index + 3 <= count {
             // When the third byte is not zero, no start code begins at
