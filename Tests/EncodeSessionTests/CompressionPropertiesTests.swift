@@ -39,6 +39,10 @@ import Testing
         },
         .init(codec: .hevc, message: "profile high: hevc allows main, main10") { $0.profile = .high },
         .init(codec: .h264, message: "profile main10: h264 allows baseline, main, high") { $0.profile = .main10 },
+        .init(codec: .h264, message: "profile high: lossless coding (constantQP 0 or quality 0) needs High 4:4:4") {
+            $0.profile = .high
+            $0.constantQP = 0
+        },
         .init(codec: .h264, message: "level 3.3: h264 allows 1, 1.1") { $0.level = 3.3 },
         .init(codec: .hevc, message: "level 3.2: hevc allows 1, 2, 2.1") { $0.level = 3.2 },
         .init(codec: .h264, message: "maxKeyFrameInterval 0: must be from 1 to 100000") { $0.maxKeyFrameInterval = 0 },

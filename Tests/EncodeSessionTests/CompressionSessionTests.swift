@@ -137,6 +137,18 @@ import Testing
         #expect(description.sampleAspectRatio == SampleAspectRatio(width: 4, height: 3))
     }
 
+    @Test(arguments: [CodecType.h264, .hevc])
+    func expectedFrameRateIsTheVUITiming(codec: CodecType) throws {
+        for (rate, frame) in [
+            (25.0, MediaTime(value: 1, timescale: 25)), (29.97, MediaTime(value: 1001, timescale: 30000)),
+        ] {
+            let session = try CompressionSession(
+                width: Self.width, height: Self.height, codec: codec, encoder: .software,
+                properties: Self.properties { $0.expectedFrameRate = rate })
+            #expect(session.formatDescription.vuiFrameRate == frame, "\(codec) at \(rate) fps")
+        }
+    }
+
     @Test func profileAndLevelAreWritten() throws {
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: .h264, encoder: .software,
