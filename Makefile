@@ -1,6 +1,7 @@
 # CodecSessions — the README's commands.
 SWIFT ?= swift
 QUICK ?=
+FUZZ_SECONDS ?= 30
 
 .PHONY: all build demo test lint format bench fuzz sanitize docs bootstrap clean
 
@@ -29,6 +30,10 @@ format:
 bench: bootstrap
 	$(SWIFT) build -c release --product codecs-bench
 	$$($(SWIFT) build -c release --show-bin-path)/codecs-bench $(if $(QUICK),--quick,)
+
+# libFuzzer targets in Fuzz/, each run for FUZZ_SECONDS (scripts/fuzz).
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz
 
 clean:
 	rm -rf .build

@@ -19,7 +19,8 @@ enum Emitted: Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .sample(let data, let pts, _, let keyframe, _, _): "sample(\(data.count) bytes, pts \(pts), key \(keyframe))"
+        case .sample(let data, let pts, _, let keyframe, _, _):
+            "sample(\(data.count) bytes, pts \(pts), key \(keyframe))"
         case .dropped(let reason, let count): "dropped(\(count): \(reason))"
         }
     }
@@ -76,7 +77,7 @@ struct AccessUnitAssemblerTests {
     ]
 
     static var hevcStream: [UInt8] {
-        var nals: [[UInt8]] = [hevcNAL(.accessUnitDelimiter), hevcVPS, hevcSPS, hevcPPS] + hevcUnits[0]
+        var nals: [[UInt8]] = [hevcNAL(.accessUnitDelimiter), x265VPS, x265SPS, x265PPS] + hevcUnits[0]
         for units in hevcUnits.dropFirst() { nals += [hevcNAL(.accessUnitDelimiter)] + units }
         return annexB(nals)
     }
@@ -88,7 +89,8 @@ struct AccessUnitAssemblerTests {
         let got = samples(outputs)
         try #require(got.count == Self.h264Units.count)
         for (index, sample) in got.enumerated() {
-            #expect(sample.data == lengthPrefixed(Self.h264Units[index], lengthSize: lengthSize), "access unit \(index)")
+            #expect(
+                sample.data == lengthPrefixed(Self.h264Units[index], lengthSize: lengthSize), "access unit \(index)")
             // The seed SPS carries VUI timing for 25 frames a second.
             #expect(sample.pts == MediaTime(value: Int64(index), timescale: 25))
             #expect(sample.dts == sample.pts)
@@ -113,7 +115,7 @@ struct AccessUnitAssemblerTests {
         }
         #expect(got.map(\.isKeyframe) == [true, false, false, false, true])
         #expect(got.map(\.dependsOnOthers) == [true, false, false, true, true])
-        #expect(got[0].formatDescription.parameterSets == [hevcVPS, hevcSPS, hevcPPS])
+        #expect(got[0].formatDescription.parameterSets == [x265VPS, x265SPS, x265PPS])
     }
 
     /// CONFORMANCE 6: splitting the stream at every byte boundary, or feeding
@@ -160,10 +162,10 @@ struct AccessUnitAssemblerTests {
     /// CONFORMANCE 9: several SPS and PPS ids, more PPS than SPS, tracked per
     /// id and updated from in-band NAL units.
     @Test func parameterSetsTrackedPerId() throws {
-        let sps1 = h264SPS(id: 1)
-        let pps1 = h264PPS(id: 1, spsId: 1)
-        let pps2 = h264PPS(id: 2, spsId: 0)
-        let updatedSPS0 = h264SPS(id: 0, level: 0x1E)
+        let sps1 = seedSPS(id: 1)
+        let pps1 = seedPPS(id: 1, spsId: 1)
+        let pps2 = seedPPS(id: 2, spsId: 0)
+        let updatedSPS0 = seedSPS(id: 0, level: 0x1E)
         let stream = annexB([
             seedSPS, sps1, seedPPS, pps1, pps2,
             h264Slice(idr: true, ppsId: 0),
