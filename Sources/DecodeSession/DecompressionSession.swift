@@ -315,7 +315,7 @@ public final class DecompressionSession {
             decoder.flush()
             replay = ReplayCache()
             resync = Resync(reason: reason, damagedFrom: nil)
-            throw .backendFailure(reason + " (DecoderChoice.automatic would continue in software)")
+            throw .backendFailure(reason + " (automatic decoder selection would continue in software)")
         }
         if !replaying && (onHardware || !failure.isInvalidData) {
             let what =
