@@ -13,6 +13,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/log.h>
+#include <stdarg.h>
 #include <libswscale/swscale.h>
 
 static inline int CFFmpeg_AVERROR_EAGAIN(void) { return AVERROR(EAGAIN); }
@@ -73,5 +74,26 @@ static inline unsigned CFFmpeg_MKTAG(unsigned char a, unsigned char b, unsigned 
 }
 static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
 static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
+
+// DecodeSession's av_log callback (Sources/DecodeSession/Backends/HardwareLog.swift).
+// Swift cannot take a va_list in a C callback, so this one formats each line at
+// AV_LOG_ERROR or worse from a copy of the arguments and hands the text to
+// CodecSessions_hardwareLogLine (defined in Swift with @_cdecl); then every
+// message goes on to av_log_default_callback unchanged.
+void CodecSessions_hardwareLogLine(int level, const char *line);
+static inline void CFFmpeg_hardware_log_callback(void *avcl, int level, const char *fmt, va_list vl)
+{
+    if (level <= AV_LOG_ERROR) {
+        char line[1024];
+        int print_prefix = 1;
+        va_list copy;
+        va_copy(copy, vl);
+        av_log_format_line2(avcl, level, fmt, copy, line, (int)sizeof line, &print_prefix);
+        va_end(copy);
+        CodecSessions_hardwareLogLine(level, line);
+    }
+    av_log_default_callback(avcl, level, fmt, vl);
+}
+static inline void CFFmpeg_install_hardware_log_callback(void) { av_log_set_callback(CFFmpeg_hardware_log_callback); }
 
 #endif

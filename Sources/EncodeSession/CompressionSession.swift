@@ -43,8 +43,9 @@ private struct PendingFrame {
 /// ```
 ///
 /// **Input**: `.i420` or `.nv12` ``PixelBuffer``s of the session's size
-/// (`.i010` for HEVC ``CompressionProperties/Profile/main10``), each with a
-/// presentation time later than the one before. ``makePixelBufferPool(format:capacity:)``
+/// (`.i010` for HEVC ``CompressionProperties/Profile/main10``), or `.bgra`
+/// frames, which a `PixelTransferSession` converts first (BT.601, limited
+/// range), each with a presentation time later than the one before. ``makePixelBufferPool(format:capacity:)``
 /// gives buffers of the right geometry.
 ///
 /// **Output**: ``CompressedSample``s in decode order, each holding one
@@ -101,6 +102,7 @@ public final class CompressionSession {
     private var lastDuration: MediaTime?
     private var keyFrameRequested = false
     private var finished = false
+    private let inputConverter: InputConverter
 
     /// Creates a session and opens its encoder.
     ///
@@ -179,12 +181,13 @@ public final class CompressionSession {
         self.backend = chosen.name
         self.fallbackReason = reason
         self.bitDepth = bitDepth
+        self.inputConverter = InputConverter(encoderFormat: bitDepth == 10 ? .i010 : .i420)
         let rate = properties.frameRateFraction
         self.defaultDuration = MediaTime(value: Int64(rate.denominator), timescale: Int32(rate.numerator))
     }
 
     /// The pixel formats ``encode(_:pts:duration:options:)`` accepts.
-    public var acceptedPixelFormats: [PixelFormat] { bitDepth == 10 ? [.i010] : [.i420, .nv12] }
+    public var acceptedPixelFormats: [PixelFormat] { bitDepth == 10 ? [.i010, .bgra] : [.i420, .nv12, .bgra] }
 
     /// A pool of buffers of the session's size in `format` (the first
     /// accepted format by default), so frames can be filled without copies.
@@ -248,7 +251,7 @@ public final class CompressionSession {
         if let previous = previousTicks, pending[previous] != nil { pending[previous]?.nextPTS = pts }
         previousTicks = ticks
         pending[ticks] = PendingFrame(pts: pts, duration: duration)
-        let frames = try engine.encode(frame, pts: ticks, forceKeyFrame: force)
+        let frames = try engine.encode(try inputConverter.encoderInput(frame), pts: ticks, forceKeyFrame: force)
         keyFrameRequested = false
         return try samples(from: frames)
     }

@@ -90,4 +90,46 @@ import Testing
         #expect(badDecoder.status == 2)
         #expect(badDecoder.stderr.contains("--decoder"))
     }
+
+    /// The VA-API path through the test driver (scripts/with-test-vaapi): its
+    /// vaEndPicture fails, as a broken GPU would.
+    @Test(.enabled(if: TestVADriver.compilerAvailable, "the test VA driver needs gcc"))
+    func vaapiFailureIsReportedAndAutoFallsBack() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = try encode(
+            "v.h264", directory, size: "160x96", codec: "libx264", extra: ["-bf", "3", "-pix_fmt", "yuv420p"])
+        let vaFailure = "Failed to end picture decode issue: 20 (the requested function is not implemented)"
+        func run(_ decoder: String) throws -> (status: Int32, lines: [Substring]) {
+            let result = try runProcess(
+                "/bin/sh",
+                [
+                    TestVADriver.script, TestPaths.codecsExecutable.path, "decode", "-i", input, "-o",
+                    directory.path("\(decoder).y4m"), "--decoder", decoder,
+                ])
+            // libavcodec's own log lines start with "[h264 @ 0x…]"; the tool's do not.
+            return (result.status, result.stderr.split(separator: "\n").filter { !$0.hasPrefix("[") })
+        }
+
+        let hardware = try run("vaapi")
+        #expect(hardware.status == 1)
+        let error = hardware.lines.first { $0.hasPrefix("codecs decode: ") } ?? ""
+        #expect(error.hasPrefix("codecs decode: backendFailure: vaapi decoding failed: "), "\(hardware.lines)")
+        #expect(error.contains(vaFailure), "\(error)")
+        #expect(hardware.lines.contains { $0.hasPrefix("decoded 0 frames at ") && $0.contains(" with vaapi ") })
+
+        let automatic = try run("auto")
+        #expect(automatic.status == 0, "\(automatic.lines)")
+        #expect(
+            automatic.lines.contains {
+                $0.hasPrefix("decoded 20 frames at ")
+                    && $0.hasSuffix(" with software (submitted 20, decoded 20, dropped 0, pending 0)")
+            }, "\(automatic.lines)")
+        let reason = automatic.lines.first { $0.hasPrefix("hardware not used: ") } ?? ""
+        #expect(reason.hasPrefix("hardware not used: vaapi decoding failed: "), "\(automatic.lines)")
+        #expect(reason.contains(vaFailure) && reason.hasSuffix("; continuing in software"), "\(reason)")
+        let expected = try ffmpegFrameMD5(path: input, outputArgs: ["-fps_mode", "passthrough", "-pix_fmt", "yuv420p"])
+        #expect(expected.count == 20)
+        #expect(try ffmpegFrameMD5(path: directory.path("auto.y4m")) == expected)
+    }
 }

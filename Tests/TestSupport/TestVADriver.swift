@@ -66,7 +66,8 @@ public enum TestVADriver {
     }
 
     /// Writes a fake device file `name` in `directory` that fails the given
-    /// stages (`init`, `config`, `surfaces`, `context`, `encode`, `encode:N`).
+    /// stages (`init`, `config`, `surfaces`, `context`, `encode`, `encode:N`,
+    /// `decode:N`; see Tests/TestVADriver/README.md).
     public static func makeDevice(
         in directory: TemporaryDirectory, name: String = "renderD128", failures: [String] = []
     )

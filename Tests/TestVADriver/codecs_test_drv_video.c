@@ -27,6 +27,12 @@
  *   context   vaCreateContext fails     VA_STATUS_ERROR_ALLOCATION_FAILED
  *   encode    every encode vaEndPicture VA_STATUS_ERROR_ENCODING_ERROR
  *   encode:N  only the Nth (1-based) encode vaEndPicture of this display
+ *   decode:N  decode vaEndPicture calls 1 ... N-1 of this display succeed
+ *             without decoding anything (the surfaces keep what they held);
+ *             the Nth and later fail as usual (VA_STATUS_ERROR_UNIMPLEMENTED).
+ *             This makes a decoder fail mid-stream, at its Nth picture; the
+ *             pictures before it are not real, so tests pick a stream whose
+ *             first picture leaves the decoder after the Nth (reordering delay).
  *
  * Every object lives in one table per display and is freed by vaTerminate.
  */
@@ -122,6 +128,8 @@ struct driver {
     int fail_config, fail_surfaces, fail_context, fail_encode_all;
     long fail_encode_nth; /* 0: none */
     long encode_calls;
+    long decode_fail_from; /* the first decode vaEndPicture that fails; 0 or 1: all */
+    long decode_calls;
 };
 
 #define DRIVER(ctx) ((struct driver *)(ctx)->pDriverData)
@@ -164,6 +172,8 @@ static int parse_failures(struct driver *drv, const char *spec)
             drv->fail_encode_all = 1;
         else if (!strncmp(item, "encode:", 7))
             drv->fail_encode_nth = strtol(item + 7, NULL, 10);
+        else if (!strncmp(item, "decode:", 7))
+            drv->decode_fail_from = strtol(item + 7, NULL, 10);
     }
     free(copy);
     return fail_init;
@@ -1223,8 +1233,11 @@ static VAStatus drv_EndPicture(VADriverContextP ctx, VAContextID id)
         status = VA_STATUS_ERROR_INVALID_CONTEXT;
     else if (!context->in_picture)
         status = VA_STATUS_ERROR_OPERATION_FAILED;
-    else if (context->cfg.entrypoint != VAEntrypointEncSlice)
-        status = VA_STATUS_ERROR_UNIMPLEMENTED; /* VLD: probes only, no real decode */
+    else if (context->cfg.entrypoint != VAEntrypointEncSlice) {
+        /* VLD: probes only, no real decode; "decode:N" accepts the first N-1 pictures */
+        long call = ++drv->decode_calls;
+        status = call < drv->decode_fail_from ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_UNIMPLEMENTED;
+    }
     else {
         long call = ++drv->encode_calls;
         if (drv->fail_encode_all || drv->fail_encode_nth == call) {
