@@ -39,11 +39,39 @@ static inline int CFFmpeg_SWS_BICUBIC(void) { return SWS_BICUBIC; }
 static inline int CFFmpeg_SWS_POINT(void) { return SWS_POINT; }
 static inline int CFFmpeg_SWS_ACCURATE_RND(void) { return SWS_ACCURATE_RND; }
 static inline int CFFmpeg_SWS_FULL_CHR_H_INT(void) { return SWS_FULL_CHR_H_INT; }
+static inline int CFFmpeg_FF_THREAD_FRAME(void) { return FF_THREAD_FRAME; }
+static inline int CFFmpeg_FF_THREAD_SLICE(void) { return FF_THREAD_SLICE; }
+static inline int CFFmpeg_AV_CODEC_FLAG_OUTPUT_CORRUPT(void) { return AV_CODEC_FLAG_OUTPUT_CORRUPT; }
+static inline int CFFmpeg_AV_EF_CRCCHECK(void) { return AV_EF_CRCCHECK; }
+static inline int CFFmpeg_AV_EF_BITSTREAM(void) { return AV_EF_BITSTREAM; }
+static inline int CFFmpeg_AV_EF_BUFFER(void) { return AV_EF_BUFFER; }
+static inline int CFFmpeg_AV_EF_EXPLODE(void) { return AV_EF_EXPLODE; }
+static inline int CFFmpeg_FF_DECODE_ERROR_INVALID_BITSTREAM(void) { return FF_DECODE_ERROR_INVALID_BITSTREAM; }
+static inline int CFFmpeg_FF_DECODE_ERROR_MISSING_REFERENCE(void) { return FF_DECODE_ERROR_MISSING_REFERENCE; }
+static inline int CFFmpeg_FF_DECODE_ERROR_CONCEALMENT_ACTIVE(void) { return FF_DECODE_ERROR_CONCEALMENT_ACTIVE; }
+static inline int CFFmpeg_FF_DECODE_ERROR_DECODE_SLICES(void) { return FF_DECODE_ERROR_DECODE_SLICES; }
+static inline uint64_t CFFmpeg_AV_PIX_FMT_FLAG_HWACCEL(void) { return AV_PIX_FMT_FLAG_HWACCEL; }
+static inline int CFFmpeg_AVERROR_EXTERNAL(void) { return AVERROR_EXTERNAL; }
+static inline int CFFmpeg_AVERROR_EIO(void) { return AVERROR(EIO); }
+static inline int CFFmpeg_AVERROR_ENODEV(void) { return AVERROR(ENODEV); }
+
 static inline const char *CFFmpeg_strerror(int code, char *buffer, size_t size) {
     return av_make_error_string(buffer, size, code);
 }
 static inline unsigned CFFmpeg_version_major(unsigned v) { return AV_VERSION_MAJOR(v); }
 static inline unsigned CFFmpeg_version_minor(unsigned v) { return AV_VERSION_MINOR(v); }
 static inline unsigned CFFmpeg_version_micro(unsigned v) { return AV_VERSION_MICRO(v); }
+
+// Containers (MediaIO): file errors, FourCC tags, log level.
+static inline int CFFmpeg_AVERROR_ENOENT(void) { return AVERROR(ENOENT); }
+static inline int CFFmpeg_AVERROR_EACCES(void) { return AVERROR(EACCES); }
+static inline int CFFmpeg_AVERROR_EXIT(void) { return AVERROR_EXIT; }
+static inline int CFFmpeg_AVERROR_DECODER_NOT_FOUND(void) { return AVERROR_DECODER_NOT_FOUND; }
+static inline int CFFmpeg_AVERROR_STREAM_NOT_FOUND(void) { return AVERROR_STREAM_NOT_FOUND; }
+static inline unsigned CFFmpeg_MKTAG(unsigned char a, unsigned char b, unsigned char c, unsigned char d) {
+    return MKTAG(a, b, c, d);
+}
+static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
+static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
 
 #endif
