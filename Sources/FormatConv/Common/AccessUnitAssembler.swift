@@ -184,7 +184,8 @@ public struct AccessUnitAssembler: Sendable {
             if !unit.hasVCL {
                 unit.ppsId = slice.ppsId
             }
-            unit.lastSlice = slice
+            // Partitions B and C carry no slice header to compare with.
+            if slice.firstMacroblock != Int.max { unit.lastSlice = slice }
             unit.hasVCL = true
             if kind.isKeyframe { unit.isKeyframe = true }
             if kind.isReferencedByOthers && kind.layerId == 0 { unit.isReferenced = true }

@@ -194,6 +194,66 @@ struct AccessUnitAssemblerTests {
         #expect(got.map(\.pts.value) == [0, 1, 3, 4, 5])
     }
 
+    struct OrderingCase: Sendable, CustomStringConvertible {
+        var name: String
+        var nalUnits: [[UInt8]]
+        /// The NAL unit types of each access unit's sample.
+        var expected: [[UInt8]]
+        var description: String { name }
+    }
+
+    /// CONFORMANCE 7 in the assembler: AUD first or before the SPS, SEI
+    /// between SPS and PPS, SPS extension, filler, end of sequence and stream;
+    /// data partitions A, B, C of one picture stay together.
+    static let orderings: [OrderingCase] = [
+        OrderingCase(
+            name: "AUD, SPS, SEI, PPS", nalUnits: [[0x09, 0x10], seedSPS, sei, seedPPS, h264Slice(idr: true)],
+            expected: [[6, 5]]),
+        OrderingCase(
+            name: "SPS, PPS, then AUD", nalUnits: [seedSPS, seedPPS, [0x09, 0x10], h264Slice(idr: true)],
+            expected: [[5]]),
+        OrderingCase(
+            name: "SPS extension, filler, end of sequence and stream",
+            nalUnits: [
+                seedSPS, [0x6D, 0xC8, 0x80], seedPPS, h264Slice(idr: true), [0x0C, 0xFF, 0x80], [0x0A],
+                h264Slice(idr: true), [0x0B],
+            ],
+            expected: [[5, 12, 10], [5, 11]]),
+        OrderingCase(
+            name: "data partitions",
+            nalUnits: [
+                seedSPS, seedPPS, h264Slice(idr: true),
+                [0x42, 0x88, 0x80, 0x55], [0x23, 0x80], [0x24, 0x80],
+                [0x42, 0x30, 0x88, 0x55], [0x23, 0x80], [0x24, 0x80],
+                [0x42, 0x88, 0x80, 0x55], [0x23, 0x80],
+            ],
+            expected: [[5], [2, 3, 4, 2, 3, 4], [2, 3]]),
+    ]
+
+    @Test(arguments: orderings)
+    func nalUnitOrderings(_ c: OrderingCase) throws {
+        let outputs = assemble(annexB(c.nalUnits), codec: .h264)
+        #expect(drops(outputs).isEmpty, "\(drops(outputs))")
+        let types = try samples(outputs).map { sample in
+            try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4).map { $0.first! & 0x1F }
+        }
+        #expect(types == c.expected)
+    }
+
+    /// CONFORMANCE 9 limits: ids beyond 31 (SPS) and 255 (PPS) are malformed
+    /// parameter sets, reported and not stored.
+    @Test func parameterSetIdLimits() {
+        let stream = annexB([
+            seedSPS, seedPPS, seedSPS(id: 32), seedPPS(id: 256, spsId: 0), seedPPS(id: 255, spsId: 0),
+            h264Slice(idr: true, ppsId: 255),
+        ])
+        let outputs = assemble(stream, codec: .h264)
+        #expect(drops(outputs).map(\.count) == [1, 1])
+        #expect(drops(outputs).allSatisfy { $0.reason.contains("malformed parameter set") })
+        #expect(samples(outputs).count == 1)
+        #expect(samples(outputs).first?.formatDescription.parameterSetCount == 3)
+    }
+
     @Test func frameDurationFromTheCaller() {
         let duration = MediaTime(value: 1001, timescale: 30000)
         let got = samples(assemble(Self.h264Stream, codec: .h264, frameDuration: duration))
