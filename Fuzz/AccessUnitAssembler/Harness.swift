@@ -1,12 +1,19 @@
 import FormatConv
 
-/// The outputs in comparable form.
-private func summary(_ outputs: [AssemblerOutput]) -> [String] {
+/// An assembler output in comparable form.
+private enum Output: Equatable {
+    case sample(data: [UInt8], pts: MediaTime, dts: MediaTime, flags: [Bool], record: [UInt8])
+    case dropped(reason: String, count: Int)
+}
+
+private func summary(_ outputs: [AssemblerOutput]) -> [Output] {
     outputs.map { output in
         switch output {
         case .sample(let s):
-            "sample \(s.data) \(s.pts) \(s.dts) \(s.isKeyframe) \(s.dependsOnOthers) \(s.formatDescription.record)"
-        case .dropped(let reason, let count): "dropped \(count) \(reason)"
+            .sample(
+                data: s.data, pts: s.pts, dts: s.dts, flags: [s.isKeyframe, s.dependsOnOthers],
+                record: s.formatDescription.record)
+        case .dropped(let reason, let count): .dropped(reason: reason, count: count)
         }
     }
 }

@@ -117,6 +117,20 @@ struct InspectReport {
                 dropped.append((reason, count))
             }
         }
+        if descriptions.isEmpty {
+            // No decodable access unit (no keyframe, say): still describe the
+            // stream from whatever parameter sets it carries.
+            var store = ParameterSetStore(codec: codec)
+            for location in AnnexB.nalUnits(in: bytes) where location.range.count >= codec.nalHeaderSize {
+                let first = bytes[location.range.lowerBound]
+                let isSet =
+                    codec == .h264
+                    ? H264NALUnitType(rawValue: first).isParameterSet
+                    : HEVCNALUnitType(rawValue: first >> 1).isParameterSet
+                if isSet { _ = try? store.update(nal: bytes[location.range]) }
+            }
+            if store.isComplete, let description = try? store.makeDescription() { descriptions = [description] }
+        }
         var units: [NALUnit] = []
         for location in AnnexB.nalUnits(in: bytes) {
             nalUnitCount += 1

@@ -32,6 +32,9 @@ struct ExternalStreamTests {
         Encoding(
             name: "x264 --nal-hrd vbr", codec: .h264,
             command: x264 + ["--nal-hrd", "vbr", "--bitrate", "300", "--vbv-maxrate", "400", "--vbv-bufsize", "800"]),
+        Encoding(
+            name: "x264 --open-gop (recovery point SEI)", codec: .h264,
+            command: x264 + ["--open-gop", "--bframes", "3", "--keyint", "8"]),
         Encoding(name: "x264 --interlaced", codec: .h264, command: x264 + ["--interlaced", "--slices", "2"]),
         Encoding(
             name: "x264 10-bit", codec: .h264, command: x264 + ["--output-depth", "10", "--b-pyramid", "normal"],
@@ -140,6 +143,36 @@ struct ExternalStreamTests {
         #expect(description.width == 176 && description.height == 144)
         // x264 wrote VUI timing for this clip; ffprobe derives 25 fps from it too.
         #expect(got[1].pts == got[0].pts + got[0].duration)
+    }
+
+    /// A stream cut in the middle (as from a broadcast capture), without an
+    /// IDR: decoding starts at the first recovery point.
+    @Test func cutStreamStartsAtARecoveryPoint() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("in.y4m")
+        let output = directory.path("out.264")
+        try runChecked(
+            "ffmpeg",
+            ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=160x128:rate=25", "-frames:v", "20", input])
+        try runChecked(
+            "x264", ["--quiet", "--no-progress", "--open-gop", "--keyint", "8", "--bframes", "0", "-o", output, input])
+        let stream = Array(try Data(contentsOf: URL(fileURLWithPath: output)))
+        let whole = samples(assemble(stream, codec: .h264))
+        #expect(whole.count == 20)
+        let keyframes = whole.indices.filter { whole[$0].isKeyframe }
+        #expect(keyframes.count >= 2)
+        // Cut right after the first IDR: parameter sets are repeated by x264
+        // only at the start, so put them back in front of the cut.
+        let locations = AnnexB.nalUnitLocations(in: stream)
+        let sets = locations.filter { [7, 8].contains(stream[$0.range.lowerBound] & 0x1F) }
+        let firstSlice = try #require(locations.firstIndex { stream[$0.range.lowerBound] & 0x1F == 5 })
+        let cutAt = locations[firstSlice + 1].startCodeOffset
+        let cut = annexB(sets.map { Array(stream[$0.range]) }) + stream[cutAt...]
+        let outputs = assemble(cut, codec: .h264)
+        let got = samples(outputs)
+        #expect(got.first?.isKeyframe == true)
+        #expect(got.count == 20 - keyframes[1])
+        #expect(drops(outputs).map(\.count).reduce(0, +) > 0)
     }
 
     /// A mid-stream resolution change (two encodes joined) yields a second

@@ -34,6 +34,11 @@ public enum AssemblerOutput: Sendable {
 ///
 /// AUDs are removed; parameter sets are kept per id and lifted into the
 /// sample's ``FormatDescription``; a new description is made when they change.
+/// A sample is a keyframe when it holds an IDR picture (H.264), a base-layer
+/// IRAP picture (HEVC, types 16 to 23), or an H.264 recovery point SEI
+/// (D.2.8), which is how FFmpeg flags keyframes too; streams cut from a
+/// broadcast or encoded with open GOPs start at such a picture.
+///
 /// Until a keyframe whose parameter sets have all arrived, access units are
 /// reported as ``AssemblerOutput/dropped(reason:nalUnitCount:)``: a receiver
 /// that joins mid-stream starts at the next keyframe.
@@ -74,6 +79,8 @@ public struct AccessUnitAssembler: Sendable {
         var ranges: [Range<Int>] = []
         var hasVCL = false
         var isKeyframe = false
+        /// H.264: an SEI of the access unit carries a recovery point.
+        var hasRecoveryPoint = false
         var isReferenced = false
         var payloadBytes = 0
         /// The PPS id of the first slice, -1 when unknown.
@@ -189,8 +196,13 @@ public struct AccessUnitAssembler: Sendable {
             unit.hasVCL = true
             if kind.isKeyframe { unit.isKeyframe = true }
             if kind.isReferencedByOthers && kind.layerId == 0 { unit.isReferenced = true }
-        } else if unit.hasVCL && kind.startsAccessUnitAfterVCL {
-            emit(into: &outputs)
+        } else {
+            if unit.hasVCL && kind.startsAccessUnitAfterVCL { emit(into: &outputs) }
+            if codec == .h264 && kind.type == H264NALUnitType.sei.rawValue
+                && H264SEI.containsRecoveryPoint(buffer[range])
+            {
+                unit.hasRecoveryPoint = true
+            }
         }
         unit.ranges.append(range)
         unit.payloadBytes += range.count
@@ -198,9 +210,12 @@ public struct AccessUnitAssembler: Sendable {
 
     /// Hands out the gathered access unit (or the reason it cannot be one).
     private mutating func emit(into outputs: inout [AssemblerOutput]) {
-        let state = unit
+        var state = unit
         unit = UnitState()
         guard !state.ranges.isEmpty else { return }
+        // A recovery point is a random access point too (H.264 D.2.8); FFmpeg
+        // flags such pictures as keyframes and so do we.
+        state.isKeyframe = state.isKeyframe || state.hasRecoveryPoint
         guard state.hasVCL else {
             outputs.append(
                 .dropped(
