@@ -8,11 +8,12 @@ import MediaIO
 #endif
 
 private let encodeUsage = """
-    usage: codecs encode -i IN.y4m|- -o OUT.h264|OUT.hevc|- [options]
+    usage: codecs encode -i IN.y4m|- -o OUT.h264|OUT.hevc|OUT.mp4|OUT.mkv|OUT.ts|- [options]
 
     Encodes raw Y4M video (a file, or - for standard input) into an H.264 or
     HEVC Annex-B elementary stream with the parameter sets before every
-    keyframe (.h264 .264 .hevc .265, or - for standard output).
+    keyframe (.h264 .264 .hevc .265, or - for standard output), or into a
+    container: .mp4 .m4v .mov (avc1/hvc1), .mkv or .ts.
       --codec h264|hevc         default: from the output extension, h264 for -
       --encoder auto|software|vaapi
                                 auto tries VA-API and falls back to x264/x265
@@ -24,11 +25,12 @@ private let encodeUsage = """
       --preset NAME             ultrafast ... placebo (default medium)
       --realtime                zero-latency: no look-ahead, no B-frames
       --frames N                stop after N frames
+      --fast-start              MP4/MOV: put the index (moov) before the media data
     A summary (frames, bytes, kb/s, fps, backend) goes to standard error;
     progress is shown there too when it is a terminal.
     """
 
-/// `codecs encode`: Y4M in, Annex-B H.264/HEVC out. Exits 0 on success, 1
+/// `codecs encode`: Y4M in, H.264/HEVC out as Annex-B or in a container. Exits 0 on success, 1
 /// when reading, encoding or writing fails, 2 on a usage error.
 func runEncode(_ arguments: [String]) -> Int32 {
     let options: Arguments
@@ -38,7 +40,7 @@ func runEncode(_ arguments: [String]) -> Int32 {
             valueOptions: [
                 "i", "o", "codec", "encoder", "bitrate", "crf", "qp", "keyint", "bframes", "preset", "frames",
             ],
-            flagOptions: ["realtime", "help", "h"])
+            flagOptions: ["realtime", "fast-start", "help", "h"])
     } catch {
         printError("codecs encode: \(error)")
         return 2
@@ -71,6 +73,7 @@ private struct EncodePlan {
     var encoder: EncoderChoice
     var properties = CompressionProperties()
     var frameLimit: Int?
+    var fastStart = false
 
     init(_ options: Arguments) throws(Arguments.UsageError) {
         guard options.positional.isEmpty else {
@@ -89,11 +92,13 @@ private struct EncodePlan {
             fromExtension = .h264
         } else if lowered.hasSuffix(".hevc") || lowered.hasSuffix(".265") {
             fromExtension = .hevc
+        } else if encodeContainer(forOutput: output) != nil {
+            fromExtension = nil
         } else {
             throw .init(
                 description:
-                    "\(output): only Annex-B output is available (.h264, .264, .hevc, .265 or -); "
-                    + "containers such as .mp4 are not written yet")
+                    "\(output): the extension names no output kind; use .h264, .264, .hevc, .265 or - "
+                    + "(Annex-B), or .mp4, .m4v, .mov, .mkv, .ts (containers)")
         }
         let named = try options.choice("codec", ["h264", "hevc"], default: fromExtension?.rawValue ?? "h264")
         codec = CodecType(rawValue: named)!
@@ -142,6 +147,10 @@ private struct EncodePlan {
             throw .init(description: "--realtime allows no B-frames (--bframes \(bFrames))")
         }
         frameLimit = try options.integer("frames", in: 0...Int.max)
+        fastStart = options.flag("fast-start")
+        if fastStart, ![.mp4, .quickTime].contains(encodeContainer(forOutput: output)) {
+            throw .init(description: "--fast-start applies to .mp4, .m4v and .mov output, not \(output)")
+        }
     }
 
     func run() throws(MediaError) {
@@ -158,8 +167,7 @@ private struct EncodePlan {
         }
         let session = try CompressionSession(
             width: header.width, height: header.height, codec: codec, encoder: encoder, properties: properties)
-        let sink = try OutputFile(path: output)
-        var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
+        let sink = try makeEncodeOutput(path: output, fastStart: fastStart)
         let progress = Progress(enabled: standardErrorIsTerminal)
         var frames = 0
         var bytes = 0
@@ -168,9 +176,7 @@ private struct EncodePlan {
 
         func emit(_ samples: [CompressedSample]) throws(MediaError) {
             for sample in samples {
-                let chunk = try writer.write(sample)
-                try sink.write(chunk)
-                bytes += chunk.count
+                bytes += try sink.write(sample)
             }
         }
 
@@ -182,7 +188,7 @@ private struct EncodePlan {
             progress.update(frames: frames, bytes: bytes, elapsed: clock.seconds)
         }
         try emit(session.finish())
-        try sink.close()
+        try sink.finish()
         progress.clear()
 
         let elapsed = max(clock.seconds, 1e-9)
@@ -206,7 +212,7 @@ private func formatted(_ value: Double) -> String {
 }
 
 /// A file (or standard output for `-`) written with `write(2)`.
-private final class OutputFile {
+final class OutputFile {
     private var descriptor: Int32
     private let path: String
 

@@ -1,5 +1,6 @@
 import FormatConv
 import Foundation
+import MediaIO
 
 /// `codecs inspect IN [--json] [--nals] [--codec h264|hevc]`: what an Annex-B
 /// elementary stream holds: access units and keyframes as the
@@ -27,11 +28,14 @@ func runInspect(_ arguments: [String]) -> Int32 {
             usage: codecs inspect IN [--json] [--nals] [--codec h264|hevc]
 
             Reports the access units, keyframes, format descriptions and parameter
-            sets of an Annex-B H.264/HEVC stream (IN may be - for standard input).
+            sets of an Annex-B H.264/HEVC stream (IN may be - for standard input),
+            or of the H.264/HEVC track of a .mp4, .m4v, .mov, .mkv or .ts file
+            (also its avcC/hvcC record and which samples are keyframes).
               --json    machine-readable output
               --nals    list every NAL unit: offset of its start code, size
                         without the start code, type and name (HEVC: layer and
-                        temporal id)
+                        temporal id); for a container, per sample: the offset
+                        of its length prefix within the sample
               --codec   h264 or hevc when neither the extension nor the
                         headers tell
             """)
@@ -46,8 +50,11 @@ func runInspect(_ arguments: [String]) -> Int32 {
     }
     let path = options.positional[0]
     let lowered = path.lowercased()
-    if [".mp4", ".mkv", ".mov", ".ts", ".y4m"].contains(where: { lowered.hasSuffix($0) }) {
-        printError("codecs inspect: \(path): only Annex-B elementary streams (.h264, .264, .hevc, .265) are read")
+    if path != "-", ContainerFormat(path: path) != nil {
+        return inspectContainer(path: path, json: options.flag("json"), listNALUnits: options.flag("nals"))
+    }
+    if lowered.hasSuffix(".y4m") {
+        printError("codecs inspect: \(path): raw Y4M video has no H.264/HEVC stream to inspect")
         return 1
     }
     let bytes: [UInt8]
@@ -164,6 +171,11 @@ struct InspectReport {
     }
 
     func parameterSetName(_ set: [UInt8]) -> String {
+        Self.parameterSetName(set, codec: codec)
+    }
+
+    /// The NAL unit type name of a parameter set ("SPS", "VPS", ...).
+    static func parameterSetName(_ set: [UInt8], codec: CodecType) -> String {
         guard let first = set.first else { return "empty" }
         switch codec {
         case .h264: return H264NALUnitType(rawValue: first).name
@@ -177,31 +189,7 @@ struct InspectReport {
             ("codec", .string(codec.rawValue)),
             ("accessUnits", .int(accessUnits)),
             ("keyframes", .int(keyframes)),
-            (
-                "descriptions",
-                .array(
-                    descriptions.map { d in
-                        .object([
-                            ("width", .int(d.width)), ("height", .int(d.height)),
-                            ("codedWidth", .int(d.codedWidth)), ("codedHeight", .int(d.codedHeight)),
-                            ("profile", .int(d.profile)), ("level", .int(d.level)),
-                            ("tier", d.tier.map { .int($0) } ?? .null),
-                            ("chromaFormat", .string(d.chromaFormat.description)),
-                            ("bitDepth", .int(d.bitDepth)), ("bitDepthChroma", .int(d.bitDepthChroma)),
-                            ("nalUnitHeaderLength", .int(d.nalUnitHeaderLength)),
-                            (
-                                "parameterSets",
-                                .array(
-                                    d.parameterSets.map { set in
-                                        .object([
-                                            ("type", .string(parameterSetName(set))),
-                                            ("hex", .string(Self.hex(set))),
-                                        ])
-                                    })
-                            ),
-                        ])
-                    })
-            ),
+            ("descriptions", .array(descriptions.map { Self.json($0) })),
             (
                 "dropped",
                 .array(
@@ -229,19 +217,50 @@ struct InspectReport {
         return .object(members)
     }
 
+    /// One entry of `descriptions`: the same shape for every kind of input.
+    static func json(_ d: FormatDescription) -> JSONValue {
+        .object([
+            ("width", .int(d.width)), ("height", .int(d.height)),
+            ("codedWidth", .int(d.codedWidth)), ("codedHeight", .int(d.codedHeight)),
+            ("profile", .int(d.profile)), ("level", .int(d.level)),
+            ("tier", d.tier.map { .int($0) } ?? .null),
+            ("chromaFormat", .string(d.chromaFormat.description)),
+            ("bitDepth", .int(d.bitDepth)), ("bitDepthChroma", .int(d.bitDepthChroma)),
+            ("nalUnitHeaderLength", .int(d.nalUnitHeaderLength)),
+            (
+                "parameterSets",
+                .array(
+                    d.parameterSets.map { set in
+                        .object([
+                            ("type", .string(parameterSetName(set, codec: d.codec))),
+                            ("hex", .string(hex(set))),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    /// The text lines for description number `index`.
+    static func textLines(_ d: FormatDescription, index: Int) -> [String] {
+        let tier = d.tier.map { $0 == 0 ? ", Main tier" : ", High tier" } ?? ""
+        var lines = [
+            "format \(index): \(d.width)x\(d.height) (coded \(d.codedWidth)x\(d.codedHeight)), profile "
+                + "\(d.profile), level \(d.level)\(tier), \(d.chromaFormat), \(d.bitDepth)-bit"
+        ]
+        for (setIndex, set) in d.parameterSets.enumerated() {
+            lines.append(
+                "  [\(setIndex)] \(parameterSetName(set, codec: d.codec)) \(set.count) bytes: \(hex(set))")
+        }
+        return lines
+    }
+
     var text: String {
         var lines = [
             "Annex-B \(codec == .h264 ? "H.264" : "HEVC") stream: \(nalUnitCount) NAL units, "
                 + "\(accessUnits) access units, \(keyframes) keyframe\(keyframes == 1 ? "" : "s")"
         ]
         for (index, d) in descriptions.enumerated() {
-            let tier = d.tier.map { $0 == 0 ? ", Main tier" : ", High tier" } ?? ""
-            lines.append(
-                "format \(index): \(d.width)x\(d.height) (coded \(d.codedWidth)x\(d.codedHeight)), profile "
-                    + "\(d.profile), level \(d.level)\(tier), \(d.chromaFormat), \(d.bitDepth)-bit")
-            for (setIndex, set) in d.parameterSets.enumerated() {
-                lines.append("  [\(setIndex)] \(parameterSetName(set)) \(set.count) bytes: \(Self.hex(set))")
-            }
+            lines += Self.textLines(d, index: index)
         }
         for drop in dropped {
             lines.append("dropped \(drop.nalUnitCount) NAL unit(s): \(drop.reason)")

@@ -9,7 +9,7 @@ import Testing
     static let width = 320
     static let height = 240
 
-    private func tool() throws -> String {
+    static func tool() throws -> String {
         let tool = TestPaths.codecsExecutable.path
         guard FileManager.default.isExecutableFile(atPath: tool) else {
             throw ProcessError("the codecs tool is not built at \(tool); run `swift build` first")
@@ -18,7 +18,7 @@ import Testing
     }
 
     /// A 4:2:0 Y4M clip of `frames` frames at 25 fps from ffmpeg's testsrc2.
-    private func makeClip(frames: Int, in directory: TemporaryDirectory) throws -> String {
+    static func makeClip(frames: Int, in directory: TemporaryDirectory) throws -> String {
         let path = directory.path("clip.y4m")
         try runChecked(
             "ffmpeg",
@@ -30,7 +30,7 @@ import Testing
     }
 
     /// `key_frame` of each frame in presentation order.
-    private func keyFrames(_ path: String) throws -> [Bool] {
+    static func keyFrames(_ path: String) throws -> [Bool] {
         let text = String(
             decoding: try runChecked(
                 "ffprobe", ["-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0", path]),
@@ -39,7 +39,7 @@ import Testing
     }
 
     /// The mean PSNR of `encoded` against `source`, decoding both with ffmpeg.
-    private func meanPSNR(source: String, encoded: String, frames: Int) throws -> Double {
+    static func meanPSNR(source: String, encoded: String, frames: Int) throws -> Double {
         let original = try ffmpegDecodeRaw(path: source, width: Self.width, height: Self.height)
         // Every decoded frame, as decoded: no frame-rate conversion by ffmpeg.
         let raw = try runChecked(
@@ -82,10 +82,10 @@ import Testing
     func encodesAStreamFFmpegReads(_ test: Case) throws {
         let directory = try TemporaryDirectory()
         let frames = 40
-        let clip = try makeClip(frames: frames, in: directory)
+        let clip = try Self.makeClip(frames: frames, in: directory)
         let output = directory.path(test.output)
         let result = try runProcess(
-            try tool(),
+            try Self.tool(),
             [
                 "encode", "-i", clip, "-o", output, "--encoder", "software", "--keyint", "\(test.keyint)",
                 "--bframes", "\(test.bFrames)",
@@ -101,24 +101,24 @@ import Testing
         #expect(stream.width == Self.width && stream.height == Self.height)
         #expect(stream.frameCount == frames)
 
-        let keys = try keyFrames(output)
+        let keys = try Self.keyFrames(output)
         let expected = (0..<frames).map { $0 % test.keyint == 0 }
         #expect(keys == expected, "\(test): key frames at \(keys.indices.filter { keys[$0] })")
 
-        let psnr = try meanPSNR(source: clip, encoded: output, frames: frames)
+        let psnr = try Self.meanPSNR(source: clip, encoded: output, frames: frames)
         #expect(psnr >= 38, "\(test): mean PSNR \(psnr) dB")
     }
 
     @Test func pipesStandardInputToStandardOutputAndStopsAtFrames() throws {
         let directory = try TemporaryDirectory()
-        let clip = try makeClip(frames: 30, in: directory)
+        let clip = try Self.makeClip(frames: 30, in: directory)
         // The shell feeds the file: the tool stops reading after 12 frames, and
         // a pipe written from this process would then raise SIGPIPE here.
         let result = try runProcess(
             "sh",
             [
                 "-c", "exec \"$0\" encode -i - -o - --codec hevc --frames 12 --encoder software < \"$1\"",
-                try tool(), clip,
+                try Self.tool(), clip,
             ])
         #expect(result.status == 0, "\(result.stderr)")
         let output = directory.path("piped.hevc")
@@ -132,10 +132,10 @@ import Testing
     @Test func bitRateOptionSetsTheRate() throws {
         let directory = try TemporaryDirectory()
         let frames = 100
-        let clip = try makeClip(frames: frames, in: directory)
+        let clip = try Self.makeClip(frames: frames, in: directory)
         let output = directory.path("rate.h264")
         let result = try runProcess(
-            try tool(),
+            try Self.tool(),
             ["encode", "-i", clip, "-o", output, "--bitrate", "400k", "--encoder", "software", "--preset", "veryfast"])
         #expect(result.status == 0, "\(result.stderr)")
         let size = try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int ?? 0
@@ -153,12 +153,12 @@ import Testing
     @Test func withoutHardwareAutoSaysWhyAndVAAPIFails() throws {
         guard !hasRenderNode else { return }  // a real device may encode; nothing to check here
         let directory = try TemporaryDirectory()
-        let clip = try makeClip(frames: 5, in: directory)
-        let automatic = try runProcess(try tool(), ["encode", "-i", clip, "-o", directory.path("auto.h264")])
+        let clip = try Self.makeClip(frames: 5, in: directory)
+        let automatic = try runProcess(try Self.tool(), ["encode", "-i", clip, "-o", directory.path("auto.h264")])
         #expect(automatic.status == 0, "\(automatic.stderr)")
         #expect(automatic.stderr.contains("backend x264 (hardware not used: "), "\(automatic.stderr)")
         let hardware = try runProcess(
-            try tool(), ["encode", "-i", clip, "-o", directory.path("hw.h264"), "--encoder", "vaapi"])
+            try Self.tool(), ["encode", "-i", clip, "-o", directory.path("hw.h264"), "--encoder", "vaapi"])
         #expect(hardware.status == 1, "\(hardware.stderr)")
         #expect(hardware.stderr.hasPrefix("codecs encode: "), "\(hardware.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.path("hw.h264")))
@@ -174,7 +174,8 @@ import Testing
     @Test(arguments: [
         BadCall(arguments: ["-o", "x.h264"], status: 2, message: "-i IN.y4m is required"),
         BadCall(arguments: ["-i", "CLIP"], status: 2, message: "-o OUT is required"),
-        BadCall(arguments: ["-i", "CLIP", "-o", "x.mp4"], status: 2, message: "only Annex-B output"),
+        BadCall(arguments: ["-i", "CLIP", "-o", "x.avi"], status: 2, message: "names no output kind"),
+        BadCall(arguments: ["-i", "CLIP", "-o", "x.mkv", "--fast-start"], status: 2, message: "--fast-start applies"),
         BadCall(arguments: ["-i", "CLIP", "-o", "x.h264", "--codec", "hevc"], status: 2, message: "does not match"),
         BadCall(arguments: ["-i", "CLIP", "-o", "x.h264", "--crf", "60"], status: 2, message: "--crf 60"),
         BadCall(
@@ -186,11 +187,11 @@ import Testing
     ])
     func badCallsAreRefused(_ call: BadCall) throws {
         let directory = try TemporaryDirectory()
-        let clip = try makeClip(frames: 2, in: directory)
+        let clip = try Self.makeClip(frames: 2, in: directory)
         let arguments = call.arguments.map { argument in
             argument == "CLIP" ? clip : argument.hasPrefix("x.") ? directory.path(argument) : argument
         }
-        let result = try runProcess(try tool(), ["encode"] + arguments)
+        let result = try runProcess(try Self.tool(), ["encode"] + arguments)
         #expect(result.status == call.status, "\(call): \(result.stderr)")
         #expect(result.stderr.contains(call.message), "\(call): \(result.stderr)")
     }

@@ -48,6 +48,10 @@ public final class MovieReader {
     /// The NAL unit length size stored in the file (1, 2, 3 or 4), or nil
     /// when the track carries Annex-B.
     public let storedNALUnitLengthSize: Int?
+    /// The track's configuration record (`avcC`/`hvcC`, ISO/IEC 14496-15
+    /// 5.3.3.1 / 8.3.3.1) byte for byte as the file stores it, or nil when the
+    /// track carries Annex-B (MPEG-TS, or a track without a record).
+    public let storedRecord: [UInt8]?
     /// Ticks per second of the track's timestamps.
     public let timescale: Int32
     /// The track's duration as the container states it, or `.invalid`.
@@ -139,6 +143,7 @@ public final class MovieReader {
             }
             let output = stored == 3 ? 4 : stored
             self.storedNALUnitLengthSize = stored
+            self.storedRecord = extradata
             self.outputLengthSize = output
             self.parameterSets = ParameterSetStore(codec: codec, nalUnitHeaderLength: output)
             let record = stored == 3 ? SampleLayout.record(extradata, codec: codec, withLengthSize: 4) : extradata
@@ -159,6 +164,7 @@ public final class MovieReader {
         } else {
             // Annex-B in the packets (MPEG-TS, or Matroska/MP4 without a record).
             self.storedNALUnitLengthSize = nil
+            self.storedRecord = nil
             self.outputLengthSize = 4
             self.parameterSets = ParameterSetStore(codec: codec, nalUnitHeaderLength: 4)
         }
