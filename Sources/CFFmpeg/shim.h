@@ -13,6 +13,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/log.h>
+#include <stdarg.h>
 #include <libswscale/swscale.h>
 
 static inline int CFFmpeg_AVERROR_EAGAIN(void) { return AVERROR(EAGAIN); }
@@ -61,5 +62,38 @@ static inline const char *CFFmpeg_strerror(int code, char *buffer, size_t size) 
 static inline unsigned CFFmpeg_version_major(unsigned v) { return AV_VERSION_MAJOR(v); }
 static inline unsigned CFFmpeg_version_minor(unsigned v) { return AV_VERSION_MINOR(v); }
 static inline unsigned CFFmpeg_version_micro(unsigned v) { return AV_VERSION_MICRO(v); }
+
+// Containers (MediaIO): file errors, FourCC tags, log level.
+static inline int CFFmpeg_AVERROR_ENOENT(void) { return AVERROR(ENOENT); }
+static inline int CFFmpeg_AVERROR_EACCES(void) { return AVERROR(EACCES); }
+static inline int CFFmpeg_AVERROR_EXIT(void) { return AVERROR_EXIT; }
+static inline int CFFmpeg_AVERROR_DECODER_NOT_FOUND(void) { return AVERROR_DECODER_NOT_FOUND; }
+static inline int CFFmpeg_AVERROR_STREAM_NOT_FOUND(void) { return AVERROR_STREAM_NOT_FOUND; }
+static inline unsigned CFFmpeg_MKTAG(unsigned char a, unsigned char b, unsigned char c, unsigned char d) {
+    return MKTAG(a, b, c, d);
+}
+static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
+static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
+
+// DecodeSession's av_log callback (Sources/DecodeSession/Backends/HardwareLog.swift).
+// Swift cannot take a va_list in a C callback, so this one formats each line at
+// AV_LOG_ERROR or worse from a copy of the arguments and hands the text to
+// CodecSessions_hardwareLogLine (defined in Swift with @_cdecl); then every
+// message goes on to av_log_default_callback unchanged.
+void CodecSessions_hardwareLogLine(int level, const char *line);
+static inline void CFFmpeg_hardware_log_callback(void *avcl, int level, const char *fmt, va_list vl)
+{
+    if (level <= AV_LOG_ERROR) {
+        char line[1024];
+        int print_prefix = 1;
+        va_list copy;
+        va_copy(copy, vl);
+        av_log_format_line2(avcl, level, fmt, copy, line, (int)sizeof line, &print_prefix);
+        va_end(copy);
+        CodecSessions_hardwareLogLine(level, line);
+    }
+    av_log_default_callback(avcl, level, fmt, vl);
+}
+static inline void CFFmpeg_install_hardware_log_callback(void) { av_log_set_callback(CFFmpeg_hardware_log_callback); }
 
 #endif

@@ -38,7 +38,8 @@ import PixelTransfer
 /// for one. When the decoder itself breaks (a hardware failure, libavcodec
 /// running out of memory) the session builds a software decoder and replays
 /// the samples kept since the last keyframe (at most ``replayLimit``
-/// samples), so no picture is lost. Every sample is accounted for:
+/// samples), so no picture is lost. A session created with `.hardware` does
+/// not fall back: a device failure throws, naming what the driver reported. Every sample is accounted for:
 /// ``statistics`` always satisfies `submitted == decoded + dropped + pending`
 /// and ``drops`` lists each dropped sample's pts and reason.
 ///
@@ -74,6 +75,8 @@ public final class DecompressionSession {
     private var hardwareDisabled = false
     private var injectParameterSets = false
     private var transfer: PixelTransferSession?
+    /// The VA-API device `.automatic` tries (nil: `CODECS_VAAPI_DEVICE` or the first render node).
+    private let automaticDevicePath: String?
 
     /// The sample data the session keeps for a picture not yet out of the decoder.
     private struct PendingSample {
@@ -101,9 +104,20 @@ public final class DecompressionSession {
     ///   `output.pixelFormat` asks for a conversion;
     ///   ``MediaError/Code/unavailable`` when `.hardware` has no usable device;
     ///   ``MediaError/Code/invalidArgument`` for a bad output size or thread count.
-    public init(
+    public convenience init(
         formatDescription: FormatDescription, decoder: DecoderChoice = .automatic,
         output: DecoderOutputAttributes = .init(), threadCount: Int? = nil
+    ) throws(MediaError) {
+        try self.init(
+            formatDescription: formatDescription, decoder: decoder, output: output, threadCount: threadCount,
+            automaticDevicePath: nil)
+    }
+
+    /// Creates a session whose `.automatic` choice tries the VA-API device at
+    /// `automaticDevicePath` (tests point it at a fake device of the test driver).
+    package init(
+        formatDescription: FormatDescription, decoder: DecoderChoice, output: DecoderOutputAttributes,
+        threadCount: Int?, automaticDevicePath: String?
     ) throws(MediaError) {
         if let width = output.width, !(1...16384).contains(width) {
             throw .invalidArgument("output width \(width): must be 1...16384")
@@ -120,8 +134,10 @@ public final class DecompressionSession {
         self.decoderChoice = decoder
         self.outputAttributes = output
         self.threadCount = threads
+        self.automaticDevicePath = automaticDevicePath
         let (backend, reason) = try Self.makeDecoder(
-            formatDescription, choice: decoder, threadCount: threads, hardwareDisabled: false)
+            formatDescription, choice: decoder, threadCount: threads, hardwareDisabled: false,
+            automaticDevicePath: automaticDevicePath)
         self.decoder = backend
         self.fallbackReason = reason
         self.resync = Resync(reason: "the stream has not reached a keyframe yet", damagedFrom: nil)
@@ -152,8 +168,11 @@ public final class DecompressionSession {
     ///
     /// - Throws: ``MediaError/Code/unsupported`` when the sample's description
     ///   has no output layout; ``MediaError/Code/unavailable`` when `.hardware`
-    ///   was chosen and libavcodec cannot decode the stream on the device. The
-    ///   sample is then listed in ``drops`` as well.
+    ///   was chosen and libavcodec cannot decode the stream on the device;
+    ///   ``MediaError/Code/backendFailure`` when `.hardware` was chosen and the
+    ///   device fails while decoding (the message carries what the driver
+    ///   reported; the session tries the device again at the next keyframe).
+    ///   The sample, and every sample in flight, is then listed in ``drops``.
     public func decode(_ sample: CompressedSample, userValue: (any Sendable)? = nil) throws(MediaError)
         -> [DecodedFrame]
     {
@@ -180,7 +199,8 @@ public final class DecompressionSession {
             pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue)
         var data = sample.data
         if injectParameterSets {
-            data = Self.lengthPrefixed(formatDescription.parameterSets, size: formatDescription.nalUnitHeaderLength)
+            data =
+                Self.lengthPrefixed(formatDescription.parameterSets, size: formatDescription.nalUnitHeaderLength)
                 + data
             injectParameterSets = false
         }
@@ -287,9 +307,22 @@ public final class DecompressionSession {
             throw .unavailable(refusal)
         }
         let onHardware = decoder.hardware != nil && decoder.softwareFallbackReason == nil
+        if onHardware, case .hardware = decoderChoice {
+            // Hardware only: no software fallback. The samples in flight are
+            // lost; the decoder starts again at the next keyframe.
+            let reason = decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure)")
+            dropAllPending(reason)
+            decoder.flush()
+            replay = ReplayCache()
+            resync = Resync(reason: reason, damagedFrom: nil)
+            throw .backendFailure(reason + " (automatic decoder selection would continue in software)")
+        }
         if !replaying && (onHardware || !failure.isInvalidData) {
-            let what = onHardware ? "\(decoder.name) decoding failed mid-stream" : "the decoder failed"
-            rebuildAndReplay(reason: "\(what): \(failure)", disableHardware: onHardware, into: &output)
+            let what =
+                onHardware
+                ? decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure)")
+                : "the decoder failed: \(failure)"
+            rebuildAndReplay(reason: what, disableHardware: onHardware, into: &output)
             return
         }
         // Bad data: drop from the oldest picture still inside the decoder.
@@ -393,7 +426,8 @@ public final class DecompressionSession {
         }
         dropAllPending("the stream format changed before this picture came out of the decoder")
         let (backend, reason) = try Self.makeDecoder(
-            description, choice: decoderChoice, threadCount: threadCount, hardwareDisabled: hardwareDisabled)
+            description, choice: decoderChoice, threadCount: threadCount, hardwareDisabled: hardwareDisabled,
+            automaticDevicePath: automaticDevicePath)
         decoder = backend
         if let reason, !hardwareDisabled { fallbackReason = reason }
         formatDescription = description
@@ -425,7 +459,7 @@ public final class DecompressionSession {
         let destination: PixelBuffer
         do {
             destination = try transfer.makeBuffer(width: width, height: height, format: format)
-        } catch where error.code == .poolExhausted {
+        } catch  where error.code == .poolExhausted {
             // The caller holds many pictures: give this one its own memory.
             destination = try PixelBuffer(width: width, height: height, format: format)
         }
@@ -456,7 +490,8 @@ public final class DecompressionSession {
     /// Opens the decoder for `choice`; the second value says why hardware
     /// is not used when the choice allowed it.
     private static func makeDecoder(
-        _ description: FormatDescription, choice: DecoderChoice, threadCount: Int, hardwareDisabled: Bool
+        _ description: FormatDescription, choice: DecoderChoice, threadCount: Int, hardwareDisabled: Bool,
+        automaticDevicePath: String?
     ) throws(MediaError) -> (LibavcodecDecoder, String?) {
         func software() throws(MediaError) -> LibavcodecDecoder {
             try LibavcodecDecoder(
@@ -468,7 +503,7 @@ public final class DecompressionSession {
         case .automatic:
             if hardwareDisabled { return (try software(), nil) }
             var reasons: [String] = []
-            for device in [HardwareChoice.vaapi(path: nil), .cuda(index: nil)] {
+            for device in [HardwareChoice.vaapi(path: automaticDevicePath), .cuda(index: nil)] {
                 do {
                     return (try hardwareDecoder(description, device, allowSoftwareFallback: true), nil)
                 } catch {

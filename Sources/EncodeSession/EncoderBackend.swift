@@ -135,7 +135,9 @@ package enum EncoderBackends {
     /// The hardware backend tried by `.automatic` and used by `.hardware`.
     /// `nil` while no hardware backend is built in; the VA-API backend sets
     /// this one line to its factory.
-    package static let hardware: HardwareEncoderFactory? = nil
+    package static let hardware: HardwareEncoderFactory? = { configuration, devicePath throws(MediaError) in
+        try makeVAAPIEncoder(configuration, devicePath: devicePath)
+    }
 
     /// The software backend for `codec`: x264 for H.264, x265 for HEVC.
     package static func software(_ configuration: EncoderConfiguration) throws(MediaError) -> any EncoderBackend {

@@ -193,10 +193,11 @@ final class BufferedOutput {
     /// Appends `bytes`.
     func write(_ bytes: UnsafeRawBufferPointer) throws(MediaError) {
         precondition(descriptor >= 0, "write to closed \(path)")
-        if used + bytes.count > buffer.count {
+        if used + bytes.count > buffer.count || bytes.count >= buffer.count / 2 {
             try flush()
         }
         if bytes.count >= buffer.count / 2 {
+            // Large writes skip the copy; what was buffered went out first.
             try writeAll(bytes)
         } else if bytes.count > 0 {
             (buffer.baseAddress! + used).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)

@@ -213,10 +213,12 @@ public struct Y4MHeader: Sendable, Hashable {
     }
 
     /// The header line including its newline, tags in ``tagOrder`` first and
-    /// any set but unlisted tags after, in the order `W H F I A C X`.
+    /// any set but unlisted tags after, in the order `W H F I A C X` (an
+    /// unlisted `F0:0` is left out: an absent `F` reads as unknown).
     ///
     /// - Throws: ``MediaError/Code/invalidArgument`` when the pixel format is
-    ///   not one Y4M can carry here or disagrees with ``colorSpaceTag``.
+    ///   not one Y4M can carry here or disagrees with ``colorSpaceTag``, or a
+    ///   comment holds a space or line break.
     func serialized() throws(MediaError) -> String {
         guard pixelFormat == .i420 || pixelFormat == .i010 else {
             throw .invalidArgument("Y4M pixel format \(pixelFormat): only i420 and i010 can be written")
@@ -230,6 +232,9 @@ public struct Y4MHeader: Sendable, Hashable {
             colorSpace = "420p10"
         }
         try pixelFormat.validate(width: width, height: height)
+        for text in comments + [colorSpace ?? ""] where text.contains(where: { $0 == " " || $0.isNewline }) {
+            throw .invalidArgument("Y4M tag value \"\(text)\" must not contain spaces or line breaks")
+        }
 
         func value(of tag: Character) -> String? {
             switch tag {
@@ -257,6 +262,8 @@ public struct Y4MHeader: Sendable, Hashable {
             written.insert(tag)
         }
         for tag: Character in ["W", "H", "F", "I", "A", "C"] where !written.contains(tag) {
+            // An unknown rate (0:0) is written only where the source had it.
+            if tag == "F" && frameRate == (0, 0) { continue }
             if let text = value(of: tag) { line += " " + text }
         }
         while commentIndex < comments.count {

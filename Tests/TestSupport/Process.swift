@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A failure to start or finish an external tool.
 public struct ProcessError: Error, CustomStringConvertible {
     public var description: String
@@ -23,12 +27,19 @@ public func findExecutable(_ executable: String) -> String? {
 /// `stdin` and waits for it. Standard output and standard error are read
 /// concurrently, so a tool that writes a lot to both cannot block.
 ///
+/// A tool may exit (or close its standard input) before it has read all of
+/// `stdin`: the rest is discarded, and the write's `EPIPE` is not an error.
+/// `SIGPIPE` is ignored in this process from the first call on, so such a
+/// write cannot end the test run.
+///
 /// - Parameter environment: extra variables merged over the current ones.
-/// - Throws: ``ProcessError`` when the tool is not found or cannot start; a
-///   non-zero exit is returned in `status`, not thrown.
+/// - Throws: ``ProcessError`` when the tool is not found or cannot start, or
+///   when writing its standard input fails for another reason than `EPIPE`;
+///   a non-zero exit is returned in `status`, not thrown.
 public func runProcess(
     _ executable: String, _ args: [String], stdin: Data? = nil, environment: [String: String] = [:]
 ) throws -> (status: Int32, stdout: Data, stderr: String) {
+    BrokenPipeSignal.ignore()
     guard let path = findExecutable(executable) else {
         throw ProcessError("\(executable): not found on PATH (scripts/bootstrap installs the test tools)")
     }
@@ -59,15 +70,49 @@ public func runProcess(
     if let stdin {
         group.enter()
         DispatchQueue.global().async {
-            // A tool may exit without reading everything; a broken pipe is its business.
-            try? inPipe.fileHandleForWriting.write(contentsOf: stdin)
+            let failure = writeAll(stdin, to: inPipe.fileHandleForWriting.fileDescriptor)
             try? inPipe.fileHandleForWriting.close()
+            if let failure { collected.setWriteError(failure) }
             group.leave()
         }
     }
     group.wait()
     process.waitUntilExit()
+    if let code = collected.writeError {
+        throw ProcessError("\(executable): writing its standard input failed: \(String(cString: strerror(code)))")
+    }
     return (process.terminationStatus, collected.get(0), String(decoding: collected.get(1), as: UTF8.self))
+}
+
+/// Sets `SIGPIPE` to be ignored, once per process, so that writing to a pipe
+/// whose reader has gone returns `EPIPE` instead of killing the process.
+private enum BrokenPipeSignal {
+    private static let ignored: Bool = {
+        _ = signal(SIGPIPE, SIG_IGN)
+        return true
+    }()
+
+    static func ignore() { _ = ignored }
+}
+
+/// Writes all of `data` to `descriptor`, retrying after `EINTR` and short
+/// writes. Returns nil when everything was written or the reader closed the
+/// pipe (`EPIPE`: the rest is not wanted), else the `errno` of the failure.
+private func writeAll(_ data: Data, to descriptor: Int32) -> Int32? {
+    data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Int32? in
+        guard let base = buffer.baseAddress else { return nil }
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(descriptor, base + offset, buffer.count - offset)
+            if written < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                return code == EPIPE ? nil : code
+            }
+            offset += written
+        }
+        return nil
+    }
 }
 
 /// Runs a tool and throws unless it exits with status 0; returns its standard output.
@@ -81,15 +126,28 @@ public func runChecked(_ executable: String, _ args: [String], stdin: Data? = ni
     return result.stdout
 }
 
-/// Output gathered from two reader threads.
+/// Output gathered from two reader threads, and a failure of the stdin writer.
 private final class CollectedOutput: @unchecked Sendable {
     private let lock = NSLock()
     private var parts: [Int: Data] = [:]
+    private var writeFailure: Int32?
 
     func set(_ index: Int, _ data: Data) {
         lock.lock()
         parts[index] = data
         lock.unlock()
+    }
+
+    func setWriteError(_ code: Int32) {
+        lock.lock()
+        writeFailure = code
+        lock.unlock()
+    }
+
+    var writeError: Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        return writeFailure
     }
 
     func get(_ index: Int) -> Data {

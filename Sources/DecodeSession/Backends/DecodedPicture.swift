@@ -15,13 +15,13 @@ final class DecodedPicture: @unchecked Sendable {
         guard let frame = av_frame_alloc() else { throw MediaError(.outOfMemory, "av_frame_alloc failed") }
         av_frame_move_ref(frame, source)
         self.frame = frame
-        LiveObjects.increment(.avFrame)
+        LiveObjects.increment(.decodedPicture)
     }
 
     deinit {
         var pointer: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&pointer)
-        LiveObjects.decrement(.avFrame)
+        LiveObjects.decrement(.decodedPicture)
     }
 
     /// The token the session put in the packet's pts (libavcodec carries a

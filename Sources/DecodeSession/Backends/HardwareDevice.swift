@@ -15,21 +15,22 @@ final class HardwareDevice {
     /// (a DRM node for VA-API, a GPU index for CUDA) or nil for the default.
     init(type: AVHWDeviceType, name: String, pixelFormat: AVPixelFormat, device: String?) throws(MediaError) {
         var reference: UnsafeMutablePointer<AVBufferRef>? = nil
-        let code = av_hwdevice_ctx_create(&reference, type, device, nil, 0)
+        let (code, errors) = HardwareLog.capture { av_hwdevice_ctx_create(&reference, type, device, nil, 0) }
         guard code >= 0, let reference else {
             let failure = LibavFailure(code: code, call: "av_hwdevice_ctx_create")
-            throw .unavailable("\(name) device \(device ?? "(default)") cannot be opened: \(failure.text)")
+            let detail = errors.isEmpty ? "" : " (\(HardwareLog.summary(errors)))"
+            throw .unavailable("\(name) device \(device ?? "(default)") cannot be opened: \(failure.text)\(detail)")
         }
         self.name = name
         self.pixelFormat = pixelFormat
         self.reference = reference
-        LiveObjects.increment(.hwDevice)
+        LiveObjects.increment(.decoderHardwareDevice)
     }
 
     deinit {
         var pointer: UnsafeMutablePointer<AVBufferRef>? = reference
         av_buffer_unref(&pointer)
-        LiveObjects.decrement(.hwDevice)
+        LiveObjects.decrement(.decoderHardwareDevice)
     }
 
     /// Whether this libavutil was built with support for `type`.

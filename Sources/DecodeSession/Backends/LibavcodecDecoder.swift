@@ -24,6 +24,9 @@ final class LibavcodecDecoder {
     private let frame: UnsafeMutablePointer<AVFrame>
     private let downloadFrame: UnsafeMutablePointer<AVFrame>
     private let negotiation: FormatNegotiation
+    /// The error lines FFmpeg logged during the latest call into a hardware
+    /// decoder that logged any (see ``HardwareLog``).
+    private(set) var hardwareErrors: [String] = []
 
     /// Opens a decoder.
     ///
@@ -79,11 +82,15 @@ final class LibavcodecDecoder {
             allocated.pointee.thread_count = Int32(threadCount)
             allocated.pointee.thread_type = Int32(CFFmpeg_FF_THREAD_FRAME())
         }
-        let opened = avcodec_open2(allocated, decoder, nil)
+        let (opened, openErrors) =
+            hardware == nil
+            ? (avcodec_open2(allocated, decoder, nil), [])
+            : HardwareLog.capture { avcodec_open2(allocated, decoder, nil) }
         guard opened >= 0 else {
             let failure = LibavFailure(code: opened, call: "avcodec_open2")
             cleanUp()
-            throw .backendFailure("cannot open the \(codec) decoder with this format description: \(failure)")
+            let detail = openErrors.isEmpty ? "" : " (\(HardwareLog.summary(openErrors)))"
+            throw .backendFailure("cannot open the \(codec) decoder with this format description: \(failure)\(detail)")
         }
         packet = av_packet_alloc()
         frame = av_frame_alloc()
@@ -99,7 +106,7 @@ final class LibavcodecDecoder {
         self.frame = frame
         self.downloadFrame = downloadFrame
         self.negotiation = negotiation
-        LiveObjects.increment(.codecContext)
+        LiveObjects.increment(.libavcodecDecoder)
     }
 
     deinit {
@@ -111,14 +118,29 @@ final class LibavcodecDecoder {
         av_frame_free(&frame)
         var downloadFrame: UnsafeMutablePointer<AVFrame>? = downloadFrame
         av_frame_free(&downloadFrame)
-        LiveObjects.decrement(.codecContext)
+        LiveObjects.decrement(.libavcodecDecoder)
     }
 
     /// Why libavcodec continued in software on a hardware decoder, if it did.
-    var softwareFallbackReason: String? { negotiation.fallbackReason }
+    var softwareFallbackReason: String? {
+        negotiation.fallbackReason.map { withHardwareErrors($0) + "; decoding in software" }
+    }
 
     /// Whether libavcodec refused the hardware and software was not allowed.
-    var hardwareRefused: String? { negotiation.refusal }
+    var hardwareRefused: String? { negotiation.refusal.map(withHardwareErrors) }
+
+    /// `text` followed by what the hardware reported in the latest call, if anything.
+    func withHardwareErrors(_ text: String) -> String {
+        hardwareErrors.isEmpty ? text : "\(text): \(HardwareLog.summary(hardwareErrors))"
+    }
+
+    /// Runs a libavcodec call; on a hardware decoder keeps the error lines it logged.
+    private func logged(_ call: () -> Int32) -> Int32 {
+        guard hardware != nil else { return call() }
+        let (code, errors) = HardwareLog.capture(call)
+        if !errors.isEmpty { hardwareErrors = errors }
+        return code
+    }
 
     /// The backend's name for reports: "software", "vaapi", "cuda".
     var name: String {
@@ -138,24 +160,24 @@ final class LibavcodecDecoder {
         packet.pointee.pts = token
         packet.pointee.dts = CFFmpeg_AV_NOPTS_VALUE()
         if isKeyframe { packet.pointee.flags |= CFFmpeg_AV_PKT_FLAG_KEY() }
-        return try LibavStatus(avcodec_send_packet(context, packet), "avcodec_send_packet")
+        return try LibavStatus(logged { avcodec_send_packet(context, packet) }, "avcodec_send_packet")
     }
 
     /// Tells the decoder that no more samples follow, so it returns the frames it holds.
     func sendEndOfStream() throws(LibavFailure) {
-        _ = try LibavStatus(avcodec_send_packet(context, nil), "avcodec_send_packet")
+        _ = try LibavStatus(logged { avcodec_send_packet(context, nil) }, "avcodec_send_packet")
     }
 
     /// The next decoded picture, or the status saying why there is none.
     /// Hardware pictures are downloaded to system memory (NV12 or P010).
     func receive() throws(LibavFailure) -> (LibavStatus, DecodedPicture?) {
-        let status = try LibavStatus(avcodec_receive_frame(context, frame), "avcodec_receive_frame")
+        let status = try LibavStatus(logged { avcodec_receive_frame(context, frame) }, "avcodec_receive_frame")
         guard status == .done else { return (status, nil) }
         defer { av_frame_unref(frame) }
         var source = frame
         if let hardware, frame.pointee.format == hardware.pixelFormat.rawValue {
             defer { av_frame_unref(downloadFrame) }
-            let copied = av_hwframe_transfer_data(downloadFrame, frame, 0)
+            let copied = logged { av_hwframe_transfer_data(downloadFrame, frame, 0) }
             guard copied >= 0 else { throw LibavFailure(code: copied, call: "av_hwframe_transfer_data") }
             let props = av_frame_copy_props(downloadFrame, frame)
             guard props >= 0 else { throw LibavFailure(code: props, call: "av_frame_copy_props") }
@@ -218,7 +240,7 @@ final class FormatNegotiation: Sendable {
             state.withLock { $0.refusal = reason }
             return AV_PIX_FMT_NONE
         }
-        state.withLock { $0.fallback = reason + "; decoding in software" }
+        state.withLock { $0.fallback = reason }
         return software
     }
 

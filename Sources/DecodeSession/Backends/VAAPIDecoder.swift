@@ -15,10 +15,10 @@ import MediaCore
 /// which ``LibavcodecDecoder`` reports.
 enum VAAPIDecoder {
     /// The render node used when the caller names none: the
-    /// `CODECSESSIONS_VAAPI_DEVICE` environment variable, else the first
+    /// `CODECS_VAAPI_DEVICE` environment variable, else the first
     /// `/dev/dri/renderD*` node.
     static func defaultDevicePath() -> String? {
-        if let path = getenv("CODECSESSIONS_VAAPI_DEVICE") { return String(cString: path) }
+        if let path = getenv("CODECS_VAAPI_DEVICE") { return String(cString: path) }
         for minor in 128..<136 {
             let path = "/dev/dri/renderD\(minor)"
             if access(path, F_OK) == 0 { return path }
@@ -35,12 +35,13 @@ enum VAAPIDecoder {
             throw .unavailable("VA-API: this libavutil was built without VA-API support")
         }
         guard let device = path ?? defaultDevicePath() else {
-            throw .unavailable("VA-API: no render node (/dev/dri/renderD*) and CODECSESSIONS_VAAPI_DEVICE is not set")
+            throw .unavailable("VA-API: no render node (/dev/dri/renderD*) and CODECS_VAAPI_DEVICE is not set")
         }
         guard access(device, R_OK | W_OK) == 0 else {
             let reason = String(cString: strerror(errno))
             throw .unavailable("VA-API: cannot open \(device): \(reason)")
         }
-        return try HardwareDevice(type: AV_HWDEVICE_TYPE_VAAPI, name: "vaapi", pixelFormat: AV_PIX_FMT_VAAPI, device: device)
+        return try HardwareDevice(
+            type: AV_HWDEVICE_TYPE_VAAPI, name: "vaapi", pixelFormat: AV_PIX_FMT_VAAPI, device: device)
     }
 }

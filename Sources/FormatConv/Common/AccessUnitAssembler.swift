@@ -34,6 +34,11 @@ public enum AssemblerOutput: Sendable {
 ///
 /// AUDs are removed; parameter sets are kept per id and lifted into the
 /// sample's ``FormatDescription``; a new description is made when they change.
+/// A sample is a keyframe when it holds an IDR picture (H.264), a base-layer
+/// IRAP picture (HEVC, types 16 to 23), or an H.264 recovery point SEI
+/// (D.2.8), which is how FFmpeg flags keyframes too; streams cut from a
+/// broadcast or encoded with open GOPs start at such a picture.
+///
 /// Until a keyframe whose parameter sets have all arrived, access units are
 /// reported as ``AssemblerOutput/dropped(reason:nalUnitCount:)``: a receiver
 /// that joins mid-stream starts at the next keyframe.
@@ -62,8 +67,9 @@ public struct AccessUnitAssembler: Sendable {
     /// The access unit being gathered: NAL ranges into `buffer`.
     private var unit = UnitState()
     private var store: ParameterSetStore
-    private var tracker: ParameterSetIDs
     private var storeChanged = false
+    /// The SPS id the current description was made active with.
+    private var activeSPS: Int?
     private var description: FormatDescription?
     /// Whether a keyframe with its parameter sets has been seen.
     private var synchronized = false
@@ -73,6 +79,8 @@ public struct AccessUnitAssembler: Sendable {
         var ranges: [Range<Int>] = []
         var hasVCL = false
         var isKeyframe = false
+        /// H.264: an SEI of the access unit carries a recovery point.
+        var hasRecoveryPoint = false
         var isReferenced = false
         var payloadBytes = 0
         /// The PPS id of the first slice, -1 when unknown.
@@ -87,13 +95,13 @@ public struct AccessUnitAssembler: Sendable {
     ///     4 (anything else is a precondition failure).
     public init(codec: CodecType, frameDuration: MediaTime? = nil, nalUnitHeaderLength: Int = 4) {
         precondition(
-            [1, 2, 4].contains(nalUnitHeaderLength), "nalUnitHeaderLength must be 1, 2 or 4, not \(nalUnitHeaderLength)")
+            [1, 2, 4].contains(nalUnitHeaderLength), "nalUnitHeaderLength must be 1, 2 or 4, not \(nalUnitHeaderLength)"
+        )
         precondition(frameDuration.map { $0.isValid && $0 > .zero } ?? true, "frameDuration must be positive")
         self.codec = codec
         self.frameDuration = frameDuration
         self.nalUnitHeaderLength = nalUnitHeaderLength
         self.store = ParameterSetStore(codec: codec, nalUnitHeaderLength: nalUnitHeaderLength)
-        self.tracker = ParameterSetIDs(codec: codec)
     }
 
     /// The format description of the last sample, if any.
@@ -173,7 +181,6 @@ public struct AccessUnitAssembler: Sendable {
             let nal = Array(buffer[range])
             do {
                 if try store.update(nal: nal) { storeChanged = true }
-                tracker.update(nal, kind: kind)
             } catch {
                 outputs.append(.dropped(reason: "malformed parameter set: \(error.message)", nalUnitCount: 1))
             }
@@ -184,12 +191,18 @@ public struct AccessUnitAssembler: Sendable {
             if !unit.hasVCL {
                 unit.ppsId = slice.ppsId
             }
-            unit.lastSlice = slice
+            // Partitions B and C carry no slice header to compare with.
+            if slice.firstMacroblock != Int.max { unit.lastSlice = slice }
             unit.hasVCL = true
             if kind.isKeyframe { unit.isKeyframe = true }
             if kind.isReferencedByOthers && kind.layerId == 0 { unit.isReferenced = true }
-        } else if unit.hasVCL && kind.startsAccessUnitAfterVCL {
-            emit(into: &outputs)
+        } else {
+            if unit.hasVCL && kind.startsAccessUnitAfterVCL { emit(into: &outputs) }
+            if codec == .h264 && kind.type == H264NALUnitType.sei.rawValue
+                && H264SEI.containsRecoveryPoint(buffer[range])
+            {
+                unit.hasRecoveryPoint = true
+            }
         }
         unit.ranges.append(range)
         unit.payloadBytes += range.count
@@ -197,9 +210,12 @@ public struct AccessUnitAssembler: Sendable {
 
     /// Hands out the gathered access unit (or the reason it cannot be one).
     private mutating func emit(into outputs: inout [AssemblerOutput]) {
-        let state = unit
+        var state = unit
         unit = UnitState()
         guard !state.ranges.isEmpty else { return }
+        // A recovery point is a random access point too (H.264 D.2.8); FFmpeg
+        // flags such pictures as keyframes and so do we.
+        state.isKeyframe = state.isKeyframe || state.hasRecoveryPoint
         guard state.hasVCL else {
             outputs.append(
                 .dropped(
@@ -207,12 +223,15 @@ public struct AccessUnitAssembler: Sendable {
                     nalUnitCount: state.ranges.count))
             return
         }
-        if let missing = tracker.missingSets(forPPS: state.ppsId) {
+        let decodable =
+            state.ppsId >= 0
+            ? store.canDecodeSlice(referringToPictureParameterSet: state.ppsId) : store.isComplete
+        guard decodable else {
             if synchronized { advanceTime() }
+            let which = state.ppsId >= 0 ? "PPS id \(state.ppsId) or the SPS/VPS it names" : "its parameter sets"
             outputs.append(
                 .dropped(
-                    reason: "access unit refers to \(missing) that has not arrived; waiting for it",
-                    nalUnitCount: state.ranges.count))
+                    reason: "access unit refers to \(which), which has not arrived", nalUnitCount: state.ranges.count))
             return
         }
         if !synchronized {
@@ -224,11 +243,13 @@ public struct AccessUnitAssembler: Sendable {
                 return
             }
         }
-        if storeChanged || description == nil {
+        let spsId = activeSequenceParameterSetID(ppsId: state.ppsId)
+        if storeChanged || description == nil || (spsId != nil && spsId != activeSPS) {
             do {
-                let made = try store.makeDescription()
+                let made = try store.makeDescription(activeSequenceParameterSetID: spsId)
                 if made != description { description = made }
                 storeChanged = false
+                activeSPS = spsId
             } catch {
                 outputs.append(
                     .dropped(
@@ -268,6 +289,15 @@ public struct AccessUnitAssembler: Sendable {
                 CompressedSample(
                     data: data, formatDescription: description, pts: time, dts: time, duration: duration,
                     isKeyframe: state.isKeyframe, dependsOnOthers: state.isReferenced)))
+    }
+
+    /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1).
+    private func activeSequenceParameterSetID(ppsId: Int) -> Int? {
+        guard ppsId >= 0, let pps = store.pictureParameterSet(id: ppsId) else { return nil }
+        switch codec {
+        case .h264: return try? H264PictureParameterSetIDs(nal: pps).seq_parameter_set_id
+        case .hevc: return try? HEVCPictureParameterSet(nal: pps).pps_seq_parameter_set_id
+        }
     }
 
     private mutating func advanceTime() {

@@ -29,9 +29,9 @@
 /// - The last NAL unit runs to the end of the buffer; its trailing zeros are
 ///   removed too.
 ///
-/// Cost: the search for `00 00 01` compares 32 bytes at a time with SIMD
-/// vectors and only looks at single bytes where a candidate was found; the
-/// bounds are checked once per NAL unit.
+/// Cost: the search for `00 00 01` tests 8 bytes at a time for a pair of zero
+/// bytes and only looks at single bytes where a pair was found; the bounds
+/// are checked once per NAL unit.
 public enum AnnexB {
     /// The 4-byte start code `00 00 00 01`.
     public static let startCode: [UInt8] = [0, 0, 0, 1]
@@ -137,30 +137,37 @@ public enum AnnexB {
     /// The offset of the first `00 00 01` at or after `start`, or
     /// `buffer.count` when there is none.
     ///
-    /// Works 32 bytes at a time: three overlapping unaligned vector loads
-    /// compared against 0, 0 and 1 give a lane mask of candidate start codes;
-    /// a block without any is skipped whole. The scalar tail handles the last
+    /// Works a 64-bit word at a time: with `y = x | (x >> 8)` (little-endian
+    /// loads), byte i of `y` is zero exactly when bytes i and i + 1 of `x` are
+    /// both zero; the classic has-zero-byte test `(y − 0x01…01) & ~y & 0x80…80`
+    /// then finds the first pair of zero bytes, and only there are single bytes
+    /// compared. Emulation prevention keeps `00 00` rare inside NAL units, so
+    /// almost every word is skipped whole. The scalar tail handles the last
     /// few bytes.
     public static func findStartCode(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int {
         let count = buffer.count
         guard start < count, count >= 3, let base = buffer.baseAddress else { return count }
         var index = start
-        let zero = SIMD32<UInt8>(repeating: 0)
-        let one = SIMD32<UInt8>(repeating: 1)
-        while index + 34 <= count {
-            let a = base.loadUnaligned(fromByteOffset: index, as: SIMD32<UInt8>.self)
-            let b = base.loadUnaligned(fromByteOffset: index + 1, as: SIMD32<UInt8>.self)
-            let c = base.loadUnaligned(fromByteOffset: index + 2, as: SIMD32<UInt8>.self)
-            // A lane is a start code when a == 0, b == 0 and c == 1; OR-ing
-            // a, b and (c ^ 1) gives zero exactly there.
-            let combined = a | b | (c ^ one)
-            let candidates = combined .== zero
-            if any(candidates) {
-                for lane in 0..<32 where candidates[lane] {
-                    return index + lane
-                }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // A word at index needs index + 8 <= count; a candidate at byte 7 is
+        // checked up to index + 9, so stop 10 bytes before the end.
+        while index + 10 <= count {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let pairs = word | (word >> 8)
+            let found = (pairs &- ones) & ~pairs & highs
+            if found == 0 {
+                index += 8
+                continue
             }
-            index += 32
+            let candidate = index + found.trailingZeroBitCount >> 3
+            if base.load(fromByteOffset: candidate + 2, as: UInt8.self) == 1
+                && base.load(fromByteOffset: candidate + 1, as: UInt8.self) == 0
+                && base.load(fromByteOffset: candidate, as: UInt8.self) == 0
+            {
+                return candidate
+            }
+            index = candidate + 1
         }
         while index + 3 <= count {
             // When the third byte is not zero, no start code begins at
@@ -177,5 +184,45 @@ public enum AnnexB {
             }
         }
         return count
+    }
+}
+
+extension AnnexB {
+    /// Guesses whether an Annex-B stream is H.264 or HEVC from the headers of
+    /// its first NAL units (up to 32), or nil when it holds none.
+    ///
+    /// Each header is scored for plausibility under both codecs: for H.264 a
+    /// common type with a `nal_ref_idc` that the type allows (non-zero for
+    /// SPS/PPS/IDR, zero for SEI/AUD/end/filler, H.264 7.4.1); for HEVC a common
+    /// type with `nuh_layer_id` 0 and `nuh_temporal_id_plus1` non-zero
+    /// (H.265 7.4.2.2). The codec with the higher score wins; ties go to H.264.
+    public static func detectCodec(in bytes: [UInt8]) -> CodecType? {
+        var h264 = 0
+        var hevc = 0
+        var seen = 0
+        for location in nalUnits(in: bytes) {
+            let first = bytes[location.range.lowerBound]
+            guard first & 0x80 == 0 else { continue }
+            seen += 1
+            let refIdc = first >> 5 & 0x3
+            switch first & 0x1F {
+            case 1: h264 += 1
+            case 5, 7, 8: h264 += refIdc != 0 ? 2 : 0
+            case 6, 9, 10, 11, 12: h264 += refIdc == 0 ? 2 : 0
+            default: break
+            }
+            if location.range.count >= 2 {
+                let header = HEVCNALUnitHeader(first, bytes[location.range.lowerBound + 1])
+                let type = header.type.rawValue
+                if header.layerId == 0 && header.temporalIdPlus1 != 0
+                    && ((0...9).contains(type) || (16...21).contains(type) || (32...40).contains(type))
+                {
+                    hevc += (32...35).contains(type) ? 2 : 1
+                }
+            }
+            if seen == 32 { break }
+        }
+        guard seen > 0 else { return nil }
+        return hevc > h264 ? .hevc : .h264
     }
 }

@@ -133,6 +133,9 @@ public struct ParameterSetStore: Sendable, Hashable {
     /// A description of the stored sets, each type in ascending id order, except
     /// that the active SPS (by default the one stored or changed last) comes first
     /// so that the description's size and profile are the active ones.
+    /// - Throws: `.invalidData` when a required set is missing; `.invalidArgument`
+    ///   when the sets do not fit the record (avcC counts at most 31 SPS and
+    ///   255 PPS, one fewer than the spec allows in band).
     public func makeDescription(activeSequenceParameterSetID: Int? = nil) throws(MediaError) -> FormatDescription {
         guard isComplete else {
             throw MediaError.invalidData(

@@ -155,8 +155,13 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             // A VUI cut short is tolerated as absent, as decoders in the wild do;
             // a value out of range is still an error.
             var vuiReader = r
-            let parsed = try Self.parseVUI(&vuiReader)
-            vui = vuiReader.overrun ? nil : parsed
+            do {
+                let parsed = try Self.parseVUI(&vuiReader)
+                vui = vuiReader.overrun ? nil : parsed
+            } catch {
+                guard vuiReader.overrun else { throw error }
+                vui = nil
+            }
         }
     }
 

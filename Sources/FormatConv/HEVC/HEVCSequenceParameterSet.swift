@@ -147,8 +147,13 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         if vui_parameters_present_flag {
             // A VUI cut short is tolerated as absent; a value out of range is an error.
             var vuiReader = r
-            let parsed = try Self.parseVUI(&vuiReader, maxSubLayersMinus1: sps_max_sub_layers_minus1)
-            vui = vuiReader.overrun ? nil : parsed
+            do {
+                let parsed = try Self.parseVUI(&vuiReader, maxSubLayersMinus1: sps_max_sub_layers_minus1)
+                vui = vuiReader.overrun ? nil : parsed
+            } catch {
+                guard vuiReader.overrun else { throw error }
+                vui = nil
+            }
         }
     }
 

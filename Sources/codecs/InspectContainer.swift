@@ -1,0 +1,203 @@
+import FormatConv
+import MediaCore
+import MediaIO
+
+/// `codecs inspect IN.mp4|.m4v|.mov|.mkv|.ts`: the H.264/HEVC track of a
+/// container as ``MovieReader`` reads it: the container and codec, the
+/// track's stored configuration record (`avcC`/`hvcC`, in hex), one format
+/// description per format in decode order (the same JSON shape as for
+/// Annex-B input), the sample and keyframe counts and, with `--nals`, the NAL
+/// units of every sample.
+///
+/// Sample bytes are MovieReader's: length-prefixed, without parameter sets;
+/// MPEG-TS samples are converted from Annex-B (their access unit delimiters
+/// and parameter sets are gone) and a legacy 3-byte length size is read as 4.
+/// Exit status 0, or 1 when the file cannot be read (the message says why).
+func inspectContainer(path: String, json: Bool, listNALUnits: Bool) -> Int32 {
+    let report: ContainerInspectReport
+    do throws(MediaError) {
+        report = try ContainerInspectReport(path: path, listNALUnits: listNALUnits)
+    } catch {
+        printError("codecs inspect: \(error.message)")
+        return 1
+    }
+    print(json ? report.json.serialized() : report.text)
+    return 0
+}
+
+/// The facts `codecs inspect` prints for a container.
+struct ContainerInspectReport {
+    /// A NAL unit of a sample: `offset` is where its length prefix starts
+    /// within the sample, `size` excludes the prefix.
+    struct NALUnit {
+        var sample: Int
+        var offset: Int
+        var size: Int
+        var type: Int
+        var name: String
+        var layerId: Int?
+        var temporalId: Int?
+    }
+
+    /// `"mp4"`, `"mov"`, `"mkv"` or `"ts"`.
+    var container: String
+    var codec: CodecType
+    var track: Int
+    var sampleEntry: String?
+    var storedLengthSize: Int?
+    var record: [UInt8]?
+    var timescale: Int32
+    var samples = 0
+    var keyframeSamples: [Int] = []
+    var startTime = MediaTime.invalid
+    var endTime = MediaTime.invalid
+    var descriptions: [FormatDescription] = []
+    var nalUnits: [NALUnit]?
+
+    init(path: String, listNALUnits: Bool) throws(MediaError) {
+        let reader = try MovieReader(path: path)
+        switch reader.container {
+        case .mp4: container = ContainerFormat(path: path) == .quickTime ? "mov" : "mp4"
+        case .quickTime: container = "mov"
+        case .matroska: container = "mkv"
+        case .mpegTS: container = "ts"
+        }
+        codec = reader.codec
+        track = reader.trackIndex
+        sampleEntry = reader.sampleEntryType
+        storedLengthSize = reader.storedNALUnitLengthSize
+        record = reader.storedRecord
+        timescale = reader.timescale
+        var units: [NALUnit] = []
+        while let sample = try reader.nextSample() {
+            if sample.isKeyframe { keyframeSamples.append(samples) }
+            if descriptions.last != sample.formatDescription { descriptions.append(sample.formatDescription) }
+            if sample.pts.isValid {
+                if !startTime.isValid || sample.pts < startTime { startTime = sample.pts }
+                let end = sample.duration.isValid ? sample.pts + sample.duration : sample.pts
+                if !endTime.isValid || end > endTime { endTime = end }
+            }
+            if listNALUnits {
+                units += try Self.nalUnits(of: sample, index: samples)
+            }
+            samples += 1
+        }
+        nalUnits = listNALUnits ? units : nil
+    }
+
+    /// The NAL units of `sample` with their headers decoded (H.264 7.3.1,
+    /// H.265 7.3.1.2).
+    private static func nalUnits(of sample: CompressedSample, index: Int) throws(MediaError) -> [NALUnit] {
+        let codec = sample.formatDescription.codec
+        let lengthSize = sample.formatDescription.nalUnitHeaderLength
+        let bytes = sample.data
+        let ranges: [Range<Int>]
+        do {
+            ranges = try LengthPrefixed.nalUnitRanges(in: bytes, lengthSize: lengthSize, codec: codec)
+        } catch {
+            throw MediaError(error.code, "sample \(index) (pts \(sample.pts)): \(error.message)")
+        }
+        return ranges.map { range in
+            var unit = NALUnit(
+                sample: index, offset: range.lowerBound - lengthSize, size: range.count, type: 0, name: "")
+            switch codec {
+            case .h264:
+                let header = H264NALUnitHeader(bytes[range.lowerBound])
+                unit.type = Int(header.type.rawValue)
+                unit.name = header.type.name
+            case .hevc:
+                // nalUnitRanges guarantees the 2-byte header for HEVC.
+                let header = HEVCNALUnitHeader(bytes[range.lowerBound], bytes[range.lowerBound + 1])
+                unit.type = Int(header.type.rawValue)
+                unit.name = header.type.name
+                unit.layerId = header.layerId
+                unit.temporalId = header.temporalId
+            }
+            return unit
+        }
+    }
+
+    private var recordName: String { codec == .h264 ? "avcC" : "hvcC" }
+
+    private var durationSeconds: Double? {
+        guard startTime.isValid, endTime.isValid else { return nil }
+        return (endTime - startTime).seconds
+    }
+
+    var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("container", .string(container)),
+            ("codec", .string(codec.rawValue)),
+            ("track", .int(track)),
+            ("sampleEntry", .optional(sampleEntry)),
+            ("accessUnits", .int(samples)),
+            ("keyframes", .int(keyframeSamples.count)),
+            ("keyframeSamples", .array(keyframeSamples.map { .int($0) })),
+            ("timescale", .int(Int(timescale))),
+            ("startTime", startTime.isValid ? .double(startTime.seconds) : .null),
+            ("duration", durationSeconds.map { .double($0) } ?? .null),
+            (
+                "record",
+                record.map { bytes in
+                    .object([
+                        ("type", .string(recordName)),
+                        ("size", .int(bytes.count)),
+                        ("nalUnitLengthSize", storedLengthSize.map { .int($0) } ?? .null),
+                        ("hex", .string(InspectReport.hex(bytes))),
+                    ])
+                } ?? .null
+            ),
+            ("descriptions", .array(descriptions.map { InspectReport.json($0) })),
+        ]
+        if let nalUnits {
+            members.append(
+                (
+                    "nalUnits",
+                    .array(
+                        nalUnits.map { unit in
+                            var fields: [(String, JSONValue)] = [
+                                ("sample", .int(unit.sample)), ("offset", .int(unit.offset)),
+                                ("size", .int(unit.size)), ("type", .int(unit.type)), ("name", .string(unit.name)),
+                            ]
+                            if let layer = unit.layerId { fields.append(("layerId", .int(layer))) }
+                            if let temporal = unit.temporalId { fields.append(("temporalId", .int(temporal))) }
+                            return .object(fields)
+                        })
+                ))
+        }
+        return .object(members)
+    }
+
+    var text: String {
+        let codecName = codec == .h264 ? "H.264" : "HEVC"
+        let entry = sampleEntry.map { " (\($0))" } ?? ""
+        var lines = [
+            "\(container) \(codecName) track \(track)\(entry): \(samples) samples, \(keyframeSamples.count) "
+                + "keyframe\(keyframeSamples.count == 1 ? "" : "s"), timescale \(timescale)"
+                + (durationSeconds.map { ", \($0) s" } ?? "")
+        ]
+        if let record {
+            let lengths = storedLengthSize.map { ", NAL length size \($0)" } ?? ""
+            lines.append("\(recordName) \(record.count) bytes\(lengths): \(InspectReport.hex(record))")
+        } else {
+            lines.append("no configuration record: the samples carry Annex-B with in-band parameter sets")
+        }
+        for (index, description) in descriptions.enumerated() {
+            lines += InspectReport.textLines(description, index: index)
+        }
+        if !keyframeSamples.isEmpty {
+            lines.append("keyframe samples: " + keyframeSamples.map(String.init).joined(separator: " "))
+        }
+        if let nalUnits {
+            lines.append("NAL units (sample, offset of the length prefix in the sample, size without it):")
+            for unit in nalUnits {
+                var line = "  \(unit.sample)\t\(unit.offset)\t\(unit.size)\t\(unit.type)\t\(unit.name)"
+                if let layer = unit.layerId, let temporal = unit.temporalId {
+                    line += "\tlayer \(layer) temporal \(temporal)"
+                }
+                lines.append(line)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,289 @@
+import DecodeSession
+import FormatConv
+import Foundation
+import MediaCore
+import TestSupport
+import Testing
+
+/// The VA-API hwaccel path on the test-only driver (Tests/TestVADriver). The
+/// driver answers libavcodec's VLD probes and creates configs, surfaces and
+/// contexts, but `vaEndPicture` fails with `VA_STATUS_ERROR_UNIMPLEMENTED`
+/// (from the Nth picture on with `decode:N`): what a broken GPU looks like to
+/// libavcodec. `.hardware` must report it; `.automatic` must continue in
+/// software without losing a picture.
+///
+/// Serialized: its live-object checks count hardware devices, which only
+/// this suite opens in this process.
+@Suite(.serialized, .enabled(if: TestVADriver.compilerAvailable, "the test VA driver needs gcc"))
+struct VAAPIDecoderTests {
+    /// What libavcodec's vaapi hwaccel logs when the driver's vaEndPicture fails.
+    static let endPictureFailure = "Failed to end picture decode issue: 20 (the requested function is not implemented)"
+
+    struct Clip: Sendable, CustomStringConvertible {
+        var codec: CodecType
+        var frames: Int
+        var encoderArgs: [String]
+        var description: String { "\(codec)" }
+    }
+
+    /// B-frames give libavcodec a reordering delay of two pictures
+    /// (has_b_frames 2 for both streams, as ffprobe reports).
+    static let clips = [
+        Clip(codec: .h264, frames: 30, encoderArgs: ["-bf", "3", "-g", "12"]),
+        Clip(codec: .hevc, frames: 20, encoderArgs: ["-bf", "3", "-g", "10"]),
+    ]
+
+    /// A stream, its samples and FFmpeg's per-frame MD5s.
+    static func stream(_ clip: Clip, in directory: TemporaryDirectory) throws -> (
+        samples: [CompressedSample], md5s: [String]
+    ) {
+        let path = try TestStreams.make(
+            "clip", in: directory, codec: clip.codec, frames: clip.frames, encoderArgs: clip.encoderArgs)
+        let samples = try TestStreams.samples(ofFile: path, codec: clip.codec)
+        #expect(samples.count == clip.frames)
+        return (samples, try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p"))
+    }
+
+    static func automaticSession(_ description: FormatDescription, device: String) throws(MediaError)
+        -> DecompressionSession
+    {
+        try DecompressionSession(
+            formatDescription: description, decoder: .automatic, output: .init(), threadCount: nil,
+            automaticDevicePath: device)
+    }
+
+    static func expectBalanced(_ session: DecompressionSession, sourceLocation: SourceLocation = #_sourceLocation) {
+        let stats = session.statistics
+        #expect(
+            stats.submitted == stats.decoded + stats.dropped + stats.pending, "\(stats)", sourceLocation: sourceLocation
+        )
+    }
+
+    /// Hardware devices are opened only by this suite in this process, so none may be left.
+    static func expectNoHardwareDevice(sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(LiveObjects.count(.decoderHardwareDevice) == 0, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: clips)
+    func hardwareReportsTheDriverFailure(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        let (samples, _) = try Self.stream(clip, in: directory)
+        do {
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: device))
+            #expect(session.backend == "vaapi")
+            var failures: [MediaError] = []
+            var frames: [DecodedFrame] = []
+            for sample in samples {
+                do {
+                    frames += try session.decode(sample)
+                } catch {
+                    failures.append(error)
+                }
+                Self.expectBalanced(session)
+            }
+            frames += try session.finish()
+            // Each keyframe tries the device again and fails; the samples in
+            // between wait for the next keyframe. Nothing falls back.
+            let keyframes = samples.filter(\.isKeyframe).count
+            #expect(keyframes >= 2)
+            #expect(failures.count == keyframes)
+            #expect(frames.isEmpty)
+            #expect(session.backend == "vaapi")
+            #expect(session.fallbackReason == nil)
+            #expect(session.statistics == DecodeStatistics(submitted: samples.count, dropped: samples.count))
+            for failure in failures {
+                #expect(failure.code == .backendFailure)
+                #expect(
+                    failure.message.hasPrefix(
+                        "vaapi decoding failed: avcodec_send_packet failed: Input/output error (-5): "))
+                #expect(failure.message.contains(Self.endPictureFailure), "\(failure.message)")
+            }
+            #expect(session.drops.first?.reason.contains(Self.endPictureFailure) == true)
+            #expect(session.drops.dropFirst().first?.reason.hasPrefix("waiting for a keyframe: vaapi decoding") == true)
+        }
+        Self.expectNoHardwareDevice()
+    }
+
+    @Test(arguments: clips)
+    func automaticFallsBackBitExact(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        let (samples, md5s) = try Self.stream(clip, in: directory)
+        do {
+            let session = try Self.automaticSession(samples[0].formatDescription, device: device)
+            #expect(session.backend == "vaapi")
+            #expect(session.fallbackReason == nil)
+            var frames: [DecodedFrame] = []
+            for sample in samples {
+                frames += try session.decode(sample, userValue: sample.pts)
+                Self.expectBalanced(session)
+            }
+            frames += try session.finish()
+            #expect(session.backend == "software")
+            let reason = session.fallbackReason ?? ""
+            #expect(reason.hasPrefix("vaapi decoding failed: avcodec_send_packet failed"), "\(reason)")
+            #expect(reason.contains(Self.endPictureFailure), "\(reason)")
+            #expect(reason.hasSuffix("; continuing in software"), "\(reason)")
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == md5s)
+            #expect(frames.allSatisfy { ($0.userValue as? MediaTime) == $0.pts })
+            #expect(session.statistics == DecodeStatistics(submitted: samples.count, decoded: samples.count))
+            #expect(session.drops.isEmpty)
+        }
+        Self.expectNoHardwareDevice()
+    }
+
+    /// `decode:3`: the device takes the first two pictures and fails at the
+    /// third. libavcodec holds pictures back for reordering, so nothing came
+    /// out of the device yet; the session replays the three samples since the
+    /// keyframe in software and every picture is FFmpeg's.
+    @Test(arguments: clips)
+    func midStreamFailureReplaysSinceTheKeyframe(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["decode:3"])
+        let (samples, md5s) = try Self.stream(clip, in: directory)
+        do {
+            let session = try Self.automaticSession(samples[0].formatDescription, device: device)
+            var frames: [DecodedFrame] = []
+            for (index, sample) in samples.enumerated() {
+                frames += try session.decode(sample, userValue: index)
+                Self.expectBalanced(session)
+                if index < 2 {
+                    // Accepted by the device, held back for reordering.
+                    #expect(session.backend == "vaapi")
+                    #expect(frames.isEmpty)
+                    #expect(session.statistics == DecodeStatistics(submitted: index + 1, pending: index + 1))
+                } else if index == 2 {
+                    #expect(session.backend == "software")
+                    #expect(session.statistics.dropped == 0)
+                }
+            }
+            frames += try session.finish()
+            #expect(session.fallbackReason?.contains(Self.endPictureFailure) == true)
+            #expect(frames.count == samples.count)
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == md5s)
+            #expect(session.statistics == DecodeStatistics(submitted: samples.count, decoded: samples.count))
+            #expect(session.drops.isEmpty)
+            // Each picture carries its own sample's value, replayed or not.
+            let values = frames.compactMap { $0.userValue as? Int }
+            #expect(Set(values) == Set(samples.indices))
+            for frame in frames {
+                guard let index = frame.userValue as? Int else { continue }
+                #expect(frame.pts == samples[index].pts)
+            }
+        }
+        Self.expectNoHardwareDevice()
+    }
+
+    struct InjectedFailure: Sendable, CustomStringConvertible {
+        var stage: String
+        /// What the error names (libavcodec's or libva's words for the VA failure).
+        var expected: String
+        /// Whether the session fails at creation (the device does not open).
+        var atCreation: Bool
+        var description: String { stage }
+    }
+
+    static let injectedFailures = [
+        InjectedFailure(
+            stage: "init", expected: "injected failure in driver initialisation", atCreation: true),
+        InjectedFailure(
+            stage: "config", expected: "Failed to create decode configuration: 2 (resource allocation failed)",
+            atCreation: false),
+        InjectedFailure(
+            stage: "surfaces", expected: "Failed to create surface: 2 (resource allocation failed)", atCreation: false),
+        InjectedFailure(
+            stage: "context", expected: "Failed to create decode context: 2 (resource allocation failed)",
+            atCreation: false),
+    ]
+
+    @Test(arguments: injectedFailures)
+    func injectedFailureUnderHardware(_ failure: InjectedFailure) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: [failure.stage])
+        let clip = Self.clips[0]
+        let (samples, _) = try Self.stream(clip, in: directory)
+        do {
+            var error: MediaError? = nil
+            do {
+                let session = try DecompressionSession(
+                    formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: device))
+                #expect(!failure.atCreation, "the session opened")
+                do {
+                    _ = try session.decode(samples[0])
+                } catch let caught {
+                    error = caught
+                }
+                #expect(
+                    session.statistics == DecodeStatistics(submitted: 1, dropped: 1), "\(session.statistics)")
+                #expect(session.drops.first?.reason.contains(failure.expected) == true)
+            } catch let caught {
+                #expect(failure.atCreation, "creation failed: \(caught.message)")
+                error = caught
+            }
+            #expect(error?.code == .unavailable)
+            let message = error?.message ?? ""
+            #expect(message.contains(failure.expected), "\(failure.stage): \(message)")
+            if failure.atCreation {
+                #expect(message.hasPrefix("no hardware decoder: vaapi device \(device) cannot be opened"), "\(message)")
+            } else {
+                #expect(
+                    message.hasPrefix("libavcodec could not set up vaapi decoding for this stream"), "\(message)")
+            }
+        }
+        Self.expectNoHardwareDevice()
+    }
+
+    @Test(arguments: injectedFailures)
+    func injectedFailureUnderAutomatic(_ failure: InjectedFailure) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: [failure.stage])
+        let clip = Self.clips[0]
+        let (samples, md5s) = try Self.stream(clip, in: directory)
+        do {
+            let session = try Self.automaticSession(samples[0].formatDescription, device: device)
+            #expect(session.backend == (failure.atCreation ? "software" : "vaapi"))
+            var frames: [DecodedFrame] = []
+            for sample in samples {
+                frames += try session.decode(sample)
+                Self.expectBalanced(session)
+            }
+            frames += try session.finish()
+            #expect(session.backend == "software")
+            let reason = session.fallbackReason ?? ""
+            #expect(reason.contains(failure.expected), "\(failure.stage): \(reason)")
+            if failure.atCreation {
+                #expect(reason.hasPrefix("no hardware decoder: vaapi device \(device) cannot be opened"), "\(reason)")
+            } else {
+                #expect(reason.hasPrefix("libavcodec could not set up vaapi decoding"), "\(reason)")
+                #expect(reason.hasSuffix("; decoding in software"), "\(reason)")
+            }
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == md5s)
+            #expect(session.statistics == DecodeStatistics(submitted: samples.count, decoded: samples.count))
+        }
+        Self.expectNoHardwareDevice()
+    }
+
+    /// Every decoder, picture and device of a fallback is released, the
+    /// decoders built for the replay included. Other suites decode in this
+    /// process at the same time, so the check waits (bounded) for zero.
+    @Test func nothingSurvivesAFallback() async throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["decode:3"])
+        let (samples, md5s) = try Self.stream(Self.clips[0], in: directory)
+        do {
+            let session = try Self.automaticSession(samples[0].formatDescription, device: device)
+            let frames = try decodeAll(session, samples)
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == md5s)
+            #expect(LiveObjects.count(.decodedPicture) > 0)  // the frames hold their AVFrames
+        }
+        Self.expectNoHardwareDevice()
+        let kinds: [LiveObjects.Kind] = [.libavcodecDecoder, .decodedPicture, .decoderHardwareDevice]
+        for _ in 0..<600 {
+            if kinds.allSatisfy({ LiveObjects.count($0) == 0 }) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("live objects left: \(kinds.map { "\($0.rawValue)=\(LiveObjects.count($0))" })")
+    }
+}

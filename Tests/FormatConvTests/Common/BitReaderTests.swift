@@ -1,0 +1,80 @@
+import FormatConv
+import Testing
+
+struct BitReaderTests {
+    /// ue(v) code words from H.264 Table 9-2 and the se(v) mapping of Table 9-3.
+    static let expGolomb: [(bits: String, ue: Int, se: Int)] = [
+        ("1", 0, 0), ("010", 1, 1), ("011", 2, -1), ("00100", 3, 2), ("00101", 4, -2), ("00110", 5, 3),
+        ("00111", 6, -3), ("0001000", 7, 4), ("000010001", 16, -8),
+        ("00000000000000000000000000000001" + "0000000000000000000000000000000", 2_147_483_647, 1_073_741_824),
+    ]
+
+    static func bytes(fromBits bits: String) -> [UInt8] {
+        var writer: [UInt8] = []
+        for (index, character) in bits.enumerated() {
+            if index % 8 == 0 { writer.append(0) }
+            if character == "1" { writer[writer.count - 1] |= 0x80 >> UInt8(index % 8) }
+        }
+        return writer
+    }
+
+    @Test("ue(v) and se(v) decode the spec's code words", arguments: 0..<expGolomb.count)
+    func expGolombCodes(index: Int) throws {
+        let entry = Self.expGolomb[index]
+        var reader = BitReader(rbsp: Self.bytes(fromBits: entry.bits), context: "test")
+        #expect(reader.ue() == entry.ue)
+        #expect(reader.bitPosition == entry.bits.count)
+        var signed = BitReader(rbsp: Self.bytes(fromBits: entry.bits), context: "test")
+        #expect(signed.se() == entry.se)
+        try reader.finish()
+    }
+
+    @Test("fixed-width reads across byte boundaries")
+    func fixedWidth() throws {
+        var reader = BitReader(rbsp: [0b1010_1100, 0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC, 0xDE, 0xF0], context: "test")
+        #expect(reader.u(3) == 0b101)
+        #expect(reader.u(5) == 0b01100)
+        #expect(reader.bits(64) == 0x1234_5678_9ABC_DEF0)
+        #expect(reader.bitsLeft == 0)
+        try reader.finish()
+    }
+
+    @Test("a read past the end is sticky and reported once at the end")
+    func stickyOverrun() {
+        var reader = BitReader(rbsp: [0xFF], context: "H.264 SPS")
+        #expect(reader.u(8) == 0xFF)
+        #expect(reader.u(1) == 0)
+        #expect(reader.overrun)
+        #expect(reader.ue() == 0)
+        #expect(reader.flag() == false)
+        #expect(throws: MediaError.self) { try reader.finish(after: "level_idc") }
+        do {
+            try reader.finish(after: "level_idc")
+        } catch {
+            #expect(error.code == .invalidData)
+            #expect(error.message.contains("H.264 SPS"))
+            #expect(error.message.contains("level_idc"))
+        }
+    }
+
+    @Test("an exp-Golomb code with 32 leading zero bits is an error, not a hang")
+    func tooLongCode() {
+        var reader = BitReader(rbsp: [UInt8](repeating: 0, count: 64), context: "test")
+        _ = reader.ue()
+        #expect(reader.overrun)
+        #expect(reader.bitPosition <= 32)
+    }
+
+    @Test("check names the field, the value and the range")
+    func rangeCheck() {
+        let reader = BitReader(rbsp: [0x00], context: "HEVC PPS")
+        do {
+            try reader.check(70, 0...63, "pps_pic_parameter_set_id")
+            Issue.record("70 is outside 0...63")
+        } catch {
+            #expect(error.code == .invalidData)
+            #expect(error.message.contains("pps_pic_parameter_set_id = 70"))
+            #expect(error.message.contains("0...63"))
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// Streams made at test time with the ffmpeg CLI, and the facts ffprobe and
+/// FFmpeg's MP4 writer report about them — the reference the FormatConv parsers
+/// are held against.
+public enum FFmpegReference {
+    /// What ffprobe `-show_streams -of json` says about the first video stream.
+    public struct ProbedVideo: Sendable {
+        public var codecName: String
+        public var profileName: String
+        public var level: Int
+        public var width: Int
+        public var height: Int
+        public var codedWidth: Int
+        public var codedHeight: Int
+        public var pixelFormat: String
+    }
+
+    /// An encoded clip: its Annex-B elementary stream and the configuration
+    /// record FFmpeg's MP4 muxer wrote for it.
+    public struct Clip: Sendable {
+        public var annexB: [UInt8]
+        public var mp4Record: [UInt8]
+        public var probe: ProbedVideo
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// True when both `ffmpeg` and `ffprobe` are on the PATH.
+    public static var isAvailable: Bool {
+        ["ffmpeg", "ffprobe"].allSatisfy { tool in
+            (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").contains {
+                FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
+            }
+        }
+    }
+
+    /// Encodes `frames` frames of `testsrc2` at `width`×`height` with the given
+    /// encoder arguments (for example `["-c:v", "libx264", "-profile:v", "high"]`)
+    /// into a raw Annex-B stream (`ext` "h264" or "hevc"), remuxes it into MP4
+    /// with `-c copy` (plus `mp4Args`, e.g. `["-tag:v", "hvc1"]`), and returns
+    /// the stream, the MP4's `avcC`/`hvcC` payload and ffprobe's view of it.
+    public static func makeClip(
+        width: Int, height: Int, frames: Int = 3, pixelFormat: String, encoderArgs: [String], ext: String,
+        mp4Args: [String] = []
+    ) throws -> Clip {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "formatconv-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let raw = directory.appendingPathComponent("clip.\(ext)").path
+        let mp4 = directory.appendingPathComponent("clip.mp4").path
+        _ = try run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-loglevel", "error", "-nostdin", "-f", "lavfi", "-i",
+                "testsrc2=size=\(width)x\(height):rate=25", "-frames:v", "\(frames)", "-pix_fmt", pixelFormat,
+            ]
+                + encoderArgs + ["-y", raw])
+        _ = try run(
+            "ffmpeg",
+            ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", raw, "-c", "copy"] + mp4Args + ["-y", mp4])
+        let json = try run(
+            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_streams", "-of", "json", raw])
+        let annexB = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let mp4Bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: mp4)))
+        let boxType = ext == "h264" ? "avcC" : "hvcC"
+        guard let record = box(named: boxType, in: mp4Bytes) else {
+            throw Failure(description: "no \(boxType) box in the MP4 ffmpeg wrote")
+        }
+        return Clip(annexB: annexB, mp4Record: record, probe: try parseProbe(json))
+    }
+
+    /// The payload of the first box of type `name` found by scanning `file` for
+    /// its four-character code (the 32-bit size sits just before it).
+    public static func box(named name: String, in file: [UInt8]) -> [UInt8]? {
+        let code = Array(name.utf8)
+        guard code.count == 4, file.count >= 8 else { return nil }
+        for index in 4..<(file.count - 3) where Array(file[index..<index + 4]) == code {
+            let size = file[(index - 4)..<index].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8, index - 4 + size <= file.count else { continue }
+            return Array(file[(index + 4)..<(index - 4 + size)])
+        }
+        return nil
+    }
+
+    /// The NAL units of an Annex-B stream (start codes and trailing zero bytes
+    /// removed); a plain scanner for tests, independent of FormatConv's own.
+    public static func nalUnits(inAnnexB bytes: [UInt8]) -> [[UInt8]] {
+        var starts: [(codeStart: Int, payload: Int)] = []
+        var index = 0
+        while index + 2 < bytes.count {
+            if bytes[index] == 0 && bytes[index + 1] == 0 && bytes[index + 2] == 1 {
+                starts.append((index, index + 3))
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        var units: [[UInt8]] = []
+        for (position, start) in starts.enumerated() {
+            var end = position + 1 < starts.count ? starts[position + 1].codeStart : bytes.count
+            while end > start.payload && bytes[end - 1] == 0 { end -= 1 }
+            units.append(Array(bytes[start.payload..<end]))
+        }
+        return units
+    }
+
+    private static func parseProbe(_ data: Data) throws -> ProbedVideo {
+        guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let streams = root["streams"] as? [[String: Any]], let stream = streams.first
+        else { throw Failure(description: "ffprobe printed no stream") }
+        func int(_ key: String) -> Int { (stream[key] as? Int) ?? -1 }
+        return ProbedVideo(
+            codecName: stream["codec_name"] as? String ?? "", profileName: stream["profile"] as? String ?? "",
+            level: int("level"), width: int("width"), height: int("height"), codedWidth: int("coded_width"),
+            codedHeight: int("coded_height"), pixelFormat: stream["pix_fmt"] as? String ?? "")
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(
+                description: "\(tool) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
+                    + String(decoding: errorData, as: UTF8.self))
+        }
+        return data
+    }
+}
