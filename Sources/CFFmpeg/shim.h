@@ -39,6 +39,22 @@ static inline int CFFmpeg_SWS_BICUBIC(void) { return SWS_BICUBIC; }
 static inline int CFFmpeg_SWS_POINT(void) { return SWS_POINT; }
 static inline int CFFmpeg_SWS_ACCURATE_RND(void) { return SWS_ACCURATE_RND; }
 static inline int CFFmpeg_SWS_FULL_CHR_H_INT(void) { return SWS_FULL_CHR_H_INT; }
+static inline int CFFmpeg_FF_THREAD_FRAME(void) { return FF_THREAD_FRAME; }
+static inline int CFFmpeg_FF_THREAD_SLICE(void) { return FF_THREAD_SLICE; }
+static inline int CFFmpeg_AV_CODEC_FLAG_OUTPUT_CORRUPT(void) { return AV_CODEC_FLAG_OUTPUT_CORRUPT; }
+static inline int CFFmpeg_AV_EF_CRCCHECK(void) { return AV_EF_CRCCHECK; }
+static inline int CFFmpeg_AV_EF_BITSTREAM(void) { return AV_EF_BITSTREAM; }
+static inline int CFFmpeg_AV_EF_BUFFER(void) { return AV_EF_BUFFER; }
+static inline int CFFmpeg_AV_EF_EXPLODE(void) { return AV_EF_EXPLODE; }
+static inline int CFFmpeg_FF_DECODE_ERROR_INVALID_BITSTREAM(void) { return FF_DECODE_ERROR_INVALID_BITSTREAM; }
+static inline int CFFmpeg_FF_DECODE_ERROR_MISSING_REFERENCE(void) { return FF_DECODE_ERROR_MISSING_REFERENCE; }
+static inline int CFFmpeg_FF_DECODE_ERROR_CONCEALMENT_ACTIVE(void) { return FF_DECODE_ERROR_CONCEALMENT_ACTIVE; }
+static inline int CFFmpeg_FF_DECODE_ERROR_DECODE_SLICES(void) { return FF_DECODE_ERROR_DECODE_SLICES; }
+static inline uint64_t CFFmpeg_AV_PIX_FMT_FLAG_HWACCEL(void) { return AV_PIX_FMT_FLAG_HWACCEL; }
+static inline int CFFmpeg_AVERROR_EXTERNAL(void) { return AVERROR_EXTERNAL; }
+static inline int CFFmpeg_AVERROR_EIO(void) { return AVERROR(EIO); }
+static inline int CFFmpeg_AVERROR_ENODEV(void) { return AVERROR(ENODEV); }
+
 static inline const char *CFFmpeg_strerror(int code, char *buffer, size_t size) {
     return av_make_error_string(buffer, size, code);
 }

@@ -1,0 +1,253 @@
+import FormatConv
+import MediaCore
+import Synchronization
+
+/// A ``DecompressionSession`` for Swift concurrency: `decode` returns as soon
+/// as the sample is queued, and pictures arrive in presentation order through
+/// the ``frames`` sequence.
+///
+/// ```swift
+/// let session = try AsyncDecompressionSession(formatDescription: description)
+/// let consumer = Task {
+///     for try await frame in session.frames { show(frame.pixelBuffer) }
+/// }
+/// for sample in samples { try await session.decode(sample) }
+/// await session.finish()        // the sequence ends after the last picture
+/// try await consumer.value
+/// ```
+///
+/// **Back-pressure.** At most `capacity` samples wait to be decoded and at
+/// most `capacity` pictures wait to be consumed; `decode` suspends while the
+/// input queue is full, and the decoding task suspends while the output queue
+/// is, so a slow consumer slows the producer instead of growing memory.
+///
+/// **Threads.** Decoding runs in one task of its own; the type is `Sendable`
+/// and every method may be called from any task. ``flush()`` discards the
+/// queued samples, the pictures not yet consumed and the decoder's state;
+/// no picture of a sample given before it is delivered after it.
+///
+/// Accounting matches the synchronous session: ``statistics`` adds up, and
+/// ``drops`` includes samples and pictures discarded by ``flush()``.
+public final class AsyncDecompressionSession: Sendable {
+    /// The pictures, in presentation order; ends after ``finish()``.
+    public let frames: Frames
+    /// The decoder in use when the session was created.
+    public let backend: String
+    /// Why hardware was not used, as the session was created.
+    public let fallbackReason: String?
+
+    private let input: BoundedChannel<Command>
+    private let output: BoundedChannel<Event>
+    private let ledger: LedgerBox
+
+    private enum Command: @unchecked Sendable {
+        case sample(CompressedSample, userValue: (any Sendable)?, generation: Int)
+        case flush
+        case finish
+    }
+
+    enum Event: Sendable {
+        case frame(DecodedFrame)
+        case failure(MediaError)
+    }
+
+    private final class LedgerBox: Sendable {
+        let state = Mutex(Ledger())
+        func withLock<R, E: Error>(_ body: (inout Ledger) throws(E) -> R) throws(E) -> R {
+            try state.withLock { (ledger: inout Ledger) throws(E) -> R in try body(&ledger) }
+        }
+    }
+
+    /// What the wrapper knows beyond the inner session's own counters.
+    private struct Ledger {
+        var submitted = 0
+        var finished = false
+        var inner = DecodeStatistics()
+        var innerDrops: [DropReport] = []
+        /// Samples or pictures discarded by ``flush()`` outside the inner session.
+        var discardedQueued: [DropReport] = []
+        var discardedDecoded: [DropReport] = []
+    }
+
+    /// Creates a session; the arguments are those of
+    /// ``DecompressionSession/init(formatDescription:decoder:output:threadCount:)``.
+    ///
+    /// - Parameter capacity: the most samples queued for decoding, and the
+    ///   most pictures waiting to be consumed.
+    public init(
+        formatDescription: FormatDescription, decoder: DecoderChoice = .automatic,
+        output attributes: DecoderOutputAttributes = .init(), threadCount: Int? = nil, capacity: Int = 8
+    ) throws(MediaError) {
+        guard capacity >= 1 else { throw .invalidArgument("capacity \(capacity): must be at least 1") }
+        let session = try DecompressionSession(
+            formatDescription: formatDescription, decoder: decoder, output: attributes, threadCount: threadCount)
+        backend = session.backend
+        fallbackReason = session.fallbackReason
+        let input = BoundedChannel<Command>(capacity: capacity)
+        let output = BoundedChannel<Event>(capacity: capacity)
+        let ledger = LedgerBox()
+        self.input = input
+        self.output = output
+        self.ledger = ledger
+        self.frames = Frames(channel: output)
+        Task.detached {
+            await Self.run(session, input: input, output: output, ledger: ledger)
+        }
+    }
+
+    deinit {
+        // Ends the decoding task (it frees the inner session) once queued work is done.
+        input.finish()
+    }
+
+    /// Queues `sample` for decoding; suspends only while the queue is full.
+    ///
+    /// - Throws: ``MediaError/Code/invalidated`` after ``finish()``.
+    public func decode(_ sample: CompressedSample, userValue: (any Sendable)? = nil) async throws(MediaError) {
+        let generation = try ledger.withLock { ledger throws(MediaError) -> Int in
+            guard !ledger.finished else { throw MediaError(.invalidated, "decode after finish()") }
+            ledger.submitted += 1
+            return input.generation
+        }
+        let queued = await input.send(.sample(sample, userValue: userValue, generation: generation), generation: generation)
+        if !queued {
+            ledger.withLock { $0.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()")) }
+        }
+    }
+
+    /// Discards queued samples, pictures not yet consumed and the decoder's
+    /// state; decoding resumes at the next keyframe.
+    public func flush() async {
+        let queued = input.purge()
+        let decoded = output.purge()
+        ledger.withLock { ledger in
+            for case .sample(let sample, _, _) in queued {
+                ledger.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()"))
+            }
+            for case .frame(let frame) in decoded {
+                ledger.discardedDecoded.append(
+                    DropReport(pts: frame.pts, reason: "decoded but discarded by flush() before delivery"))
+            }
+        }
+        _ = await input.send(.flush)
+    }
+
+    /// Drains the decoder: the remaining pictures are delivered and then
+    /// ``frames`` ends. No sample may follow.
+    public func finish() async {
+        let first = ledger.withLock { ledger -> Bool in
+            defer { ledger.finished = true }
+            return !ledger.finished
+        }
+        if first { _ = await input.send(.finish) }
+    }
+
+    /// Where every sample stands: `submitted == decoded + dropped + pending`,
+    /// where pending includes samples still queued.
+    public var statistics: DecodeStatistics {
+        ledger.withLock { ledger in
+            let dropped = ledger.inner.dropped + ledger.discardedQueued.count + ledger.discardedDecoded.count
+            let decoded = ledger.inner.decoded - ledger.discardedDecoded.count
+            return DecodeStatistics(
+                submitted: ledger.submitted, decoded: decoded, dropped: dropped,
+                pending: ledger.submitted - decoded - dropped)
+        }
+    }
+
+    /// Every dropped sample's pts and reason.
+    public var drops: [DropReport] {
+        ledger.withLock { $0.innerDrops + $0.discardedQueued + $0.discardedDecoded }
+    }
+
+    private static func run(
+        _ session: DecompressionSession, input: BoundedChannel<Command>, output: BoundedChannel<Event>,
+        ledger: LedgerBox
+    ) async {
+        func publish() {
+            let statistics = session.statistics
+            let drops = session.drops
+            ledger.withLock {
+                $0.inner = statistics
+                $0.innerDrops = drops
+            }
+        }
+        func send(_ frames: [DecodedFrame], generation: Int?) async {
+            for frame in frames where !(await output.send(.frame(frame), generation: generation)) {
+                ledger.withLock {
+                    $0.discardedDecoded.append(
+                        DropReport(pts: frame.pts, reason: "decoded but discarded by flush() before delivery"))
+                }
+            }
+        }
+        while let command = await input.receive() {
+            switch command {
+            case .sample(let sample, let userValue, let generation):
+                guard generation == input.generation else {
+                    ledger.withLock {
+                        $0.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()"))
+                    }
+                    continue
+                }
+                do {
+                    let frames = try session.decode(sample, userValue: userValue)
+                    publish()
+                    await send(frames, generation: generation)
+                } catch {
+                    publish()
+                    _ = await output.send(.failure(error))
+                }
+            case .flush:
+                session.flush()
+                publish()
+            case .finish:
+                do {
+                    let frames = try session.finish()
+                    publish()
+                    await send(frames, generation: nil)
+                } catch {
+                    publish()
+                    _ = await output.send(.failure(error))
+                }
+                output.finish()
+                return
+            }
+        }
+        output.finish()
+    }
+
+    /// The pictures of an ``AsyncDecompressionSession``, in presentation order.
+    /// One iterator at a time.
+    public struct Frames: AsyncSequence, Sendable {
+        public typealias Element = DecodedFrame
+        public typealias Failure = MediaError
+
+        let channel: BoundedChannel<Event>
+
+        public func makeAsyncIterator() -> Iterator { Iterator(channel: channel) }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            public typealias Element = DecodedFrame
+            public typealias Failure = MediaError
+
+            let channel: BoundedChannel<Event>
+
+            public mutating func next() async throws(MediaError) -> DecodedFrame? {
+                try await Self.take(from: channel)
+            }
+
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaError)
+                -> DecodedFrame?
+            {
+                try await Self.take(from: channel)
+            }
+
+            private static func take(from channel: BoundedChannel<Event>) async throws(MediaError) -> DecodedFrame? {
+                switch await channel.receive() {
+                case .frame(let frame): return frame
+                case .failure(let error): throw error
+                case nil: return nil
+                }
+            }
+        }
+    }
+}

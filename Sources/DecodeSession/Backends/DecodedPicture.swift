@@ -1,0 +1,83 @@
+import CFFmpeg
+import MediaCore
+import PixelTransfer
+
+/// One decoded picture in system memory: an `AVFrame` this object owns a
+/// reference to (its buffers stay alive while the object does).
+///
+/// Immutable after creation, so it may cross threads; the frame is freed in
+/// `deinit` (`av_frame_free` drops the buffer references).
+final class DecodedPicture: @unchecked Sendable {
+    private let frame: UnsafeMutablePointer<AVFrame>
+
+    /// Takes over the references held by `source`, leaving it blank.
+    init(movingFrom source: UnsafeMutablePointer<AVFrame>) throws(MediaError) {
+        guard let frame = av_frame_alloc() else { throw MediaError(.outOfMemory, "av_frame_alloc failed") }
+        av_frame_move_ref(frame, source)
+        self.frame = frame
+        LiveObjects.increment(.decodedPicture)
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&pointer)
+        LiveObjects.decrement(.decodedPicture)
+    }
+
+    /// The token the session put in the packet's pts (libavcodec carries a
+    /// packet's pts to the picture decoded from it, through reordering).
+    var token: Int64 { frame.pointee.pts }
+    var width: Int { Int(frame.pointee.width) }
+    var height: Int { Int(frame.pointee.height) }
+    var libavFormat: AVPixelFormat { AVPixelFormat(rawValue: frame.pointee.format) }
+
+    /// Why the decoder flagged this picture as damaged, or nil when it did not.
+    var damage: String? {
+        let errors = frame.pointee.decode_error_flags
+        let corrupt = frame.pointee.flags & CFFmpeg_AV_FRAME_FLAG_CORRUPT() != 0
+        guard errors != 0 || corrupt else { return nil }
+        var parts: [String] = []
+        if errors & CFFmpeg_FF_DECODE_ERROR_INVALID_BITSTREAM() != 0 { parts.append("invalid bitstream") }
+        if errors & CFFmpeg_FF_DECODE_ERROR_MISSING_REFERENCE() != 0 { parts.append("missing reference picture") }
+        if errors & CFFmpeg_FF_DECODE_ERROR_CONCEALMENT_ACTIVE() != 0 { parts.append("errors concealed") }
+        if errors & CFFmpeg_FF_DECODE_ERROR_DECODE_SLICES() != 0 { parts.append("slices failed to decode") }
+        if corrupt && parts.isEmpty { parts.append("picture marked corrupt") }
+        return "decoder reported damage in this picture (" + parts.joined(separator: ", ") + ")"
+    }
+
+    /// The picture as a ``PixelBuffer`` of its own layout, without copying:
+    /// the buffer keeps this object (and so the frame's buffers) alive.
+    /// Nil when the layout is not a ``PixelFormat``.
+    func adoptedBuffer() -> PixelBuffer? {
+        guard let format = PixelFormat(libavPixelFormat: libavFormat) else { return nil }
+        var planes: [(base: UnsafeMutableRawPointer, stride: Int)] = []
+        let data = planePointers
+        for plane in 0..<format.planeCount {
+            guard let base = data[plane].base, data[plane].stride > 0 else { return nil }
+            planes.append((UnsafeMutableRawPointer(base), data[plane].stride))
+        }
+        return PixelBuffer(adoptingWidth: width, height: height, format: format, planes: planes) {
+            withExtendedLifetime(self) {}
+        }
+    }
+
+    /// The plane pointers and strides (up to four).
+    var planePointers: [(base: UnsafeMutablePointer<UInt8>?, stride: Int)] {
+        let f = frame.pointee
+        return [
+            (f.data.0, Int(f.linesize.0)), (f.data.1, Int(f.linesize.1)),
+            (f.data.2, Int(f.linesize.2)), (f.data.3, Int(f.linesize.3)),
+        ]
+    }
+
+    /// Converts the picture into `destination` (any layout libswscale reads).
+    func convert(into destination: PixelBuffer, using transfer: PixelTransferSession) throws(MediaError) {
+        let planes = planePointers.prefix { $0.base != nil }.map {
+            (base: UnsafeRawPointer($0.base!), stride: $0.stride)
+        }
+        try withExtendedLifetime(self) { () throws(MediaError) in
+            try transfer.transfer(
+                planes: planes, libavFormat: libavFormat, width: width, height: height, into: destination)
+        }
+    }
+}

@@ -1,0 +1,229 @@
+import CFFmpeg
+import MediaCore
+import Synchronization
+
+/// libavcodec's H.264/HEVC decoder: one `AVCodecContext` plus the packet and
+/// frame it reuses, owned by this object and freed in `deinit`.
+///
+/// In software it decodes with frame threads (`threadCount` 0 lets libavcodec
+/// pick one per core). With a ``HardwareDevice`` it installs a `get_format`
+/// callback that picks the device's hardware pixel format; when libavcodec
+/// cannot set the hardware up it calls `get_format` again without that format,
+/// and the callback then either picks the software format (recording why in
+/// ``softwareFallbackReason``) or, when software is not allowed, refuses so
+/// that the next call fails.
+///
+/// Samples are fed length-prefixed, exactly as they are stored: the
+/// description's avcC/hvcC record is the extradata, so libavcodec reads the
+/// NAL length size from it (ISO/IEC 14496-15 5.3.3.1 / 8.3.3.1).
+final class LibavcodecDecoder {
+    let codec: CodecType
+    let hardware: HardwareDevice?
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    private let downloadFrame: UnsafeMutablePointer<AVFrame>
+    private let negotiation: FormatNegotiation
+
+    /// Opens a decoder.
+    ///
+    /// - Parameters:
+    ///   - record: the avcC (H.264) or hvcC (HEVC) record, given as extradata.
+    ///   - threadCount: frame threads; 0 = automatic. Hardware decoding uses one.
+    ///   - hardware: the device to decode on, or nil for software.
+    ///   - allowSoftwareFallback: whether libavcodec may continue in software
+    ///     when it cannot set the hardware up.
+    init(
+        codec: CodecType, record: [UInt8], threadCount: Int, hardware: HardwareDevice?,
+        allowSoftwareFallback: Bool = true
+    ) throws(MediaError) {
+        let id = codec == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC
+        guard let decoder = avcodec_find_decoder(id) else {
+            throw .unavailable("libavcodec has no \(codec) decoder")
+        }
+        guard var context = Optional(avcodec_alloc_context3(decoder)), let allocated = context else {
+            throw MediaError(.outOfMemory, "avcodec_alloc_context3 failed")
+        }
+        let negotiation = FormatNegotiation(
+            hardwareFormat: hardware?.pixelFormat, deviceName: hardware?.name ?? "",
+            allowSoftware: allowSoftwareFallback)
+        // From here on, a failure frees what was allocated.
+        var packet: UnsafeMutablePointer<AVPacket>? = nil
+        var frame: UnsafeMutablePointer<AVFrame>? = nil
+        var downloadFrame: UnsafeMutablePointer<AVFrame>? = nil
+        func cleanUp() {
+            avcodec_free_context(&context)
+            av_packet_free(&packet)
+            av_frame_free(&frame)
+            av_frame_free(&downloadFrame)
+        }
+        // Extradata must be av_malloc'd with zeroed padding; the context frees it.
+        let padding = Int(CFFmpeg_AV_INPUT_BUFFER_PADDING_SIZE())
+        guard let extradata = av_mallocz(record.count + padding)?.assumingMemoryBound(to: UInt8.self) else {
+            cleanUp()
+            throw MediaError(.outOfMemory, "av_mallocz(\(record.count + padding)) failed")
+        }
+        record.withUnsafeBufferPointer { extradata.update(from: $0.baseAddress!, count: record.count) }
+        allocated.pointee.extradata = extradata
+        allocated.pointee.extradata_size = Int32(record.count)
+        if let hardware {
+            allocated.pointee.thread_count = 1
+            allocated.pointee.hw_device_ctx = av_buffer_ref(hardware.reference)
+            allocated.pointee.opaque = Unmanaged.passUnretained(negotiation).toOpaque()
+            allocated.pointee.get_format = { context, formats in
+                guard let context, let formats, let opaque = context.pointee.opaque else { return AV_PIX_FMT_NONE }
+                let negotiation = Unmanaged<FormatNegotiation>.fromOpaque(opaque).takeUnretainedValue()
+                return negotiation.choose(from: formats)
+            }
+        } else {
+            allocated.pointee.thread_count = Int32(threadCount)
+            allocated.pointee.thread_type = Int32(CFFmpeg_FF_THREAD_FRAME())
+        }
+        let opened = avcodec_open2(allocated, decoder, nil)
+        guard opened >= 0 else {
+            let failure = LibavFailure(code: opened, call: "avcodec_open2")
+            cleanUp()
+            throw .backendFailure("cannot open the \(codec) decoder with this format description: \(failure)")
+        }
+        packet = av_packet_alloc()
+        frame = av_frame_alloc()
+        downloadFrame = av_frame_alloc()
+        guard let packet, let frame, let downloadFrame else {
+            cleanUp()
+            throw MediaError(.outOfMemory, "av_packet_alloc/av_frame_alloc failed")
+        }
+        self.codec = codec
+        self.hardware = hardware
+        self.context = allocated
+        self.packet = packet
+        self.frame = frame
+        self.downloadFrame = downloadFrame
+        self.negotiation = negotiation
+        LiveObjects.increment(.libavcodecDecoder)
+    }
+
+    deinit {
+        var context: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&context)
+        var packet: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&packet)
+        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&frame)
+        var downloadFrame: UnsafeMutablePointer<AVFrame>? = downloadFrame
+        av_frame_free(&downloadFrame)
+        LiveObjects.decrement(.libavcodecDecoder)
+    }
+
+    /// Why libavcodec continued in software on a hardware decoder, if it did.
+    var softwareFallbackReason: String? { negotiation.fallbackReason }
+
+    /// Whether libavcodec refused the hardware and software was not allowed.
+    var hardwareRefused: String? { negotiation.refusal }
+
+    /// The backend's name for reports: "software", "vaapi", "cuda".
+    var name: String {
+        guard let hardware else { return "software" }
+        return negotiation.fallbackReason == nil ? hardware.name : "software"
+    }
+
+    /// Hands one sample to the decoder. `.tryAgain` means frames must be
+    /// received first and the same sample sent again.
+    func send(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(LibavFailure) -> LibavStatus {
+        let created = av_new_packet(packet, Int32(data.count))
+        guard created >= 0 else { throw LibavFailure(code: created, call: "av_new_packet") }
+        defer { av_packet_unref(packet) }
+        data.withUnsafeBufferPointer { source in
+            if let base = source.baseAddress { packet.pointee.data.update(from: base, count: data.count) }
+        }
+        packet.pointee.pts = token
+        packet.pointee.dts = CFFmpeg_AV_NOPTS_VALUE()
+        if isKeyframe { packet.pointee.flags |= CFFmpeg_AV_PKT_FLAG_KEY() }
+        return try LibavStatus(avcodec_send_packet(context, packet), "avcodec_send_packet")
+    }
+
+    /// Tells the decoder that no more samples follow, so it returns the frames it holds.
+    func sendEndOfStream() throws(LibavFailure) {
+        _ = try LibavStatus(avcodec_send_packet(context, nil), "avcodec_send_packet")
+    }
+
+    /// The next decoded picture, or the status saying why there is none.
+    /// Hardware pictures are downloaded to system memory (NV12 or P010).
+    func receive() throws(LibavFailure) -> (LibavStatus, DecodedPicture?) {
+        let status = try LibavStatus(avcodec_receive_frame(context, frame), "avcodec_receive_frame")
+        guard status == .done else { return (status, nil) }
+        defer { av_frame_unref(frame) }
+        var source = frame
+        if let hardware, frame.pointee.format == hardware.pixelFormat.rawValue {
+            defer { av_frame_unref(downloadFrame) }
+            let copied = av_hwframe_transfer_data(downloadFrame, frame, 0)
+            guard copied >= 0 else { throw LibavFailure(code: copied, call: "av_hwframe_transfer_data") }
+            let props = av_frame_copy_props(downloadFrame, frame)
+            guard props >= 0 else { throw LibavFailure(code: props, call: "av_frame_copy_props") }
+            source = downloadFrame
+            do {
+                return (.done, try DecodedPicture(movingFrom: source))
+            } catch {
+                throw LibavFailure(code: CFFmpeg_AVERROR_ENOMEM(), call: "av_frame_alloc")
+            }
+        }
+        do {
+            return (.done, try DecodedPicture(movingFrom: source))
+        } catch {
+            throw LibavFailure(code: CFFmpeg_AVERROR_ENOMEM(), call: "av_frame_alloc")
+        }
+    }
+
+    /// Discards every packet and picture in flight (`avcodec_flush_buffers`);
+    /// the decoder then needs a keyframe and also leaves the drained state.
+    func flush() {
+        avcodec_flush_buffers(context)
+    }
+}
+
+/// The state the `get_format` callback reads and writes. libavcodec may call
+/// it from a decoding thread, hence the lock.
+final class FormatNegotiation: Sendable {
+    let hardwareFormat: AVPixelFormat?
+    let deviceName: String
+    let allowSoftware: Bool
+    private let state = Mutex<(fallback: String?, refusal: String?)>((nil, nil))
+
+    init(hardwareFormat: AVPixelFormat?, deviceName: String, allowSoftware: Bool) {
+        self.hardwareFormat = hardwareFormat
+        self.deviceName = deviceName
+        self.allowSoftware = allowSoftware
+    }
+
+    var fallbackReason: String? { state.withLock { $0.fallback } }
+    var refusal: String? { state.withLock { $0.refusal } }
+
+    /// Picks the hardware format when libavcodec offers it; otherwise the
+    /// first software format (or none, when software is not allowed).
+    func choose(from formats: UnsafePointer<AVPixelFormat>) -> AVPixelFormat {
+        var offered: [AVPixelFormat] = []
+        var index = 0
+        while formats[index] != AV_PIX_FMT_NONE {
+            offered.append(formats[index])
+            index += 1
+        }
+        if let hardwareFormat, offered.contains(hardwareFormat) { return hardwareFormat }
+        let software = offered.first { format in
+            guard let descriptor = av_pix_fmt_desc_get(format) else { return false }
+            return descriptor.pointee.flags & CFFmpeg_AV_PIX_FMT_FLAG_HWACCEL() == 0
+        }
+        let reason =
+            "libavcodec could not set up \(deviceName) decoding for this stream "
+            + "(it offered only \(offered.map { libavName($0) }.joined(separator: ", ")))"
+        guard allowSoftware, let software else {
+            state.withLock { $0.refusal = reason }
+            return AV_PIX_FMT_NONE
+        }
+        state.withLock { $0.fallback = reason + "; decoding in software" }
+        return software
+    }
+
+    private func libavName(_ format: AVPixelFormat) -> String {
+        guard let name = av_get_pix_fmt_name(format) else { return "#\(format.rawValue)" }
+        return String(cString: name)
+    }
+}

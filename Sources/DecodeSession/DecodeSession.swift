@@ -1,1 +1,0 @@
-// DecodeSession: filled in by its issue.

@@ -1,0 +1,558 @@
+import CFFmpeg
+import FormatConv
+import MediaCore
+import PixelTransfer
+
+/// Turns length-prefixed H.264/HEVC samples back into pictures — the role of
+/// VideoToolbox's `VTDecompressionSession`.
+///
+/// ```swift
+/// let session = try DecompressionSession(formatDescription: description)
+/// for sample in samples {
+///     for frame in try session.decode(sample, userValue: sample.pts) { show(frame.pixelBuffer) }
+/// }
+/// for frame in try session.finish() { show(frame.pixelBuffer) }
+/// print(session.statistics)   // submitted 300, decoded 300, dropped 0, pending 0
+/// ```
+///
+/// **Output.** `decode` returns the pictures that became ready, in
+/// presentation order (libavcodec reorders B-frames). Pictures in the
+/// decoder's own layout (I420, I010; NV12 or P010 after a hardware download)
+/// are handed out without copying: the ``PixelBuffer`` keeps the decoder's
+/// frame referenced and releases it when it dies. Another layout or size asked
+/// for in ``DecoderOutputAttributes`` is made with a ``PixelTransferSession``
+/// into pooled buffers.
+///
+/// **Format changes.** A sample whose description differs from the current
+/// one reconfigures the session: when the current decoder can take it
+/// (``canAccept(_:)``, same size, profile and chroma format) the new
+/// parameter sets are passed in-band ahead of the sample; otherwise the old
+/// decoder is drained (its pictures are returned first) and a new one built,
+/// so the first picture after the change has the new size.
+///
+/// **Recovery.** Damaged input never stops the session. A picture libavcodec
+/// flags as damaged, or a decoding error, drops that sample with the reason
+/// and every later picture until the next keyframe, where the decoder is
+/// drained, reset and decoding resumes. A stream that starts without a
+/// keyframe, and decoding after ``flush()`` or ``finish()``, likewise waits
+/// for one. When the decoder itself breaks (a hardware failure, libavcodec
+/// running out of memory) the session builds a software decoder and replays
+/// the samples kept since the last keyframe (at most ``replayLimit``
+/// samples), so no picture is lost. Every sample is accounted for:
+/// ``statistics`` always satisfies `submitted == decoded + dropped + pending`
+/// and ``drops`` lists each dropped sample's pts and reason.
+///
+/// **Threads.** A session is used from one thread at a time; libavcodec's
+/// frame threads are its own. ``AsyncDecompressionSession`` wraps a session
+/// for use from Swift concurrency.
+public final class DecompressionSession {
+    /// The description of the samples decoded last (changes with the stream).
+    public private(set) var formatDescription: FormatDescription
+    /// The decoder the caller chose.
+    public let decoderChoice: DecoderChoice
+    /// The pictures the caller asked for.
+    public let outputAttributes: DecoderOutputAttributes
+    /// libavcodec frame threads for software decoding; 0 = one per core.
+    public let threadCount: Int
+    /// Why hardware is not in use, when ``decoderChoice`` allowed it: no
+    /// device, libavcodec refusing the stream's profile, or a mid-stream failure.
+    public private(set) var fallbackReason: String?
+    /// Each dropped sample's pts and why, in the order they were dropped.
+    public private(set) var drops: [DropReport] = []
+    /// The most samples kept since the last keyframe for replay after a
+    /// decoder failure.
+    public static let replayLimit = 300
+
+    private var decoder: LibavcodecDecoder
+    private var pending: [Int64: PendingSample] = [:]
+    private var nextToken: Int64 = 0
+    private var submitted = 0
+    private var decoded = 0
+    private var resync: Resync?
+    private var replay = ReplayCache()
+    private var replaying = false
+    private var hardwareDisabled = false
+    private var injectParameterSets = false
+    private var transfer: PixelTransferSession?
+
+    /// The sample data the session keeps for a picture not yet out of the decoder.
+    private struct PendingSample {
+        var pts: MediaTime
+        var duration: MediaTime
+        var isKeyframe: Bool
+        var userValue: (any Sendable)?
+    }
+
+    /// Why the session is waiting for a keyframe, and the first sample (in
+    /// decode order) whose picture can no longer be trusted.
+    private struct Resync {
+        var reason: String
+        var damagedFrom: Int64?
+    }
+
+    /// Creates a session for samples of `formatDescription`.
+    ///
+    /// - Parameters:
+    ///   - decoder: where to decode (``DecoderChoice``).
+    ///   - output: the layout and size of output pictures.
+    ///   - threadCount: software frame threads, nil or 0 for one per core.
+    /// - Throws: ``MediaError/Code/unsupported`` for a stream whose pictures
+    ///   have no output layout (4:2:2, 4:4:4, more than 10 bits) unless
+    ///   `output.pixelFormat` asks for a conversion;
+    ///   ``MediaError/Code/unavailable`` when `.hardware` has no usable device;
+    ///   ``MediaError/Code/invalidArgument`` for a bad output size or thread count.
+    public init(
+        formatDescription: FormatDescription, decoder: DecoderChoice = .automatic,
+        output: DecoderOutputAttributes = .init(), threadCount: Int? = nil
+    ) throws(MediaError) {
+        if let width = output.width, !(1...16384).contains(width) {
+            throw .invalidArgument("output width \(width): must be 1...16384")
+        }
+        if let height = output.height, !(1...16384).contains(height) {
+            throw .invalidArgument("output height \(height): must be 1...16384")
+        }
+        let threads = threadCount ?? 0
+        guard (0...64).contains(threads) else {
+            throw .invalidArgument("threadCount \(threads): must be 0 (automatic) ... 64")
+        }
+        try Self.checkOutput(formatDescription, output)
+        self.formatDescription = formatDescription
+        self.decoderChoice = decoder
+        self.outputAttributes = output
+        self.threadCount = threads
+        let (backend, reason) = try Self.makeDecoder(
+            formatDescription, choice: decoder, threadCount: threads, hardwareDisabled: false)
+        self.decoder = backend
+        self.fallbackReason = reason
+        self.resync = Resync(reason: "the stream has not reached a keyframe yet", damagedFrom: nil)
+    }
+
+    /// The decoder in use: "software", "vaapi" or "cuda".
+    public var backend: String { decoder.name }
+
+    /// Where every submitted sample stands.
+    public var statistics: DecodeStatistics {
+        DecodeStatistics(submitted: submitted, decoded: decoded, dropped: drops.count, pending: pending.count)
+    }
+
+    /// Whether samples of `description` can be decoded by the current decoder
+    /// without rebuilding it. (The session rebuilds itself when needed, so
+    /// `false` only means that a rebuild will happen.)
+    public func canAccept(_ description: FormatDescription) -> Bool {
+        guard (try? Self.checkOutput(description, outputAttributes)) != nil else { return false }
+        return formatDescription.canAccept(description)
+    }
+
+    /// Decodes one sample and returns the pictures that became ready, in
+    /// presentation order.
+    ///
+    /// `userValue` comes back with the picture decoded from this sample.
+    /// Damaged data is not an error (see the type's documentation on
+    /// recovery); a sample that cannot be decoded is listed in ``drops``.
+    ///
+    /// - Throws: ``MediaError/Code/unsupported`` when the sample's description
+    ///   has no output layout; ``MediaError/Code/unavailable`` when `.hardware`
+    ///   was chosen and libavcodec cannot decode the stream on the device. The
+    ///   sample is then listed in ``drops`` as well.
+    public func decode(_ sample: CompressedSample, userValue: (any Sendable)? = nil) throws(MediaError)
+        -> [DecodedFrame]
+    {
+        var output: [DecodedFrame] = []
+        submitted += 1
+        let token = nextToken
+        nextToken += 1
+        if sample.formatDescription != formatDescription {
+            do {
+                try reconfigure(to: sample.formatDescription, isKeyframe: sample.isKeyframe, into: &output)
+            } catch {
+                drops.append(DropReport(pts: sample.pts, reason: "format change refused: \(error.message)"))
+                throw error
+            }
+        }
+        if let resync {
+            guard sample.isKeyframe else {
+                drops.append(DropReport(pts: sample.pts, reason: "waiting for a keyframe: \(resync.reason)"))
+                return output
+            }
+            resynchronize(into: &output)
+        }
+        pending[token] = PendingSample(
+            pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue)
+        var data = sample.data
+        if injectParameterSets {
+            data = Self.lengthPrefixed(formatDescription.parameterSets, size: formatDescription.nalUnitHeaderLength)
+                + data
+            injectParameterSets = false
+        }
+        replay.record(token: token, data: data, isKeyframe: sample.isKeyframe)
+        try feed(data, token: token, isKeyframe: sample.isKeyframe, into: &output)
+        return output
+    }
+
+    /// Returns every picture the decoder still holds (VideoToolbox's
+    /// `WaitForAsynchronousFrames`). Samples that produced no picture are
+    /// listed in ``drops``; afterwards ``statistics`` shows nothing pending.
+    /// Decoding may go on after `finish()`, starting at a keyframe.
+    public func finish() throws(MediaError) -> [DecodedFrame] {
+        var output: [DecodedFrame] = []
+        for _ in 0..<3 {
+            do throws(LibavFailure) {
+                try decoder.sendEndOfStream()
+                try receiveAll(into: &output)
+                break
+            } catch {
+                try handleFailure(error, into: &output)
+            }
+        }
+        decoder.flush()
+        dropAllPending("the decoder returned no picture for this sample by the end of the stream")
+        replay = ReplayCache()
+        resync = Resync(reason: "decoding restarts after finish()", damagedFrom: nil)
+        return output
+    }
+
+    /// Discards everything in flight (a seek): no picture of a sample given
+    /// before the flush is returned after it. The discarded samples are listed
+    /// in ``drops``; decoding resumes at the next keyframe.
+    public func flush() {
+        decoder.flush()
+        dropAllPending("discarded by flush()")
+        replay = ReplayCache()
+        resync = Resync(reason: "flush() reset the decoder", damagedFrom: nil)
+    }
+
+    // MARK: - Feeding the decoder
+
+    private func feed(_ data: [UInt8], token: Int64, isKeyframe: Bool, into output: inout [DecodedFrame])
+        throws(MediaError)
+    {
+        do throws(LibavFailure) {
+            var attempts = 0
+            while try decoder.send(data, token: token, isKeyframe: isKeyframe) == .tryAgain {
+                // The decoder is full: take its pictures, then send again.
+                attempts += 1
+                guard attempts < 64 else {
+                    throw LibavFailure(code: CFFmpeg_AVERROR_EAGAIN(), call: "avcodec_send_packet")
+                }
+                try receiveAll(into: &output)
+            }
+            try receiveAll(into: &output)
+        } catch {
+            try handleFailure(error, into: &output)
+        }
+        noteSoftwareFallback()
+    }
+
+    private func receiveAll(into output: inout [DecodedFrame]) throws(LibavFailure) {
+        while true {
+            let (status, picture) = try decoder.receive()
+            guard status == .done, let picture else { return }
+            deliver(picture, into: &output)
+        }
+    }
+
+    private func deliver(_ picture: DecodedPicture, into output: inout [DecodedFrame]) {
+        let token = picture.token
+        // A picture of a sample already delivered or dropped (a replay) is not repeated.
+        guard let info = pending[token] else { return }
+        if let damage = picture.damage {
+            drop(token, reason: damage + "; dropping until the next keyframe")
+            beginResync("damaged picture at pts \(info.pts)", from: token)
+            return
+        }
+        if let resync, let first = resync.damagedFrom, token >= first {
+            drop(token, reason: "decoded after damaged data (\(resync.reason)); dropping until the next keyframe")
+            return
+        }
+        let buffer: PixelBuffer
+        do {
+            buffer = try outputBuffer(for: picture)
+        } catch {
+            drop(token, reason: "the picture cannot be output: \(error.message)")
+            return
+        }
+        pending[token] = nil
+        decoded += 1
+        output.append(
+            DecodedFrame(
+                pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
+                userValue: info.userValue))
+    }
+
+    // MARK: - Recovery
+
+    private func handleFailure(_ failure: LibavFailure, into output: inout [DecodedFrame]) throws(MediaError) {
+        if let refusal = decoder.hardwareRefused {
+            dropAllPending(refusal)
+            throw .unavailable(refusal)
+        }
+        let onHardware = decoder.hardware != nil && decoder.softwareFallbackReason == nil
+        if !replaying && (onHardware || !failure.isInvalidData) {
+            let what = onHardware ? "\(decoder.name) decoding failed mid-stream" : "the decoder failed"
+            rebuildAndReplay(reason: "\(what): \(failure)", disableHardware: onHardware, into: &output)
+            return
+        }
+        // Bad data: drop from the oldest picture still inside the decoder.
+        beginResync(failure.description, from: pending.keys.min() ?? nextToken)
+    }
+
+    /// Builds a software decoder and decodes again the samples kept since the
+    /// last keyframe; pictures already delivered are not repeated.
+    private func rebuildAndReplay(reason: String, disableHardware: Bool, into output: inout [DecodedFrame]) {
+        if disableHardware {
+            hardwareDisabled = true
+            fallbackReason = reason + "; continuing in software"
+        }
+        do {
+            decoder = try LibavcodecDecoder(
+                codec: formatDescription.codec, record: formatDescription.record, threadCount: threadCount,
+                hardware: nil)
+        } catch {
+            dropAllPending("\(reason); no replacement decoder: \(error.message)")
+            resync = Resync(reason: reason, damagedFrom: nil)
+            return
+        }
+        let samples = replay.replayable
+        let firstReplayed = samples.first?.token ?? nextToken
+        for token in pending.keys.sorted() where token < firstReplayed {
+            drop(token, reason: "\(reason); the picture was in flight before the last keyframe and cannot be replayed")
+        }
+        guard !samples.isEmpty else {
+            resync = Resync(reason: reason, damagedFrom: nil)
+            return
+        }
+        replaying = true
+        defer { replaying = false }
+        for sample in samples {
+            // A failure during the replay is handled as bad data, so this cannot recurse.
+            try? feed(sample.data, token: sample.token, isKeyframe: sample.isKeyframe, into: &output)
+        }
+    }
+
+    private func beginResync(_ reason: String, from token: Int64) {
+        if var current = resync {
+            current.damagedFrom = min(current.damagedFrom ?? token, token)
+            resync = current
+        } else {
+            resync = Resync(reason: reason, damagedFrom: token)
+        }
+    }
+
+    /// At a keyframe after damage: takes the good pictures still inside the
+    /// decoder, drops the rest, and resets it.
+    private func resynchronize(into output: inout [DecodedFrame]) {
+        let reason = resync?.reason ?? ""
+        if !pending.isEmpty {
+            do throws(LibavFailure) {
+                try decoder.sendEndOfStream()
+                try receiveAll(into: &output)
+            } catch {
+                // Whatever did not come out is dropped below.
+            }
+        }
+        decoder.flush()
+        dropAllPending("no picture came out of the decoder (\(reason))")
+        resync = nil
+    }
+
+    private func noteSoftwareFallback() {
+        if fallbackReason == nil, let reason = decoder.softwareFallbackReason {
+            fallbackReason = reason
+        }
+    }
+
+    private func drop(_ token: Int64, reason: String) {
+        guard let info = pending.removeValue(forKey: token) else { return }
+        drops.append(DropReport(pts: info.pts, reason: reason))
+    }
+
+    private func dropAllPending(_ reason: String) {
+        for token in pending.keys.sorted() { drop(token, reason: reason) }
+    }
+
+    // MARK: - Format changes
+
+    private func reconfigure(to description: FormatDescription, isKeyframe: Bool, into output: inout [DecodedFrame])
+        throws(MediaError)
+    {
+        try Self.checkOutput(description, outputAttributes)
+        if formatDescription.canAccept(description) {
+            // Same decoder: hand it the new parameter sets in-band.
+            formatDescription = description
+            injectParameterSets = true
+            return
+        }
+        // Drain the old decoder so its pictures (old size) come first.
+        if !pending.isEmpty {
+            do throws(LibavFailure) {
+                try decoder.sendEndOfStream()
+                try receiveAll(into: &output)
+            } catch {
+                // Leftovers are dropped below.
+            }
+        }
+        dropAllPending("the stream format changed before this picture came out of the decoder")
+        let (backend, reason) = try Self.makeDecoder(
+            description, choice: decoderChoice, threadCount: threadCount, hardwareDisabled: hardwareDisabled)
+        decoder = backend
+        if let reason, !hardwareDisabled { fallbackReason = reason }
+        formatDescription = description
+        replay = ReplayCache()
+        if !isKeyframe {
+            resync = Resync(reason: "the stream format changed at a sample that is not a keyframe", damagedFrom: nil)
+        } else if resync != nil {
+            resync = Resync(reason: resync!.reason, damagedFrom: nil)
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func outputBuffer(for picture: DecodedPicture) throws(MediaError) -> PixelBuffer {
+        let native = PixelFormat(libavPixelFormat: picture.libavFormat)
+        guard let format = outputAttributes.pixelFormat ?? native else {
+            throw .unsupported(
+                "the stream decodes to \(libavPixelFormatName(picture.libavFormat)), which is not an output "
+                    + "format; ask for DecoderOutputAttributes(pixelFormat:) to have it converted")
+        }
+        let width = outputAttributes.width ?? picture.width
+        let height = outputAttributes.height ?? picture.height
+        let adopted = native == nil ? nil : picture.adoptedBuffer()
+        if let adopted, format == native, width == picture.width, height == picture.height {
+            return adopted
+        }
+        let transfer = self.transfer ?? PixelTransferSession(poolCapacity: 32)
+        self.transfer = transfer
+        let destination: PixelBuffer
+        do {
+            destination = try transfer.makeBuffer(width: width, height: height, format: format)
+        } catch where error.code == .poolExhausted {
+            // The caller holds many pictures: give this one its own memory.
+            destination = try PixelBuffer(width: width, height: height, format: format)
+        }
+        if let adopted {
+            try transfer.transfer(adopted, into: destination)
+        } else {
+            try picture.convert(into: destination, using: transfer)
+        }
+        return destination
+    }
+
+    /// Checks that pictures of `description` can be output as asked.
+    private static func checkOutput(_ description: FormatDescription, _ output: DecoderOutputAttributes)
+        throws(MediaError)
+    {
+        guard output.pixelFormat == nil else { return }
+        let native =
+            description.chromaFormat == .yuv420 && [8, 10].contains(description.bitDepth)
+            && description.bitDepthChroma == description.bitDepth
+        guard native else {
+            throw .unsupported(
+                "\(description.codec) \(description.chromaFormat) \(description.bitDepth)-bit pictures have no "
+                    + "native output format (4:2:0 8-bit is output as I420, 10-bit as I010); pass "
+                    + "DecoderOutputAttributes(pixelFormat:) (.i420, .nv12, .bgra, .i010, .p010) to convert them")
+        }
+    }
+
+    /// Opens the decoder for `choice`; the second value says why hardware
+    /// is not used when the choice allowed it.
+    private static func makeDecoder(
+        _ description: FormatDescription, choice: DecoderChoice, threadCount: Int, hardwareDisabled: Bool
+    ) throws(MediaError) -> (LibavcodecDecoder, String?) {
+        func software() throws(MediaError) -> LibavcodecDecoder {
+            try LibavcodecDecoder(
+                codec: description.codec, record: description.record, threadCount: threadCount, hardware: nil)
+        }
+        switch choice {
+        case .software:
+            return (try software(), nil)
+        case .automatic:
+            if hardwareDisabled { return (try software(), nil) }
+            var reasons: [String] = []
+            for device in [HardwareChoice.vaapi(path: nil), .cuda(index: nil)] {
+                do {
+                    return (try hardwareDecoder(description, device, allowSoftwareFallback: true), nil)
+                } catch {
+                    reasons.append(error.message)
+                }
+            }
+            return (try software(), "no hardware decoder: " + reasons.joined(separator: "; "))
+        case .hardware(let path):
+            if hardwareDisabled { return (try software(), nil) }
+            let devices: [HardwareChoice]
+            if let path, path.hasPrefix("cuda") {
+                devices = [.cuda(index: path.split(separator: ":").dropFirst().first.map(String.init))]
+            } else if let path {
+                devices = [.vaapi(path: path)]
+            } else {
+                devices = [.vaapi(path: nil), .cuda(index: nil)]
+            }
+            var reasons: [String] = []
+            for device in devices {
+                do {
+                    return (try hardwareDecoder(description, device, allowSoftwareFallback: false), nil)
+                } catch {
+                    reasons.append(error.message)
+                }
+            }
+            throw .unavailable("no hardware decoder: " + reasons.joined(separator: "; "))
+        }
+    }
+
+    private enum HardwareChoice {
+        case vaapi(path: String?)
+        case cuda(index: String?)
+    }
+
+    private static func hardwareDecoder(
+        _ description: FormatDescription, _ choice: HardwareChoice, allowSoftwareFallback: Bool
+    ) throws(MediaError) -> LibavcodecDecoder {
+        let device: HardwareDevice
+        switch choice {
+        case .vaapi(let path): device = try VAAPIDecoder.openDevice(path: path)
+        case .cuda(let index): device = try NVDECDecoder.openDevice(index: index)
+        }
+        return try LibavcodecDecoder(
+            codec: description.codec, record: description.record, threadCount: 1, hardware: device,
+            allowSoftwareFallback: allowSoftwareFallback)
+    }
+
+    /// Parameter sets as length-prefixed NAL units, to pass them in-band.
+    private static func lengthPrefixed(_ units: [[UInt8]], size: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for unit in units {
+            for shift in stride(from: (size - 1) * 8, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: unit.count >> shift))
+            }
+            bytes += unit
+        }
+        return bytes
+    }
+}
+
+/// The samples since the last keyframe, kept to decode them again on a new
+/// decoder. Holds nothing when the stream has not had a keyframe or the
+/// group is longer than ``DecompressionSession/replayLimit`` samples.
+struct ReplayCache {
+    struct Sample {
+        var token: Int64
+        var data: [UInt8]
+        var isKeyframe: Bool
+    }
+
+    private(set) var samples: [Sample] = []
+    private var complete = false
+
+    mutating func record(token: Int64, data: [UInt8], isKeyframe: Bool) {
+        if isKeyframe {
+            samples = [Sample(token: token, data: data, isKeyframe: true)]
+            complete = true
+        } else if complete, samples.count < DecompressionSession.replayLimit {
+            samples.append(Sample(token: token, data: data, isKeyframe: false))
+        } else {
+            samples = []
+            complete = false
+        }
+    }
+
+    var replayable: [Sample] { complete ? samples : [] }
+}

@@ -1,0 +1,650 @@
+import CFFmpeg
+import CVAAPI
+import FormatConv
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The hardware backend: libavcodec's `h264_vaapi` / `hevc_vaapi` encoders on
+/// a VA-API render node.
+///
+/// Creating one takes four steps, each of which can fail with a reason the
+/// session shows (``CompressionSession/fallbackReason`` under `.automatic`,
+/// the thrown error under `.hardware`):
+///
+/// 1. **Device**: the explicit path, else `$CODECS_VAAPI_DEVICE`, else the
+///    first `/dev/dri/renderD128…renderD135` that exists.
+/// 2. **Preflight** straight through libva (``VAAPIPreflight``): open the
+///    node, `vaInitialize`, find the profile with an `EncSlice` entrypoint,
+///    then create and destroy a config, one surface and a context. libavcodec
+///    turns every VA failure into `EIO`; doing these steps ourselves first
+///    names the call and the VA status that failed.
+/// 3. **Parameter sets**: taken from the encoder's extradata when the driver
+///    writes packed headers (`AV_CODEC_FLAG_GLOBAL_HEADER`). Drivers without
+///    packed-header support put their own SPS/PPS in front of each IDR
+///    instead; then a throwaway pipeline with the same settings encodes one
+///    grey picture on its own `VADisplay` and its in-band parameter sets are
+///    kept. Every keyframe of the real stream is checked against them: a
+///    driver that changes them mid-stream is an error, never a silently
+///    mismatched description.
+/// 4. **Pipeline** (``VAAPIPipeline``): hardware device, NV12 frames context,
+///    encoder. Each frame is copied (I420 interleaved to NV12) into one
+///    reusable software frame, uploaded with `av_hwframe_transfer_data`, and
+///    sent; packets come back as Annex-B and are converted by FormatConv.
+///
+/// Rate control: `averageBitRate` → CBR (VBR when `dataRateLimits.maxBitRate`
+/// is higher), `constantQP` → CQP, neither → CQP at libavcodec's default.
+/// VA-API has no CRF; `quality` is refused as unsupported. The bit rate
+/// cannot change mid-stream (libavcodec 5.1 fixes it at open).
+final class VAAPIEncoder: EncoderBackend {
+    let name = "vaapi"
+    let parameterSets: [[UInt8]]
+    /// The render node in use.
+    let devicePath: String
+
+    private let pipeline: VAAPIPipeline
+    private let codec: CodecType
+    private var framesSent = 0
+
+    init(_ configuration: EncoderConfiguration, devicePath requestedPath: String?) throws(MediaError) {
+        let settings = try VAAPIEncoderSettings(configuration)
+        let path = try VAAPIDevicePath.resolve(requestedPath)
+        try VAAPIPreflight.run(devicePath: path, settings: settings)
+        let pipeline = try VAAPIPipeline(devicePath: path, settings: settings)
+        if let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
+            parameterSets = headers
+        } else {
+            parameterSets = try VAAPIPipeline.primeParameterSets(devicePath: path, settings: settings)
+        }
+        self.pipeline = pipeline
+        self.codec = configuration.codec
+        self.devicePath = path
+    }
+
+    func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame] {
+        framesSent += 1
+        try pipeline.send(frame, pts: pts, forceKeyFrame: forceKeyFrame, frameNumber: framesSent)
+        return try receive()
+    }
+
+    func finish() throws(MediaError) -> [EncodedFrame] {
+        try pipeline.sendEndOfStream()
+        return try receive()
+    }
+
+    func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
+        throw .unsupported(
+            "averageBitRate: the VA-API backend cannot change the bit rate while encoding (libavcodec fixes it at open)")
+    }
+
+    private func receive() throws(MediaError) -> [EncodedFrame] {
+        var frames: [EncodedFrame] = []
+        while let packet = try pipeline.receivePacket() {
+            let unit = try AnnexB.lengthPrefixed(from: packet.data, codec: codec)
+            if !unit.parameterSets.isEmpty && unit.parameterSets != parameterSets {
+                throw .backendFailure(
+                    "VA-API encoder: the parameter sets in front of the picture at pts \(packet.pts) differ from the "
+                        + "ones the session was created with")
+            }
+            frames.append(
+                EncodedFrame(
+                    data: unit.data, pts: packet.pts, dts: packet.dts, isKeyframe: packet.isKeyframe,
+                    dependsOnOthers: !packet.isKeyframe))
+        }
+        return frames
+    }
+}
+
+extension EncoderBackends {
+    /// The VA-API backend's factory (see ``hardware``).
+    static func makeVAAPIEncoder(_ configuration: EncoderConfiguration, devicePath: String?) throws(MediaError)
+        -> any EncoderBackend
+    {
+        try VAAPIEncoder(configuration, devicePath: devicePath)
+    }
+}
+
+extension LiveObjects.Kind {
+    /// An `AVHWFramesContext` reference held by the VA-API backend.
+    static let hwFramesContext = LiveObjects.Kind(rawValue: "AVHWFramesContext")
+}
+
+// MARK: - Settings
+
+/// What the encoder is opened with, derived once from the configuration.
+struct VAAPIEncoderSettings: Sendable {
+    enum RateControl: Sendable, Equatable {
+        case constantQP(Int?)  // nil: libavcodec's default QP
+        case constantBitRate(Int)
+        case variableBitRate(average: Int, maximum: Int)
+    }
+
+    var codec: CodecType
+    var width: Int
+    var height: Int
+    var timescale: Int32
+    var frameRate: (numerator: Int, denominator: Int)
+    var keyFrameInterval: Int?
+    var maxBFrames: Int
+    var rateControl: RateControl
+    var bufferSize: Int?
+    /// libavcodec profile number (the bitstream's profile_idc, plus
+    /// FF_PROFILE_H264_CONSTRAINED for constrained baseline).
+    var profile: Int32
+    /// The VA profile the preflight looks for.
+    var vaProfile: VAProfile
+    var profileName: String
+    var level: Int?
+    var coder: String?
+    var slices: Int?
+    var lowLatency: Bool
+
+    var encoderName: String { codec == .h264 ? "h264_vaapi" : "hevc_vaapi" }
+
+    /// libavcodec's profile number, the VA profile and a display name.
+    private static func profile(_ codec: CodecType, _ requested: CompressionProperties.Profile?) throws(MediaError)
+        -> (Int32, VAProfile, String)
+    {
+        switch (codec, requested) {
+        case (.h264, .baseline):
+            return (FF_PROFILE_H264_BASELINE | FF_PROFILE_H264_CONSTRAINED, VAProfileH264ConstrainedBaseline,
+                "H.264 Constrained Baseline")
+        case (.h264, .main): return (FF_PROFILE_H264_MAIN, VAProfileH264Main, "H.264 Main")
+        case (.h264, .high), (.h264, nil): return (FF_PROFILE_H264_HIGH, VAProfileH264High, "H.264 High")
+        case (.hevc, .main), (.hevc, nil): return (FF_PROFILE_HEVC_MAIN, VAProfileHEVCMain, "HEVC Main")
+        case (_, let other?):
+            throw .unsupported("profile \(other.rawValue): the VA-API backend does not encode it for \(codec)")
+        }
+    }
+
+    init(_ configuration: EncoderConfiguration) throws(MediaError) {
+        let properties = configuration.properties
+        guard configuration.bitDepth == 8 else {
+            throw .unsupported(
+                "VA-API backend: \(configuration.bitDepth)-bit input is not supported; it encodes 8-bit 4:2:0 (NV12)")
+        }
+        guard configuration.width % 2 == 0, configuration.height % 2 == 0 else {
+            throw .unsupported(
+                "VA-API backend: \(configuration.width)x\(configuration.height) is odd; NV12 surfaces need even sizes")
+        }
+        if properties.quality != nil {
+            throw .unsupported(
+                "quality: VA-API has no constant-quality (CRF) mode here; use constantQP or averageBitRate")
+        }
+        codec = configuration.codec
+        width = configuration.width
+        height = configuration.height
+        timescale = configuration.timescale
+        frameRate = configuration.frameRate
+        keyFrameInterval = configuration.keyFrameInterval
+        lowLatency = properties.realTime
+        maxBFrames =
+            properties.allowFrameReordering && !properties.realTime ? (properties.maxBFrames ?? 2) : 0
+        if let bitRate = properties.averageBitRate {
+            if let limits = properties.dataRateLimits, limits.maxBitRate > bitRate {
+                rateControl = .variableBitRate(average: bitRate, maximum: limits.maxBitRate)
+            } else {
+                rateControl = .constantBitRate(bitRate)
+            }
+            bufferSize = properties.dataRateLimits?.bufferSize
+        } else {
+            rateControl = .constantQP(properties.constantQP)
+            bufferSize = nil
+        }
+        let levelScale = configuration.codec == .h264 ? 10.0 : 30.0  // level_idc: H.264 A.3 ×10, H.265 A.4 ×30
+        level = properties.level.map { Int(($0 * levelScale).rounded()) }
+        coder = properties.entropyMode?.rawValue
+        slices = properties.slicesPerFrame
+        (profile, vaProfile, profileName) = try Self.profile(configuration.codec, properties.profile)
+    }
+}
+
+// MARK: - Device path
+
+enum VAAPIDevicePath {
+    /// The environment variable naming the default device (also read by
+    /// `codecs probe` and set by `scripts/with-test-vaapi`).
+    static let environmentVariable = "CODECS_VAAPI_DEVICE"
+
+    /// The device to open: `requested`, else `$CODECS_VAAPI_DEVICE`, else the
+    /// first render node that exists.
+    static func resolve(_ requested: String?) throws(MediaError) -> String {
+        if let requested, !requested.isEmpty { return requested }
+        if let fromEnvironment = getenv(environmentVariable), fromEnvironment[0] != 0 {
+            return String(cString: fromEnvironment)
+        }
+        for minor in 128...135 {
+            let path = "/dev/dri/renderD\(minor)"
+            if access(path, F_OK) == 0 { return path }
+        }
+        throw .unavailable(
+            "no VA-API render node (/dev/dri/renderD128…135 absent and \(environmentVariable) not set)")
+    }
+}
+
+// MARK: - Errors
+
+/// The one place libavcodec / libavutil return codes become results or
+/// ``MediaError``s. `EAGAIN` and `AVERROR_EOF` are results, not errors.
+enum FFmpegStatus {
+    enum Outcome {
+        case success
+        case tryAgain
+        case endOfStream
+    }
+
+    /// Classifies `code` from `call`; throws for every failure, with the
+    /// library's text.
+    @discardableResult
+    static func check(_ code: Int32, _ call: String, code errorCode: MediaError.Code = .backendFailure)
+        throws(MediaError) -> Outcome
+    {
+        if code >= 0 { return .success }
+        if code == CFFmpeg_AVERROR_EAGAIN() { return .tryAgain }
+        if code == CFFmpeg_AVERROR_EOF() { return .endOfStream }
+        if code == CFFmpeg_AVERROR_ENOMEM() { throw MediaError(.outOfMemory, "\(call): out of memory") }
+        throw MediaError(errorCode, "\(call) failed: \(message(for: code))")
+    }
+
+    /// libavutil's text for `code` (`av_strerror`).
+    static func message(for code: Int32) -> String {
+        let size = Int(CFFmpeg_AV_ERROR_MAX_STRING_SIZE())
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer in
+            String(cString: CFFmpeg_strerror(code, buffer.baseAddress!, size))
+        }
+    }
+}
+
+/// The one place libva status codes become ``MediaError``s.
+enum VAStatusCheck {
+    static func check(_ status: VAStatus, _ call: String, devicePath: String) throws(MediaError) {
+        guard status != CVAAPI_STATUS_SUCCESS() else { return }
+        throw .unavailable(
+            "\(call) failed on \(devicePath): \(String(cString: vaErrorStr(status))) (VA status \(status))")
+    }
+}
+
+// MARK: - Preflight through libva
+
+/// Runs the first steps of an encode session straight through libva so that a
+/// failure names its call and VA status (libavcodec reports them all as EIO).
+enum VAAPIPreflight {
+    static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) {
+        let display = try VAAPIDisplay(devicePath: devicePath)
+        let entrypoints = try display.entrypoints(for: settings.vaProfile, name: settings.profileName)
+        guard entrypoints.contains(VAEntrypointEncSlice) else {
+            throw .unavailable(
+                "\(display.vendor) on \(devicePath) cannot encode \(settings.profileName) (no EncSlice entrypoint)")
+        }
+        let dpy = display.display
+        var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))
+        var config = VAConfigID(VA_INVALID_ID)
+        try VAStatusCheck.check(
+            vaCreateConfig(dpy, settings.vaProfile, VAEntrypointEncSlice, &attribute, 1, &config),
+            "vaCreateConfig(\(settings.profileName), EncSlice)", devicePath: devicePath)
+        defer { vaDestroyConfig(dpy, config) }
+        var surface = VASurfaceID(VA_INVALID_SURFACE)
+        try VAStatusCheck.check(
+            vaCreateSurfaces(
+                dpy, UInt32(VA_RT_FORMAT_YUV420), UInt32(settings.width), UInt32(settings.height), &surface, 1, nil, 0),
+            "vaCreateSurfaces(\(settings.width)x\(settings.height) YUV420)", devicePath: devicePath)
+        defer { vaDestroySurfaces(dpy, &surface, 1) }
+        var context = VAContextID(VA_INVALID_ID)
+        try VAStatusCheck.check(
+            vaCreateContext(
+                dpy, config, Int32(settings.width), Int32(settings.height), Int32(VA_PROGRESSIVE), &surface, 1,
+                &context),
+            "vaCreateContext", devicePath: devicePath)
+        vaDestroyContext(dpy, context)
+    }
+}
+
+/// An initialized `VADisplay` on a DRM render node, with the node's file
+/// descriptor; `deinit` terminates the display and closes the node.
+final class VAAPIDisplay {
+    let display: VADisplay
+    let vendor: String
+    private let descriptor: Int32
+
+    init(devicePath: String) throws(MediaError) {
+        let descriptor = open(devicePath, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw .unavailable("no VA-API render node: cannot open \(devicePath): \(String(cString: strerror(errno)))")
+        }
+        guard let display = vaGetDisplayDRM(descriptor) else {
+            close(descriptor)
+            throw .unavailable("no VA-API render node: \(devicePath) is not a DRM render node (vaGetDisplayDRM)")
+        }
+        // libva logs driver loading on stderr at its default level; errors still pass.
+        vaSetInfoCallback(display, nil, nil)
+        var major: Int32 = 0
+        var minor: Int32 = 0
+        let status = vaInitialize(display, &major, &minor)
+        guard status == CVAAPI_STATUS_SUCCESS() else {
+            vaTerminate(display)
+            close(descriptor)
+            throw .unavailable(
+                "vaInitialize failed on \(devicePath): \(String(cString: vaErrorStr(status))) (VA status \(status))")
+        }
+        self.display = display
+        self.descriptor = descriptor
+        self.vendor = vaQueryVendorString(display).map { String(cString: $0) } ?? "VA-API driver"
+        LiveObjects.increment(.vaDisplay)
+    }
+
+    deinit {
+        vaTerminate(display)
+        close(descriptor)
+        LiveObjects.decrement(.vaDisplay)
+    }
+
+    /// The entrypoints the driver offers for `profile` (none when it lacks
+    /// the profile).
+    func entrypoints(for profile: VAProfile, name: String) throws(MediaError) -> [VAEntrypoint] {
+        var profiles = [VAProfile](repeating: VAProfileNone, count: Int(max(1, vaMaxNumProfiles(display))))
+        var profileCount: Int32 = 0
+        try VAStatusCheck.check(
+            vaQueryConfigProfiles(display, &profiles, &profileCount), "vaQueryConfigProfiles", devicePath: "")
+        guard profiles.prefix(Int(profileCount)).contains(profile) else { return [] }
+        var entrypoints = [VAEntrypoint](
+            repeating: VAEntrypoint(rawValue: 0), count: Int(max(1, vaMaxNumEntrypoints(display))))
+        var count: Int32 = 0
+        try VAStatusCheck.check(
+            vaQueryConfigEntrypoints(display, profile, &entrypoints, &count), "vaQueryConfigEntrypoints(\(name))",
+            devicePath: "")
+        return Array(entrypoints.prefix(Int(count)))
+    }
+}
+
+// MARK: - libavcodec pipeline
+
+/// One coded picture as libavcodec returned it (Annex-B).
+struct VAAPIPacket {
+    var data: [UInt8]
+    var pts: Int64
+    var dts: Int64
+    var isKeyframe: Bool
+}
+
+/// A reference to an `AVHWDeviceContext` (VA-API) on one render node.
+private final class HardwareDevice {
+    var reference: UnsafeMutablePointer<AVBufferRef>?
+
+    init(devicePath: String) throws(MediaError) {
+        var reference: UnsafeMutablePointer<AVBufferRef>? = nil
+        let status = av_hwdevice_ctx_create(&reference, AV_HWDEVICE_TYPE_VAAPI, devicePath, nil, 0)
+        try FFmpegStatus.check(status, "av_hwdevice_ctx_create(vaapi, \(devicePath))", code: .unavailable)
+        self.reference = reference
+        LiveObjects.increment(.hwDevice)
+    }
+
+    deinit {
+        av_buffer_unref(&reference)
+        LiveObjects.decrement(.hwDevice)
+    }
+}
+
+/// A reference to an NV12 `AVHWFramesContext` of VA surfaces.
+private final class HardwareFrames {
+    var reference: UnsafeMutablePointer<AVBufferRef>?
+
+    init(device: HardwareDevice, width: Int, height: Int) throws(MediaError) {
+        guard let reference = av_hwframe_ctx_alloc(device.reference) else {
+            throw MediaError(.outOfMemory, "av_hwframe_ctx_alloc: out of memory")
+        }
+        self.reference = reference
+        LiveObjects.increment(.hwFramesContext)
+        let frames = UnsafeMutableRawPointer(reference.pointee.data).assumingMemoryBound(to: AVHWFramesContext.self)
+        frames.pointee.format = AV_PIX_FMT_VAAPI
+        frames.pointee.sw_format = AV_PIX_FMT_NV12
+        frames.pointee.width = Int32(width)
+        frames.pointee.height = Int32(height)
+        try FFmpegStatus.check(
+            av_hwframe_ctx_init(reference), "av_hwframe_ctx_init(NV12 \(width)x\(height))", code: .unavailable)
+    }
+
+    deinit {
+        av_buffer_unref(&reference)
+        LiveObjects.decrement(.hwFramesContext)
+    }
+}
+
+private final class FrameHolder {
+    var frame: UnsafeMutablePointer<AVFrame>?
+
+    init() throws(MediaError) {
+        guard let frame = av_frame_alloc() else { throw MediaError(.outOfMemory, "av_frame_alloc: out of memory") }
+        self.frame = frame
+        LiveObjects.increment(.avFrame)
+    }
+
+    deinit {
+        av_frame_free(&frame)
+        LiveObjects.decrement(.avFrame)
+    }
+}
+
+private final class PacketHolder {
+    var packet: UnsafeMutablePointer<AVPacket>?
+
+    init() throws(MediaError) {
+        guard let packet = av_packet_alloc() else { throw MediaError(.outOfMemory, "av_packet_alloc: out of memory") }
+        self.packet = packet
+        LiveObjects.increment(.avPacket)
+    }
+
+    deinit {
+        av_packet_free(&packet)
+        LiveObjects.decrement(.avPacket)
+    }
+}
+
+private final class CodecContextHolder {
+    var context: UnsafeMutablePointer<AVCodecContext>?
+
+    init(_ codec: UnsafePointer<AVCodec>) throws(MediaError) {
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw MediaError(.outOfMemory, "avcodec_alloc_context3: out of memory")
+        }
+        self.context = context
+        LiveObjects.increment(.codecContext)
+    }
+
+    deinit {
+        avcodec_free_context(&context)
+        LiveObjects.decrement(.codecContext)
+    }
+}
+
+/// Hardware device, frames context and encoder for one stream.
+final class VAAPIPipeline {
+    private let device: HardwareDevice
+    private let frames: HardwareFrames
+    private let codecContext: CodecContextHolder
+    private let uploadFrame: FrameHolder
+    private let hardwareFrame: FrameHolder
+    private let packet: PacketHolder
+    private let settings: VAAPIEncoderSettings
+
+    init(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) {
+        guard let codec = avcodec_find_encoder_by_name(settings.encoderName) else {
+            throw .unavailable("libavcodec was built without the \(settings.encoderName) encoder")
+        }
+        self.settings = settings
+        device = try HardwareDevice(devicePath: devicePath)
+        frames = try HardwareFrames(device: device, width: settings.width, height: settings.height)
+        codecContext = try CodecContextHolder(codec)
+        uploadFrame = try FrameHolder()
+        hardwareFrame = try FrameHolder()
+        packet = try PacketHolder()
+
+        let context = codecContext.context!
+        context.pointee.width = Int32(settings.width)
+        context.pointee.height = Int32(settings.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_VAAPI
+        context.pointee.sw_pix_fmt = AV_PIX_FMT_NV12
+        context.pointee.time_base = AVRational(num: 1, den: settings.timescale)
+        context.pointee.framerate = AVRational(
+            num: Int32(settings.frameRate.numerator), den: Int32(settings.frameRate.denominator))
+        context.pointee.hw_frames_ctx = av_buffer_ref(frames.reference)
+        context.pointee.flags |= CFFmpeg_AV_CODEC_FLAG_GLOBAL_HEADER()
+        context.pointee.max_b_frames = Int32(settings.maxBFrames)
+        context.pointee.profile = settings.profile
+        if let interval = settings.keyFrameInterval { context.pointee.gop_size = Int32(interval) }
+        if let level = settings.level { context.pointee.level = Int32(level) }
+        if let slices = settings.slices { context.pointee.slices = Int32(slices) }
+        let options = context.pointee.priv_data
+        switch settings.rateControl {
+        case .constantQP(let qp):
+            av_opt_set(options, "rc_mode", "CQP", 0)
+            if let qp { av_opt_set_int(options, "qp", Int64(qp), 0) }
+        case .constantBitRate(let bitRate):
+            av_opt_set(options, "rc_mode", "CBR", 0)
+            context.pointee.bit_rate = Int64(bitRate)
+            context.pointee.rc_max_rate = Int64(bitRate)
+        case .variableBitRate(let average, let maximum):
+            av_opt_set(options, "rc_mode", "VBR", 0)
+            context.pointee.bit_rate = Int64(average)
+            context.pointee.rc_max_rate = Int64(maximum)
+        }
+        if let bufferSize = settings.bufferSize { context.pointee.rc_buffer_size = Int32(bufferSize) }
+        if let coder = settings.coder, settings.codec == .h264 { av_opt_set(options, "coder", coder, 0) }
+        if settings.lowLatency { av_opt_set_int(options, "async_depth", 1, 0) }
+        try FFmpegStatus.check(avcodec_open2(context, codec, nil), "avcodec_open2(\(settings.encoderName))")
+
+        let upload = uploadFrame.frame!
+        upload.pointee.format = AV_PIX_FMT_NV12.rawValue
+        upload.pointee.width = Int32(settings.width)
+        upload.pointee.height = Int32(settings.height)
+        try FFmpegStatus.check(av_frame_get_buffer(upload, 0), "av_frame_get_buffer(NV12)")
+    }
+
+    /// The SPS/PPS (VPS) the encoder put in its extradata, when the driver
+    /// writes packed headers; `nil` otherwise.
+    func extradataParameterSets() -> [[UInt8]]? {
+        let context = codecContext.context!
+        guard let extradata = context.pointee.extradata, context.pointee.extradata_size > 0 else { return nil }
+        let bytes = Array(UnsafeBufferPointer(start: extradata, count: Int(context.pointee.extradata_size)))
+        return try? AnnexB.lengthPrefixed(from: bytes, codec: settings.codec).parameterSets
+    }
+
+    /// Uploads `frame` to a VA surface and submits it.
+    func send(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool, frameNumber: Int) throws(MediaError) {
+        let upload = uploadFrame.frame!
+        try FFmpegStatus.check(av_frame_make_writable(upload), "av_frame_make_writable")
+        Self.copy(frame, toNV12: upload)
+        let hardware = hardwareFrame.frame!
+        av_frame_unref(hardware)
+        try FFmpegStatus.check(av_hwframe_get_buffer(frames.reference, hardware, 0), "av_hwframe_get_buffer")
+        try FFmpegStatus.check(av_hwframe_transfer_data(hardware, upload, 0), "av_hwframe_transfer_data (upload)")
+        hardware.pointee.pts = pts
+        hardware.pointee.pict_type = forceKeyFrame ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        let status = avcodec_send_frame(codecContext.context, hardware)
+        av_frame_unref(hardware)
+        try FFmpegStatus.check(status, "\(settings.encoderName): encoding frame \(frameNumber) (pts \(pts))")
+    }
+
+    /// Tells the encoder that no more frames follow.
+    func sendEndOfStream() throws(MediaError) {
+        let status = avcodec_send_frame(codecContext.context, nil)
+        if status == CFFmpeg_AVERROR_EOF() { return }  // already drained
+        try FFmpegStatus.check(status, "\(settings.encoderName): draining")
+    }
+
+    /// The next finished packet, copied out of libavcodec's buffer; `nil`
+    /// when the encoder needs more input or has drained.
+    func receivePacket() throws(MediaError) -> VAAPIPacket? {
+        let packet = self.packet.packet!
+        let status = avcodec_receive_packet(codecContext.context, packet)
+        switch try FFmpegStatus.check(status, "\(settings.encoderName): receiving a packet") {
+        case .tryAgain, .endOfStream: return nil
+        case .success: break
+        }
+        defer { av_packet_unref(packet) }
+        let data = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+        let pts = packet.pointee.pts
+        let dts = packet.pointee.dts == CFFmpeg_AV_NOPTS_VALUE() ? pts : packet.pointee.dts
+        let isKeyframe = (packet.pointee.flags & CFFmpeg_AV_PKT_FLAG_KEY()) != 0
+        return VAAPIPacket(data: data, pts: pts, dts: dts, isKeyframe: isKeyframe)
+    }
+
+    /// Encodes one mid-grey picture in a throwaway pipeline (its own
+    /// `VADisplay`) and returns the parameter sets the driver wrote in front
+    /// of it, for drivers that do not offer packed headers.
+    static func primeParameterSets(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError)
+        -> [[UInt8]]
+    {
+        var primingSettings = settings
+        primingSettings.maxBFrames = 0
+        let pipeline = try VAAPIPipeline(devicePath: devicePath, settings: primingSettings)
+        let grey = try PixelBuffer(width: settings.width, height: settings.height, format: .nv12)
+        for plane in 0..<grey.planeCount {
+            grey.withUnsafeMutableBytes(ofPlane: plane) { bytes, _ in
+                _ = bytes.initializeMemory(as: UInt8.self, repeating: 128)
+            }
+        }
+        try pipeline.send(grey, pts: 0, forceKeyFrame: true, frameNumber: 1)
+        try pipeline.sendEndOfStream()
+        var parameterSets: [[UInt8]] = []
+        while let packet = try pipeline.receivePacket() {
+            parameterSets += try AnnexB.lengthPrefixed(from: packet.data, codec: settings.codec).parameterSets
+            if !parameterSets.isEmpty { break }
+        }
+        guard !parameterSets.isEmpty else {
+            throw .backendFailure(
+                "\(settings.encoderName): the driver wrote no parameter sets, neither as extradata nor in front of "
+                    + "the first keyframe")
+        }
+        return parameterSets
+    }
+
+    /// Copies an I420 or NV12 picture into the NV12 frame `frame` (H.264 and
+    /// H.265 4:2:0: Cb and Cr interleaved in the second plane for NV12).
+    private static func copy(_ source: PixelBuffer, toNV12 frame: UnsafeMutablePointer<AVFrame>) {
+        let width = source.width
+        let height = source.height
+        let chromaWidth = (width + 1) / 2
+        let chromaHeight = (height + 1) / 2
+        let lumaStride = Int(frame.pointee.linesize.0)
+        let chromaStride = Int(frame.pointee.linesize.1)
+        guard let luma = frame.pointee.data.0, let chroma = frame.pointee.data.1 else {
+            preconditionFailure("av_frame_get_buffer allocated both NV12 planes")
+        }
+        source.withUnsafeBytes(ofPlane: 0) { bytes, stride in
+            for row in 0..<height {
+                (luma + row * lumaStride).update(
+                    from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * stride, count: width)
+            }
+        }
+        switch source.format {
+        case .nv12:
+            source.withUnsafeBytes(ofPlane: 1) { bytes, stride in
+                for row in 0..<chromaHeight {
+                    (chroma + row * chromaStride).update(
+                        from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * stride,
+                        count: 2 * chromaWidth)
+                }
+            }
+        case .i420:
+            source.withUnsafeBytes(ofPlane: 1) { cb, cbStride in
+                source.withUnsafeBytes(ofPlane: 2) { cr, crStride in
+                    let cbBase = cb.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    let crBase = cr.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    for row in 0..<chromaHeight {
+                        let output = chroma + row * chromaStride
+                        let cbRow = cbBase + row * cbStride
+                        let crRow = crBase + row * crStride
+                        for column in 0..<chromaWidth {
+                            output[2 * column] = cbRow[column]
+                            output[2 * column + 1] = crRow[column]
+                        }
+                    }
+                }
+            }
+        default:
+            preconditionFailure("the session passes only I420 and NV12 to the VA-API backend")
+        }
+    }
+}

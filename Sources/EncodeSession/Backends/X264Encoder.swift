@@ -1,0 +1,296 @@
+import CX264
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The H.264 software backend: one `x264_t` driven through x264's own API.
+///
+/// x264 is opened with `b_annexb = 0` and `b_repeat_headers = 0`, so every
+/// NAL unit it returns already carries a 4-byte big-endian size (the
+/// ISO/IEC 14496-15 5.3.2 sample layout) and parameter sets come only from
+/// `x264_encoder_headers`. Timestamps are passed through in the session
+/// timebase (`i_timebase_num/den`). The NAL payloads x264 returns live in
+/// its own buffer until the next `x264_encoder_encode`; they are copied once
+/// into the returned frame before this class calls x264 again.
+final class X264Encoder: EncoderBackend {
+    let name = "x264"
+    private(set) var parameterSets: [[UInt8]] = []
+
+    private let handle: OpaquePointer
+    private var parameters: x264_param_t
+    private let log: X264Log
+    private let width: Int
+    private let height: Int
+
+    init(_ configuration: EncoderConfiguration) throws(MediaError) {
+        let properties = configuration.properties
+        guard configuration.bitDepth == 8 else {
+            throw .unsupported(
+                "x264 backend: \(configuration.bitDepth)-bit input is not supported; use 8-bit I420/NV12")
+        }
+        let log = X264Log()
+        var param = x264_param_t()
+        let tune: String? = properties.realTime ? "zerolatency" : nil
+        let preset = properties.preset ?? "medium"
+        let presetStatus = tune.withOptionalCString { tunePointer in
+            x264_param_default_preset(&param, preset, tunePointer)
+        }
+        guard presetStatus == 0 else {
+            throw .invalidArgument("preset \"\(preset)\": x264 does not know it")
+        }
+        CX264_param_log_to_buffer(&param, log.buffer)
+        param.i_log_level = CX264_LOG_ERROR()
+
+        param.i_width = Int32(configuration.width)
+        param.i_height = Int32(configuration.height)
+        param.i_csp = CX264_CSP_I420()
+        param.i_bitdepth = 8
+        param.b_annexb = 0
+        param.b_repeat_headers = 0
+        param.b_aud = 0
+        param.i_timebase_num = 1
+        param.i_timebase_den = UInt32(configuration.timescale)
+        param.i_fps_num = UInt32(configuration.frameRate.numerator)
+        param.i_fps_den = UInt32(configuration.frameRate.denominator)
+        param.b_vfr_input = 1
+        if let threads = properties.threadCount { param.i_threads = Int32(threads) }
+        if let slices = properties.slicesPerFrame { param.i_slice_count = Int32(slices) }
+
+        // Group of pictures. An explicit interval is exact: scene-cut
+        // detection would add keyframes in between.
+        if let interval = configuration.keyFrameInterval {
+            param.i_keyint_max = Int32(interval)
+            param.i_scenecut_threshold = 0
+        }
+        if !properties.allowFrameReordering || properties.realTime {
+            param.i_bframe = 0
+        } else if let bFrames = properties.maxBFrames {
+            param.i_bframe = Int32(bFrames)
+        }
+        if let entropy = properties.entropyMode { param.b_cabac = entropy == .cabac ? 1 : 0 }
+
+        // Rate control (x264 `--bitrate`, `--crf`, `--qp`, `--vbv-*` take kbit/s and kbit).
+        if let bitRate = properties.averageBitRate {
+            param.rc.i_rc_method = CX264_RC_ABR()
+            param.rc.i_bitrate = Int32(max(1, bitRate / 1000))
+        } else if let qp = properties.constantQP {
+            param.rc.i_rc_method = CX264_RC_CQP()
+            param.rc.i_qp_constant = Int32(qp)
+        } else if let crf = properties.quality {
+            param.rc.i_rc_method = CX264_RC_CRF()
+            param.rc.f_rf_constant = Float(crf)
+        }
+        if let limits = properties.dataRateLimits {
+            param.rc.i_vbv_max_bitrate = Int32(max(1, limits.maxBitRate / 1000))
+            param.rc.i_vbv_buffer_size = Int32(max(1, limits.bufferSize / 1000))
+        }
+        if let level = properties.level { param.i_level_idc = Int32((level * 10).rounded()) }
+
+        // VUI (H.264 E.1.1).
+        if let primaries = properties.colorPrimaries { param.vui.i_colorprim = Int32(primaries.rawValue) }
+        if let transfer = properties.transferFunction { param.vui.i_transfer = Int32(transfer.rawValue) }
+        if let matrix = properties.yCbCrMatrix { param.vui.i_colmatrix = Int32(matrix.rawValue) }
+        if let fullRange = properties.fullRange { param.vui.b_fullrange = fullRange ? 1 : 0 }
+        if let sar = properties.sampleAspectRatio {
+            param.vui.i_sar_width = Int32(sar.horizontal)
+            param.vui.i_sar_height = Int32(sar.vertical)
+        }
+
+        if let profile = properties.profile {
+            let status = x264_param_apply_profile(&param, profile.rawValue)
+            guard status == 0 else {
+                throw X264Status.error(
+                    "profile \(profile.rawValue) cannot hold these settings", log: log, code: .invalidArgument)
+            }
+        }
+
+        guard let handle = CX264_encoder_open(&param) else {
+            throw X264Status.error("x264_encoder_open failed", log: log, code: .invalidArgument)
+        }
+        self.handle = handle
+        self.parameters = param
+        self.log = log
+        self.width = configuration.width
+        self.height = configuration.height
+        LiveObjects.increment(.x264Encoder)
+
+        // From here on deinit closes the encoder if a later step throws.
+        var nals: UnsafeMutablePointer<x264_nal_t>? = nil
+        var count: Int32 = 0
+        let size = x264_encoder_headers(handle, &nals, &count)
+        try X264Status.check(size, "x264_encoder_headers", log: log)
+        var sets: [[UInt8]] = []
+        for index in 0..<Int(count) {
+            let nal = nals![index]
+            // H.264 7.4.1: nal_unit_type 7 = SPS, 8 = PPS. x264 also returns its
+            // version SEI here, which stays in the first picture instead.
+            guard nal.i_type == 7 || nal.i_type == 8 else { continue }
+            sets.append(Self.payloadWithoutPrefix(nal))
+        }
+        parameterSets = sets
+    }
+
+    deinit {
+        x264_encoder_close(handle)
+        LiveObjects.decrement(.x264Encoder)
+    }
+
+    func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame] {
+        precondition(frame.width == width && frame.height == height, "the session checks the frame size")
+        var picture = x264_picture_t()
+        x264_picture_init(&picture)
+        picture.i_pts = pts
+        picture.i_type = forceKeyFrame ? CX264_TYPE_IDR() : CX264_TYPE_AUTO()
+        let output: EncodedFrame? =
+            try withPlanePointers(of: frame) { planes, strides throws(MediaError) -> EncodedFrame? in
+                switch frame.format {
+                case .i420: picture.img.i_csp = CX264_CSP_I420()
+                case .nv12: picture.img.i_csp = CX264_CSP_NV12()
+                default: preconditionFailure("the session passes only I420 and NV12 to x264")
+                }
+                picture.img.i_plane = Int32(planes.count)
+                picture.img.plane.0 = planes[0]
+                picture.img.plane.1 = planes[1]
+                picture.img.plane.2 = planes.count > 2 ? planes[2] : nil
+                picture.img.i_stride.0 = Int32(strides[0])
+                picture.img.i_stride.1 = Int32(strides[1])
+                picture.img.i_stride.2 = planes.count > 2 ? Int32(strides[2]) : 0
+                return try encodeOnce(&picture)
+            }
+        return output.map { [$0] } ?? []
+    }
+
+    func finish() throws(MediaError) -> [EncodedFrame] {
+        var frames: [EncodedFrame] = []
+        while x264_encoder_delayed_frames(handle) > 0 {
+            guard let frame = try encodeOnce(nil) else { break }
+            frames.append(frame)
+        }
+        return frames
+    }
+
+    func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
+        guard parameters.rc.i_rc_method == CX264_RC_ABR() else {
+            throw .unsupported(
+                "averageBitRate: x264 can change the bit rate only when the session was created with averageBitRate")
+        }
+        var param = x264_param_t()
+        x264_encoder_parameters(handle, &param)
+        param.rc.i_bitrate = Int32(max(1, bitsPerSecond / 1000))
+        if param.rc.i_vbv_max_bitrate > 0, param.rc.i_vbv_max_bitrate < param.rc.i_bitrate {
+            param.rc.i_vbv_max_bitrate = param.rc.i_bitrate
+        }
+        try X264Status.check(x264_encoder_reconfig(handle, &param), "x264_encoder_reconfig", log: log)
+        parameters = param
+    }
+
+    /// One call to `x264_encoder_encode` (`picture == nil` drains); copies the
+    /// NAL payloads out before returning.
+    private func encodeOnce(_ picture: UnsafeMutablePointer<x264_picture_t>?) throws(MediaError) -> EncodedFrame? {
+        var nals: UnsafeMutablePointer<x264_nal_t>? = nil
+        var count: Int32 = 0
+        var pictureOut = x264_picture_t()
+        let size = x264_encoder_encode(handle, &nals, &count, picture, &pictureOut)
+        try X264Status.check(size, "x264_encoder_encode", log: log)
+        guard size > 0, let nals else { return nil }
+        var total = 0
+        for index in 0..<Int(count) { total += Int(nals[index].i_payload) }
+        let data = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var offset = 0
+            for index in 0..<Int(count) {
+                let nal = nals[index]
+                let length = Int(nal.i_payload)
+                UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[offset..<offset + length])
+                    .copyMemory(from: UnsafeRawBufferPointer(start: nal.p_payload, count: length))
+                offset += length
+            }
+            initialized = total
+        }
+        let type = pictureOut.i_type
+        let intra = type == CX264_TYPE_IDR() || type == CX264_TYPE_I() || type == CX264_TYPE_KEYFRAME()
+        return EncodedFrame(
+            data: data, pts: pictureOut.i_pts, dts: pictureOut.i_dts, isKeyframe: pictureOut.b_keyframe != 0,
+            dependsOnOthers: !intra)
+    }
+
+    private static func payloadWithoutPrefix(_ nal: x264_nal_t) -> [UInt8] {
+        // With b_annexb = 0 the first 4 bytes are the big-endian size.
+        let buffer = UnsafeRawBufferPointer(start: nal.p_payload, count: Int(nal.i_payload))
+        return Array(buffer.dropFirst(4))
+    }
+}
+
+/// Calls `body` with mutable pointers to each plane of `frame` and their
+/// strides; x264 and x265 read but never write them.
+func withPlanePointers<R>(
+    of frame: PixelBuffer,
+    _ body: ([UnsafeMutablePointer<UInt8>], [Int]) throws(MediaError) -> R
+) throws(MediaError) -> R {
+    var planes: [UnsafeMutablePointer<UInt8>] = []
+    var strides: [Int] = []
+    for index in 0..<frame.planeCount {
+        frame.withUnsafeBytes(ofPlane: index) { bytes, stride in
+            planes.append(UnsafeMutableRawPointer(mutating: bytes.baseAddress!).assumingMemoryBound(to: UInt8.self))
+            strides.append(stride)
+        }
+    }
+    // The pointers stay valid while `frame` is alive, which this call guarantees.
+    return try withExtendedLifetime(frame) { () throws(MediaError) -> R in try body(planes, strides) }
+}
+
+/// The last error x264 logged (through `CX264_param_log_to_buffer`), kept
+/// so that a failed call can say why. x264 writes it from its own threads
+/// only when a call is failing; it is read after that call returns.
+final class X264Log {
+    let buffer: UnsafeMutablePointer<CChar>
+
+    init() {
+        let size = Int(CX264_LOG_BUFFER_SIZE)
+        buffer = .allocate(capacity: size)
+        buffer.initialize(repeating: 0, count: size)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Returns the latest message and forgets it.
+    func takeLastError() -> String? {
+        guard buffer[0] != 0 else { return nil }
+        defer { buffer[0] = 0 }
+        return String(cString: buffer).trimmingTrailingNewlines()
+    }
+}
+
+/// The one place x264 return codes become ``MediaError``s.
+enum X264Status {
+    /// Negative returns from x264 calls are failures; the message carries
+    /// the error x264 logged, when it logged one.
+    static func check(_ status: Int32, _ call: String, log: X264Log) throws(MediaError) {
+        guard status < 0 else { return }
+        throw error("\(call) returned \(status)", log: log, code: .backendFailure)
+    }
+
+    static func error(_ what: String, log: X264Log, code: MediaError.Code) -> MediaError {
+        let detail = log.takeLastError()
+        return MediaError(code, "x264: \(what)" + (detail.map { ": \($0)" } ?? ""))
+    }
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var text = Substring(self)
+        while text.last == "\n" || text.last == "\r" { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// Calls `body` with a C string for the value, or with `nil`.
+    func withOptionalCString<R>(_ body: (UnsafePointer<CChar>?) -> R) -> R {
+        switch self {
+        case .some(let text): return text.withCString { body($0) }
+        case .none: return body(nil)
+        }
+    }
+}

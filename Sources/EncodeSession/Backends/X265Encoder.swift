@@ -1,0 +1,306 @@
+import CX265
+import MediaCore
+
+/// The HEVC software backend: one `x265_encoder` driven through the function
+/// table of `x265_api_get(depth)`.
+///
+/// The table for 8 bits encodes Main from `.i420` (or `.nv12`, de-interleaved
+/// into a scratch I420 picture because x265 reads only planar input); the
+/// table for 10 bits, when the installed library carries one, encodes Main 10
+/// from `.i010`. x265 is opened with `bAnnexB = 0` and `bRepeatHeaders = 0`:
+/// its NAL units come behind 4-byte big-endian sizes (ISO/IEC 14496-15 8.3.2)
+/// and the VPS/SPS/PPS come only from `encoder_headers`. The NAL payloads
+/// x265 returns live until the next `encoder_encode` and are copied once
+/// before that. Timestamps pass through in the session timebase.
+final class X265Encoder: EncoderBackend {
+    let name = "x265"
+    private(set) var parameterSets: [[UInt8]] = []
+
+    private let api: UnsafePointer<x265_api>
+    private let param: UnsafeMutablePointer<x265_param>
+    private let pictureIn: UnsafeMutablePointer<x265_picture>
+    private let pictureOut: UnsafeMutablePointer<x265_picture>
+    private let encoder: OpaquePointer
+    private let bitDepth: Int
+    private let width: Int
+    private let height: Int
+    /// Planar copy of NV12 input (x265 takes planar 4:2:0 only).
+    private var planarScratch: PixelBuffer?
+
+    init(_ configuration: EncoderConfiguration) throws(MediaError) {
+        let properties = configuration.properties
+        let depth = configuration.bitDepth
+        guard let api = CX265_api_get(Int32(depth)) else {
+            throw .unavailable(
+                "x265: the installed libx265 has no \(depth)-bit encoder (x265_api_get(\(depth)) failed)")
+        }
+        guard let param = api.pointee.param_alloc() else { throw MediaError(.outOfMemory, "x265: param_alloc failed") }
+        var succeeded = false
+        var pictureIn: UnsafeMutablePointer<x265_picture>? = nil
+        var pictureOut: UnsafeMutablePointer<x265_picture>? = nil
+        defer {
+            if !succeeded {
+                if let pictureIn { api.pointee.picture_free(pictureIn) }
+                if let pictureOut { api.pointee.picture_free(pictureOut) }
+                api.pointee.param_free(param)
+            }
+        }
+
+        let preset = properties.preset ?? "medium"
+        let tune: String? = properties.realTime ? "zerolatency" : nil
+        let presetStatus = tune.withOptionalCString { api.pointee.param_default_preset(param, preset, $0) }
+        guard presetStatus >= 0 else { throw .invalidArgument("preset \"\(preset)\": x265 does not know it") }
+
+        let p = param
+        p.pointee.logLevel = CX265_LOG_ERROR()
+        p.pointee.sourceWidth = Int32(configuration.width)
+        p.pointee.sourceHeight = Int32(configuration.height)
+        p.pointee.internalCsp = CX265_CSP_I420()
+        p.pointee.internalBitDepth = Int32(depth)
+        p.pointee.fpsNum = UInt32(configuration.frameRate.numerator)
+        p.pointee.fpsDenom = UInt32(configuration.frameRate.denominator)
+        p.pointee.bAnnexB = 0
+        p.pointee.bRepeatHeaders = 0
+        p.pointee.bEnableAccessUnitDelimiters = 0
+        if let threads = properties.threadCount {
+            try Self.parse(api, p, "pools", String(threads))
+            p.pointee.frameNumThreads = Int32(min(threads, 16))
+        }
+        if let slices = properties.slicesPerFrame { p.pointee.maxSlices = UInt32(slices) }
+
+        // Group of pictures; an explicit interval is exact (no scene cuts).
+        p.pointee.bOpenGOP = (properties.openGOP ?? false) ? 1 : 0
+        if let interval = configuration.keyFrameInterval {
+            p.pointee.keyframeMax = Int32(interval)
+            p.pointee.keyframeMin = 1
+            p.pointee.scenecutThreshold = 0
+        }
+        if !properties.allowFrameReordering || properties.realTime {
+            p.pointee.bframes = 0
+        } else if let bFrames = properties.maxBFrames {
+            p.pointee.bframes = Int32(bFrames)
+        }
+
+        // Rate control (kbit/s and kbit, as on x265's command line).
+        if let bitRate = properties.averageBitRate {
+            p.pointee.rc.rateControlMode = CX265_RC_ABR()
+            p.pointee.rc.bitrate = Int32(max(1, bitRate / 1000))
+        } else if let qp = properties.constantQP {
+            p.pointee.rc.rateControlMode = CX265_RC_CQP()
+            p.pointee.rc.qp = Int32(qp)
+        } else if let crf = properties.quality {
+            p.pointee.rc.rateControlMode = CX265_RC_CRF()
+            p.pointee.rc.rfConstant = crf
+        }
+        if let limits = properties.dataRateLimits {
+            p.pointee.rc.vbvMaxBitrate = Int32(max(1, limits.maxBitRate / 1000))
+            p.pointee.rc.vbvBufferSize = Int32(max(1, limits.bufferSize / 1000))
+        }
+        if let level = properties.level { p.pointee.levelIdc = Int32((level * 10).rounded()) }
+
+        // VUI (H.265 E.2.1).
+        if let sar = properties.sampleAspectRatio {
+            p.pointee.vui.aspectRatioIdc = 255  // Extended_SAR, H.265 table E.1
+            p.pointee.vui.sarWidth = Int32(sar.horizontal)
+            p.pointee.vui.sarHeight = Int32(sar.vertical)
+        }
+        if properties.fullRange != nil || properties.colorPrimaries != nil || properties.transferFunction != nil
+            || properties.yCbCrMatrix != nil
+        {
+            p.pointee.vui.bEnableVideoSignalTypePresentFlag = 1
+            p.pointee.vui.videoFormat = 5  // unspecified video format, H.265 table E.2
+            p.pointee.vui.bEnableVideoFullRangeFlag = (properties.fullRange ?? false) ? 1 : 0
+        }
+        if properties.colorPrimaries != nil || properties.transferFunction != nil || properties.yCbCrMatrix != nil {
+            p.pointee.vui.bEnableColorDescriptionPresentFlag = 1
+            p.pointee.vui.colorPrimaries = Int32(properties.colorPrimaries?.rawValue ?? 2)
+            p.pointee.vui.transferCharacteristics = Int32(properties.transferFunction?.rawValue ?? 2)
+            p.pointee.vui.matrixCoeffs = Int32(properties.yCbCrMatrix?.rawValue ?? 2)
+        }
+
+        let profile = properties.profile ?? (depth == 10 ? .main10 : .main)
+        guard api.pointee.param_apply_profile(p, profile.rawValue) == 0 else {
+            throw .invalidArgument("profile \(profile.rawValue): x265 cannot apply it with \(depth)-bit input")
+        }
+
+        guard let encoder = api.pointee.encoder_open(p) else {
+            throw .invalidArgument(
+                "x265: encoder_open rejected the settings (\(configuration.width)x\(configuration.height), \(properties))"
+            )
+        }
+        pictureIn = api.pointee.picture_alloc()
+        pictureOut = api.pointee.picture_alloc()
+        guard let pictureIn, let pictureOut else {
+            api.pointee.encoder_close(encoder)
+            throw MediaError(.outOfMemory, "x265: picture_alloc failed")
+        }
+        api.pointee.picture_init(p, pictureIn)
+        api.pointee.picture_init(p, pictureOut)
+        self.api = api
+        self.param = param
+        self.pictureIn = pictureIn
+        self.pictureOut = pictureOut
+        self.encoder = encoder
+        self.bitDepth = depth
+        self.width = configuration.width
+        self.height = configuration.height
+        succeeded = true
+        LiveObjects.increment(.x265Encoder)
+
+        var nals: UnsafeMutablePointer<x265_nal>? = nil
+        var count: UInt32 = 0
+        try X265Status.check(api.pointee.encoder_headers(encoder, &nals, &count), "encoder_headers")
+        var sets: [[UInt8]] = []
+        for index in 0..<Int(count) {
+            let nal = nals![index]
+            // H.265 7.4.2.2: 32 = VPS, 33 = SPS, 34 = PPS.
+            guard (32...34).contains(nal.type) else { continue }
+            let bytes = UnsafeRawBufferPointer(start: nal.payload, count: Int(nal.sizeBytes))
+            sets.append(Array(bytes.dropFirst(4)))
+        }
+        parameterSets = sets
+    }
+
+    deinit {
+        api.pointee.encoder_close(encoder)
+        api.pointee.picture_free(pictureIn)
+        api.pointee.picture_free(pictureOut)
+        api.pointee.param_free(param)
+        LiveObjects.decrement(.x265Encoder)
+    }
+
+    func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame] {
+        precondition(frame.width == width && frame.height == height, "the session checks the frame size")
+        var source = frame
+        if frame.format == .nv12 {
+            source = try planarCopy(of: frame)
+        }
+        precondition(source.format.bitDepth == bitDepth && source.planeCount == 3, "the session checks the format")
+        let picture = pictureIn
+        picture.pointee.pts = pts
+        picture.pointee.sliceType = forceKeyFrame ? CX265_TYPE_IDR() : CX265_TYPE_AUTO()
+        picture.pointee.bitDepth = Int32(bitDepth)
+        picture.pointee.colorSpace = CX265_CSP_I420()
+        return try withPlanePointers(of: source) { planes, strides throws(MediaError) -> [EncodedFrame] in
+            picture.pointee.planes.0 = UnsafeMutableRawPointer(planes[0])
+            picture.pointee.planes.1 = UnsafeMutableRawPointer(planes[1])
+            picture.pointee.planes.2 = UnsafeMutableRawPointer(planes[2])
+            picture.pointee.stride.0 = Int32(strides[0])
+            picture.pointee.stride.1 = Int32(strides[1])
+            picture.pointee.stride.2 = Int32(strides[2])
+            return try encodeOnce(picture).map { [$0] } ?? []
+        }
+    }
+
+    func finish() throws(MediaError) -> [EncodedFrame] {
+        var frames: [EncodedFrame] = []
+        while let frame = try encodeOnce(nil) { frames.append(frame) }
+        return frames
+    }
+
+    func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
+        guard param.pointee.rc.rateControlMode == CX265_RC_ABR() else {
+            throw .unsupported(
+                "averageBitRate: x265 can change the bit rate only when the session was created with averageBitRate")
+        }
+        // x265 3.x applies a new rate through encoder_reconfig only with VBV on
+        // (Encoder::reconfigureParam copies rc.bitrate under vbv settings).
+        guard param.pointee.rc.vbvMaxBitrate > 0, param.pointee.rc.vbvBufferSize > 0 else {
+            throw .unsupported(
+                "averageBitRate: x265 changes the bit rate while encoding only with dataRateLimits set at creation")
+        }
+        let kbps = Int32(max(1, bitsPerSecond / 1000))
+        param.pointee.rc.bitrate = kbps
+        if param.pointee.rc.vbvMaxBitrate < kbps { param.pointee.rc.vbvMaxBitrate = kbps }
+        try X265Status.check(api.pointee.encoder_reconfig(encoder, param), "encoder_reconfig")
+    }
+
+    /// One call to `encoder_encode` (`picture == nil` drains); copies the
+    /// NAL payloads out before returning.
+    private func encodeOnce(_ picture: UnsafeMutablePointer<x265_picture>?) throws(MediaError) -> EncodedFrame? {
+        var nals: UnsafeMutablePointer<x265_nal>? = nil
+        var count: UInt32 = 0
+        let status = api.pointee.encoder_encode(encoder, &nals, &count, picture, pictureOut)
+        try X265Status.check(status, "encoder_encode")
+        guard status > 0, count > 0, let nals else { return nil }
+        var total = 0
+        var irap = false
+        for index in 0..<Int(count) {
+            total += Int(nals[index].sizeBytes)
+            // H.265 7.4.2.2: BLA_W_LP (16) … RSV_IRAP_VCL23 (23) are IRAP pictures.
+            if (16...23).contains(nals[index].type) { irap = true }
+        }
+        let data = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var offset = 0
+            for index in 0..<Int(count) {
+                let length = Int(nals[index].sizeBytes)
+                UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[offset..<offset + length])
+                    .copyMemory(from: UnsafeRawBufferPointer(start: nals[index].payload, count: length))
+                offset += length
+            }
+            initialized = total
+        }
+        let type = pictureOut.pointee.sliceType
+        let intra = irap || type == CX265_TYPE_IDR() || type == CX265_TYPE_I()
+        return EncodedFrame(
+            data: data, pts: pictureOut.pointee.pts, dts: pictureOut.pointee.dts, isKeyframe: irap,
+            dependsOnOthers: !intra)
+    }
+
+    private func planarCopy(of frame: PixelBuffer) throws(MediaError) -> PixelBuffer {
+        let scratch: PixelBuffer
+        if let existing = planarScratch {
+            scratch = existing
+        } else {
+            scratch = try PixelBuffer(width: frame.width, height: frame.height, format: .i420)
+            planarScratch = scratch
+        }
+        deinterleaveNV12(frame, into: scratch)
+        return scratch
+    }
+
+    private static func parse(
+        _ api: UnsafePointer<x265_api>, _ param: UnsafeMutablePointer<x265_param>, _ name: String, _ value: String
+    ) throws(MediaError) {
+        guard api.pointee.param_parse(param, name, value) == 0 else {
+            throw .invalidArgument("x265: option \(name)=\(value) rejected")
+        }
+    }
+}
+
+/// Copies an NV12 picture into an I420 one of the same size.
+func deinterleaveNV12(_ source: PixelBuffer, into destination: PixelBuffer) {
+    precondition(source.format == .nv12 && destination.format == .i420)
+    let luma = source.geometry(ofPlane: 0)
+    source.withUnsafeBytes(ofPlane: 0) { src, srcStride in
+        destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dstStride in
+            for row in 0..<luma.height {
+                UnsafeMutableRawBufferPointer(rebasing: dst[row * dstStride..<row * dstStride + luma.rowBytes])
+                    .copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: src[row * srcStride..<row * srcStride + luma.rowBytes]))
+            }
+        }
+    }
+    let chroma = destination.geometry(ofPlane: 1)
+    source.withUnsafeBytes(ofPlane: 1) { uv, uvStride in
+        destination.withUnsafeMutableBytes(ofPlane: 1) { u, uStride in
+            destination.withUnsafeMutableBytes(ofPlane: 2) { v, vStride in
+                for row in 0..<chroma.height {
+                    for column in 0..<chroma.width {
+                        u[row * uStride + column] = uv[row * uvStride + 2 * column]
+                        v[row * vStride + column] = uv[row * uvStride + 2 * column + 1]
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The one place x265 return codes become ``MediaError``s. x265 returns a
+/// negative number on failure and logs its reason at `X265_LOG_ERROR`.
+enum X265Status {
+    static func check(_ status: Int32, _ call: String) throws(MediaError) {
+        guard status < 0 else { return }
+        throw .backendFailure("x265: \(call) returned \(status)")
+    }
+}

@@ -1,0 +1,263 @@
+import MediaCore
+
+/// How a ``CompressionSession`` encodes: the VideoToolbox compression
+/// properties in Swift terms.
+///
+/// Every property is optional or has a neutral default, and `nil` means "the
+/// encoder's own default". Rate control is one of three modes, chosen by
+/// which property is set: ``averageBitRate`` (ABR, optionally capped by
+/// ``dataRateLimits``), ``quality`` (constant rate factor) or ``constantQP``;
+/// none set gives the encoder's default constant-quality mode (CRF 23 for
+/// x264, 28 for x265).
+///
+/// ```swift
+/// var properties = CompressionProperties()
+/// properties.averageBitRate = 2_000_000
+/// properties.maxKeyFrameInterval = 60
+/// properties.allowFrameReordering = false
+/// ```
+///
+/// The session checks each value when it is created and throws
+/// ``MediaError/Code/invalidArgument`` naming the property and its allowed
+/// range (``validate(for:)``).
+public struct CompressionProperties: Sendable, Hashable {
+    /// Target average bit rate in bits per second (VideoToolbox's
+    /// `AverageBitRate`); 1 000 … 1 000 000 000.
+    public var averageBitRate: Int?
+    /// A cap on the bit rate: the VBV/HRD maximum rate and buffer size
+    /// (H.264 Annex C, H.265 Annex C).
+    public var dataRateLimits: DataRateLimits?
+    /// Constant rate factor, 0 … 51 (lower is better); x264/x265 `--crf`.
+    public var quality: Double?
+    /// Constant quantizer for every picture, 0 … 51; x264/x265 `--qp`.
+    public var constantQP: Int?
+    /// The profile to write; `nil` picks the highest the settings need.
+    public var profile: Profile?
+    /// The level as written in the spec (3.1, 4, 5.1); `nil` lets the
+    /// encoder derive it from size, rate and buffer.
+    public var level: Double?
+    /// The most frames from one keyframe to the next (1 … 100 000).
+    public var maxKeyFrameInterval: Int?
+    /// The most seconds from one keyframe to the next; combined with
+    /// ``maxKeyFrameInterval`` the shorter one wins.
+    public var maxKeyFrameIntervalDuration: Double?
+    /// Whether pictures may be coded out of presentation order (B-frames).
+    public var allowFrameReordering: Bool = true
+    /// The most consecutive B-frames (0 … 16) when reordering is allowed.
+    public var maxBFrames: Int?
+    /// Low-latency mode: no look-ahead, no B-frames, output for every input
+    /// (x264/x265 `zerolatency` tune).
+    public var realTime: Bool = false
+    /// The frame rate the caller expects (0.001 … 1000), used for rate
+    /// control and written to the VUI timing; 30 when unset.
+    public var expectedFrameRate: Double?
+    /// The speed preset: `ultrafast` … `placebo` (x264/x265 names).
+    public var preset: String?
+    /// Encoder threads, 1 … 128; `nil` lets the library choose.
+    public var threadCount: Int?
+    /// H.264 entropy coder; `nil` follows the profile (CABAC above Baseline).
+    public var entropyMode: EntropyMode?
+    /// HEVC: whether a GOP may start with a CRA picture whose leading
+    /// pictures refer across it (open GOP). `nil` keeps the encoder default.
+    public var openGOP: Bool?
+    /// Slices per picture, 1 … 64.
+    public var slicesPerFrame: Int?
+    /// Colour primaries written to the VUI (H.264 E.2.1, H.265 E.3.1; code
+    /// points of ITU-T H.273).
+    public var colorPrimaries: ColorPrimaries?
+    /// Transfer characteristics written to the VUI.
+    public var transferFunction: TransferFunction?
+    /// Matrix coefficients written to the VUI.
+    public var yCbCrMatrix: YCbCrMatrix?
+    /// `video_full_range_flag` in the VUI: `true` for full range (0–255),
+    /// `false` for video range (16–235).
+    public var fullRange: Bool?
+    /// Sample (pixel) aspect ratio written to the VUI, each term 1 … 65 535.
+    public var sampleAspectRatio: SampleAspectRatio?
+
+    /// Encoder defaults throughout.
+    public init() {}
+
+    /// The VBV maximum rate and buffer size.
+    public struct DataRateLimits: Sendable, Hashable {
+        /// Bits per second, 1 000 … 1 000 000 000.
+        public var maxBitRate: Int
+        /// Buffer size in bits, 1 000 … 1 000 000 000.
+        public var bufferSize: Int
+        public init(maxBitRate: Int, bufferSize: Int) {
+            self.maxBitRate = maxBitRate
+            self.bufferSize = bufferSize
+        }
+    }
+
+    /// Profiles the software encoders produce.
+    public enum Profile: String, Sendable, Hashable, CaseIterable {
+        /// H.264 Constrained Baseline (profile_idc 66).
+        case baseline
+        /// H.264 Main (77) or HEVC Main (1).
+        case main
+        /// H.264 High (100).
+        case high
+        /// HEVC Main 10 (2); needs `.i010` input.
+        case main10
+    }
+
+    /// The H.264 entropy coder (H.264 7.4.2.2 `entropy_coding_mode_flag`).
+    public enum EntropyMode: String, Sendable, Hashable, CaseIterable {
+        case cavlc
+        case cabac
+    }
+
+    /// Colour primaries (ITU-T H.273 table 2).
+    public enum ColorPrimaries: Int, Sendable, Hashable, CaseIterable {
+        case bt709 = 1
+        case unspecified = 2
+        case bt470bg = 5
+        case smpte170m = 6
+        case bt2020 = 9
+        case p3d65 = 12
+    }
+
+    /// Transfer characteristics (ITU-T H.273 table 3).
+    public enum TransferFunction: Int, Sendable, Hashable, CaseIterable {
+        case bt709 = 1
+        case unspecified = 2
+        case smpte170m = 6
+        case linear = 8
+        case srgb = 13
+        case bt2020TenBit = 14
+        case pq = 16
+        case hlg = 18
+    }
+
+    /// Matrix coefficients (ITU-T H.273 table 4).
+    public enum YCbCrMatrix: Int, Sendable, Hashable, CaseIterable {
+        case identity = 0
+        case bt709 = 1
+        case unspecified = 2
+        case bt470bg = 5
+        case smpte170m = 6
+        case bt2020NonConstant = 9
+    }
+
+    /// A sample aspect ratio `horizontal:vertical`.
+    public struct SampleAspectRatio: Sendable, Hashable {
+        public var horizontal: Int
+        public var vertical: Int
+        public init(horizontal: Int, vertical: Int) {
+            self.horizontal = horizontal
+            self.vertical = vertical
+        }
+    }
+
+    /// The speed presets x264 and x265 both know, fastest first.
+    public static let presets = [
+        "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
+    ]
+
+    /// H.264 levels (H.264 table A-1), as written in the spec.
+    public static let h264Levels: [Double] = [
+        1, 1.1, 1.2, 1.3, 2, 2.1, 2.2, 3, 3.1, 3.2, 4, 4.1, 4.2, 5, 5.1, 5.2, 6, 6.1, 6.2,
+    ]
+    /// HEVC levels (H.265 table A.8).
+    public static let hevcLevels: [Double] = [1, 2, 2.1, 3, 3.1, 4, 4.1, 5, 5.1, 5.2, 6, 6.1, 6.2]
+
+    /// Checks every property against its allowed range for `codec`.
+    ///
+    /// - Throws: ``MediaError/Code/invalidArgument`` whose message names the
+    ///   first property out of range and the range it must lie in.
+    public func validate(for codec: CodecType) throws(MediaError) {
+        func check(_ name: String, _ value: Int?, _ range: ClosedRange<Int>) throws(MediaError) {
+            guard let value else { return }
+            guard range.contains(value) else {
+                throw .invalidArgument("\(name) \(value): must be from \(range.lowerBound) to \(range.upperBound)")
+            }
+        }
+        func check(_ name: String, _ value: Double?, _ range: ClosedRange<Double>) throws(MediaError) {
+            guard let value else { return }
+            guard value.isFinite, range.contains(value) else {
+                throw .invalidArgument("\(name) \(value): must be from \(range.lowerBound) to \(range.upperBound)")
+            }
+        }
+        try check("averageBitRate", averageBitRate, 1_000...1_000_000_000)
+        if let limits = dataRateLimits {
+            try check("dataRateLimits.maxBitRate", limits.maxBitRate, 1_000...1_000_000_000)
+            try check("dataRateLimits.bufferSize", limits.bufferSize, 1_000...1_000_000_000)
+            if let average = averageBitRate, limits.maxBitRate < average {
+                throw .invalidArgument(
+                    "dataRateLimits.maxBitRate \(limits.maxBitRate): must be at least averageBitRate (\(average))")
+            }
+        }
+        try check("quality", quality, 0...51)
+        try check("constantQP", constantQP, 0...51)
+        let modes = [averageBitRate != nil, quality != nil, constantQP != nil].filter { $0 }.count
+        if modes > 1 {
+            throw .invalidArgument(
+                "averageBitRate, quality and constantQP: set at most one of them (they are rate-control modes)")
+        }
+        if constantQP != nil, dataRateLimits != nil {
+            throw .invalidArgument("dataRateLimits: not allowed with constantQP (constant QP has no rate limit)")
+        }
+        if let profile {
+            let allowed: [Profile] = codec == .h264 ? [.baseline, .main, .high] : [.main, .main10]
+            guard allowed.contains(profile) else {
+                throw .invalidArgument(
+                    "profile \(profile.rawValue): \(codec) allows \(allowed.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        if let level {
+            let allowed = codec == .h264 ? Self.h264Levels : Self.hevcLevels
+            guard allowed.contains(level) else {
+                let list = allowed.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }
+                throw .invalidArgument("level \(level): \(codec) allows \(list.joined(separator: ", "))")
+            }
+        }
+        try check("maxKeyFrameInterval", maxKeyFrameInterval, 1...100_000)
+        try check("maxKeyFrameIntervalDuration", maxKeyFrameIntervalDuration, 0.001...10_000)
+        try check("maxBFrames", maxBFrames, 0...16)
+        try check("expectedFrameRate", expectedFrameRate, 0.001...1000)
+        if let preset, !Self.presets.contains(preset) {
+            throw .invalidArgument("preset \"\(preset)\": must be one of \(Self.presets.joined(separator: ", "))")
+        }
+        try check("threadCount", threadCount, 1...128)
+        if entropyMode != nil, codec != .h264 {
+            throw .invalidArgument("entropyMode: H.264 only (HEVC always uses CABAC)")
+        }
+        if entropyMode == .cabac, profile == .baseline {
+            throw .invalidArgument("entropyMode cabac: Baseline profile allows only cavlc")
+        }
+        if openGOP != nil, codec != .hevc {
+            throw .invalidArgument("openGOP: HEVC only")
+        }
+        try check("slicesPerFrame", slicesPerFrame, 1...64)
+        if let sar = sampleAspectRatio {
+            try check("sampleAspectRatio.horizontal", sar.horizontal, 1...65_535)
+            try check("sampleAspectRatio.vertical", sar.vertical, 1...65_535)
+        }
+    }
+
+    /// The frame rate as a fraction: `expectedFrameRate` made exact for the
+    /// NTSC family (29.97 → 30000/1001), 30/1 when unset.
+    var frameRateFraction: (numerator: Int, denominator: Int) {
+        guard let rate = expectedFrameRate else { return (30, 1) }
+        if rate == rate.rounded() { return (Int(rate), 1) }
+        let ntsc = rate * 1.001
+        if abs(ntsc - ntsc.rounded()) < 0.005 { return (Int(ntsc.rounded()) * 1000, 1001) }
+        return (Int((rate * 1000).rounded()), 1000)
+    }
+
+    /// The keyframe interval in frames from both interval properties, the
+    /// shorter winning; `nil` when neither is set.
+    var resolvedKeyFrameInterval: Int? {
+        let fraction = frameRateFraction
+        let fromDuration = maxKeyFrameIntervalDuration.map {
+            max(1, Int(($0 * Double(fraction.numerator) / Double(fraction.denominator)).rounded()))
+        }
+        switch (maxKeyFrameInterval, fromDuration) {
+        case (let a?, let b?): return min(a, b)
+        case (let a?, nil): return a
+        case (nil, let b?): return b
+        case (nil, nil): return nil
+        }
+    }
+}

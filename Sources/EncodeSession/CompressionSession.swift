@@ -1,0 +1,353 @@
+import FormatConv
+import MediaCore
+
+/// Which encoder a session uses.
+public enum EncoderChoice: Sendable, Hashable {
+    /// Hardware when it works for these settings, software otherwise; the
+    /// reason hardware was not used is kept in
+    /// ``CompressionSession/fallbackReason``.
+    case automatic
+    /// x264 for H.264, x265 for HEVC.
+    case software
+    /// The hardware backend (VA-API) on `devicePath`, or on the first device
+    /// that works when `nil`; creating the session fails when it cannot be used.
+    case hardware(devicePath: String? = nil)
+}
+
+/// Per-frame requests for ``CompressionSession/encode(_:pts:duration:options:)``.
+public struct FrameOptions: Sendable, Hashable {
+    /// Code this frame as a keyframe (an H.264 IDR or HEVC IDR picture).
+    public var forceKeyFrame = false
+    public init(forceKeyFrame: Bool = false) { self.forceKeyFrame = forceKeyFrame }
+}
+
+/// Turns raster frames into H.264 or HEVC samples: the role of
+/// VideoToolbox's `VTCompressionSession`.
+///
+/// ```swift
+/// let session = try CompressionSession(width: 1280, height: 720, codec: .h264)
+/// let description = session.formatDescription   // SPS/PPS, ready before any frame
+/// for (index, frame) in frames.enumerated() {
+///     let pts = MediaTime(value: Int64(index), timescale: 30)
+///     for sample in try session.encode(frame, pts: pts) { send(sample) }
+/// }
+/// for sample in try session.finish() { send(sample) }
+/// ```
+///
+/// **Input**: `.i420` or `.nv12` ``PixelBuffer``s of the session's size
+/// (`.i010` for HEVC ``CompressionProperties/Profile/main10``), each with a
+/// presentation time later than the one before. ``makePixelBufferPool(format:capacity:)``
+/// gives buffers of the right geometry.
+///
+/// **Output**: ``CompressedSample``s in decode order, each holding one
+/// picture's NAL units behind 4-byte big-endian lengths, with presentation
+/// and decode times, duration, keyframe and depends-on-others flags.
+/// Parameter sets (and access unit delimiters) never appear in a sample:
+/// they are in ``formatDescription``, built from the encoder's own headers
+/// when the session is created. SEI messages stay in the samples. Encoders
+/// hold frames back for look-ahead and B-frames, so ``encode(_:pts:duration:options:)``
+/// often returns nothing at first; ``finish()`` returns the rest.
+///
+/// **Timing**: timestamps reach the encoder in a 90 kHz timebase; output
+/// `pts` values are the caller's own `MediaTime`s, and `dts` values use the
+/// caller's timescale when they convert exactly (B-frames make the first
+/// ones negative). A missing duration is taken from the next frame's `pts`.
+///
+/// **Costs**: each sample's bytes are copied once out of the encoder's
+/// memory; frames are passed to x264/x265 without copying (NV12 is
+/// de-interleaved for x265, which reads planar input only).
+///
+/// The session is not thread-safe: use it from one task at a time, or use
+/// ``AsyncCompressionSession``.
+public final class CompressionSession {
+    /// Picture size of every frame.
+    public let width: Int
+    public let height: Int
+    public let codec: CodecType
+    /// The properties the session was created with (``setAverageBitRate(_:)``
+    /// updates ``CompressionProperties/averageBitRate``).
+    public private(set) var properties: CompressionProperties
+    /// SPS/PPS (H.264) or VPS/SPS/PPS (HEVC) of every sample the session
+    /// produces; available right after creation.
+    public let formatDescription: FormatDescription
+    /// The backend in use: `"x264"`, `"x265"` or `"vaapi"`.
+    public let backend: String
+    /// Why `.automatic` did not use hardware; `nil` when it did or when
+    /// software was asked for.
+    public let fallbackReason: String?
+    /// Presentation times of frames the encoder took but never returned.
+    public private(set) var droppedFrames: [MediaTime] = []
+
+    /// Ticks per second of the timestamps the backends see.
+    static let backendTimescale: Int32 = 90_000
+
+    private var engine: (any EncoderBackend)?
+    private let bitDepth: Int
+    private let defaultDuration: MediaTime
+    private var lastPTS: MediaTime?
+    private var lastTicks: Int64?
+    private var outputTimescale: Int32?
+    /// Frames given to the backend and not yet returned, in submission order.
+    private var pending: [(ticks: Int64, pts: MediaTime, duration: MediaTime)] = []
+    private var lastDuration: MediaTime?
+    private var keyFrameRequested = false
+    private var finished = false
+
+    /// Creates a session and opens its encoder.
+    ///
+    /// - Throws: ``MediaError/Code/invalidArgument`` for a size that is not
+    ///   even and within 16 … 16384, or a property out of range (the
+    ///   message names it and its range); ``MediaError/Code/unavailable``
+    ///   when `.hardware` cannot be used (the message carries the reason);
+    ///   ``MediaError/Code/backendFailure`` when the encoder fails to open.
+    public convenience init(
+        width: Int, height: Int, codec: CodecType, encoder: EncoderChoice = .automatic,
+        properties: CompressionProperties = .init()
+    ) throws(MediaError) {
+        try self.init(
+            width: width, height: height, codec: codec, encoder: encoder, properties: properties,
+            hardwareFactory: EncoderBackends.hardware)
+    }
+
+    /// Creates a session with `hardwareFactory` standing in for the built-in
+    /// hardware backend (tests use it to inject failures).
+    package init(
+        width: Int, height: Int, codec: CodecType, encoder: EncoderChoice, properties: CompressionProperties,
+        hardwareFactory: HardwareEncoderFactory?
+    ) throws(MediaError) {
+        for (name, value) in [("width", width), ("height", height)] {
+            guard (16...16384).contains(value), value % 2 == 0 else {
+                throw .invalidArgument("\(name) \(value): must be even and from 16 to 16384 (4:2:0 chroma)")
+            }
+        }
+        try properties.validate(for: codec)
+        if properties.realTime, properties.allowFrameReordering, let bFrames = properties.maxBFrames, bFrames > 0 {
+            throw .invalidArgument("maxBFrames \(bFrames): realTime allows 0 (no frame reordering)")
+        }
+        let bitDepth = properties.profile == .main10 ? 10 : 8
+        let configuration = EncoderConfiguration(
+            width: width, height: height, codec: codec, properties: properties, timescale: Self.backendTimescale,
+            frameRate: properties.frameRateFraction, keyFrameInterval: properties.resolvedKeyFrameInterval,
+            bitDepth: bitDepth)
+
+        var reason: String? = nil
+        var engine: (any EncoderBackend)? = nil
+        switch encoder {
+        case .software:
+            break
+        case .hardware(let devicePath):
+            guard let hardwareFactory else {
+                throw .unavailable("hardware encoding: no hardware encoder backend is built into this library")
+            }
+            engine = try hardwareFactory(configuration, devicePath)
+        case .automatic:
+            if let hardwareFactory {
+                do throws(MediaError) {
+                    engine = try hardwareFactory(configuration, nil)
+                } catch {
+                    reason = error.message
+                }
+            } else {
+                reason = "no hardware encoder backend is built into this library"
+            }
+        }
+        let chosen: any EncoderBackend
+        if let engine {
+            chosen = engine
+        } else {
+            chosen = try EncoderBackends.software(configuration)
+        }
+
+        switch codec {
+        case .h264: formatDescription = try FormatDescription(h264ParameterSets: chosen.parameterSets)
+        case .hevc: formatDescription = try FormatDescription(hevcParameterSets: chosen.parameterSets)
+        }
+        self.width = width
+        self.height = height
+        self.codec = codec
+        self.properties = properties
+        self.engine = chosen
+        self.backend = chosen.name
+        self.fallbackReason = reason
+        self.bitDepth = bitDepth
+        let rate = properties.frameRateFraction
+        self.defaultDuration = MediaTime(value: Int64(rate.denominator), timescale: Int32(rate.numerator))
+    }
+
+    /// The pixel formats ``encode(_:pts:duration:options:)`` accepts.
+    public var acceptedPixelFormats: [PixelFormat] { bitDepth == 10 ? [.i010] : [.i420, .nv12] }
+
+    /// A pool of buffers of the session's size in `format` (the first
+    /// accepted format by default), so frames can be filled without copies.
+    public func makePixelBufferPool(format: PixelFormat? = nil, capacity: Int = 8) throws(MediaError)
+        -> PixelBufferPool
+    {
+        let format = format ?? acceptedPixelFormats[0]
+        guard acceptedPixelFormats.contains(format) else {
+            throw .invalidArgument(
+                "pixel format \(format): this session takes \(acceptedPixelFormats.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        return try PixelBufferPool(width: width, height: height, format: format, capacity: capacity)
+    }
+
+    /// Checks that `frame` suits this session and that `pts` comes after the
+    /// last one; returns the backend timestamp.
+    func check(_ frame: PixelBuffer, pts: MediaTime) throws(MediaError) -> Int64 {
+        guard frame.width == width, frame.height == height else {
+            throw .invalidArgument(
+                "frame size \(frame.width)x\(frame.height): this session encodes \(width)x\(height) frames")
+        }
+        guard acceptedPixelFormats.contains(frame.format) else {
+            throw .unsupported(
+                "pixel format \(frame.format): this session takes \(acceptedPixelFormats.map(\.rawValue).joined(separator: ", ")); convert with PixelTransfer"
+            )
+        }
+        guard pts.isValid else { throw MediaError(.invalidTimestamp, "pts is invalid; every frame needs one") }
+        if let lastPTS, pts <= lastPTS {
+            throw MediaError(.invalidTimestamp, "pts \(pts) does not come after the previous frame's pts \(lastPTS)")
+        }
+        let ticks = pts.converted(toTimescale: Self.backendTimescale).value
+        if let lastTicks, ticks <= lastTicks {
+            throw MediaError(
+                .invalidTimestamp, "pts \(pts) is less than 1/\(Self.backendTimescale) s after the previous frame")
+        }
+        return ticks
+    }
+
+    /// Encodes one frame and returns the samples that are complete, in
+    /// decode order (often none at first: the encoder looks ahead).
+    ///
+    /// - Parameters:
+    ///   - pts: presentation time; must be later than the previous frame's.
+    ///   - duration: how long the frame shows; `.invalid` takes it from the
+    ///     next frame's `pts` (or the expected frame rate at the end).
+    /// - Throws: ``MediaError/Code/invalidTimestamp`` when `pts` does not
+    ///   increase, ``MediaError/Code/invalidArgument`` /
+    ///   ``MediaError/Code/unsupported`` for a frame of another size or
+    ///   format, ``MediaError/Code/invalidated`` after ``invalidate()`` or
+    ///   ``finish()``, and the backend's errors.
+    public func encode(
+        _ frame: PixelBuffer, pts: MediaTime, duration: MediaTime = .invalid, options: FrameOptions = .init()
+    ) throws(MediaError) -> [CompressedSample] {
+        let engine = try activeEngine()
+        let ticks = try check(frame, pts: pts)
+        let force = options.forceKeyFrame || keyFrameRequested
+        lastPTS = pts
+        lastTicks = ticks
+        if outputTimescale == nil { outputTimescale = pts.timescale }
+        pending.append((ticks, pts, duration))
+        let frames = try engine.encode(frame, pts: ticks, forceKeyFrame: force)
+        keyFrameRequested = false
+        return try samples(from: frames)
+    }
+
+    /// Drains the encoder: returns every sample still inside it, in decode
+    /// order. Frames that never came out are added to ``droppedFrames``.
+    /// The session takes no more frames afterwards.
+    public func finish() throws(MediaError) -> [CompressedSample] {
+        let engine = try activeEngine()
+        finished = true
+        let frames = try engine.finish()
+        let result = try samples(from: frames)
+        droppedFrames.append(contentsOf: pending.map(\.pts))
+        pending.removeAll()
+        return result
+    }
+
+    /// Changes the average bit rate for the frames that follow.
+    ///
+    /// - Throws: ``MediaError/Code/invalidArgument`` outside 1 000 … 1 000 000 000;
+    ///   ``MediaError/Code/unsupported`` when the session was not created
+    ///   with ``CompressionProperties/averageBitRate`` (or, for x265,
+    ///   without ``CompressionProperties/dataRateLimits``).
+    public func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
+        let engine = try activeEngine()
+        guard (1_000...1_000_000_000).contains(bitsPerSecond) else {
+            throw .invalidArgument("averageBitRate \(bitsPerSecond): must be from 1000 to 1000000000")
+        }
+        if let limits = properties.dataRateLimits, bitsPerSecond > limits.maxBitRate {
+            throw .invalidArgument(
+                "averageBitRate \(bitsPerSecond): must not exceed dataRateLimits.maxBitRate (\(limits.maxBitRate))")
+        }
+        try engine.setAverageBitRate(bitsPerSecond)
+        properties.averageBitRate = bitsPerSecond
+    }
+
+    /// Makes the next frame passed to ``encode(_:pts:duration:options:)`` a
+    /// keyframe.
+    public func requestKeyFrame() { keyFrameRequested = true }
+
+    /// Whether ``invalidate()`` was called.
+    public var isInvalidated: Bool { engine == nil }
+
+    /// Closes the encoder and frees it now; later calls throw
+    /// ``MediaError/Code/invalidated``. Frames still inside the encoder are
+    /// discarded (call ``finish()`` first to keep them).
+    public func invalidate() { engine = nil }
+
+    private func activeEngine() throws(MediaError) -> any EncoderBackend {
+        guard let engine else { throw MediaError(.invalidated, "the compression session was invalidated") }
+        guard !finished else {
+            throw MediaError(.invalidated, "the compression session was finished; create a new one to encode more")
+        }
+        return engine
+    }
+
+    private func samples(from frames: [EncodedFrame]) throws(MediaError) -> [CompressedSample] {
+        var result: [CompressedSample] = []
+        result.reserveCapacity(frames.count)
+        for frame in frames {
+            guard let index = pending.firstIndex(where: { $0.ticks == frame.pts }) else {
+                throw .backendFailure("\(backend): returned a picture with pts \(frame.pts), which was never submitted")
+            }
+            let entry = pending[index]
+            var duration = entry.duration
+            if !duration.isValid {
+                if index + 1 < pending.count {
+                    duration = pending[index + 1].pts - entry.pts
+                } else {
+                    duration = lastDuration ?? defaultDuration
+                }
+            }
+            lastDuration = duration
+            pending.remove(at: index)
+            let data = try stripParameterSets(frame.data)
+            result.append(
+                CompressedSample(
+                    data: data, formatDescription: formatDescription, pts: entry.pts, dts: decodeTime(frame.dts),
+                    duration: duration, isKeyframe: frame.isKeyframe, dependsOnOthers: frame.dependsOnOthers))
+        }
+        return result
+    }
+
+    /// The decode time in the caller's timescale when it converts exactly.
+    private func decodeTime(_ ticks: Int64) -> MediaTime {
+        let time = MediaTime(value: ticks, timescale: Self.backendTimescale)
+        if let outputTimescale {
+            let converted = time.converted(toTimescale: outputTimescale)
+            if converted == time { return converted }
+        }
+        return time
+    }
+
+    /// Removes parameter sets and access unit delimiters from a
+    /// length-prefixed access unit (they belong in the format description,
+    /// ISO/IEC 14496-15 5.3.2 / 8.3.2); SEI and slices stay.
+    private func stripParameterSets(_ data: [UInt8]) throws(MediaError) -> [UInt8] {
+        let ranges = try LengthPrefixed.nalUnitRanges(in: data, lengthSize: 4, codec: codec)
+        let kept = ranges.filter { range in
+            let header = data[range.lowerBound]
+            switch codec {
+            case .h264:
+                // H.264 table 7-1: 7 SPS, 8 PPS, 9 AUD, 13 SPS extension.
+                return ![7, 8, 9, 13].contains(header & 0x1F)
+            case .hevc:
+                // H.265 table 7-1: 32 VPS, 33 SPS, 34 PPS, 35 AUD.
+                return !(32...35).contains((header >> 1) & 0x3F)
+            }
+        }
+        if kept.count == ranges.count { return data }
+        return try LengthPrefixed.write(kept.map { data[$0] }, lengthSize: 4)
+    }
+}

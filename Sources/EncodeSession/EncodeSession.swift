@@ -1,1 +1,0 @@
-// EncodeSession: filled in by its issue.

@@ -1,0 +1,150 @@
+import MediaCore
+
+/// What a ``CompressionSession`` asks an ``EncoderBackend`` to build.
+///
+/// The session validates ``properties`` before a backend sees them (ranges
+/// that do not depend on the library), and resolves the values that need the
+/// frame rate: ``keyFrameInterval`` already folds in
+/// ``CompressionProperties/maxKeyFrameIntervalDuration``.
+package struct EncoderConfiguration: Sendable {
+    /// Picture size of every frame the session will pass.
+    package var width: Int
+    package var height: Int
+    package var codec: CodecType
+    /// The properties as the caller set them, already range-checked.
+    package var properties: CompressionProperties
+    /// Ticks per second of every `pts`/`dts` passed to and returned by the
+    /// backend (the session timebase, 90 kHz).
+    package var timescale: Int32
+    /// The frame rate the encoder should assume, as a fraction
+    /// (``CompressionProperties/expectedFrameRate``, 30/1 when unset).
+    package var frameRate: (numerator: Int, denominator: Int)
+    /// The longest distance between keyframes in frames, or `nil` for the
+    /// library's default.
+    package var keyFrameInterval: Int?
+    /// Bits per sample of the frames the session will pass: 8 (`.i420` or
+    /// `.nv12`, either one frame by frame) or 10 (`.i010`, HEVC Main10).
+    package var bitDepth: Int
+
+    package init(
+        width: Int, height: Int, codec: CodecType, properties: CompressionProperties, timescale: Int32,
+        frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, bitDepth: Int
+    ) {
+        self.width = width
+        self.height = height
+        self.codec = codec
+        self.properties = properties
+        self.timescale = timescale
+        self.frameRate = frameRate
+        self.keyFrameInterval = keyFrameInterval
+        self.bitDepth = bitDepth
+    }
+}
+
+/// One coded picture as a backend hands it to the session.
+package struct EncodedFrame: Sendable {
+    /// NAL units of one access unit, each behind a 4-byte big-endian length
+    /// (ISO/IEC 14496-15 5.3.2 / 8.3.2 sample format). Parameter sets and
+    /// access unit delimiters may be left in; the session strips them and
+    /// keeps SEI.
+    package var data: [UInt8]
+    /// Presentation time in the session timebase; equal to the `pts` the
+    /// picture was submitted with.
+    package var pts: Int64
+    /// Decode time in the session timebase; ≤ `pts`, increasing from frame to
+    /// frame, and negative at the start when B-frames delay output.
+    package var dts: Int64
+    /// An IDR (H.264) or IRAP (HEVC) picture from which decoding can start.
+    package var isKeyframe: Bool
+    /// Whether decoding this picture needs other pictures (false for intra
+    /// pictures).
+    package var dependsOnOthers: Bool
+
+    package init(data: [UInt8], pts: Int64, dts: Int64, isKeyframe: Bool, dependsOnOthers: Bool) {
+        self.data = data
+        self.pts = pts
+        self.dts = dts
+        self.isKeyframe = isKeyframe
+        self.dependsOnOthers = dependsOnOthers
+    }
+}
+
+/// The encoder behind a ``CompressionSession``: x264, x265 or VA-API.
+///
+/// A backend is a `final class` that owns one C object (an `x264_t`, an
+/// `x265_encoder`, an `AVCodecContext` with its hardware contexts). Its
+/// contract:
+///
+/// - **Creation** happens in the backend's own initializer (or factory),
+///   which either succeeds whole — the encoder is open and
+///   ``parameterSets`` is filled — or frees everything it allocated and
+///   throws a ``MediaError`` whose message says why (`.unavailable` when a
+///   library, device or profile is missing; `.invalidArgument` naming the
+///   property and its range when the library rejects a value;
+///   `.backendFailure` with the library's own text otherwise). `deinit`
+///   frees the C object. Each owned C object counts itself in
+///   ``LiveObjects``.
+/// - **Parameter sets**: ``parameterSets`` holds the encoder's headers as
+///   bare NAL units (header byte(s) included, emulation-prevention bytes
+///   kept, no start codes or length prefixes): SPS and PPS for H.264, VPS,
+///   SPS and PPS for HEVC. The session builds its `FormatDescription` from
+///   them right after creation, so they must describe every frame the
+///   backend will produce (in-band repeats are allowed but ignored).
+/// - **Encoding**: ``encode(_:pts:forceKeyFrame:)`` receives frames in
+///   presentation order with increasing `pts` (the session checks), of the
+///   configured size, in a format matching ``EncoderConfiguration/bitDepth``. It returns
+///   the pictures that are complete, in decode order — zero or more, since
+///   encoders with look-ahead or B-frames hold some back. The payloads
+///   are copied out of the library's memory before returning (x264 and
+///   libavcodec reuse it on the next call). `forceKeyFrame` makes that
+///   picture an IDR/IRAP.
+/// - **Draining**: ``finish()`` flushes every delayed picture, in decode
+///   order. After it, the session does not call ``encode(_:pts:forceKeyFrame:)``
+///   again.
+/// - **Frames that never come out** are found by the session (it reports
+///   each such `pts` in ``CompressionSession/droppedFrames``); a backend
+///   never invents or duplicates a `pts`.
+/// - **Reconfiguration**: ``setAverageBitRate(_:)`` changes the target while
+///   encoding, or throws `.unsupported` when the backend cannot.
+/// - **Threads**: a backend is used from one thread at a time (the session
+///   serializes calls); it starts only the threads its library needs.
+package protocol EncoderBackend: AnyObject {
+    /// The backend's short name, shown as ``CompressionSession/backend``:
+    /// `"x264"`, `"x265"`, `"vaapi"`.
+    var name: String { get }
+    /// The encoder's headers as bare NAL units (see the protocol's notes).
+    var parameterSets: [[UInt8]] { get }
+    /// Encodes one frame; returns the pictures ready now, in decode order.
+    func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame]
+    /// Returns every picture still inside the encoder, in decode order.
+    func finish() throws(MediaError) -> [EncodedFrame]
+    /// Changes the average bit rate (bits per second) for the frames that follow.
+    func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError)
+}
+
+/// Makes a hardware backend for `configuration` on `devicePath` (`nil`: the
+/// backend picks a device). Throws a ``MediaError`` whose message is the
+/// reason hardware cannot be used; ``CompressionSession`` shows it as
+/// ``CompressionSession/fallbackReason`` under `.automatic` and rethrows it
+/// under `.hardware`.
+package typealias HardwareEncoderFactory =
+    @Sendable (_ configuration: EncoderConfiguration, _ devicePath: String?) throws(MediaError) -> any EncoderBackend
+
+/// The backends built into this library.
+package enum EncoderBackends {
+    /// The hardware backend tried by `.automatic` and used by `.hardware`.
+    /// `nil` while no hardware backend is built in; the VA-API backend sets
+    /// this one line to its factory.
+    package static let hardware: HardwareEncoderFactory? = { configuration, devicePath throws(MediaError) in
+        try makeVAAPIEncoder(configuration, devicePath: devicePath)
+    }
+
+    /// The software backend for `codec`: x264 for H.264, x265 for HEVC.
+    package static func software(_ configuration: EncoderConfiguration) throws(MediaError) -> any EncoderBackend {
+        switch configuration.codec {
+        case .h264: return try X264Encoder(configuration)
+        case .hevc: return try X265Encoder(configuration)
+        }
+    }
+
+}

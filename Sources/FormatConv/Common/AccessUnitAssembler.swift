@@ -1,0 +1,370 @@
+/// What ``AccessUnitAssembler`` produces.
+public enum AssemblerOutput: Sendable {
+    /// A complete access unit in length-prefixed form.
+    case sample(CompressedSample)
+    /// NAL units that could not become a sample, and why: slices before their
+    /// parameter sets (a receiver joining mid-stream), a malformed parameter
+    /// set, NAL units after the last picture. Nothing is dropped silently.
+    case dropped(reason: String, nalUnitCount: Int)
+}
+
+/// Turns an Annex-B byte stream, in chunks of any size as they come off a
+/// socket or a pipe, into complete access units as ``CompressedSample``s.
+///
+/// ```swift
+/// var assembler = AccessUnitAssembler(codec: .h264)
+/// while let chunk = try socket.read() {
+///     for output in assembler.append(chunk) {
+///         if case .sample(let sample) = output { try decoder.decode(sample) }
+///     }
+/// }
+/// for output in assembler.finish() { … }   // the last access unit
+/// ```
+///
+/// Access units are delimited with the standard's first-NAL-unit rules:
+/// after a picture's last VCL NAL unit, an AUD, a parameter set, an SEI (H.264;
+/// prefix SEI for HEVC) or a reserved type listed in H.264 7.4.1.2.3 /
+/// H.265 7.4.2.4.4 starts the next access unit, and so does the first slice of
+/// a new picture. For H.264 a slice starts a new picture (7.4.1.2.4) when
+/// `first_mb_in_slice` is 0 or does not increase, or when `pic_parameter_set_id`,
+/// the IDR-ness or the zero-ness of `nal_ref_idc` differ from the previous
+/// slice; slices of arbitrary slice order (Baseline ASO) are therefore not
+/// supported. For HEVC it is `first_slice_segment_in_pic_flag` of a base-layer
+/// slice.
+///
+/// AUDs are removed; parameter sets are kept per id and lifted into the
+/// sample's ``FormatDescription``; a new description is made when they change.
+/// Until a keyframe whose parameter sets have all arrived, access units are
+/// reported as ``AssemblerOutput/dropped(reason:nalUnitCount:)``: a receiver
+/// that joins mid-stream starts at the next keyframe.
+///
+/// Timestamps: Annex-B carries none, so samples are numbered in decode order
+/// and `pts == dts == n × frameDuration`, where the frame duration is the one
+/// given to `init`, else the description's VUI timing, else 1/30 s. Streams
+/// with frame reordering get presentation times only from their container or
+/// from the decoder.
+///
+/// Chunk boundaries never change the result: a NAL unit is handled only once
+/// the start code after it has arrived (or at ``finish()``).
+public struct AccessUnitAssembler: Sendable {
+    public let codec: CodecType
+    /// The frame duration given to `init`; nil means VUI timing, else 1/30 s.
+    public let frameDuration: MediaTime?
+    /// The length-prefix size of the samples: 1, 2 or 4.
+    public let nalUnitHeaderLength: Int
+
+    /// Bytes not yet handed out.
+    private var buffer: [UInt8] = []
+    /// Where the next search for a start code begins.
+    private var scanFrom = 0
+    /// The offset just after the start code of the NAL unit in progress.
+    private var pendingStart: Int?
+    /// The access unit being gathered: NAL ranges into `buffer`.
+    private var unit = UnitState()
+    private var store: ParameterSetStore
+    private var storeChanged = false
+    /// The SPS id the current description was made active with.
+    private var activeSPS: Int?
+    private var description: FormatDescription?
+    /// Whether a keyframe with its parameter sets has been seen.
+    private var synchronized = false
+    private var nextTime: MediaTime?
+
+    private struct UnitState {
+        var ranges: [Range<Int>] = []
+        var hasVCL = false
+        var isKeyframe = false
+        var isReferenced = false
+        var payloadBytes = 0
+        /// The PPS id of the first slice, -1 when unknown.
+        var ppsId = -1
+        var lastSlice: SliceStart?
+    }
+
+    /// - Parameters:
+    ///   - frameDuration: the duration of one access unit; nil uses the VUI
+    ///     timing of the stream, or 1/30 s without one.
+    ///   - nalUnitHeaderLength: the length-prefix size of the samples, 1, 2 or
+    ///     4 (anything else is a precondition failure).
+    public init(codec: CodecType, frameDuration: MediaTime? = nil, nalUnitHeaderLength: Int = 4) {
+        precondition(
+            [1, 2, 4].contains(nalUnitHeaderLength), "nalUnitHeaderLength must be 1, 2 or 4, not \(nalUnitHeaderLength)")
+        precondition(frameDuration.map { $0.isValid && $0 > .zero } ?? true, "frameDuration must be positive")
+        self.codec = codec
+        self.frameDuration = frameDuration
+        self.nalUnitHeaderLength = nalUnitHeaderLength
+        self.store = ParameterSetStore(codec: codec, nalUnitHeaderLength: nalUnitHeaderLength)
+    }
+
+    /// The format description of the last sample, if any.
+    public var currentFormatDescription: FormatDescription? { description }
+
+    /// Adds the next bytes of the stream; returns the access units completed
+    /// by them (in decode order) and any drop reports.
+    public mutating func append(_ bytes: some Collection<UInt8>) -> [AssemblerOutput] {
+        buffer.append(contentsOf: bytes)
+        var completed: [Range<Int>] = []
+        let resumeAt = scanFrom
+        let pending = pendingStart
+        let (newScanFrom, newPending) = buffer.withUnsafeBytes { input in
+            var scanFrom = resumeAt
+            var pendingStart = pending
+            while true {
+                let startCode = AnnexB.findStartCode(in: input, from: scanFrom)
+                guard startCode < input.count else {
+                    // The last two bytes may begin a start code that the next
+                    // chunk completes.
+                    scanFrom = max(scanFrom, input.count - 2)
+                    break
+                }
+                if let start = pendingStart {
+                    let end = AnnexB.trimmingTrailingZeros(in: input, from: start, to: startCode)
+                    if end > start { completed.append(start..<end) }
+                }
+                pendingStart = startCode + 3
+                scanFrom = startCode + 3
+            }
+            return (scanFrom, pendingStart)
+        }
+        scanFrom = newScanFrom
+        pendingStart = newPending
+        var outputs: [AssemblerOutput] = []
+        for range in completed { handle(range, into: &outputs) }
+        compact()
+        return outputs
+    }
+
+    /// Ends the stream: the last NAL unit (which no start code terminates) and
+    /// the last access unit are handed out. The assembler is then empty and
+    /// may be used for a new stream with the same parameter sets.
+    public mutating func finish() -> [AssemblerOutput] {
+        var outputs: [AssemblerOutput] = []
+        if let start = pendingStart {
+            let end = buffer.withUnsafeBytes { AnnexB.trimmingTrailingZeros(in: $0, from: start, to: $0.count) }
+            if end > start { handle(start..<end, into: &outputs) }
+        }
+        emit(into: &outputs)
+        buffer = []
+        scanFrom = 0
+        pendingStart = nil
+        return outputs
+    }
+
+    // MARK: - NAL units
+
+    private mutating func handle(_ range: Range<Int>, into outputs: inout [AssemblerOutput]) {
+        guard range.count >= codec.nalHeaderSize else {
+            outputs.append(
+                .dropped(
+                    reason: "\(codec) NAL unit of \(range.count) byte(s) is shorter than its header", nalUnitCount: 1))
+            return
+        }
+        let (kind, slice) = buffer.withUnsafeBytes { input in
+            let bytes = UnsafeRawBufferPointer(rebasing: input[range])
+            let kind = NALUnitKind(codec: codec, bytes)
+            return (kind, kind.isVCL ? SliceStart(codec: codec, kind: kind, bytes) : nil)
+        }
+        if kind.isAccessUnitDelimiter {
+            if unit.hasVCL { emit(into: &outputs) }
+            return
+        }
+        if kind.isParameterSet {
+            if unit.hasVCL && kind.startsAccessUnitAfterVCL { emit(into: &outputs) }
+            let nal = Array(buffer[range])
+            do {
+                if try store.update(nal: nal) { storeChanged = true }
+            } catch {
+                outputs.append(.dropped(reason: "malformed parameter set: \(error.message)", nalUnitCount: 1))
+            }
+            return
+        }
+        if kind.isVCL, let slice {
+            if unit.hasVCL && slice.startsNewPicture(after: unit.lastSlice) { emit(into: &outputs) }
+            if !unit.hasVCL {
+                unit.ppsId = slice.ppsId
+            }
+            unit.lastSlice = slice
+            unit.hasVCL = true
+            if kind.isKeyframe { unit.isKeyframe = true }
+            if kind.isReferencedByOthers && kind.layerId == 0 { unit.isReferenced = true }
+        } else if unit.hasVCL && kind.startsAccessUnitAfterVCL {
+            emit(into: &outputs)
+        }
+        unit.ranges.append(range)
+        unit.payloadBytes += range.count
+    }
+
+    /// Hands out the gathered access unit (or the reason it cannot be one).
+    private mutating func emit(into outputs: inout [AssemblerOutput]) {
+        let state = unit
+        unit = UnitState()
+        guard !state.ranges.isEmpty else { return }
+        guard state.hasVCL else {
+            outputs.append(
+                .dropped(
+                    reason: "\(state.ranges.count) NAL unit(s) without a picture after the last access unit",
+                    nalUnitCount: state.ranges.count))
+            return
+        }
+        let decodable =
+            state.ppsId >= 0
+            ? store.canDecodeSlice(referringToPictureParameterSet: state.ppsId) : store.isComplete
+        guard decodable else {
+            if synchronized { advanceTime() }
+            let which = state.ppsId >= 0 ? "PPS id \(state.ppsId) or the SPS/VPS it names" : "its parameter sets"
+            outputs.append(
+                .dropped(
+                    reason: "access unit refers to \(which), which has not arrived", nalUnitCount: state.ranges.count))
+            return
+        }
+        if !synchronized {
+            guard state.isKeyframe else {
+                outputs.append(
+                    .dropped(
+                        reason: "access unit before the first keyframe; decoding starts at a keyframe",
+                        nalUnitCount: state.ranges.count))
+                return
+            }
+        }
+        let spsId = activeSequenceParameterSetID(ppsId: state.ppsId)
+        if storeChanged || description == nil || (spsId != nil && spsId != activeSPS) {
+            do {
+                let made = try store.makeDescription(activeSequenceParameterSetID: spsId)
+                if made != description { description = made }
+                storeChanged = false
+                activeSPS = spsId
+            } catch {
+                outputs.append(
+                    .dropped(
+                        reason: "no format description from the parameter sets: \(error.message)",
+                        nalUnitCount: state.ranges.count))
+                return
+            }
+        }
+        guard let description else { return }
+        let lengthSize = nalUnitHeaderLength
+        let limit = LengthPrefixed.maximumLength(lengthSize)
+        if let long = state.ranges.first(where: { $0.count > limit }) {
+            outputs.append(
+                .dropped(
+                    reason: "a NAL unit of \(long.count) bytes does not fit a \(lengthSize)-byte length",
+                    nalUnitCount: state.ranges.count))
+            return
+        }
+        synchronized = true
+        let total = state.payloadBytes + lengthSize * state.ranges.count
+        let data = buffer.withUnsafeBytes { input in
+            [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
+                var offset = 0
+                for range in state.ranges {
+                    LengthPrefixed.storeLength(range.count, size: lengthSize, into: output, at: offset)
+                    copyBytes(from: input, range, to: output, at: offset + lengthSize)
+                    offset += lengthSize + range.count
+                }
+                initialized = offset
+            }
+        }
+        let duration = frameDuration ?? description.vuiFrameRate ?? MediaTime(value: 1, timescale: 30)
+        let time = nextTime ?? MediaTime(value: 0, timescale: duration.timescale)
+        nextTime = time + duration
+        outputs.append(
+            .sample(
+                CompressedSample(
+                    data: data, formatDescription: description, pts: time, dts: time, duration: duration,
+                    isKeyframe: state.isKeyframe, dependsOnOthers: state.isReferenced)))
+    }
+
+    /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1).
+    private func activeSequenceParameterSetID(ppsId: Int) -> Int? {
+        guard ppsId >= 0, let pps = store.pictureParameterSet(id: ppsId) else { return nil }
+        switch codec {
+        case .h264: return try? H264PictureParameterSetIDs(nal: pps).seq_parameter_set_id
+        case .hevc: return try? HEVCPictureParameterSet(nal: pps).pps_seq_parameter_set_id
+        }
+    }
+
+    private mutating func advanceTime() {
+        guard let time = nextTime else { return }
+        let duration = frameDuration ?? description?.vuiFrameRate ?? MediaTime(value: 1, timescale: 30)
+        nextTime = time + duration
+    }
+
+    /// Drops the bytes no pending NAL unit or access unit refers to.
+    private mutating func compact() {
+        var keepFrom = max(0, (pendingStart ?? scanFrom) - 4)
+        if let first = unit.ranges.first { keepFrom = min(keepFrom, first.lowerBound) }
+        keepFrom = min(keepFrom, scanFrom)
+        guard keepFrom >= 4096, keepFrom * 2 >= buffer.count else { return }
+        buffer.removeSubrange(0..<keepFrom)
+        scanFrom -= keepFrom
+        pendingStart = pendingStart.map { $0 - keepFrom }
+        unit.ranges = unit.ranges.map { ($0.lowerBound - keepFrom)..<($0.upperBound - keepFrom) }
+    }
+}
+
+/// The first syntax elements of a slice header, enough to tell whether a
+/// slice starts a new picture and which PPS it uses.
+struct SliceStart: Sendable, Hashable {
+    var codec: CodecType
+    /// H.264 `first_mb_in_slice`; for HEVC 0 when
+    /// `first_slice_segment_in_pic_flag` is set, else 1.
+    var firstMacroblock: Int
+    /// `pic_parameter_set_id` / `slice_pic_parameter_set_id`; −1 when unreadable.
+    var ppsId: Int
+    var isIDR: Bool
+    var isReference: Bool
+    /// Whether this slice belongs to the base layer (always for H.264).
+    var isBaseLayer: Bool
+
+    /// Reads the start of the slice header of `bytes` (a whole VCL NAL unit).
+    /// H.264 7.3.3: `first_mb_in_slice` ue(v), `slice_type` ue(v),
+    /// `pic_parameter_set_id` ue(v). H.265 7.3.6.1:
+    /// `first_slice_segment_in_pic_flag` u(1), `no_output_of_prior_pics_flag`
+    /// u(1) for IRAP types, `slice_pic_parameter_set_id` ue(v).
+    init(codec: CodecType, kind: NALUnitKind, _ bytes: UnsafeRawBufferPointer) {
+        self.codec = codec
+        isIDR = kind.isKeyframe
+        isReference = kind.isReferencedByOthers
+        isBaseLayer = kind.layerId == 0
+        let header = codec.nalHeaderSize
+        // 24 escaped bytes hold far more than the three exp-Golomb codes.
+        let rbsp = RBSP.unescape(UnsafeRawBufferPointer(rebasing: bytes[header..<min(bytes.count, header + 24)]))
+        var reader = BitReader(rbsp: rbsp, context: "slice header")
+        switch codec {
+        case .h264:
+            // Partitions B and C (types 3 and 4) start with slice_id, not with
+            // the slice header; they never start a picture.
+            if kind.type == 3 || kind.type == 4 {
+                firstMacroblock = Int.max
+                ppsId = -1
+                return
+            }
+            firstMacroblock = reader.ue()
+            _ = reader.ue()
+            ppsId = reader.ue()
+        case .hevc:
+            firstMacroblock = reader.flag() ? 0 : 1
+            if (16...23).contains(kind.type) { _ = reader.flag() }
+            ppsId = reader.ue()
+        }
+        if reader.overrun {
+            ppsId = -1
+            if rbsp.isEmpty { firstMacroblock = codec == .h264 ? Int.max : 1 }
+        }
+    }
+
+    /// Whether this slice is the first of a new picture when `previous` was
+    /// the last slice of the current one (H.264 7.4.1.2.4, H.265 7.4.2.4.4).
+    func startsNewPicture(after previous: SliceStart?) -> Bool {
+        switch codec {
+        case .h264:
+            guard let previous else { return true }
+            if firstMacroblock == Int.max { return false }
+            return firstMacroblock == 0 || firstMacroblock <= previous.firstMacroblock
+                || (ppsId != previous.ppsId && ppsId >= 0 && previous.ppsId >= 0)
+                || isIDR != previous.isIDR || isReference != previous.isReference
+        case .hevc:
+            return isBaseLayer && firstMacroblock == 0
+        }
+    }
+}

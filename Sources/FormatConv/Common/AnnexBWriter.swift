@@ -1,0 +1,214 @@
+/// When ``AnnexBWriter`` puts the description's parameter sets in front of a
+/// sample.
+public enum ParameterSetPolicy: Sendable, Hashable {
+    /// Never: the receiver gets the parameter sets some other way.
+    case never
+    /// Before the first sample written, and again whenever the format
+    /// description changes.
+    case first
+    /// Before every keyframe (and whenever the description changes): what a
+    /// receiver joining mid-stream needs. The default.
+    case beforeEveryKeyframe
+}
+
+/// Turns length-prefixed samples (AVCC / HVCC) into Annex-B access units, the
+/// way a streaming server sends them.
+///
+/// ```swift
+/// var writer = AnnexBWriter(policy: .beforeEveryKeyframe, insertAccessUnitDelimiters: true)
+/// for sample in samples {
+///     socket.send(try writer.write(sample))
+/// }
+/// ```
+///
+/// Every NAL unit gets a 4-byte start code (`zero_byte` + `00 00 01`, which
+/// H.264 B.1.2 requires for parameter sets and for the first NAL unit of an
+/// access unit). Parameter sets come from the sample's description and are
+/// written once per access unit, after the access unit delimiter, skipping
+/// each kind (SPS, PPS, VPS, …) that the sample already carries in band: a
+/// keyframe with its own SPS and PPS gets none, one with only a PPS gets the
+/// SPS. A sample is a keyframe when ``CompressedSample/isKeyframe`` says so
+/// or when it holds an IDR / IRAP NAL unit.
+///
+/// Cost: one pass over the NAL lengths, then one allocation of the exact
+/// output size. When the sample uses 4-byte lengths and nothing is inserted,
+/// the length fields are overwritten with start codes in place; pass the sample
+/// with `consume` (or a temporary) so that its bytes are uniquely owned and no
+/// copy is made.
+public struct AnnexBWriter: Sendable {
+    /// When parameter sets are written.
+    public var policy: ParameterSetPolicy
+    /// Whether an access unit delimiter is written first when a sample lacks one.
+    public var insertAccessUnitDelimiters: Bool
+    /// The description whose parameter sets were written last.
+    private var lastDescription: FormatDescription?
+
+    public init(policy: ParameterSetPolicy = .beforeEveryKeyframe, insertAccessUnitDelimiters: Bool = false) {
+        self.policy = policy
+        self.insertAccessUnitDelimiters = insertAccessUnitDelimiters
+    }
+
+    /// The access unit of `sample` in Annex-B form.
+    ///
+    /// - Throws: `.invalidData` naming the offset when the sample's NAL unit
+    ///   lengths do not add up (see ``LengthPrefixed``).
+    public mutating func write(_ sample: consuming CompressedSample) throws(MediaError) -> [UInt8] {
+        let description = sample.formatDescription
+        let codec = description.codec
+        let lengthSize = description.nalUnitHeaderLength
+        // Pass 1: what the sample holds.
+        var payloadTotal = 0
+        var unitCount = 0
+        var inBandSets: UInt32 = 0
+        var startsWithDelimiter = false
+        var holdsKeyframe = false
+        var contiguous = true
+        try sample.data.withBytes { (buffer) throws(MediaError) in
+            var previousEnd = 0
+            try LengthPrefixed.forEachNALUnit(in: buffer, lengthSize: lengthSize, codec: codec) {
+                (range) throws(MediaError) in
+                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: buffer[range]))
+                if unitCount == 0 { startsWithDelimiter = kind.isAccessUnitDelimiter }
+                if kind.isParameterSet { inBandSets |= kind.parameterSetBit }
+                if kind.isKeyframe { holdsKeyframe = true }
+                if range.lowerBound - lengthSize != previousEnd { contiguous = false }
+                previousEnd = range.upperBound
+                payloadTotal += range.count
+                unitCount += 1
+            }
+            if previousEnd != buffer.count { contiguous = false }
+        }
+        let isKeyframe = sample.isKeyframe || holdsKeyframe
+
+        // What to insert.
+        let descriptionChanged = lastDescription != description
+        let writeSets: Bool
+        switch policy {
+        case .never: writeSets = false
+        case .first: writeSets = descriptionChanged
+        case .beforeEveryKeyframe: writeSets = isKeyframe || descriptionChanged
+        }
+        var sets: [[UInt8]] = []
+        if writeSets {
+            lastDescription = description
+            for set in description.parameterSets where set.count >= codec.nalHeaderSize {
+                let kind = set.withUnsafeBytes { NALUnitKind(codec: codec, $0) }
+                if inBandSets & kind.parameterSetBit == 0 { sets.append(set) }
+            }
+        }
+        let delimiter: [UInt8] =
+            insertAccessUnitDelimiters && !startsWithDelimiter
+            ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
+
+        // The in-place case: 4-byte lengths become 4-byte start codes.
+        if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && contiguous {
+            var data = sample.data
+            sample.data = []
+            data.withUnsafeMutableBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let length = LengthPrefixed.loadLength(UnsafeRawBufferPointer(buffer), at: offset, size: 4)
+                    buffer.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
+                    offset += 4 + length
+                }
+            }
+            return data
+        }
+
+        var total = 4 * unitCount + payloadTotal
+        if !delimiter.isEmpty { total += 4 + delimiter.count }
+        for set in sets { total += 4 + set.count }
+        return sample.data.withUnsafeBytes { input in
+            [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
+                var offset = 0
+                func put(_ range: Range<Int>, of source: UnsafeRawBufferPointer) {
+                    output[offset] = 0
+                    output[offset + 1] = 0
+                    output[offset + 2] = 0
+                    output[offset + 3] = 1
+                    copyBytes(from: source, range, to: output, at: offset + 4)
+                    offset += 4 + range.count
+                }
+                func putSets() {
+                    for set in sets {
+                        set.withUnsafeBytes { put(0..<$0.count, of: $0) }
+                    }
+                }
+                if !delimiter.isEmpty {
+                    delimiter.withUnsafeBytes { put(0..<$0.count, of: $0) }
+                    putSets()
+                }
+                var index = 0
+                // Validated in pass 1; this walk cannot fail.
+                try? LengthPrefixed.scan(input, lengthSize: lengthSize, minimumSize: 1) { range in
+                    if index == 0 && startsWithDelimiter {
+                        put(range, of: input)
+                        putSets()
+                    } else {
+                        if index == 0 && delimiter.isEmpty { putSets() }
+                        put(range, of: input)
+                    }
+                    index += 1
+                }
+                if unitCount == 0 && delimiter.isEmpty { putSets() }
+                initialized = offset
+            }
+        }
+    }
+
+    /// Converts length-prefixed NAL units to Annex-B with 4-byte start codes,
+    /// inserting nothing; zero-length NAL units are dropped.
+    public static func annexB(
+        fromLengthPrefixed bytes: consuming [UInt8], lengthSize: Int
+    ) throws(MediaError) -> [UInt8] {
+        var total = 0
+        var contiguous = true
+        try bytes.withBytes { (buffer) throws(MediaError) in
+            var previousEnd = 0
+            try LengthPrefixed.forEachNALUnit(in: buffer, lengthSize: lengthSize) { range in
+                if range.lowerBound - lengthSize != previousEnd { contiguous = false }
+                previousEnd = range.upperBound
+                total += 4 + range.count
+            }
+            if previousEnd != buffer.count { contiguous = false }
+        }
+        if lengthSize == 4 && contiguous {
+            var data = bytes
+            data.withUnsafeMutableBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let length = LengthPrefixed.loadLength(UnsafeRawBufferPointer(buffer), at: offset, size: 4)
+                    buffer.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
+                    offset += 4 + length
+                }
+            }
+            return data
+        }
+        let source = bytes
+        return source.withUnsafeBytes { input in
+            [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
+                var offset = 0
+                try? LengthPrefixed.scan(input, lengthSize: lengthSize, minimumSize: 1) { range in
+                    output[offset] = 0
+                    output[offset + 1] = 0
+                    output[offset + 2] = 0
+                    output[offset + 3] = 1
+                    copyBytes(from: input, range, to: output, at: offset + 4)
+                    offset += 4 + range.count
+                }
+                initialized = offset
+            }
+        }
+    }
+
+    /// An access unit delimiter NAL unit. H.264 7.3.2.4: `primary_pic_type`
+    /// 0 (I slices only) for a keyframe, 7 (any slice type) otherwise, then the
+    /// stop bit. H.265 7.3.2.5: `pic_type` 0 (I) or 2 (B, P, I), then the stop
+    /// bit; `nuh_temporal_id_plus1` 1.
+    static func accessUnitDelimiter(codec: CodecType, isKeyframe: Bool) -> [UInt8] {
+        switch codec {
+        case .h264: [0x09, isKeyframe ? 0x10 : 0xF0]
+        case .hevc: [0x46, 0x01, isKeyframe ? 0x10 : 0x50]
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// MediaIO: filled in by its issue.

@@ -1,1 +1,0 @@
-// PixelTransfer: filled in by its issue.

@@ -1,0 +1,228 @@
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The text of `errno` for an error message.
+private func systemErrorText(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+/// A connected TCP stream socket over Glibc (`socket`, `connect`, `send`,
+/// `recv`). The connection owns its descriptor and closes it once, in
+/// ``close()`` or `deinit`.
+///
+/// Sends go through `MSG_NOSIGNAL`, so a peer that hangs up gives an error
+/// instead of `SIGPIPE`.
+final class TCPConnection {
+    private(set) var descriptor: Int32
+    /// The peer's address as `HOST:PORT`, for messages.
+    let peer: String
+
+    init(adopting descriptor: Int32, peer: String) {
+        self.descriptor = descriptor
+        self.peer = peer
+        var one: Int32 = 1
+        // Access units are written whole; Nagle's delay would only add latency.
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close() }
+
+    /// Connects to `host:port` (a name or a numeric IPv4/IPv6 address).
+    static func connect(host: String, port: Int) throws(MediaError) -> TCPConnection {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>? = nil
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw MediaError(.system, "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(list) }
+        var lastError: Int32 = 0
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            if fd < 0 {
+                lastError = errno
+                continue
+            }
+            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                return TCPConnection(adopting: fd, peer: "\(host):\(port)")
+            }
+            lastError = errno
+            _ = Glibc.close(fd)
+        }
+        throw MediaError(.system, "cannot connect to \(host):\(port): \(systemErrorText(lastError))")
+    }
+
+    /// Connects to `host:port`, retrying every 50 ms for up to `attempts`
+    /// tries while the peer is not listening yet (`ECONNREFUSED`).
+    static func connect(host: String, port: Int, attempts: Int) throws(MediaError) -> TCPConnection {
+        var remaining = attempts
+        while true {
+            do {
+                return try connect(host: host, port: port)
+            } catch {
+                remaining -= 1
+                if remaining <= 0 { throw error }
+                usleep(50_000)
+            }
+        }
+    }
+
+    /// Writes all of `bytes`, looping over partial sends.
+    func send(_ bytes: [UInt8]) throws(MediaError) {
+        guard descriptor >= 0 else { throw MediaError(.system, "send to \(peer): connection closed") }
+        var failure: Int32 = 0
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let sent = Glibc.send(
+                    descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += sent
+            }
+        }
+        if failure != 0 {
+            throw MediaError(.system, "send to \(peer): \(systemErrorText(failure))")
+        }
+    }
+
+    /// Reads at most `maximumCount` bytes; an empty result means the peer
+    /// closed the connection (end of stream).
+    func receive(upTo maximumCount: Int) throws(MediaError) -> [UInt8] {
+        precondition(maximumCount > 0, "receive needs a positive byte count")
+        guard descriptor >= 0 else { return [] }
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: maximumCount) { buffer, count in
+            while true {
+                let received = recv(descriptor, buffer.baseAddress!, maximumCount, 0)
+                if received < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    count = 0
+                } else {
+                    count = received
+                }
+                return
+            }
+        }
+        if failure != 0 {
+            throw MediaError(.system, "receive from \(peer): \(systemErrorText(failure))")
+        }
+        return bytes
+    }
+
+    /// Ends the sending direction, so the peer reads end of stream after the
+    /// bytes already sent.
+    func shutdownSending() {
+        if descriptor >= 0 { _ = shutdown(descriptor, Int32(SHUT_WR)) }
+    }
+
+    /// Closes the descriptor (once).
+    func close() {
+        if descriptor >= 0 {
+            _ = Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+}
+
+/// A listening TCP socket. Port 0 asks the system for a free port; ``port``
+/// then tells which one it chose.
+final class TCPListener {
+    private(set) var descriptor: Int32
+    /// The port the socket is bound to.
+    let port: Int
+
+    /// Listens on `host` (an IPv4 address, `127.0.0.1` for loopback only or
+    /// `0.0.0.0` for every interface) and `port`.
+    init(host: String = "127.0.0.1", port: Int) throws(MediaError) {
+        guard (0...65535).contains(port) else {
+            throw .invalidArgument("port \(port): expected 0 to 65535")
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw MediaError(.system, "socket: \(systemErrorText())") }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            _ = Glibc.close(fd)
+            throw .invalidArgument("listen address \(host): expected a numeric IPv4 address")
+        }
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let text = systemErrorText()
+            _ = Glibc.close(fd)
+            throw MediaError(.system, "cannot listen on \(host):\(port): \(text)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.descriptor = fd
+        self.port = Int(UInt16(bigEndian: actual.sin_port))
+    }
+
+    deinit { close() }
+
+    /// Waits up to `timeoutMilliseconds` (−1: forever, 0: just look) for a
+    /// client and accepts it; nil when none arrived in time.
+    func accept(timeoutMilliseconds: Int32) throws(MediaError) -> TCPConnection? {
+        guard descriptor >= 0 else { return nil }
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&request, 1, timeoutMilliseconds)
+        if ready < 0 {
+            if errno == EINTR { return nil }
+            throw MediaError(.system, "poll: \(systemErrorText())")
+        }
+        if ready == 0 { return nil }
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(descriptor, $0, &length) }
+        }
+        guard fd >= 0 else { throw MediaError(.system, "accept: \(systemErrorText())") }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        _ = inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
+        let host = String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return TCPConnection(adopting: fd, peer: "\(host):\(UInt16(bigEndian: address.sin_port))")
+    }
+
+    /// Stops listening (once).
+    func close() {
+        if descriptor >= 0 {
+            _ = Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+}
+
+/// Splits `tcp://HOST:PORT` into its host and port.
+func parseTCPURL(_ text: String) -> (host: String, port: Int)? {
+    guard text.hasPrefix("tcp://") else { return nil }
+    var rest = Substring(text.dropFirst("tcp://".count))
+    if let query = rest.firstIndex(where: { $0 == "?" || $0 == "/" }) { rest = rest[..<query] }
+    guard let colon = rest.lastIndex(of: ":") else { return nil }
+    var host = String(rest[..<colon])
+    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    guard !host.isEmpty, let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port) else {
+        return nil
+    }
+    return (host, port)
+}

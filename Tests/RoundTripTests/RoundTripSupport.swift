@@ -1,0 +1,138 @@
+import DecodeSession
+import EncodeSession
+import FormatConv
+import MediaCore
+import MediaIO
+
+/// Encoder settings the round trips run with.
+enum EncoderSettings: String, CaseIterable, CustomStringConvertible {
+    /// The encoder's defaults (look-ahead, B-frames where the codec uses them),
+    /// with a keyframe every 24 frames so short clips hold more than one GOP.
+    case standard
+    /// Low latency: no look-ahead, no B-frames (x264/x265 `zerolatency`).
+    case zeroLatency
+
+    var description: String { rawValue }
+
+    var properties: CompressionProperties {
+        var properties = CompressionProperties()
+        properties.maxKeyFrameInterval = 24
+        properties.preset = "veryfast"
+        if self == .zeroLatency {
+            properties.realTime = true
+            properties.allowFrameReordering = false
+        }
+        return properties
+    }
+}
+
+/// One encoded clip: its samples in decode order and the same access units
+/// written as one Annex-B stream, with the byte offset where each begins.
+struct EncodedClip {
+    var clip: SyntheticClip
+    var samples: [CompressedSample]
+    var stream: [UInt8]
+    var offsets: [Int]
+    var backend: String
+
+    /// The Annex-B bytes of access unit `index`.
+    func accessUnit(_ index: Int) -> ArraySlice<UInt8> {
+        stream[offsets[index]..<(index + 1 < offsets.count ? offsets[index + 1] : stream.count)]
+    }
+}
+
+let frameDuration = MediaTime(value: 1, timescale: 30)
+
+/// Encodes `frames` frames of a 320×240 synthetic clip (or `width × height`)
+/// and writes them as Annex-B with parameter sets before every keyframe.
+func encodeClip(
+    codec: CodecType, settings: EncoderSettings = .zeroLatency, encoder: EncoderChoice = .software,
+    frames: Int = 48, width: Int = 320, height: Int = 240, firstFrame: Int = 0, writer: inout AnnexBWriter
+) throws -> EncodedClip {
+    let clip = SyntheticClip(width: width, height: height, frameCount: firstFrame + frames)
+    let session = try CompressionSession(
+        width: width, height: height, codec: codec, encoder: encoder, properties: settings.properties)
+    defer { session.invalidate() }
+    var samples: [CompressedSample] = []
+    for index in firstFrame..<(firstFrame + frames) {
+        samples += try session.encode(clip.frame(at: index), pts: frameDuration * Int64(index), duration: frameDuration)
+    }
+    samples += try session.finish()
+    var stream: [UInt8] = []
+    var offsets: [Int] = []
+    for sample in samples {
+        offsets.append(stream.count)
+        stream += try writer.write(sample)
+    }
+    return EncodedClip(clip: clip, samples: samples, stream: stream, offsets: offsets, backend: session.backend)
+}
+
+func encodeClip(
+    codec: CodecType, settings: EncoderSettings = .zeroLatency, encoder: EncoderChoice = .software,
+    frames: Int = 48, width: Int = 320, height: Int = 240
+) throws -> EncodedClip {
+    var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
+    return try encodeClip(
+        codec: codec, settings: settings, encoder: encoder, frames: frames, width: width, height: height,
+        writer: &writer)
+}
+
+/// A deterministic generator of chunk sizes in `range` (xorshift64).
+struct ChunkSizes {
+    var range: ClosedRange<Int>
+    var state: UInt64
+
+    init(_ range: ClosedRange<Int>, seed: UInt64 = 0x2545_F491_4F6C_DD1D) {
+        self.range = range
+        self.state = seed
+    }
+
+    mutating func next() -> Int {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return range.lowerBound + Int(state % UInt64(range.count))
+    }
+}
+
+/// Feeds `bytes` to a new assembler in chunks whose sizes `sizes` draws and
+/// returns everything it produced, `finish()` included.
+func assemble(_ bytes: some Collection<UInt8>, codec: CodecType, sizes: inout ChunkSizes) -> [AssemblerOutput] {
+    var assembler = AccessUnitAssembler(codec: codec)
+    var outputs: [AssemblerOutput] = []
+    let all = Array(bytes)
+    var offset = 0
+    while offset < all.count {
+        let end = min(all.count, offset + sizes.next())
+        outputs += assembler.append(all[offset..<end])
+        offset = end
+    }
+    return outputs + assembler.finish()
+}
+
+extension [AssemblerOutput] {
+    var samples: [CompressedSample] {
+        compactMap { if case .sample(let sample) = $0 { sample } else { nil } }
+    }
+    var dropCount: Int {
+        reduce(0) { count, output in if case .dropped = output { count + 1 } else { count } }
+    }
+}
+
+/// Decodes `samples` with one session (made from the first sample's
+/// description) and drains it.
+func decodeAll(_ samples: [CompressedSample]) throws -> (frames: [DecodedFrame], session: DecompressionSession?) {
+    guard let first = samples.first else { return ([], nil) }
+    let session = try DecompressionSession(
+        formatDescription: first.formatDescription, decoder: .software,
+        output: DecoderOutputAttributes(pixelFormat: .i420))
+    var frames: [DecodedFrame] = []
+    for sample in samples { frames += try session.decode(sample) }
+    frames += try session.finish()
+    return (frames, session)
+}
+
+/// The frame index a pts at 1/30 s per frame stands for.
+func frameIndex(_ pts: MediaTime) -> Int {
+    Int(pts.converted(toTimescale: 30).value)
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// The per-frame MD5 strings `ffmpeg -f framemd5` prints for the first video
+/// stream of `path`, in output order.
+///
+/// `extraInputArgs` go before `-i` (for instance `["-f", "h264"]` for a raw
+/// stream); `outputArgs` after it (for instance `["-pix_fmt", "yuv420p"]`).
+/// Lines look like `0, 0, 0, 1, 115200, 5f4d…` (stream, dts, pts, duration,
+/// size, hash); comment lines start with `#`.
+public func ffmpegFrameMD5(path: String, extraInputArgs: [String] = [], outputArgs: [String] = []) throws
+    -> [String]
+{
+    let arguments =
+        ["-hide_banner", "-loglevel", "error", "-nostdin"] + extraInputArgs + ["-i", path, "-map", "0:v:0"]
+        + outputArgs + ["-f", "framemd5", "-"]
+    let output = try runChecked("ffmpeg", arguments)
+    return parseFrameMD5(String(decoding: output, as: UTF8.self))
+}
+
+/// The hash column of `framemd5` text.
+public func parseFrameMD5(_ text: String) -> [String] {
+    text.split(separator: "\n").compactMap { line in
+        guard !line.hasPrefix("#") else { return nil }
+        let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard fields.count >= 6, let hash = fields.last, hash.count == 32 else { return nil }
+        return hash
+    }
+}
+
+/// One stream as `ffprobe -show_streams` reports it: the fields tests use,
+/// decoded from its JSON.
+public struct ProbedStream: Decodable, Sendable {
+    public var index: Int
+    public var codecName: String?
+    public var codecType: String?
+    public var profile: String?
+    public var width: Int?
+    public var height: Int?
+    public var pixelFormat: String?
+    public var level: Int?
+    public var frameCount: Int?
+    public var averageFrameRate: String?
+
+    enum CodingKeys: String, CodingKey {
+        case index
+        case codecName = "codec_name"
+        case codecType = "codec_type"
+        case profile, width, height
+        case pixelFormat = "pix_fmt"
+        case level
+        case frameCount = "nb_read_frames"
+        case averageFrameRate = "avg_frame_rate"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        index = try container.decode(Int.self, forKey: .index)
+        codecName = try container.decodeIfPresent(String.self, forKey: .codecName)
+        codecType = try container.decodeIfPresent(String.self, forKey: .codecType)
+        profile = try container.decodeIfPresent(String.self, forKey: .profile)
+        width = try container.decodeIfPresent(Int.self, forKey: .width)
+        height = try container.decodeIfPresent(Int.self, forKey: .height)
+        pixelFormat = try container.decodeIfPresent(String.self, forKey: .pixelFormat)
+        level = try container.decodeIfPresent(Int.self, forKey: .level)
+        // ffprobe prints counts as JSON strings.
+        frameCount = try container.decodeIfPresent(String.self, forKey: .frameCount).flatMap { Int($0) }
+        averageFrameRate = try container.decodeIfPresent(String.self, forKey: .averageFrameRate)
+    }
+}
+
+/// The streams of `path` as ffprobe sees them; `countFrames` decodes the file
+/// to fill ``ProbedStream/frameCount``.
+public func ffprobeStreams(path: String, extraInputArgs: [String] = [], countFrames: Bool = false) throws
+    -> [ProbedStream]
+{
+    struct Output: Decodable { var streams: [ProbedStream] }
+    let arguments =
+        ["-v", "error", "-print_format", "json", "-show_streams"] + (countFrames ? ["-count_frames"] : [])
+        + extraInputArgs + [path]
+    let output = try runChecked("ffprobe", arguments)
+    return try JSONDecoder().decode(Output.self, from: output).streams
+}
+
+/// The same streams as untyped JSON objects, for fields ``ProbedStream`` lacks.
+public func ffprobeStreamDictionaries(path: String, extraInputArgs: [String] = []) throws -> [[String: Any]] {
+    let output = try runChecked(
+        "ffprobe", ["-v", "error", "-print_format", "json", "-show_streams"] + extraInputArgs + [path])
+    let object = try JSONSerialization.jsonObject(with: output) as? [String: Any]
+    return object?["streams"] as? [[String: Any]] ?? []
+}
+
+/// Decodes `path` with ffmpeg to raw planar 4:2:0 frames (`pixelFormat`
+/// `yuv420p` or `yuv420p10le`) and returns each frame's packed bytes.
+public func ffmpegDecodeRaw(
+    path: String, width: Int, height: Int, pixelFormat: String = "yuv420p", extraInputArgs: [String] = []
+) throws -> [Data] {
+    let output = try runChecked(
+        "ffmpeg",
+        ["-hide_banner", "-loglevel", "error", "-nostdin"] + extraInputArgs + [
+            "-i", path, "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", pixelFormat, "-",
+        ])
+    let sampleBytes = pixelFormat.hasSuffix("le") ? 2 : 1
+    let frameSize = (width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)) * sampleBytes
+    guard frameSize > 0, output.count % frameSize == 0 else {
+        throw ProcessError("ffmpeg produced \(output.count) bytes, not a multiple of the frame size \(frameSize)")
+    }
+    return stride(from: 0, to: output.count, by: frameSize).map { output.subdata(in: $0..<($0 + frameSize)) }
+}
