@@ -62,4 +62,16 @@ static inline unsigned CFFmpeg_version_major(unsigned v) { return AV_VERSION_MAJ
 static inline unsigned CFFmpeg_version_minor(unsigned v) { return AV_VERSION_MINOR(v); }
 static inline unsigned CFFmpeg_version_micro(unsigned v) { return AV_VERSION_MICRO(v); }
 
+// Containers (MediaIO): file errors, FourCC tags, log level.
+static inline int CFFmpeg_AVERROR_ENOENT(void) { return AVERROR(ENOENT); }
+static inline int CFFmpeg_AVERROR_EACCES(void) { return AVERROR(EACCES); }
+static inline int CFFmpeg_AVERROR_EXIT(void) { return AVERROR_EXIT; }
+static inline int CFFmpeg_AVERROR_DECODER_NOT_FOUND(void) { return AVERROR_DECODER_NOT_FOUND; }
+static inline int CFFmpeg_AVERROR_STREAM_NOT_FOUND(void) { return AVERROR_STREAM_NOT_FOUND; }
+static inline unsigned CFFmpeg_MKTAG(unsigned char a, unsigned char b, unsigned char c, unsigned char d) {
+    return MKTAG(a, b, c, d);
+}
+static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
+static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
+
 #endif

@@ -1,9 +1,364 @@
+import FormatConv
+import MediaCore
+import MediaIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// `codecs convert`: not available in this build yet.
+private let convertUsage = """
+    usage: codecs convert -i IN -o OUT [options]
+
+    Moves H.264/HEVC between Annex-B elementary streams (.h264 .264 .hevc .265)
+    and containers (.mp4 .m4v .mov .mkv .ts), or rewrites a container. The
+    NAL units pass through unchanged; FormatConv moves the parameter sets
+    between the stream and the configuration record.
+
+    options:
+      --length-size 1|2|4     NAL unit length size of MP4/MKV output (default: the input's)
+      --parameter-sets every-keyframe|first|never
+                              where Annex-B and MPEG-TS output repeat the parameter sets
+                              (default every-keyframe)
+      --frame-rate N[/D]      frames per second of Annex-B input (default: the stream's VUI
+                              timing, else 30)
+      --codec h264|hevc       codec of Annex-B read from standard input ("-i -")
+      --fast-start            MP4: put the index in front of the media data
+      --fragmented            MP4: write a fragmented file
+    """
+
+/// `codecs convert`: Annex-B ⇄ MP4/MKV/TS and container to container, with
+/// the NAL unit length size and the parameter-set placement chosen on the
+/// command line.
 func runConvert(_ arguments: [String]) -> Int32 {
-    printError("codecs convert: not available in this build yet")
-    return 2
+    let options: ConvertOptions
+    do {
+        let parsed = try Arguments(
+            arguments,
+            valueOptions: ["i", "o", "input", "output", "length-size", "parameter-sets", "frame-rate", "codec"],
+            flagOptions: ["help", "h", "fast-start", "fragmented"])
+        if parsed.flag("help") || parsed.flag("h") {
+            print(convertUsage)
+            return 0
+        }
+        options = try ConvertOptions(parsed)
+    } catch {
+        printError("codecs convert: \(error)\n\n\(convertUsage)")
+        return 2
+    }
+    do {
+        let report = try convert(options)
+        printError(
+            "codecs convert: \(report.samples) samples (\(report.keyframes) keyframes) from \(options.input) "
+                + "to \(options.output)")
+        return 0
+    } catch {
+        printError("codecs convert: \(error.message)")
+        return 1
+    }
+}
+
+/// Where samples come from or go: an Annex-B elementary stream of one codec,
+/// or a container file.
+enum MediaFileKind: Equatable {
+    case annexB(CodecType?)
+    case container(ContainerFormat)
+
+    /// The kind a path's extension names; `-` is Annex-B (codec from `--codec`).
+    init?(path: String) {
+        if path == "-" {
+            self = .annexB(nil)
+            return
+        }
+        if let container = ContainerFormat(path: path) {
+            self = .container(container)
+            return
+        }
+        guard let dot = path.lastIndex(of: ".") else { return nil }
+        switch path[path.index(after: dot)...].lowercased() {
+        case "h264", "264", "avc": self = .annexB(.h264)
+        case "hevc", "265", "h265": self = .annexB(.hevc)
+        default: return nil
+        }
+    }
+}
+
+struct ConvertOptions {
+    var input: String
+    var output: String
+    var inputKind: MediaFileKind
+    var outputKind: MediaFileKind
+    var codec: CodecType?
+    var lengthSize: Int?
+    var parameterSets: ParameterSetPolicy
+    var frameDuration: MediaTime?
+    var fastStart: Bool
+    var fragmented: Bool
+
+    init(_ parsed: Arguments) throws(Arguments.UsageError) {
+        guard let input = parsed.value("i") ?? parsed.value("input") else {
+            throw Arguments.UsageError(description: "missing -i IN")
+        }
+        guard let output = parsed.value("o") ?? parsed.value("output") else {
+            throw Arguments.UsageError(description: "missing -o OUT")
+        }
+        guard parsed.positional.isEmpty else {
+            throw Arguments.UsageError(description: "unexpected argument \(parsed.positional[0])")
+        }
+        let known = ".h264 .264 .hevc .265 (Annex-B), .mp4 .m4v .mov .mkv .ts"
+        guard let inputKind = MediaFileKind(path: input) else {
+            throw Arguments.UsageError(description: "\(input): unknown kind of file; expected \(known)")
+        }
+        guard let outputKind = MediaFileKind(path: output) else {
+            throw Arguments.UsageError(description: "\(output): unknown kind of file; expected \(known)")
+        }
+        self.input = input
+        self.output = output
+        self.inputKind = inputKind
+        self.outputKind = outputKind
+        switch try parsed.choice("codec", ["h264", "hevc"], default: "") {
+        case "h264": codec = .h264
+        case "hevc": codec = .hevc
+        default: codec = nil
+        }
+        if inputKind == .annexB(nil) && codec == nil {
+            throw Arguments.UsageError(description: "reading Annex-B from standard input needs --codec h264|hevc")
+        }
+
+        lengthSize = try parsed.integer("length-size", in: 1...4)
+        if lengthSize == 3 {
+            throw Arguments.UsageError(description: "--length-size 3: expected 1, 2 or 4")
+        }
+        if lengthSize != nil, !Self.storesLengthPrefixedSamples(outputKind) {
+            throw Arguments.UsageError(description: "--length-size applies to MP4, QuickTime and Matroska output")
+        }
+        let placement = try parsed.choice(
+            "parameter-sets", ["every-keyframe", "first", "never"], default: "every-keyframe")
+        if parsed.value("parameter-sets") != nil, Self.storesLengthPrefixedSamples(outputKind) {
+            throw Arguments.UsageError(
+                description: "--parameter-sets applies to Annex-B and MPEG-TS output; MP4 and Matroska keep "
+                    + "them in the track's record")
+        }
+        switch placement {
+        case "first": parameterSets = .first
+        case "never": parameterSets = .never
+        default: parameterSets = .beforeEveryKeyframe
+        }
+
+        if let text = parsed.value("frame-rate") {
+            guard case .annexB = inputKind else {
+                throw Arguments.UsageError(
+                    description: "--frame-rate applies to Annex-B input; containers carry their own timestamps")
+            }
+            guard let duration = Self.frameDuration(text) else {
+                throw Arguments.UsageError(
+                    description: "--frame-rate \(text): expected frames per second as N or N/D (1 to 1000)")
+            }
+            frameDuration = duration
+        }
+        fastStart = parsed.flag("fast-start")
+        fragmented = parsed.flag("fragmented")
+        if fastStart || fragmented {
+            guard outputKind == .container(.mp4) || outputKind == .container(.quickTime) else {
+                throw Arguments.UsageError(description: "--fast-start and --fragmented apply to MP4 output")
+            }
+        }
+    }
+
+    /// The duration of one frame at `N` or `N/D` frames per second.
+    static func frameDuration(_ text: String) -> MediaTime? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let numerator = Int32(parts[0]), numerator > 0 else { return nil }
+        let denominator = parts.count == 2 ? Int64(parts[1]) : 1
+        guard let denominator, denominator > 0, Double(numerator) / Double(denominator) <= 1000 else { return nil }
+        return MediaTime(value: denominator, timescale: numerator)
+    }
+
+    static func storesLengthPrefixedSamples(_ kind: MediaFileKind) -> Bool {
+        if case .container(let container) = kind { return container.storesLengthPrefixedSamples }
+        return false
+    }
+}
+
+/// What a conversion did.
+struct ConvertReport {
+    var samples = 0
+    var keyframes = 0
+}
+
+/// Runs one conversion: samples from the input, length sizes changed when
+/// asked, samples to the output.
+func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
+    var source = try SampleSource(options)
+    var sink = try SampleSink(options)
+    var resized = LengthSizeChanger(target: options.lengthSize)
+    var report = ConvertReport()
+    while let sample = try source.next() {
+        try sink.write(try resized.apply(to: sample))
+        report.samples += 1
+        if sample.isKeyframe { report.keyframes += 1 }
+    }
+    try sink.finish()
+    return report
+}
+
+/// Samples from a container (``MovieReader``) or an Annex-B stream
+/// (FormatConv's ``AccessUnitAssembler``, read in 1 MiB chunks).
+struct SampleSource {
+    private var reader: MovieReader?
+    private var file: UnsafeMutablePointer<FILE>?
+    private var assembler: AccessUnitAssembler?
+    private var queue: [CompressedSample] = []
+    private var queueIndex = 0
+    private var finished = false
+    private let path: String
+
+    init(_ options: ConvertOptions) throws(MediaError) {
+        path = options.input
+        switch options.inputKind {
+        case .container:
+            reader = try MovieReader(path: options.input)
+        case .annexB(let codec):
+            file = try openFile(options.input, mode: "rb")
+            assembler = AccessUnitAssembler(codec: (codec ?? options.codec)!, frameDuration: options.frameDuration)
+            if case .container = options.outputKind {
+                // Annex-B carries no timestamps and the assembler numbers samples in
+                // decode order; a container needs presentation times, which come from
+                // the picture order counts of the whole stream.
+                var samples: [CompressedSample] = []
+                while let sample = try next() { samples.append(sample) }
+                let frame =
+                    samples.first.map { $0.duration.isValid ? $0.duration : MediaTime(value: 1, timescale: 30) }
+                    ?? MediaTime(value: 1, timescale: 30)
+                queue = try PresentationTimes.assign(to: samples, frameDuration: frame)
+                queueIndex = 0
+            }
+        }
+    }
+
+    mutating func next() throws(MediaError) -> CompressedSample? {
+        if let reader { return try reader.nextSample() }
+        while queueIndex == queue.count {
+            guard !finished else {
+                closeFile()
+                return nil
+            }
+            queue = []
+            queueIndex = 0
+            var chunk = [UInt8](repeating: 0, count: 1 << 20)
+            let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if count > 0 {
+                take(assembler!.append(chunk[..<count]))
+            } else {
+                if ferror(file) != 0 {
+                    throw MediaError(.system, "reading '\(path)': \(String(cString: strerror(errno)))")
+                }
+                finished = true
+                take(assembler!.finish())
+            }
+        }
+        defer { queueIndex += 1 }
+        return queue[queueIndex]
+    }
+
+    private mutating func take(_ outputs: [AssemblerOutput]) {
+        for output in outputs {
+            switch output {
+            case .sample(let sample):
+                queue.append(sample)
+            case .dropped(let reason, let count):
+                printError("codecs convert: \(path): left out \(count) NAL unit(s): \(reason)")
+            }
+        }
+    }
+
+    private mutating func closeFile() {
+        if let file { fclose(file) }
+        file = nil
+    }
+}
+
+/// Samples to a container (``MovieWriter``) or an Annex-B stream
+/// (FormatConv's ``AnnexBWriter``).
+struct SampleSink {
+    private var writer: MovieWriter?
+    private var annexB: AnnexBWriter
+    private var file: UnsafeMutablePointer<FILE>?
+    private let path: String
+
+    init(_ options: ConvertOptions) throws(MediaError) {
+        path = options.output
+        annexB = AnnexBWriter(policy: options.parameterSets)
+        switch options.outputKind {
+        case .container(let container):
+            writer = try MovieWriter(
+                path: options.output,
+                options: MovieWriterOptions(
+                    container: container, fastStart: options.fastStart, fragmented: options.fragmented,
+                    parameterSets: options.parameterSets))
+        case .annexB:
+            file = try openFile(options.output, mode: "wb")
+        }
+    }
+
+    mutating func write(_ sample: CompressedSample) throws(MediaError) {
+        if let writer {
+            try writer.append(sample)
+            return
+        }
+        let bytes = try annexB.write(sample)
+        let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        guard written == bytes.count else {
+            throw MediaError(.system, "writing '\(path)': \(String(cString: strerror(errno)))")
+        }
+    }
+
+    mutating func finish() throws(MediaError) {
+        if let writer { try writer.finish() }
+        if let file {
+            let flushed = fflush(file)
+            fclose(file)
+            self.file = nil
+            guard flushed == 0 else {
+                throw MediaError(.system, "writing '\(path)': \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
+/// Rewrites samples to another NAL unit length size with FormatConv's
+/// ``LengthPrefixed/convert(_:from:to:)``, giving them a description that
+/// says so (made once per source description).
+struct LengthSizeChanger {
+    let target: Int?
+    private var converted: [FormatDescription: FormatDescription] = [:]
+
+    init(target: Int?) { self.target = target }
+
+    mutating func apply(to sample: CompressedSample) throws(MediaError) -> CompressedSample {
+        guard let target, sample.formatDescription.nalUnitHeaderLength != target else { return sample }
+        let source = sample.formatDescription
+        let description: FormatDescription
+        if let known = converted[source] {
+            description = known
+        } else {
+            description =
+                source.codec == .h264
+                ? try FormatDescription(h264ParameterSets: source.parameterSets, nalUnitHeaderLength: target)
+                : try FormatDescription(hevcParameterSets: source.parameterSets, nalUnitHeaderLength: target)
+            converted[source] = description
+        }
+        var result = sample
+        result.data = try LengthPrefixed.convert(sample.data, from: source.nalUnitHeaderLength, to: target)
+        result.formatDescription = description
+        return result
+    }
+}
+
+/// `fopen`, with `-` meaning (a duplicate of) standard input or output.
+private func openFile(_ path: String, mode: String) throws(MediaError) -> UnsafeMutablePointer<FILE> {
+    let opened = path == "-" ? fdopen(dup(mode.hasPrefix("r") ? 0 : 1), mode) : fopen(path, mode)
+    guard let file = opened else {
+        throw MediaError(.system, "opening '\(path)': \(String(cString: strerror(errno)))")
+    }
+    return file
 }

@@ -129,19 +129,26 @@ private final class DecodeJob {
     }
 
     func run() throws(MediaError) {
-        let input = try InputFile(path: inputPath)
-        var assembler: AccessUnitAssembler? = nil
-        while let chunk = try input.read(maximum: 1 << 16) {
-            if assembler == nil {
-                let detected = codec ?? sniffCodec(chunk)
-                codec = detected
-                assembler = AccessUnitAssembler(codec: detected)
+        if ContainerFormat(path: inputPath) != nil {
+            // MP4/MKV/TS: samples with the container's timestamps from MediaIO's MovieReader.
+            let reader = try MovieReader(path: inputPath)
+            codec = reader.codec
+            while let sample = try reader.nextSample() { try handle([.sample(sample)]) }
+        } else {
+            let input = try InputFile(path: inputPath)
+            var assembler: AccessUnitAssembler? = nil
+            while let chunk = try input.read(maximum: 1 << 16) {
+                if assembler == nil {
+                    let detected = codec ?? sniffCodec(chunk)
+                    codec = detected
+                    assembler = AccessUnitAssembler(codec: detected)
+                }
+                try handle(assembler!.append(chunk))
             }
-            try handle(assembler!.append(chunk))
-        }
-        if var last = assembler {
-            try handle(last.finish())
-            assembler = last
+            if var last = assembler {
+                try handle(last.finish())
+                assembler = last
+            }
         }
         if let session { try write(session.finish()) }
         for writer in writers.values { try writer.close() }

@@ -5,21 +5,306 @@ import MediaCore
 import Testing
 import TestSupport
 
+/// One stream made with the ffmpeg CLI and the pixel format ffmpeg decodes it to.
+struct StreamCase: Sendable, CustomStringConvertible {
+    var name: String
+    var codec: CodecType
+    var width = 320
+    var height = 240
+    var frames = 30
+    var pixelFormat = "yuv420p"
+    var encoderArgs: [String] = []
+    var threads: Int? = nil
+
+    var description: String { name }
+}
+
 @Suite struct DecompressionSessionTests {
-    @Test func md5MatchesKnownVector() {
+    @Test func md5MatchesKnownVectors() {
         #expect(MD5.hex(Array("abc".utf8)) == "900150983cd24fb0d6963f7d28e17f72")
         #expect(MD5.hex([]) == "d41d8cd98f00b204e9800998ecf8427e")
     }
 
-    @Test func smokeDecodeMatchesFFmpeg() throws {
+    static let bitExactCases: [StreamCase] = [
+        StreamCase(name: "h264 B-frames", codec: .h264, encoderArgs: ["-bf", "3", "-g", "12"]),
+        StreamCase(name: "h264 B-frames one thread", codec: .h264, encoderArgs: ["-bf", "2"], threads: 1),
+        StreamCase(name: "h264 4 slices", codec: .h264, encoderArgs: ["-x264-params", "slices=4", "-bf", "1"]),
+        StreamCase(name: "h264 odd size", codec: .h264, width: 175, height: 143, encoderArgs: ["-bf", "2"]),
+        StreamCase(
+            name: "h264 10-bit", codec: .h264, frames: 20, pixelFormat: "yuv420p10le",
+            encoderArgs: ["-profile:v", "high10"]),
+        StreamCase(name: "hevc B-frames", codec: .hevc, frames: 20, encoderArgs: ["-bf", "3"]),
+        StreamCase(name: "hevc 10-bit odd size", codec: .hevc, width: 175, height: 143, frames: 15, pixelFormat: "yuv420p10le"),
+    ]
+
+    /// Every picture equals what `ffmpeg -f framemd5` decodes from the same file.
+    @Test(arguments: bitExactCases)
+    func picturesAreBitExactWithFFmpeg(_ stream: StreamCase) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = try TestStreams.make("smoke", in: directory, codec: .h264, encoderArgs: ["-bf", "3", "-g", "12"])
-        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
-        let session = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+        let path = try TestStreams.make(
+            "stream", in: directory, codec: stream.codec, width: stream.width, height: stream.height,
+            frames: stream.frames, pixelFormat: stream.pixelFormat, encoderArgs: stream.encoderArgs)
+        let samples = try TestStreams.samples(ofFile: path, codec: stream.codec)
+        #expect(samples.count == stream.frames)
+        let session = try DecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, threadCount: stream.threads)
         let frames = try decodeAll(session, samples)
-        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
-        #expect(frames.map { md5Hex($0.pixelBuffer) } == expected)
-        print(session.statistics, session.backend, session.drops)
+        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: stream.pixelFormat)
+        #expect(frames.count == stream.frames)
+        #expect(frames.map { md5Hex($0.pixelBuffer) } == expected, "\(stream)")
+        // 4:2:0 cropping works in units of two samples (H.264 7.4.2.1.1 CropUnitX/Y,
+        // H.265 7.4.3.2.1 SubWidthC/SubHeightC), so an odd request is encoded one smaller:
+        // 175x143 becomes 174x142, a size that is not a multiple of the 16x16 macroblock.
+        let (width, height) = (stream.width & ~1, stream.height & ~1)
+        #expect(frames.allSatisfy { $0.pixelBuffer.width == width && $0.pixelBuffer.height == height })
+        #expect(samples[0].formatDescription.width == width && samples[0].formatDescription.height == height)
+        #expect(frames.first?.pixelBuffer.format == (stream.pixelFormat == "yuv420p" ? .i420 : .i010))
+        #expect(session.statistics == DecodeStatistics(submitted: stream.frames, decoded: stream.frames))
+        #expect(session.drops.isEmpty)
+        #expect(session.backend == "software")
     }
+
+    /// The caller's value travels with its sample through B-frame reordering.
+    @Test func userValueFollowsItsSampleThroughReordering() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make("bframes", in: directory, codec: .h264, encoderArgs: ["-bf", "3"])
+        var samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        // Distinct, non-monotonic pts so a mix-up would show.
+        for index in samples.indices { samples[index].pts = MediaTime(value: Int64(1000 - index * 7), timescale: 90000) }
+        let session = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+        var frames: [DecodedFrame] = []
+        for (index, sample) in samples.enumerated() { frames += try session.decode(sample, userValue: index) }
+        frames += try session.finish()
+        #expect(frames.count == samples.count)
+        for frame in frames {
+            let index = try #require(frame.userValue as? Int)
+            #expect(samples[index].pts == frame.pts)
+            #expect(samples[index].isKeyframe == frame.isKeyframe)
+        }
+        // Output is in display order, so decode-order indices come out permuted.
+        let order = frames.compactMap { $0.userValue as? Int }
+        #expect(order != Array(0..<samples.count))
+        #expect(Set(order) == Set(0..<samples.count))
+    }
+
+    @Test(arguments: [PixelFormat.nv12, .bgra, .i420])
+    func outputAttributesConvertAndScale(_ format: PixelFormat) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make("attrs", in: directory, codec: .h264, frames: 10)
+        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        let native = try decodeAll(
+            DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software), samples)
+        let converted = try decodeAll(
+            DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .software,
+                output: DecoderOutputAttributes(pixelFormat: format)), samples)
+        #expect(converted.count == native.count)
+        #expect(converted.allSatisfy { $0.pixelBuffer.format == format && $0.pixelBuffer.width == 320 })
+        if format == .nv12 {
+            // I420 → NV12 is a repacking: back to I420 it is identical.
+            for (a, b) in zip(native, converted) {
+                #expect(planarBytes(ofNV12: b.pixelBuffer) == a.pixelBuffer.packedBytes())
+            }
+        }
+        let scaled = try decodeAll(
+            DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .software,
+                output: DecoderOutputAttributes(pixelFormat: format, width: 160, height: 90)), samples)
+        #expect(scaled.count == native.count)
+        #expect(scaled.allSatisfy { $0.pixelBuffer.width == 160 && $0.pixelBuffer.height == 90 })
+    }
+
+    @Test func chromaFormatsWithoutOutputLayoutAreRefusedUnlessConverted() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make(
+            "422", in: directory, codec: .h264, frames: 5, pixelFormat: "yuv422p", encoderArgs: ["-profile:v", "high422"])
+        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        do {
+            _ = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+            Issue.record("a 4:2:2 stream without an explicit pixel format must be refused")
+        } catch {
+            #expect(error.code == .unsupported)
+            #expect(error.message.contains("4:2:2"))
+        }
+        let session = try DecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software,
+            output: DecoderOutputAttributes(pixelFormat: .i420))
+        let frames = try decodeAll(session, samples)
+        #expect(frames.count == 5)
+        #expect(frames.allSatisfy { $0.pixelBuffer.format == .i420 })
+        // Luma passes through the 4:2:2 → 4:2:0 conversion untouched: it equals ffmpeg's.
+        let expected = try ffmpegDecodeRaw(path: path, width: 320, height: 240, pixelFormat: "yuv420p")
+        #expect(expected.count == frames.count)
+        for (frame, reference) in zip(frames, expected) {
+            let luma: [UInt8] = Array(frame.pixelBuffer.packedBytes().prefix(320 * 240))
+            let referenceLuma: [UInt8] = Array(reference.prefix(320 * 240))
+            #expect(luma == referenceLuma)
+        }
+    }
+
+    @Test func flushDiscardsEverythingInFlight() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make("flush", in: directory, codec: .h264, encoderArgs: ["-bf", "3", "-g", "10"])
+        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let session = try DecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, threadCount: 2)
+        var before: [DecodedFrame] = []
+        for sample in samples[0..<15] { before += try session.decode(sample, userValue: sample.pts) }
+        let pendingAtFlush = session.statistics.pending
+        #expect(pendingAtFlush > 0)
+        session.flush()
+        #expect(session.statistics.pending == 0)
+        #expect(session.drops.count == pendingAtFlush)
+        #expect(session.drops.allSatisfy { $0.reason.contains("flush") })
+        // Seek to the keyframe at 20: 15...19 wait for it, then 20...29 decode.
+        var after: [DecodedFrame] = []
+        for sample in samples[15...] { after += try session.decode(sample, userValue: sample.pts) }
+        after += try session.finish()
+        let ptsBefore = Set(samples[0..<15].map(\.pts))
+        #expect(after.allSatisfy { !ptsBefore.contains($0.pts) })
+        #expect(after.count == 10)
+        #expect(after.map { md5Hex($0.pixelBuffer) } == Array(expected[20...]))
+        let statistics = session.statistics
+        #expect(statistics.submitted == 30)
+        #expect(statistics.decoded == before.count + 10)
+        #expect(statistics.dropped == pendingAtFlush + 5)
+        #expect(statistics.pending == 0)
+    }
+
+    /// Two streams of different sizes back to back: the session rebuilds its
+    /// decoder and the first picture after the change has the new size.
+    @Test(arguments: [CodecType.h264, .hevc])
+    func resolutionChangeMidStream(_ codec: CodecType) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let first = try TestStreams.make("a", in: directory, codec: codec, frames: 12, encoderArgs: ["-bf", "2"])
+        let second = try TestStreams.make(
+            "b", in: directory, codec: codec, width: 176, height: 144, frames: 12, encoderArgs: ["-bf", "2"])
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: first)))
+            + [UInt8](Data(contentsOf: URL(fileURLWithPath: second)))
+        let samples = TestStreams.samples(ofAnnexB: bytes, codec: codec)
+        #expect(samples.count == 24)
+        let session = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+        #expect(!session.canAccept(samples[12].formatDescription))
+        #expect(session.canAccept(samples[0].formatDescription))
+        let frames = try decodeAll(session, samples)
+        let expected =
+            try TestStreams.ffmpegMD5s(first, pixelFormat: "yuv420p")
+            + TestStreams.ffmpegMD5s(second, pixelFormat: "yuv420p")
+        #expect(frames.map { md5Hex($0.pixelBuffer) } == expected)
+        #expect(frames[11].pixelBuffer.width == 320 && frames[12].pixelBuffer.width == 176)
+        #expect(session.statistics == DecodeStatistics(submitted: 24, decoded: 24))
+    }
+
+    /// Damage in the middle of a group of pictures: that sample and the rest
+    /// of its group are dropped with reasons, decoding resumes exactly at the
+    /// next keyframe, and the counters add up.
+    @Test(arguments: ["corrupted", "truncated"])
+    func damagedSampleRecoversAtTheNextKeyframe(_ damage: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make(
+            "damage", in: directory, codec: .h264, frames: 40, encoderArgs: ["-bf", "0", "-g", "10", "-sc_threshold", "0"])
+        var samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        #expect(samples.map(\.isKeyframe).enumerated().filter { $0.element }.map(\.offset) == [0, 10, 20, 30])
+        var data = samples[13].data
+        if damage == "truncated" {
+            data.removeLast(data.count * 2 / 3)
+            // Keep the length prefix consistent with what remains, as a cut network packet would.
+            let length = data.count - 4
+            data.replaceSubrange(0..<4, with: [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
+        } else {
+            // Zeros where the slice header starts (after the length and the NAL header):
+            // first_mb_in_slice becomes an exp-Golomb code far beyond the picture (H.264 7.3.3).
+            for index in 5..<9 { data[index] = 0 }
+        }
+        samples[13].data = data
+        let session = try DecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, threadCount: 1)
+        let frames = try decodeAll(session, samples)
+        let byPts = Dictionary(uniqueKeysWithValues: frames.map { ($0.pts, md5Hex($0.pixelBuffer)) })
+        // Everything before the damage and from the next keyframe on is exact.
+        for index in Array(0..<13) + Array(20..<40) {
+            #expect(byPts[samples[index].pts] == expected[index], "frame \(index)")
+        }
+        let statistics = session.statistics
+        #expect(statistics.submitted == 40)
+        #expect(statistics.pending == 0)
+        #expect(statistics.decoded + statistics.dropped == 40)
+        #expect(statistics.dropped == session.drops.count)
+        // The damaged sample and every later one of its group are dropped.
+        let droppedPts = Set(session.drops.map(\.pts))
+        #expect(droppedPts.isSuperset(of: samples[13..<20].map(\.pts)))
+        #expect(droppedPts.isDisjoint(with: samples[20...].map(\.pts)))
+        #expect(session.drops.allSatisfy { !$0.reason.isEmpty })
+        #expect(statistics.decoded == 40 - droppedPts.count)
+    }
+
+    @Test func keyframelessStartWaitsForTheFirstKeyframe() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make(
+            "nokey", in: directory, codec: .hevc, frames: 30, encoderArgs: ["-bf", "0", "-g", "10"])
+        let samples = try TestStreams.samples(ofFile: path, codec: .hevc)
+        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let keyframes = samples.indices.filter { samples[$0].isKeyframe }
+        #expect(keyframes.first == 0)
+        let restart = try #require(keyframes.dropFirst().first)
+        // Join mid-group: samples 3..<restart have no keyframe before them.
+        let joined = Array(samples[3...])
+        let session = try DecompressionSession(formatDescription: joined[0].formatDescription, decoder: .software)
+        let frames = try decodeAll(session, joined)
+        #expect(frames.map { md5Hex($0.pixelBuffer) } == Array(expected[restart...]))
+        #expect(session.drops.map(\.pts) == samples[3..<restart].map(\.pts))
+        #expect(session.drops.allSatisfy { $0.reason.contains("keyframe") })
+        #expect(
+            session.statistics
+                == DecodeStatistics(submitted: joined.count, decoded: 30 - restart, dropped: restart - 3))
+    }
+
+    @Test func hardwareChoiceReportsWhyItIsUnavailable() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make("hw", in: directory, codec: .h264, frames: 3)
+        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        do {
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: "/nonexistent/renderD1"))
+            Issue.record("a missing device must not give a session (got \(session.backend))")
+        } catch {
+            #expect(error.code == .unavailable)
+            #expect(error.message.contains("/nonexistent/renderD1"))
+        }
+        // Automatic falls back to software and says why when no device works.
+        let automatic = try DecompressionSession(formatDescription: samples[0].formatDescription)
+        if automatic.backend == "software" {
+            let reason = try #require(automatic.fallbackReason)
+            #expect(reason.contains("VA-API") && reason.contains("NVDEC"))
+        }
+        #expect(try decodeAll(automatic, samples).count == 3)
+    }
+}
+
+/// The I420 packing of an NV12 picture (chroma de-interleaved).
+private func planarBytes(ofNV12 buffer: PixelBuffer) -> [UInt8] {
+    var luma: [UInt8] = []
+    var u: [UInt8] = []
+    var v: [UInt8] = []
+    let packed = buffer.packedBytes()
+    let lumaCount = buffer.width * buffer.height
+    luma = Array(packed[0..<lumaCount])
+    var index = lumaCount
+    while index + 1 < packed.count {
+        u.append(packed[index])
+        v.append(packed[index + 1])
+        index += 2
+    }
+    return luma + u + v
 }

@@ -1,0 +1,349 @@
+import CFFmpeg
+import FormatConv
+import MediaCore
+
+/// Reads the H.264 or HEVC video track of an MP4, QuickTime, Matroska or
+/// MPEG-TS file as ``CompressedSample``s, through libavformat.
+///
+/// ```swift
+/// let reader = try MovieReader(path: "in.mp4")
+/// let session = try DecompressionSession(formatDescription: reader.formatDescription!)
+/// while let sample = try reader.nextSample() { frames += try session.decode(sample) }
+/// ```
+///
+/// What comes out is always the VideoToolbox shape: length-prefixed NAL units
+/// without parameter sets, and a ``FormatDescription`` that carries them.
+///
+/// - MP4 `avc1`/`hvc1` and Matroska: the description comes from the track's
+///   `avcC`/`hvcC`. Samples keep the file's NAL length size when it is 1, 2
+///   or 4; the legacy size 3 is converted to 4 (FormatConv's
+///   ``LengthPrefixed/convert(_:from:to:)``), and the description says 4.
+/// - MP4 `avc3`/`hev1` (parameter sets in band, possibly none in the record):
+///   parameter-set NAL units are lifted out of the samples into the
+///   description; when they change, the following samples carry a new one.
+/// - MPEG-TS (Annex-B): each packet's NAL units are found by FormatConv's
+///   ``AnnexB`` scanner; parameter sets go to the description, access unit
+///   delimiters are dropped, the rest is written with 4-byte lengths.
+///
+/// Timestamps are the container's, in the track's timebase (`pts`/`dts` of
+/// each packet; for MP4 after the edit list, so the first frame shows at its
+/// edited time). A packet without a duration gets the distance to the next
+/// packet's decode time (the last one repeats the one before it).
+///
+/// Only the first H.264/HEVC video track is read; other tracks are skipped.
+/// The reader looks one sample ahead, so ``formatDescription`` is known
+/// right after `init`.
+public final class MovieReader {
+    /// The file being read.
+    public let path: String
+    /// The container libavformat recognised.
+    public let container: ContainerFormat
+    /// The index of the track being read among the file's tracks.
+    public let trackIndex: Int
+    /// The track's codec.
+    public let codec: CodecType
+    /// MP4: the sample entry type (`avc1`, `avc3`, `hvc1`, `hev1`); nil for
+    /// other containers.
+    public let sampleEntryType: String?
+    /// The NAL unit length size stored in the file (1, 2, 3 or 4), or nil
+    /// when the track carries Annex-B.
+    public let storedNALUnitLengthSize: Int?
+    /// Ticks per second of the track's timestamps.
+    public let timescale: Int32
+    /// The track's duration as the container states it, or `.invalid`.
+    public let duration: MediaTime
+    /// The number of frames the container says the track has, when it says.
+    public let frameCount: Int?
+    /// The description of the first sample: the record's when it holds
+    /// parameter sets, otherwise the first in-band sets. Later samples may
+    /// carry newer descriptions. Nil only for a track without samples or
+    /// parameter sets.
+    public private(set) var formatDescription: FormatDescription?
+
+    private let context: InputFormatContext
+    private let packet: Packet
+    private let timeBaseNumerator: Int64
+    private let outputLengthSize: Int
+    private var parameterSets: ParameterSetStore
+    private var currentDescription: FormatDescription?
+    private var pending: CompressedSample?
+    private var lastDuration = MediaTime.invalid
+    private var packetNumber = 0
+    private var reachedEnd = false
+    /// Matroska stores presentation times only (its block timestamps);
+    /// decode times are rebuilt from them (see ``decodeTime(for:description:)``).
+    private let rebuildsDecodeTimes: Bool
+    private var presentationTimesAhead: [Int64] = []
+    private var firstPresentationTime: Int64?
+    private var rebuiltCount = 0
+
+    /// Opens `path` and selects its first H.264/HEVC video track.
+    ///
+    /// - Throws: `.system` when the file cannot be opened; `.unsupported` for
+    ///   a container other than MP4/QuickTime/Matroska/MPEG-TS or a file
+    ///   without an H.264/HEVC video track (the message lists the tracks
+    ///   found); `.invalidData` for a malformed record or first sample.
+    public init(path: String) throws(MediaError) {
+        let context = try InputFormatContext(path: path)
+        let format = context.pointer.pointee
+        let demuxerName = String(cString: format.iformat.pointee.name)
+        guard let container = ContainerFormat(demuxerName: demuxerName) else {
+            throw .unsupported(
+                "'\(path)' is a \(demuxerName) file; MovieReader reads MP4, QuickTime, Matroska and MPEG-TS")
+        }
+        var chosen: Int? = nil
+        var tracksFound: [String] = []
+        for index in 0..<Int(format.nb_streams) {
+            let stream = format.streams[index]!
+            let parameters = stream.pointee.codecpar.pointee
+            let isVideo = parameters.codec_type == AVMEDIA_TYPE_VIDEO
+            let isCover = stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+            if chosen == nil && isVideo && !isCover
+                && (parameters.codec_id == AV_CODEC_ID_H264 || parameters.codec_id == AV_CODEC_ID_HEVC)
+            {
+                chosen = index
+            } else {
+                stream.pointee.discard = AVDISCARD_ALL
+            }
+            tracksFound.append("track \(index): \(Self.describe(parameters))")
+        }
+        guard let trackIndex = chosen else {
+            let list = tracksFound.isEmpty ? "no tracks" : tracksFound.joined(separator: "; ")
+            throw .unsupported("'\(path)' has no H.264 or HEVC video track (found \(list))")
+        }
+        let stream = format.streams[trackIndex]!
+        let parameters = stream.pointee.codecpar.pointee
+        let codec: CodecType = parameters.codec_id == AV_CODEC_ID_H264 ? .h264 : .hevc
+
+        self.path = path
+        self.context = context
+        self.container = container
+        self.trackIndex = trackIndex
+        self.codec = codec
+        self.packet = try Packet()
+        self.sampleEntryType = container == .mp4 ? Self.fourCC(parameters.codec_tag) : nil
+        let timeBase = stream.pointee.time_base
+        self.timeBaseNumerator = Int64(timeBase.num)
+        self.timescale = timeBase.den
+        self.duration = Self.time(stream.pointee.duration, numerator: Int64(timeBase.num), timescale: timeBase.den)
+        self.frameCount = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
+        self.rebuildsDecodeTimes = container == .matroska
+
+        let extradata: [UInt8] =
+            parameters.extradata_size > 0 && parameters.extradata != nil
+            ? Array(UnsafeBufferPointer(start: parameters.extradata, count: Int(parameters.extradata_size))) : []
+        let recordName = SampleLayout.recordName(codec)
+        if container != .mpegTS && extradata.first == 1 {
+            let stored = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
+                try SampleLayout.lengthSize(ofRecord: extradata, codec: codec)
+            }
+            let output = stored == 3 ? 4 : stored
+            self.storedNALUnitLengthSize = stored
+            self.outputLengthSize = output
+            self.parameterSets = ParameterSetStore(codec: codec, nalUnitHeaderLength: output)
+            let record = stored == 3 ? SampleLayout.record(extradata, codec: codec, withLengthSize: 4) : extradata
+            let unitCount = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
+                try SampleLayout.nalUnitCount(ofRecord: record, codec: codec)
+            }
+            if unitCount > 0 {
+                let description = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
+                    codec == .h264 ? try FormatDescription(avcC: record) : try FormatDescription(hvcC: record)
+                }
+                for set in description.parameterSets where SampleLayout.isParameterSet(set[...], codec: codec) {
+                    _ = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
+                        try parameterSets.update(nal: set)
+                    }
+                }
+                currentDescription = description
+            }
+        } else {
+            // Annex-B in the packets (MPEG-TS, or Matroska/MP4 without a record).
+            self.storedNALUnitLengthSize = nil
+            self.outputLengthSize = 4
+            self.parameterSets = ParameterSetStore(codec: codec, nalUnitHeaderLength: 4)
+        }
+        pending = try readSample()
+        formatDescription = pending?.formatDescription ?? currentDescription
+    }
+
+    /// The next sample in decode order, or nil at the end of the track.
+    ///
+    /// - Throws: `.invalidData` for a malformed sample (with the packet number
+    ///   and offset) or samples before any parameter sets; libavformat's
+    ///   read errors.
+    public func nextSample() throws(MediaError) -> CompressedSample? {
+        guard var sample = pending else { return nil }
+        let next = reachedEnd ? nil : try readSample()
+        pending = next
+        if !sample.duration.isValid || sample.duration.value <= 0 {
+            sample.duration = next.map { Self.gap(from: sample, to: $0) } ?? lastDuration
+        }
+        lastDuration = sample.duration
+        return sample
+    }
+
+    /// Every remaining sample, in decode order.
+    public func readAllSamples() throws(MediaError) -> [CompressedSample] {
+        var samples: [CompressedSample] = []
+        while let sample = try nextSample() { samples.append(sample) }
+        return samples
+    }
+
+    // MARK: - Packets to samples
+
+    private func readSample() throws(MediaError) -> CompressedSample? {
+        while true {
+            packet.unreference()
+            guard try context.read(into: packet) else {
+                reachedEnd = true
+                return nil
+            }
+            let raw = packet.pointer.pointee
+            guard raw.stream_index == Int32(trackIndex) else { continue }
+            let bytes = raw.size > 0 ? Array(UnsafeBufferPointer(start: raw.data, count: Int(raw.size))) : []
+            let pts = Self.time(raw.pts, numerator: timeBaseNumerator, timescale: timescale)
+            let dts = Self.time(raw.dts, numerator: timeBaseNumerator, timescale: timescale)
+            let duration =
+                raw.duration > 0
+                ? Self.time(raw.duration, numerator: timeBaseNumerator, timescale: timescale) : .invalid
+            let isKeyframe = raw.flags & CFFmpeg_AV_PKT_FLAG_KEY() != 0
+            packet.unreference()
+            defer { packetNumber += 1 }
+            return try makeSample(bytes, pts: pts, dts: dts, duration: duration, isKeyframe: isKeyframe)
+        }
+    }
+
+    private func makeSample(
+        _ bytes: [UInt8], pts: MediaTime, dts: MediaTime, duration: MediaTime, isKeyframe: Bool
+    ) throws(MediaError) -> CompressedSample {
+        let place = "track \(trackIndex) packet \(packetNumber) (dts \(dts))"
+        var data = bytes
+        let units: [ArraySlice<UInt8>]
+        if let stored = storedNALUnitLengthSize {
+            if stored == 3 {
+                // ISO/IEC 14496-15 5.3.3.1.2 allows lengthSizeMinusOne 2; FormatConv
+                // converts those samples to 4-byte lengths on explicit request.
+                data = try Self.tagged(place) { () throws(MediaError) in
+                    try LengthPrefixed.convert(data, from: 3, to: 4)
+                }
+            }
+            let source = data
+            units = try Self.tagged(place) { () throws(MediaError) in
+                try LengthPrefixed.nalUnits(in: source, lengthSize: outputLengthSize, codec: codec)
+            }
+        } else {
+            let source = data
+            units = AnnexB.nalUnits(in: source).map { source[$0.range] }
+        }
+
+        var kept: [ArraySlice<UInt8>] = []
+        kept.reserveCapacity(units.count)
+        var removedAny = false
+        var setsChanged = false
+        for unit in units {
+            if SampleLayout.isParameterSet(unit, codec: codec) {
+                removedAny = true
+                let changed = try Self.tagged(place) { () throws(MediaError) in
+                    try parameterSets.update(nal: unit)
+                }
+                setsChanged = setsChanged || changed
+            } else if storedNALUnitLengthSize == nil && SampleLayout.isAccessUnitDelimiter(unit, codec: codec) {
+                removedAny = true
+            } else {
+                kept.append(unit)
+            }
+        }
+        if setsChanged && parameterSets.isComplete {
+            let description = try Self.tagged(place) { () throws(MediaError) in
+                try parameterSets.makeDescription()
+            }
+            if description != currentDescription { currentDescription = description }
+        }
+        guard let description = currentDescription else {
+            throw .invalidData(
+                "\(place): no parameter sets yet; the track has no \(SampleLayout.recordName(codec)) with "
+                    + "parameter sets and no complete set arrived in band before this sample")
+        }
+        if storedNALUnitLengthSize == nil || removedAny {
+            let units = kept
+            data = try Self.tagged(place) { () throws(MediaError) in
+                try LengthPrefixed.write(units, lengthSize: outputLengthSize)
+            }
+        }
+        var dts = dts
+        if rebuildsDecodeTimes && pts.isValid {
+            dts = decodeTime(for: pts, duration: duration, description: description)
+        }
+        let referenced = kept.lazy.compactMap { SampleLayout.isReferenced($0, codec: self.codec) }.first ?? true
+        return CompressedSample(
+            data: data, formatDescription: description, pts: pts, dts: dts, duration: duration,
+            isKeyframe: isKeyframe, dependsOnOthers: referenced)
+    }
+
+    /// The decode time of the next sample in decode order, rebuilt from
+    /// presentation times: with a reorder depth of `d` pictures (H.264 VUI
+    /// `max_num_reorder_frames`, H.265 `sps_max_num_reorder_pics`), the i-th
+    /// decode time is the (i − d)-th smallest presentation time, which is
+    /// known once i + 1 samples have been seen. The first `d` samples step
+    /// back from the first presentation time by one frame each, so the first
+    /// picture still shows at its own time and every dts ≤ pts.
+    private func decodeTime(for pts: MediaTime, duration: MediaTime, description: FormatDescription) -> MediaTime {
+        let depth = description.maxReorderFrames ?? description.maxReferenceFrames
+        let value = pts.value
+        let insertAt = presentationTimesAhead.firstIndex { $0 > value } ?? presentationTimesAhead.count
+        presentationTimesAhead.insert(value, at: insertAt)
+        let first = firstPresentationTime ?? value
+        firstPresentationTime = first
+        defer { rebuiltCount += 1 }
+        if rebuiltCount >= depth {
+            return MediaTime(value: presentationTimesAhead.removeFirst(), timescale: pts.timescale)
+        }
+        let frame =
+            duration.isValid && duration.value > 0
+            ? duration.converted(toTimescale: pts.timescale)
+            : (description.vuiFrameRate ?? MediaTime(value: 1, timescale: 30)).converted(toTimescale: pts.timescale)
+        return MediaTime(value: first - max(frame.value, 1) * Int64(depth - rebuiltCount), timescale: pts.timescale)
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `body`, prefixing the message of an error it throws with `place`.
+    private static func tagged<T>(_ place: String, _ body: () throws(MediaError) -> T) throws(MediaError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw MediaError(error.code, "\(place): \(error.message)")
+        }
+    }
+
+    private static func tagged<T>(_ track: Int, _ what: String, _ body: () throws(MediaError) -> T)
+        throws(MediaError) -> T
+    {
+        try tagged("track \(track) \(what)", body)
+    }
+
+    private static func time(_ ticks: Int64, numerator: Int64, timescale: Int32) -> MediaTime {
+        guard ticks != CFFmpeg_AV_NOPTS_VALUE(), timescale > 0 else { return .invalid }
+        return MediaTime(value: ticks &* numerator, timescale: timescale)
+    }
+
+    private static func gap(from sample: CompressedSample, to next: CompressedSample) -> MediaTime {
+        if sample.dts.isValid && next.dts.isValid && next.dts > sample.dts { return next.dts - sample.dts }
+        return .invalid
+    }
+
+    /// `"video h264 (avc1)"`, `"audio aac (mp4a)"`: what a track holds, for messages.
+    private static func describe(_ parameters: AVCodecParameters) -> String {
+        let kind = av_get_media_type_string(parameters.codec_type).map { String(cString: $0) } ?? "unknown"
+        let name = String(cString: avcodec_get_name(parameters.codec_id))
+        let tag = fourCC(parameters.codec_tag).map { " (\($0))" } ?? ""
+        return "\(kind) \(name)\(tag)"
+    }
+
+    /// A codec tag as four printable characters, or nil.
+    private static func fourCC(_ tag: UInt32) -> String? {
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: tag >> (8 * $0)) }
+        guard bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

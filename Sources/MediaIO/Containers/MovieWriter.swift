@@ -1,0 +1,250 @@
+import CFFmpeg
+import FormatConv
+import MediaCore
+
+/// Settings for a ``MovieWriter``.
+public struct MovieWriterOptions: Sendable {
+    /// The container to write; nil picks it from the file name's extension.
+    public var container: ContainerFormat?
+    /// MP4/QuickTime: move the `moov` box in front of the media data when the
+    /// file is finished (a second pass over the file), so players can start
+    /// before the whole file has arrived.
+    public var fastStart: Bool
+    /// MP4/QuickTime: write a fragmented file (an empty `moov`, then one
+    /// `moof`+`mdat` per keyframe interval) that stays playable if writing
+    /// stops early.
+    public var fragmented: Bool
+    /// MPEG-TS: where parameter sets go in the Annex-B stream.
+    public var parameterSets: ParameterSetPolicy
+
+    public init(
+        container: ContainerFormat? = nil, fastStart: Bool = false, fragmented: Bool = false,
+        parameterSets: ParameterSetPolicy = .beforeEveryKeyframe
+    ) {
+        self.container = container
+        self.fastStart = fastStart
+        self.fragmented = fragmented
+        self.parameterSets = parameterSets
+    }
+}
+
+/// Writes ``CompressedSample``s to an MP4, QuickTime, Matroska or MPEG-TS file
+/// through libavformat.
+///
+/// ```swift
+/// let writer = try MovieWriter(path: "out.mp4")
+/// for sample in session.encode(frame, pts: t) { try writer.append(sample) }
+/// try writer.finish()
+/// ```
+///
+/// - MP4/QuickTime: one `avc1` (H.264) or `hvc1` (HEVC) track whose
+///   configuration record is FormatConv's ``FormatDescription/record``, written
+///   byte for byte (hvcC with `array_completeness` set to 1, as `hvc1` demands);
+///   samples keep their length prefixes, of whatever size the description says.
+///   Reordered frames get composition offsets (`ctts`) and an edit list so the
+///   first frame is shown at its own presentation time.
+/// - Matroska: the record becomes CodecPrivate; samples keep their prefixes.
+/// - MPEG-TS: samples are converted to Annex-B by FormatConv's ``AnnexBWriter``
+///   with access unit delimiters and the parameter sets placed by
+///   ``MovieWriterOptions/parameterSets``; a format change mid-stream is
+///   written as new in-band parameter sets.
+///
+/// The file and its header are opened at `init`; the track is created from
+/// the first sample (its description and timescale). Samples are appended in
+/// decode order. `finish()` writes the index (`moov`) or trailer; a writer
+/// released without `finish()` leaves an unfinished file behind.
+///
+/// MP4 and Matroska have one sample description per track here: a sample
+/// with another ``FormatDescription`` is refused (write MPEG-TS or start a new
+/// file).
+public final class MovieWriter {
+    /// The file being written.
+    public let path: String
+    /// The container being written.
+    public let container: ContainerFormat
+    /// The number of samples written so far.
+    public private(set) var sampleCount = 0
+
+    private let options: MovieWriterOptions
+    private let context: OutputFormatContext
+    private let packet: Packet
+    private var track: Track?
+    private var annexBWriter: AnnexBWriter
+    private var finished = false
+
+    /// What the first sample fixed: the stream, its description and timescale.
+    private struct Track {
+        var stream: UnsafeMutablePointer<AVStream>
+        var description: FormatDescription
+        var sampleTimescale: Int32
+        var lastDTS: MediaTime
+    }
+
+    /// Opens `path` for writing.
+    ///
+    /// - Throws: `.invalidArgument` when the container is neither given nor
+    ///   named by the extension, or options do not fit it; `.system` when the
+    ///   file cannot be created.
+    public init(path: String, options: MovieWriterOptions = .init()) throws(MediaError) {
+        guard let container = options.container ?? ContainerFormat(path: path) else {
+            throw .invalidArgument(
+                "'\(path)': the extension names no container; use .mp4, .m4v, .mov, .mkv or .ts, "
+                    + "or set MovieWriterOptions.container")
+        }
+        if (options.fastStart || options.fragmented) && !(container == .mp4 || container == .quickTime) {
+            throw .invalidArgument("fastStart and fragmented apply to MP4 and QuickTime, not \(container)")
+        }
+        self.path = path
+        self.container = container
+        self.options = options
+        self.annexBWriter = AnnexBWriter(policy: options.parameterSets, insertAccessUnitDelimiters: true)
+        self.packet = try Packet()
+        self.context = try OutputFormatContext(path: path, muxerName: container.muxerName)
+    }
+
+    /// Appends one sample (decode order). The first sample creates the track.
+    ///
+    /// - Throws: `.invalidTimestamp` for a missing pts or a dts that does not
+    ///   increase; `.unsupported` for a description change in MP4/Matroska;
+    ///   libavformat's errors as `.backendFailure`/`.system`.
+    public func append(_ sample: CompressedSample) throws(MediaError) {
+        precondition(!finished, "MovieWriter.append after finish()")
+        guard sample.pts.isValid else {
+            throw MediaError(.invalidTimestamp, "sample \(sampleCount) has no presentation timestamp")
+        }
+        if track == nil {
+            track = try createTrack(for: sample)
+        }
+        var track = self.track!
+        let dts = sample.dts.isValid ? sample.dts : sample.pts
+        if sampleCount > 0 && dts <= track.lastDTS {
+            throw MediaError(
+                .invalidTimestamp,
+                "sample \(sampleCount): decode timestamp \(dts) does not follow \(track.lastDTS); "
+                    + "samples must be appended in decode order")
+        }
+        let payload: [UInt8]
+        if container.storesLengthPrefixedSamples {
+            guard sample.formatDescription == track.description else {
+                throw .unsupported(
+                    "sample \(sampleCount) (pts \(sample.pts)) has a new format description "
+                        + "(\(sample.formatDescription.width)x\(sample.formatDescription.height)); a \(container) "
+                        + "track written here has one; write MPEG-TS or start a new file")
+            }
+            payload = sample.data
+        } else {
+            payload = try annexBWriter.write(sample)
+        }
+        try writePacket(payload, sample: sample, dts: dts, track: track)
+        track.lastDTS = dts
+        self.track = track
+        sampleCount += 1
+    }
+
+    /// Writes the index or trailer and closes the file.
+    ///
+    /// - Throws: `.invalidArgument` when no sample was appended (there is no
+    ///   track to describe); libavformat's errors otherwise.
+    public func finish() throws(MediaError) {
+        precondition(!finished, "MovieWriter.finish called twice")
+        finished = true
+        guard track != nil else {
+            throw .invalidArgument("'\(path)': no samples were appended, so there is no track to write")
+        }
+        try LibAVFormat.check(av_write_trailer(context.pointer), while: "writing the \(container) trailer")
+        try context.closeFile()
+    }
+
+    private func createTrack(for sample: CompressedSample) throws(MediaError) -> Track {
+        let description = sample.formatDescription
+        guard let stream = avformat_new_stream(context.pointer, nil), let parameters = stream.pointee.codecpar
+        else {
+            throw MediaError(.outOfMemory, "avformat_new_stream failed")
+        }
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = description.codec == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC
+        parameters.pointee.width = Int32(description.width)
+        parameters.pointee.height = Int32(description.height)
+        parameters.pointee.profile = Int32(description.profile)
+        parameters.pointee.level = Int32(description.level)
+        if container.storesLengthPrefixedSamples {
+            // ISO/IEC 14496-15 5.3.3 / 8.3.3: the record goes into the sample
+            // entry as it is. libavformat copies extradata whose first byte is
+            // configurationVersion 1 verbatim (it rebuilds only Annex-B extradata).
+            var record = description.record
+            if description.codec == .hevc {
+                record = try SampleLayout.hvcCMarkingArraysComplete(record)
+            }
+            try setExtradata(record, on: parameters)
+        }
+        if description.codec == .hevc && (container == .mp4 || container == .quickTime) {
+            parameters.pointee.codec_tag = CFFmpeg_MKTAG(
+                UInt8(ascii: "h"), UInt8(ascii: "v"), UInt8(ascii: "c"), UInt8(ascii: "1"))
+        }
+        let timescale = sample.pts.timescale
+        stream.pointee.time_base = AVRational(num: 1, den: timescale)
+        if let frame = description.vuiFrameRate, frame.isValid, frame.value > 0 {
+            stream.pointee.avg_frame_rate = AVRational(num: frame.timescale, den: Int32(clamping: frame.value))
+        }
+
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        var movieFlags: [String] = []
+        if options.fastStart { movieFlags.append("faststart") }
+        if options.fragmented { movieFlags += ["frag_keyframe", "empty_moov", "default_base_moof"] }
+        if !movieFlags.isEmpty {
+            av_dict_set(&dictionary, "movflags", movieFlags.map { "+" + $0 }.joined(), 0)
+        }
+        try LibAVFormat.check(
+            avformat_write_header(context.pointer, &dictionary), while: "writing the \(container) header of '\(path)'")
+        return Track(
+            stream: stream, description: description, sampleTimescale: timescale,
+            lastDTS: .invalid)
+    }
+
+    private func setExtradata(_ bytes: [UInt8], on parameters: UnsafeMutablePointer<AVCodecParameters>)
+        throws(MediaError)
+    {
+        let padding = Int(CFFmpeg_AV_INPUT_BUFFER_PADDING_SIZE())
+        guard let memory = av_mallocz(bytes.count + padding) else {
+            throw MediaError(.outOfMemory, "av_mallocz(\(bytes.count + padding)) failed")
+        }
+        let extradata = memory.assumingMemoryBound(to: UInt8.self)
+        bytes.withUnsafeBufferPointer { source in
+            extradata.update(from: source.baseAddress!, count: source.count)
+        }
+        // The codec parameters own extradata from here on (freed with the context).
+        parameters.pointee.extradata = extradata
+        parameters.pointee.extradata_size = Int32(bytes.count)
+    }
+
+    private func writePacket(_ payload: [UInt8], sample: CompressedSample, dts: MediaTime, track: Track)
+        throws(MediaError)
+    {
+        guard payload.count <= Int(Int32.max) else {
+            throw .invalidArgument("sample \(sampleCount) of \(payload.count) bytes is too large for libavformat")
+        }
+        let avPacket = packet.pointer
+        try LibAVFormat.check(av_new_packet(avPacket, Int32(payload.count)), while: "allocating a packet")
+        payload.withUnsafeBufferPointer { source in
+            if let base = source.baseAddress { avPacket.pointee.data.update(from: base, count: source.count) }
+        }
+        let streamTimeBase = track.stream.pointee.time_base
+        avPacket.pointee.pts = ticks(sample.pts, in: streamTimeBase)
+        avPacket.pointee.dts = ticks(dts, in: streamTimeBase)
+        avPacket.pointee.duration = sample.duration.isValid ? ticks(sample.duration, in: streamTimeBase) : 0
+        avPacket.pointee.stream_index = track.stream.pointee.index
+        avPacket.pointee.flags = sample.isKeyframe ? CFFmpeg_AV_PKT_FLAG_KEY() : 0
+        // On return the muxer holds the payload (or freed it) and the packet is blank again.
+        let code = av_interleaved_write_frame(context.pointer, avPacket)
+        if code < 0 {
+            packet.unreference()
+            throw LibAVFormat.error(code, while: "writing sample \(sampleCount) (pts \(sample.pts))")
+        }
+    }
+
+    /// `time` in ticks of `timeBase`, rounded to nearest.
+    private func ticks(_ time: MediaTime, in timeBase: AVRational) -> Int64 {
+        av_rescale_q(time.value, AVRational(num: 1, den: time.timescale), timeBase)
+    }
+}
