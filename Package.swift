@@ -75,7 +75,8 @@ let package = Package(
         .testTarget(
             name: "DecodeSessionTests",
             dependencies: ["TestSupport", "DecodeSession", "EncodeSession", "FormatConv", "MediaCore", "MediaIO"]),
-        .testTarget(name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
+        .testTarget(
+            name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
         .testTarget(name: "MediaIOTests", dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv"]),
         .testTarget(
             name: "RoundTripTests",

@@ -217,7 +217,8 @@ public struct Y4MHeader: Sendable, Hashable {
     /// unlisted `F0:0` is left out: an absent `F` reads as unknown).
     ///
     /// - Throws: ``MediaError/Code/invalidArgument`` when the pixel format is
-    ///   not one Y4M can carry here or disagrees with ``colorSpaceTag``.
+    ///   not one Y4M can carry here or disagrees with ``colorSpaceTag``, or a
+    ///   comment holds a space or line break.
     func serialized() throws(MediaError) -> String {
         guard pixelFormat == .i420 || pixelFormat == .i010 else {
             throw .invalidArgument("Y4M pixel format \(pixelFormat): only i420 and i010 can be written")
@@ -231,6 +232,9 @@ public struct Y4MHeader: Sendable, Hashable {
             colorSpace = "420p10"
         }
         try pixelFormat.validate(width: width, height: height)
+        for text in comments + [colorSpace ?? ""] where text.contains(where: { $0 == " " || $0.isNewline }) {
+            throw .invalidArgument("Y4M tag value \"\(text)\" must not contain spaces or line breaks")
+        }
 
         func value(of tag: Character) -> String? {
             switch tag {

@@ -82,8 +82,9 @@ public final class Y4MReader {
             throw .invalidData(
                 "\(input.path): expected \"FRAME\" at offset \(lineOffset) (frame \(framesRead)), found \"\(shown)\"")
         }
+        // "FRAME" alone: nil; "FRAME " and anything after: the text after the space.
         frameParameters =
-            line.count > marker.count + 1 ? String(decoding: line[(marker.count + 1)...], as: UTF8.self) : nil
+            line.count > marker.count ? String(decoding: line[(marker.count + 1)...], as: UTF8.self) : nil
         return true
     }
 

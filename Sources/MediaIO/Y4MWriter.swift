@@ -37,8 +37,8 @@ public final class Y4MWriter {
     }
 
     /// Writes one frame, which must have the header's size and format.
-    /// `parameters` are frame tags written after `FRAME` (as
-    /// ``Y4MReader/frameParameters`` returns them).
+    /// `parameters` are frame tags written after `FRAME` and a space (as
+    /// ``Y4MReader/frameParameters`` returns them); nil writes `FRAME` alone.
     public func write(_ frame: PixelBuffer, parameters: String? = nil) throws(MediaError) {
         guard output.isOpen else {
             throw MediaError(.invalidated, "\(output.path): Y4M writer is closed")
@@ -49,7 +49,7 @@ public final class Y4MWriter {
             )
         }
         var line = "FRAME"
-        if let parameters, !parameters.isEmpty {
+        if let parameters {
             guard !parameters.utf8.contains(0x0A) else {
                 throw .invalidArgument("Y4M frame parameters must not contain a newline")
             }

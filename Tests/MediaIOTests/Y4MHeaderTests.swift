@@ -101,6 +101,15 @@ import Testing
         }
     }
 
+    @Test func serializationRejectsSpacesInValues() {
+        #expect {
+            _ = try Y4MHeader(width: 4, height: 4, comments: ["two words"]).serialized()
+        } throws: { error in
+            guard let error = error as? MediaError else { return false }
+            return error.code == .invalidArgument && error.message.contains("two words")
+        }
+    }
+
     @Test func equalityIgnoresTagOrder() throws {
         let a = try Y4MHeader(parsing: "YUV4MPEG2 W4 H2 F30:1 A1:1")
         let b = try Y4MHeader(parsing: "YUV4MPEG2 A1:1 F30:1 H2 W4")

@@ -46,7 +46,7 @@ import Testing
         let header = "YUV4MPEG2 W4 H2 F30:1 Im"
         var original = Data((header + "\n").utf8)
         let frameBytes = Y4MTestData.frameBytes(width: 4, height: 2)
-        for line in ["FRAME Itpn", "FRAME", "FRAME Ibp1 Xx=1"] {
+        for line in ["FRAME Itpn", "FRAME", "FRAME Ibp1 Xx=1", "FRAME "] {
             original.append(contentsOf: Array((line + "\n").utf8))
             original.append(contentsOf: [UInt8](repeating: 0x55, count: frameBytes))
         }
@@ -60,7 +60,7 @@ import Testing
             try writer.write(frame, parameters: reader.frameParameters)
         }
         try writer.close()
-        #expect(parameters == ["Itpn", nil, "Ibp1 Xx=1"])
+        #expect(parameters == ["Itpn", nil, "Ibp1 Xx=1", ""])
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory.path("copy.y4m"))) == original)
     }
 
