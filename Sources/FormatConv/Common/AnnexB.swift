@@ -186,3 +186,43 @@ public enum AnnexB {
         return count
     }
 }
+
+extension AnnexB {
+    /// Guesses whether an Annex-B stream is H.264 or HEVC from the headers of
+    /// its first NAL units (up to 32), or nil when it holds none.
+    ///
+    /// Each header is scored for plausibility under both codecs: for H.264 a
+    /// common type with a `nal_ref_idc` that the type allows (non-zero for
+    /// SPS/PPS/IDR, zero for SEI/AUD/end/filler, H.264 7.4.1); for HEVC a common
+    /// type with `nuh_layer_id` 0 and `nuh_temporal_id_plus1` non-zero
+    /// (H.265 7.4.2.2). The codec with the higher score wins; ties go to H.264.
+    public static func detectCodec(in bytes: [UInt8]) -> CodecType? {
+        var h264 = 0
+        var hevc = 0
+        var seen = 0
+        for location in nalUnits(in: bytes) {
+            let first = bytes[location.range.lowerBound]
+            guard first & 0x80 == 0 else { continue }
+            seen += 1
+            let refIdc = first >> 5 & 0x3
+            switch first & 0x1F {
+            case 1: h264 += 1
+            case 5, 7, 8: h264 += refIdc != 0 ? 2 : 0
+            case 6, 9, 10, 11, 12: h264 += refIdc == 0 ? 2 : 0
+            default: break
+            }
+            if location.range.count >= 2 {
+                let header = HEVCNALUnitHeader(first, bytes[location.range.lowerBound + 1])
+                let type = header.type.rawValue
+                if header.layerId == 0 && header.temporalIdPlus1 != 0
+                    && ((0...9).contains(type) || (16...21).contains(type) || (32...40).contains(type))
+                {
+                    hevc += (32...35).contains(type) ? 2 : 1
+                }
+            }
+            if seen == 32 { break }
+        }
+        guard seen > 0 else { return nil }
+        return hevc > h264 ? .hevc : .h264
+    }
+}
