@@ -21,6 +21,14 @@ public struct FrameOptions: Sendable, Hashable {
     public init(forceKeyFrame: Bool = false) { self.forceKeyFrame = forceKeyFrame }
 }
 
+/// A frame inside the encoder.
+private struct PendingFrame {
+    var pts: MediaTime
+    var duration: MediaTime
+    /// The next submitted frame's pts, once known.
+    var nextPTS: MediaTime?
+}
+
 /// Turns raster frames into H.264 or HEVC samples: the role of
 /// VideoToolbox's `VTCompressionSession`.
 ///
@@ -87,8 +95,9 @@ public final class CompressionSession {
     private var lastPTS: MediaTime?
     private var lastTicks: Int64?
     private var outputTimescale: Int32?
-    /// Frames given to the backend and not yet returned, in submission order.
-    private var pending: [(ticks: Int64, pts: MediaTime, duration: MediaTime)] = []
+    /// Frames given to the backend and not yet returned, by backend pts.
+    private var pending: [Int64: PendingFrame] = [:]
+    private var previousTicks: Int64?
     private var lastDuration: MediaTime?
     private var keyFrameRequested = false
     private var finished = false
@@ -236,7 +245,9 @@ public final class CompressionSession {
         lastPTS = pts
         lastTicks = ticks
         if outputTimescale == nil { outputTimescale = pts.timescale }
-        pending.append((ticks, pts, duration))
+        if let previous = previousTicks, pending[previous] != nil { pending[previous]?.nextPTS = pts }
+        previousTicks = ticks
+        pending[ticks] = PendingFrame(pts: pts, duration: duration)
         let frames = try engine.encode(frame, pts: ticks, forceKeyFrame: force)
         keyFrameRequested = false
         return try samples(from: frames)
@@ -250,7 +261,7 @@ public final class CompressionSession {
         finished = true
         let frames = try engine.finish()
         let result = try samples(from: frames)
-        droppedFrames.append(contentsOf: pending.map(\.pts))
+        droppedFrames.append(contentsOf: pending.values.map(\.pts).sorted())
         pending.removeAll()
         return result
     }
@@ -258,20 +269,29 @@ public final class CompressionSession {
     /// Changes the average bit rate for the frames that follow.
     ///
     /// - Throws: ``MediaError/Code/invalidArgument`` outside 1 000 … 1 000 000 000;
-    ///   ``MediaError/Code/unsupported`` when the session was not created
-    ///   with ``CompressionProperties/averageBitRate`` (or, for x265,
-    ///   without ``CompressionProperties/dataRateLimits``).
+    ///   ``MediaError/Code/unsupported`` unless the session was created in
+    ///   constant-bit-rate mode: ``CompressionProperties/averageBitRate`` with
+    ///   ``CompressionProperties/dataRateLimits`` whose `maxBitRate` equals it
+    ///   (x264 retargets a running encoder only then; x265 cannot). The new rate
+    ///   becomes both the average and the maximum; the VBV buffer keeps its
+    ///   length in seconds.
     public func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
         let engine = try activeEngine()
         guard (1_000...1_000_000_000).contains(bitsPerSecond) else {
             throw .invalidArgument("averageBitRate \(bitsPerSecond): must be from 1000 to 1000000000")
         }
-        if let limits = properties.dataRateLimits, bitsPerSecond > limits.maxBitRate {
-            throw .invalidArgument(
-                "averageBitRate \(bitsPerSecond): must not exceed dataRateLimits.maxBitRate (\(limits.maxBitRate))")
+        guard let average = properties.averageBitRate, let limits = properties.dataRateLimits,
+            limits.maxBitRate == average
+        else {
+            throw .unsupported(
+                "averageBitRate: changing the rate while encoding needs constant-bit-rate control; create the "
+                    + "session with averageBitRate and dataRateLimits.maxBitRate equal to it")
         }
         try engine.setAverageBitRate(bitsPerSecond)
+        let seconds = Double(limits.bufferSize) / Double(limits.maxBitRate)
         properties.averageBitRate = bitsPerSecond
+        properties.dataRateLimits = .init(
+            maxBitRate: bitsPerSecond, bufferSize: max(1_000, Int((Double(bitsPerSecond) * seconds).rounded())))
     }
 
     /// Makes the next frame passed to ``encode(_:pts:duration:options:)`` a
@@ -298,20 +318,14 @@ public final class CompressionSession {
         var result: [CompressedSample] = []
         result.reserveCapacity(frames.count)
         for frame in frames {
-            guard let index = pending.firstIndex(where: { $0.ticks == frame.pts }) else {
+            guard let entry = pending.removeValue(forKey: frame.pts) else {
                 throw .backendFailure("\(backend): returned a picture with pts \(frame.pts), which was never submitted")
             }
-            let entry = pending[index]
             var duration = entry.duration
             if !duration.isValid {
-                if index + 1 < pending.count {
-                    duration = pending[index + 1].pts - entry.pts
-                } else {
-                    duration = lastDuration ?? defaultDuration
-                }
+                duration = entry.nextPTS.map { $0 - entry.pts } ?? lastDuration ?? defaultDuration
             }
             lastDuration = duration
-            pending.remove(at: index)
             let data = try stripParameterSets(frame.data)
             result.append(
                 CompressedSample(

@@ -23,6 +23,9 @@ final class X264Encoder: EncoderBackend {
     private let log: X264Log
     private let width: Int
     private let height: Int
+    /// Length-prefixed SEI from `x264_encoder_headers`, put in front of the
+    /// first picture and then emptied.
+    private var leadingSEI: [UInt8] = []
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let properties = configuration.properties
@@ -54,7 +57,6 @@ final class X264Encoder: EncoderBackend {
         param.i_timebase_den = UInt32(configuration.timescale)
         param.i_fps_num = UInt32(configuration.frameRate.numerator)
         param.i_fps_den = UInt32(configuration.frameRate.denominator)
-        param.b_vfr_input = 1
         if let threads = properties.threadCount { param.i_threads = Int32(threads) }
         if let slices = properties.slicesPerFrame { param.i_slice_count = Int32(slices) }
 
@@ -78,9 +80,9 @@ final class X264Encoder: EncoderBackend {
         } else if let qp = properties.constantQP {
             param.rc.i_rc_method = CX264_RC_CQP()
             param.rc.i_qp_constant = Int32(qp)
-        } else if let crf = properties.quality {
+        } else {
             param.rc.i_rc_method = CX264_RC_CRF()
-            param.rc.f_rf_constant = Float(crf)
+            param.rc.f_rf_constant = Float(properties.quality ?? CompressionProperties.defaultQuality(for: .h264))
         }
         if let limits = properties.dataRateLimits {
             param.rc.i_vbv_max_bitrate = Int32(max(1, limits.maxBitRate / 1000))
@@ -124,10 +126,14 @@ final class X264Encoder: EncoderBackend {
         var sets: [[UInt8]] = []
         for index in 0..<Int(count) {
             let nal = nals![index]
-            // H.264 7.4.1: nal_unit_type 7 = SPS, 8 = PPS. x264 also returns its
-            // version SEI here, which stays in the first picture instead.
-            guard nal.i_type == 7 || nal.i_type == 8 else { continue }
-            sets.append(Self.payloadWithoutPrefix(nal))
+            // H.264 table 7-1: 7 = SPS, 8 = PPS go to the format description;
+            // the version SEI (6) travels in the first picture, as x264 writes
+            // it there itself when it repeats headers in-band.
+            switch nal.i_type {
+            case 7, 8: sets.append(Self.payloadWithoutPrefix(nal))
+            case 6: leadingSEI += UnsafeRawBufferPointer(start: nal.p_payload, count: Int(nal.i_payload))
+            default: continue
+            }
         }
         parameterSets = sets
     }
@@ -164,24 +170,33 @@ final class X264Encoder: EncoderBackend {
 
     func finish() throws(MediaError) -> [EncodedFrame] {
         var frames: [EncodedFrame] = []
+        // x264's own CLI loop: a flush call may return nothing while frame
+        // threads finish, so keep calling until nothing is delayed.
         while x264_encoder_delayed_frames(handle) > 0 {
-            guard let frame = try encodeOnce(nil) else { break }
-            frames.append(frame)
+            if let frame = try encodeOnce(nil) { frames.append(frame) }
         }
         return frames
     }
 
     func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
-        guard parameters.rc.i_rc_method == CX264_RC_ABR() else {
+        // x264 retargets a running encoder only in CBR mode (ABR with a VBV
+        // maximum rate equal to the average; ratecontrol.c keeps
+        // rc->bitrate otherwise), so the rate and the VBV maximum move together
+        // and the buffer keeps its length in seconds.
+        guard parameters.rc.i_rc_method == CX264_RC_ABR(), parameters.rc.i_vbv_max_bitrate > 0,
+            parameters.rc.i_vbv_max_bitrate <= parameters.rc.i_bitrate
+        else {
             throw .unsupported(
-                "averageBitRate: x264 can change the bit rate only when the session was created with averageBitRate")
+                "averageBitRate: x264 changes the bit rate while encoding only in constant-bit-rate mode "
+                    + "(averageBitRate with dataRateLimits.maxBitRate equal to it)")
         }
         var param = x264_param_t()
         x264_encoder_parameters(handle, &param)
-        param.rc.i_bitrate = Int32(max(1, bitsPerSecond / 1000))
-        if param.rc.i_vbv_max_bitrate > 0, param.rc.i_vbv_max_bitrate < param.rc.i_bitrate {
-            param.rc.i_vbv_max_bitrate = param.rc.i_bitrate
-        }
+        let kbps = Int32(max(1, bitsPerSecond / 1000))
+        let bufferSeconds = Double(param.rc.i_vbv_buffer_size) / Double(param.rc.i_vbv_max_bitrate)
+        param.rc.i_bitrate = kbps
+        param.rc.i_vbv_max_bitrate = kbps
+        param.rc.i_vbv_buffer_size = Int32(max(1, (Double(kbps) * bufferSeconds).rounded()))
         try X264Status.check(x264_encoder_reconfig(handle, &param), "x264_encoder_reconfig", log: log)
         parameters = param
     }
@@ -210,8 +225,13 @@ final class X264Encoder: EncoderBackend {
         }
         let type = pictureOut.i_type
         let intra = type == CX264_TYPE_IDR() || type == CX264_TYPE_I() || type == CX264_TYPE_KEYFRAME()
+        var payload = data
+        if !leadingSEI.isEmpty {
+            payload = leadingSEI + data
+            leadingSEI = []
+        }
         return EncodedFrame(
-            data: data, pts: pictureOut.i_pts, dts: pictureOut.i_dts, isKeyframe: pictureOut.b_keyframe != 0,
+            data: payload, pts: pictureOut.i_pts, dts: pictureOut.i_dts, isKeyframe: pictureOut.b_keyframe != 0,
             dependsOnOthers: !intra)
     }
 
