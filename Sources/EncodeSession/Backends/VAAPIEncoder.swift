@@ -49,11 +49,11 @@ final class VAAPIEncoder: EncoderBackend {
     private var framesSent = 0
 
     init(_ configuration: EncoderConfiguration, devicePath requestedPath: String?) throws(MediaError) {
-        let settings = try VAAPIEncoderSettings(configuration)
+        var settings = try VAAPIEncoderSettings(configuration)
         let path = try VAAPIDevicePath.resolve(requestedPath)
-        try VAAPIPreflight.run(devicePath: path, settings: settings)
+        settings.globalHeader = try VAAPIPreflight.run(devicePath: path, settings: settings)
         let pipeline = try VAAPIPipeline(devicePath: path, settings: settings)
-        if let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
+        if settings.globalHeader, let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
             parameterSets = headers
         } else {
             parameterSets = try VAAPIPipeline.primeParameterSets(devicePath: path, settings: settings)
@@ -76,7 +76,8 @@ final class VAAPIEncoder: EncoderBackend {
 
     func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
         throw .unsupported(
-            "averageBitRate: the VA-API backend cannot change the bit rate while encoding (libavcodec fixes it at open)")
+            "averageBitRate: the VA-API backend cannot change the bit rate while encoding (libavcodec fixes it at open)"
+        )
     }
 
     private func receive() throws(MediaError) -> [EncodedFrame] {
@@ -107,8 +108,26 @@ extension EncoderBackends {
 }
 
 extension LiveObjects.Kind {
-    /// An `AVHWFramesContext` reference held by the VA-API backend.
-    static let hwFramesContext = LiveObjects.Kind(rawValue: "AVHWFramesContext")
+    // The VA-API encoder's own kinds, so a test can prove that this backend
+    // released everything while other suites run in parallel.
+    /// A `VADisplay` opened by the VA-API encoder's preflight.
+    package static let vaapiEncoderDisplay = LiveObjects.Kind(rawValue: "VAAPIEncoder.VADisplay")
+    /// An `AVHWDeviceContext` reference held by the VA-API encoder.
+    package static let vaapiEncoderDevice = LiveObjects.Kind(rawValue: "VAAPIEncoder.AVHWDeviceContext")
+    /// An `AVHWFramesContext` reference held by the VA-API encoder.
+    package static let vaapiEncoderFrames = LiveObjects.Kind(rawValue: "VAAPIEncoder.AVHWFramesContext")
+    /// The VA-API encoder's `AVCodecContext`.
+    package static let vaapiEncoderCodecContext = LiveObjects.Kind(rawValue: "VAAPIEncoder.AVCodecContext")
+    /// An `AVFrame` of the VA-API encoder.
+    package static let vaapiEncoderFrame = LiveObjects.Kind(rawValue: "VAAPIEncoder.AVFrame")
+    /// The VA-API encoder's `AVPacket`.
+    package static let vaapiEncoderPacket = LiveObjects.Kind(rawValue: "VAAPIEncoder.AVPacket")
+
+    /// Every kind above.
+    package static let vaapiEncoderKinds: [LiveObjects.Kind] = [
+        .vaapiEncoderDisplay, .vaapiEncoderDevice, .vaapiEncoderFrames, .vaapiEncoderCodecContext,
+        .vaapiEncoderFrame, .vaapiEncoderPacket,
+    ]
 }
 
 // MARK: - Settings
@@ -140,6 +159,10 @@ struct VAAPIEncoderSettings: Sendable {
     var coder: String?
     var slices: Int?
     var lowLatency: Bool
+    /// Whether to ask for extradata (`AV_CODEC_FLAG_GLOBAL_HEADER`): only when
+    /// the driver takes packed sequence headers, which libavcodec needs to
+    /// write it.
+    var globalHeader = false
 
     var encoderName: String { codec == .h264 ? "h264_vaapi" : "hevc_vaapi" }
 
@@ -149,8 +172,10 @@ struct VAAPIEncoderSettings: Sendable {
     {
         switch (codec, requested) {
         case (.h264, .baseline):
-            return (FF_PROFILE_H264_BASELINE | FF_PROFILE_H264_CONSTRAINED, VAProfileH264ConstrainedBaseline,
-                "H.264 Constrained Baseline")
+            return (
+                FF_PROFILE_H264_BASELINE | FF_PROFILE_H264_CONSTRAINED, VAProfileH264ConstrainedBaseline,
+                "H.264 Constrained Baseline"
+            )
         case (.h264, .main): return (FF_PROFILE_H264_MAIN, VAProfileH264Main, "H.264 Main")
         case (.h264, .high), (.h264, nil): return (FF_PROFILE_H264_HIGH, VAProfileH264High, "H.264 High")
         case (.hevc, .main), (.hevc, nil): return (FF_PROFILE_HEVC_MAIN, VAProfileHEVCMain, "HEVC Main")
@@ -271,7 +296,9 @@ enum VAStatusCheck {
 /// Runs the first steps of an encode session straight through libva so that a
 /// failure names its call and VA status (libavcodec reports them all as EIO).
 enum VAAPIPreflight {
-    static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) {
+    /// Returns whether the driver accepts packed sequence headers
+    /// (`VAConfigAttribEncPackedHeaders` includes `VA_ENC_PACKED_HEADER_SEQUENCE`).
+    static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) -> Bool {
         let display = try VAAPIDisplay(devicePath: devicePath)
         let entrypoints = try display.entrypoints(for: settings.vaProfile, name: settings.profileName)
         guard entrypoints.contains(VAEntrypointEncSlice) else {
@@ -279,6 +306,13 @@ enum VAAPIPreflight {
                 "\(display.vendor) on \(devicePath) cannot encode \(settings.profileName) (no EncSlice entrypoint)")
         }
         let dpy = display.display
+        var packedHeaders = VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: 0)
+        try VAStatusCheck.check(
+            vaGetConfigAttributes(dpy, settings.vaProfile, VAEntrypointEncSlice, &packedHeaders, 1),
+            "vaGetConfigAttributes(\(settings.profileName), EncSlice)", devicePath: devicePath)
+        let packedSequenceHeaders =
+            packedHeaders.value != VA_ATTRIB_NOT_SUPPORTED
+            && (packedHeaders.value & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE)) != 0
         var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))
         var config = VAConfigID(VA_INVALID_ID)
         try VAStatusCheck.check(
@@ -298,6 +332,7 @@ enum VAAPIPreflight {
                 &context),
             "vaCreateContext", devicePath: devicePath)
         vaDestroyContext(dpy, context)
+        return packedSequenceHeaders
     }
 }
 
@@ -331,13 +366,13 @@ final class VAAPIDisplay {
         self.display = display
         self.descriptor = descriptor
         self.vendor = vaQueryVendorString(display).map { String(cString: $0) } ?? "VA-API driver"
-        LiveObjects.increment(.vaDisplay)
+        LiveObjects.increment(.vaapiEncoderDisplay)
     }
 
     deinit {
         vaTerminate(display)
         close(descriptor)
-        LiveObjects.decrement(.vaDisplay)
+        LiveObjects.decrement(.vaapiEncoderDisplay)
     }
 
     /// The entrypoints the driver offers for `profile` (none when it lacks
@@ -377,12 +412,12 @@ private final class HardwareDevice {
         let status = av_hwdevice_ctx_create(&reference, AV_HWDEVICE_TYPE_VAAPI, devicePath, nil, 0)
         try FFmpegStatus.check(status, "av_hwdevice_ctx_create(vaapi, \(devicePath))", code: .unavailable)
         self.reference = reference
-        LiveObjects.increment(.hwDevice)
+        LiveObjects.increment(.vaapiEncoderDevice)
     }
 
     deinit {
         av_buffer_unref(&reference)
-        LiveObjects.decrement(.hwDevice)
+        LiveObjects.decrement(.vaapiEncoderDevice)
     }
 }
 
@@ -395,7 +430,7 @@ private final class HardwareFrames {
             throw MediaError(.outOfMemory, "av_hwframe_ctx_alloc: out of memory")
         }
         self.reference = reference
-        LiveObjects.increment(.hwFramesContext)
+        LiveObjects.increment(.vaapiEncoderFrames)
         let frames = UnsafeMutableRawPointer(reference.pointee.data).assumingMemoryBound(to: AVHWFramesContext.self)
         frames.pointee.format = AV_PIX_FMT_VAAPI
         frames.pointee.sw_format = AV_PIX_FMT_NV12
@@ -407,7 +442,7 @@ private final class HardwareFrames {
 
     deinit {
         av_buffer_unref(&reference)
-        LiveObjects.decrement(.hwFramesContext)
+        LiveObjects.decrement(.vaapiEncoderFrames)
     }
 }
 
@@ -417,12 +452,12 @@ private final class FrameHolder {
     init() throws(MediaError) {
         guard let frame = av_frame_alloc() else { throw MediaError(.outOfMemory, "av_frame_alloc: out of memory") }
         self.frame = frame
-        LiveObjects.increment(.avFrame)
+        LiveObjects.increment(.vaapiEncoderFrame)
     }
 
     deinit {
         av_frame_free(&frame)
-        LiveObjects.decrement(.avFrame)
+        LiveObjects.decrement(.vaapiEncoderFrame)
     }
 }
 
@@ -432,12 +467,12 @@ private final class PacketHolder {
     init() throws(MediaError) {
         guard let packet = av_packet_alloc() else { throw MediaError(.outOfMemory, "av_packet_alloc: out of memory") }
         self.packet = packet
-        LiveObjects.increment(.avPacket)
+        LiveObjects.increment(.vaapiEncoderPacket)
     }
 
     deinit {
         av_packet_free(&packet)
-        LiveObjects.decrement(.avPacket)
+        LiveObjects.decrement(.vaapiEncoderPacket)
     }
 }
 
@@ -449,12 +484,12 @@ private final class CodecContextHolder {
             throw MediaError(.outOfMemory, "avcodec_alloc_context3: out of memory")
         }
         self.context = context
-        LiveObjects.increment(.codecContext)
+        LiveObjects.increment(.vaapiEncoderCodecContext)
     }
 
     deinit {
         avcodec_free_context(&context)
-        LiveObjects.decrement(.codecContext)
+        LiveObjects.decrement(.vaapiEncoderCodecContext)
     }
 }
 
@@ -489,7 +524,7 @@ final class VAAPIPipeline {
         context.pointee.framerate = AVRational(
             num: Int32(settings.frameRate.numerator), den: Int32(settings.frameRate.denominator))
         context.pointee.hw_frames_ctx = av_buffer_ref(frames.reference)
-        context.pointee.flags |= CFFmpeg_AV_CODEC_FLAG_GLOBAL_HEADER()
+        if settings.globalHeader { context.pointee.flags |= CFFmpeg_AV_CODEC_FLAG_GLOBAL_HEADER() }
         context.pointee.max_b_frames = Int32(settings.maxBFrames)
         context.pointee.profile = settings.profile
         if let interval = settings.keyFrameInterval { context.pointee.gop_size = Int32(interval) }
@@ -512,7 +547,8 @@ final class VAAPIPipeline {
         if let bufferSize = settings.bufferSize { context.pointee.rc_buffer_size = Int32(bufferSize) }
         if let coder = settings.coder, settings.codec == .h264 { av_opt_set(options, "coder", coder, 0) }
         if settings.lowLatency { av_opt_set_int(options, "async_depth", 1, 0) }
-        try FFmpegStatus.check(avcodec_open2(context, codec, nil), "avcodec_open2(\(settings.encoderName))")
+        try FFmpegStatus.check(
+            avcodec_open2(context, codec, nil), "avcodec_open2(\(settings.encoderName))", code: .unavailable)
 
         let upload = uploadFrame.frame!
         upload.pointee.format = AV_PIX_FMT_NV12.rawValue
@@ -578,6 +614,7 @@ final class VAAPIPipeline {
     {
         var primingSettings = settings
         primingSettings.maxBFrames = 0
+        primingSettings.globalHeader = false
         let pipeline = try VAAPIPipeline(devicePath: devicePath, settings: primingSettings)
         let grey = try PixelBuffer(width: settings.width, height: settings.height, format: .nv12)
         for plane in 0..<grey.planeCount {
@@ -585,12 +622,16 @@ final class VAAPIPipeline {
                 _ = bytes.initializeMemory(as: UInt8.self, repeating: 128)
             }
         }
-        try pipeline.send(grey, pts: 0, forceKeyFrame: true, frameNumber: 1)
-        try pipeline.sendEndOfStream()
         var parameterSets: [[UInt8]] = []
-        while let packet = try pipeline.receivePacket() {
-            parameterSets += try AnnexB.lengthPrefixed(from: packet.data, codec: settings.codec).parameterSets
-            if !parameterSets.isEmpty { break }
+        do throws(MediaError) {
+            try pipeline.send(grey, pts: 0, forceKeyFrame: true, frameNumber: 1)
+            try pipeline.sendEndOfStream()
+            while let packet = try pipeline.receivePacket() {
+                parameterSets += try AnnexB.lengthPrefixed(from: packet.data, codec: settings.codec).parameterSets
+                if !parameterSets.isEmpty { break }
+            }
+        } catch {
+            throw MediaError(.unavailable, "priming encode for the parameter sets: \(error.message)")
         }
         guard !parameterSets.isEmpty else {
             throw .backendFailure(

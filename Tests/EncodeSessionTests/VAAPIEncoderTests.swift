@@ -1,0 +1,319 @@
+import FormatConv
+import Foundation
+import MediaCore
+import MediaIO
+import TestSupport
+import Testing
+
+@testable import EncodeSession
+
+/// The VA-API backend end to end through libavcodec's `h264_vaapi`, on the
+/// test-only driver (Tests/TestVADriver: x264 behind libva's driver ABI).
+///
+/// The driver is selected inside this process (see ``TestVADriver``); every
+/// test writes its own fake device file, whose `fail=` line injects failures.
+/// The suite is serialized so that its live-object checks see only its own
+/// objects (the backend counts itself under kinds no other code uses).
+@Suite(.serialized, .enabled(if: TestVADriver.compilerAvailable, "the test VA driver needs gcc"))
+struct VAAPIEncoderTests {
+    static let width = 320
+    static let height = 240
+
+    /// A session whose hardware factory opens `device` (what `.hardware(devicePath:)`
+    /// does, and what `.automatic` does with `CODECS_VAAPI_DEVICE` set).
+    static func session(
+        _ choice: EncoderChoice, device: String, codec: CodecType = .h264, properties: CompressionProperties = .init()
+    ) throws(MediaError) -> CompressionSession {
+        try CompressionSession(
+            width: width, height: height, codec: codec, encoder: choice, properties: properties,
+            hardwareFactory: { configuration, _ throws(MediaError) in
+                try EncoderBackends.makeVAAPIEncoder(configuration, devicePath: device)
+            })
+    }
+
+    /// The synthetic frame `index` as packed I420 bytes (NV12 chroma split).
+    static func i420Bytes(_ index: Int, format: PixelFormat) -> [UInt8] {
+        let frame = EncodeTest.frame(index, width: width, height: height, format: format)
+        guard format == .nv12 else { return frame.packedBytes() }
+        var luma: [UInt8] = []
+        var cb: [UInt8] = []
+        var cr: [UInt8] = []
+        frame.withUnsafeBytes(ofPlane: 0) { bytes, stride in
+            for row in 0..<height { luma += bytes[row * stride..<row * stride + width] }
+        }
+        frame.withUnsafeBytes(ofPlane: 1) { bytes, stride in
+            for row in 0..<height / 2 {
+                for column in 0..<width / 2 {
+                    cb.append(bytes[row * stride + 2 * column])
+                    cr.append(bytes[row * stride + 2 * column + 1])
+                }
+            }
+        }
+        return luma + cb + cr
+    }
+
+    /// The worst frame's PSNR (luma and chroma weighted 4:2) of decoded I420
+    /// frames against the synthetic originals.
+    static func worstPSNR(decoded: Data, count: Int, format: PixelFormat) -> Double {
+        let lumaSize = width * height
+        let frameSize = lumaSize * 3 / 2
+        var worst = Double.infinity
+        for index in 0..<count {
+            let start = decoded.startIndex + index * frameSize
+            let picture = [UInt8](decoded[start..<start + frameSize])
+            let original = i420Bytes(index, format: format)
+            let luma = EncodeTest.psnr(Array(original[..<lumaSize]), Array(picture[..<lumaSize]))
+            let chroma = EncodeTest.psnr(Array(original[lumaSize...]), Array(picture[lumaSize...]))
+            worst = min(worst, (4 * luma + 2 * chroma) / 6)
+        }
+        return worst
+    }
+
+    static func expectNoLiveObjects(sourceLocation: SourceLocation = #_sourceLocation) {
+        for kind in LiveObjects.Kind.vaapiEncoderKinds {
+            #expect(LiveObjects.count(kind) == 0, "\(kind.rawValue) still alive", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: [PixelFormat.i420, .nv12])
+    func encodesDecodableStreamAbove38dB(format: PixelFormat) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        do {
+            let session = try CompressionSession(
+                width: Self.width, height: Self.height, codec: .h264, encoder: .hardware(devicePath: device))
+            #expect(session.backend == "vaapi")
+            #expect(session.fallbackReason == nil)
+            let count = 30
+            let samples = try EncodeTest.encodeClip(session, count: count, format: format)
+            #expect(samples.count == count)
+            #expect(samples.map(\.pts) == (0..<count).map { EncodeTest.pts($0) })
+            #expect(samples.first?.isKeyframe == true)
+            #expect(samples.first?.dependsOnOthers == false)
+            // The description's parameter sets are x264's SPS/PPS behind the driver.
+            let description = session.formatDescription
+            #expect(description.parameterSets.map { $0[0] & 0x1F } == [7, 8])
+            #expect(description.width == Self.width && description.height == Self.height)
+            #expect(description.profile == 100)  // High, the default VA profile
+            for sample in samples {
+                let types = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4).map { $0.first! & 0x1F }
+                #expect(!types.contains(7) && !types.contains(8), "parameter sets left in a sample: \(types)")
+            }
+            let decoded = try EncodeTest.decode(try EncodeTest.annexB(samples), codec: .h264)
+            #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
+            let psnr = Self.worstPSNR(decoded: decoded, count: count, format: format)
+            #expect(psnr >= 38, "worst frame \(psnr) dB")
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    @Test func keyframesLandWhereAsked() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        do {
+            var properties = CompressionProperties()
+            properties.maxKeyFrameInterval = 12
+            let session = try Self.session(.hardware(), device: device, properties: properties)
+            let samples = try EncodeTest.encodeClip(session, count: 40, forceKeyFrames: [5, 30])
+            // The interval counts from the latest keyframe, forced ones included.
+            let expected = [0, 5, 17, 29, 30]
+            #expect(samples.indices.filter { samples[$0].isKeyframe } == expected)
+            let probed = try EncodeTest.probeFrames(try EncodeTest.annexB(samples), codec: .h264)
+            #expect(probed.count == 40)
+            #expect(probed.indices.filter { probed[$0].key } == expected)
+            #expect(probed.indices.filter { probed[$0].type == "I" } == expected)
+            #expect(samples.allSatisfy { $0.dependsOnOthers == !$0.isKeyframe })
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    @Test func constantQPControlsSizeAndQuality() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        var results: [(bytes: Int, psnr: Double)] = []
+        for qp in [18, 38] {
+            var properties = CompressionProperties()
+            properties.constantQP = qp
+            let session = try Self.session(.hardware(), device: device, properties: properties)
+            let samples = try EncodeTest.encodeClip(session, count: 20)
+            let stream = try EncodeTest.annexB(samples)
+            let decoded = try EncodeTest.decode(stream, codec: .h264)
+            let psnr = EncodeTest.worstPSNR(decoded: decoded, width: Self.width, height: Self.height, count: 20)
+            results.append((samples.reduce(0) { $0 + $1.data.count }, psnr))
+        }
+        #expect(results[0].bytes > 2 * results[1].bytes, "QP 18 vs 38 sizes: \(results)")
+        #expect(results[0].psnr > results[1].psnr + 6, "QP 18 vs 38 PSNR: \(results)")
+        Self.expectNoLiveObjects()
+    }
+
+    /// The issue's measure: average bit rate within ±10 % of the target over
+    /// 300 frames (MediaIO's synthetic clip, which has texture and motion).
+    @Test(arguments: [500_000])
+    func averageBitRateIsWithinTenPercent(target: Int) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        do {
+            var properties = CompressionProperties()
+            properties.averageBitRate = target
+            let session = try Self.session(.hardware(), device: device, properties: properties)
+            let count = 300
+            let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: count)
+            var samples: [CompressedSample] = []
+            for index in 0..<count {
+                samples += try session.encode(clip.frame(at: index), pts: EncodeTest.pts(index))
+            }
+            samples += try session.finish()
+            #expect(samples.count == count)
+            let rate = Double(samples.reduce(0) { $0 + $1.data.count } * 8) / (Double(count) / 30)
+            #expect(abs(rate - Double(target)) / Double(target) < 0.1, "target \(target) gave \(rate)")
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// Each stage the driver can fail, the message `.hardware` gives, which
+    /// `.automatic` shows as its fallback reason.
+    static let failures: [(stage: String, message: String)] = [
+        ("init", "vaInitialize failed on"),
+        ("config", "vaCreateConfig(H.264 High, EncSlice) failed on"),
+        ("surfaces", "vaCreateSurfaces(320x240 YUV420) failed on"),
+        ("context", "vaCreateContext failed on"),
+        ("encode", "priming encode for the parameter sets: h264_vaapi: encoding frame 1 (pts 0)"),
+    ]
+
+    @Test(arguments: failures)
+    func injectedFailureIsReportedAndFallsBack(stage: String, message: String) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: [stage])
+        do {
+            let error = #expect(throws: MediaError.self) { try Self.session(.hardware(), device: device) }
+            #expect(error?.code == .unavailable, "\(stage): \(String(describing: error))")
+            #expect(error?.message.hasPrefix(message) == true, "\(stage): \(error?.message ?? "")")
+            if stage != "init" && stage != "encode" {
+                #expect(error?.message.contains("resource allocation failed") == true, "\(error?.message ?? "")")
+            }
+
+            let session = try Self.session(.automatic, device: device)
+            #expect(session.backend == "x264")
+            #expect(session.fallbackReason == error?.message)
+            #expect(session.formatDescription.parameterSets.count == 2)
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    @Test func failureInTheMiddleOfTheStreamIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        // The driver counts encodes per VADisplay; the stream's own display
+        // sees frame 6 as its sixth picture (priming runs on another display).
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["encode:6"])
+        do {
+            let session = try Self.session(.hardware(), device: device)
+            var samples: [CompressedSample] = []
+            var failedAt: Int? = nil
+            var failure: MediaError? = nil
+            for index in 0..<10 {
+                do {
+                    samples += try session.encode(EncodeTest.frame(index), pts: EncodeTest.pts(index))
+                } catch {
+                    failedAt = index
+                    failure = error
+                    break
+                }
+            }
+            #expect(failure?.code == .backendFailure)
+            // libavcodec issues each picture while it is sent and keeps one
+            // finished packet back (async_depth 2): frame 5 fails, 0…3 came out.
+            #expect(failedAt == 5)
+            #expect(samples.map(\.pts) == (0..<4).map { EncodeTest.pts($0) })
+            #expect(failure?.message == "h264_vaapi: encoding frame 6 (pts 15000) failed: Input/output error")
+            // Frames 0…4 were encoded and came out (the encoder may hold one back).
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    @Test func hevcIsUnavailableOnADriverWithoutHEVCEncode() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        do {
+            let error = #expect(throws: MediaError.self) {
+                try Self.session(.hardware(), device: device, codec: .hevc)
+            }
+            #expect(error?.code == .unavailable)
+            #expect(error?.message.contains("cannot encode HEVC Main (no EncSlice entrypoint)") == true)
+            let session = try Self.session(.automatic, device: device, codec: .hevc)
+            #expect(session.backend == "x265")
+            #expect(session.fallbackReason == error?.message)
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    @Test func constantQualityIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        var properties = CompressionProperties()
+        properties.quality = 23
+        let error = #expect(throws: MediaError.self) {
+            try Self.session(.hardware(), device: device, properties: properties)
+        }
+        #expect(error?.code == .unsupported)
+        #expect(error?.message.hasPrefix("quality:") == true)
+        Self.expectNoLiveObjects()
+    }
+
+    /// `.automatic` with no device at all (no render node, no
+    /// CODECS_VAAPI_DEVICE): software, with the reason.
+    @Test(.enabled(if: VAAPIEncoderTests.noDeviceOnThisMachine))
+    func automaticWithoutADeviceFallsBackToSoftware() throws {
+        let session = try CompressionSession(width: Self.width, height: Self.height, codec: .h264)
+        #expect(session.backend == "x264")
+        #expect(
+            session.fallbackReason
+                == "no VA-API render node (/dev/dri/renderD128…135 absent and CODECS_VAAPI_DEVICE not set)")
+        Self.expectNoLiveObjects()
+    }
+
+    static var noDeviceOnThisMachine: Bool {
+        ProcessInfo.processInfo.environment["CODECS_VAAPI_DEVICE"] == nil
+            && !(128...135).contains { FileManager.default.fileExists(atPath: "/dev/dri/renderD\($0)") }
+    }
+
+    @Test func missingDeviceIsUnavailable() throws {
+        let error = #expect(throws: MediaError.self) {
+            try CompressionSession(
+                width: Self.width, height: Self.height, codec: .h264,
+                encoder: .hardware(devicePath: "/nonexistent/renderD128"))
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.hasPrefix("no VA-API render node: cannot open /nonexistent/renderD128") == true)
+        Self.expectNoLiveObjects()
+    }
+
+    @Test func notARenderNodeIsUnavailable() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("plain-file")
+        try "not a device\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let error = #expect(throws: MediaError.self) {
+            try Self.session(.hardware(), device: path)
+        }
+        #expect(error?.message == "no VA-API render node: \(path) is not a DRM render node (vaGetDisplayDRM)")
+        Self.expectNoLiveObjects()
+    }
+
+    /// `codecs probe --json` run through scripts/with-test-vaapi finds the
+    /// test device through CODECS_VAAPI_DEVICE and lists H.264 EncSlice.
+    @Test func probeListsTheTestDevice() throws {
+        try TestVADriver.activate()
+        let codecs = TestPaths.codecsExecutable.path
+        try #require(FileManager.default.isExecutableFile(atPath: codecs), "build the codecs tool first")
+        let result = try runProcess("/bin/sh", [TestVADriver.script, codecs, "probe", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
+        let vaapi = try #require(json?["vaapi"] as? [String: Any])
+        let devices = try #require(vaapi["devices"] as? [[String: Any]])
+        let device = try #require(devices.first { ($0["path"] as? String)?.hasSuffix("test-vaapi/renderD128") == true })
+        let profiles = try #require(device["profiles"] as? [[String: Any]])
+        let high = profiles.first { $0["codec"] as? String == "h264" && $0["profile"] as? String == "High" }
+        #expect((high?["entrypoints"] as? [String])?.contains("EncSlice") == true, "\(profiles)")
+        let hevc = profiles.first { $0["codec"] as? String == "hevc" }
+        #expect((hevc?["entrypoints"] as? [String]) == ["VLD"], "\(profiles)")
+    }
+}
