@@ -1,6 +1,7 @@
 # CodecSessions — the README's commands.
 SWIFT ?= swift
 QUICK ?=
+FUZZ_SECONDS ?= 30
 
 .PHONY: all build demo test lint format bench fuzz sanitize leakcheck soak docs bootstrap clean
 
@@ -70,6 +71,10 @@ docs: bootstrap
 	"$(DOCC)" merge $(foreach module,$(DOC_MODULES),$(DOCS_OUT)/$(module).doccarchive) \
 		--synthesized-landing-page-name CodecSessions --output-path $(DOCS_OUT)/CodecSessions.doccarchive
 	@echo "docs: $(DOCS_OUT)/CodecSessions.doccarchive (per module: $(DOCS_OUT)/<Module>.doccarchive)"
+
+# libFuzzer targets in Fuzz/, each run for FUZZ_SECONDS (scripts/fuzz).
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz
 
 clean:
 	rm -rf .build

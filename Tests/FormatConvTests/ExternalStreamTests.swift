@@ -1,7 +1,7 @@
-import Foundation
 import FormatConv
-import Testing
+import Foundation
 import TestSupport
+import Testing
 
 /// Streams from encoders other than ours (the x264, x265 and ffmpeg command
 /// lines) and a real-world file: the assembler must find as many access units
@@ -57,14 +57,16 @@ struct ExternalStreamTests {
         Encoding(
             name: "ffmpeg libx265 4:2:2 10-bit", codec: .hevc, pixelFormat: "yuv422p10le",
             command: [
-                "ffmpeg", "-loglevel", "error", "-i", "IN", "-c:v", "libx265", "-x265-params", "log-level=error:keyint=10",
+                "ffmpeg", "-loglevel", "error", "-i", "IN", "-c:v", "libx265", "-x265-params",
+                "log-level=error:keyint=10",
                 "-f", "hevc", "OUT",
             ], chromaFormat: .yuv422, bitDepth: 10),
     ]
 
     /// Packet count and keyframe count as ffprobe's parser sees them.
     static func probePackets(_ path: String) throws -> (packets: Int, keyframes: Int) {
-        let output = try runChecked("ffprobe", ["-v", "error", "-show_entries", "packet=flags", "-of", "csv=p=0", path])
+        let output = try runChecked(
+            "ffprobe", ["-v", "error", "-show_entries", "packet=flags", "-of", "csv=p=0", path])
         let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
         return (lines.count, lines.filter { $0.hasPrefix("K") }.count)
     }

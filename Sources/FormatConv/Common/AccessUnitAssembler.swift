@@ -88,7 +88,8 @@ public struct AccessUnitAssembler: Sendable {
     ///     4 (anything else is a precondition failure).
     public init(codec: CodecType, frameDuration: MediaTime? = nil, nalUnitHeaderLength: Int = 4) {
         precondition(
-            [1, 2, 4].contains(nalUnitHeaderLength), "nalUnitHeaderLength must be 1, 2 or 4, not \(nalUnitHeaderLength)")
+            [1, 2, 4].contains(nalUnitHeaderLength), "nalUnitHeaderLength must be 1, 2 or 4, not \(nalUnitHeaderLength)"
+        )
         precondition(frameDuration.map { $0.isValid && $0 > .zero } ?? true, "frameDuration must be positive")
         self.codec = codec
         self.frameDuration = frameDuration
@@ -183,7 +184,8 @@ public struct AccessUnitAssembler: Sendable {
             if !unit.hasVCL {
                 unit.ppsId = slice.ppsId
             }
-            unit.lastSlice = slice
+            // Partitions B and C carry no slice header to compare with.
+            if slice.firstMacroblock != Int.max { unit.lastSlice = slice }
             unit.hasVCL = true
             if kind.isKeyframe { unit.isKeyframe = true }
             if kind.isReferencedByOthers && kind.layerId == 0 { unit.isReferenced = true }

@@ -11,9 +11,9 @@ let seedSPS: [UInt8] = [
 let seedPPS: [UInt8] = [0x68, 0xE8, 0x43, 0x8F, 0x13, 0x21, 0x30]
 
 /// VPS, SPS and PPS written by x265 3.5 for a 64x64 Main-profile clip.
-let hevcVPS: [UInt8] = bytes("40010c01ffff01600000030090000003000003001e959409")
-let hevcSPS: [UInt8] = bytes("42010101600000030090000003000003001ea0208105965654a4c2f01010000003001000000301e080")
-let hevcPPS: [UInt8] = bytes("4401c073c089")
+let x265VPS: [UInt8] = bytes("40010c01ffff01600000030090000003000003001e959409")
+let x265SPS: [UInt8] = bytes("42010101600000030090000003000003001ea0208105965654a4c2f01010000003001000000301e080")
+let x265PPS: [UInt8] = bytes("4401c073c089")
 
 /// Bytes from a hex string.
 func bytes(_ hex: String) -> [UInt8] {
@@ -37,7 +37,7 @@ func hex(_ bytes: some Sequence<UInt8>) -> String {
 }
 
 /// Writes bits MSB first; `rbsp()` adds the stop bit and alignment.
-struct BitWriter {
+struct StreamBitWriter {
     var bits: [Bool] = []
     mutating func u(_ value: Int, _ count: Int) {
         for shift in stride(from: count - 1, through: 0, by: -1) { bits.append((value >> shift) & 1 == 1) }
@@ -80,9 +80,9 @@ private func ueLength(_ bits: [Bool], at position: Int) -> Int {
 
 /// The seed SPS with `seq_parameter_set_id` = `id` and `level_idc` = `level`
 /// (H.264 7.3.2.1.1: the id follows profile_idc, the constraint flags and level_idc).
-func h264SPS(id: Int, level: UInt8 = 0x0A) -> [UInt8] {
+func seedSPS(id: Int, level: UInt8 = 0x0A) -> [UInt8] {
     let bits = withoutTrailingBits(bitArray(RBSP.unescape(seedSPS.dropFirst())))
-    var writer = BitWriter()
+    var writer = StreamBitWriter()
     writer.bits = Array(bits[0..<24])
     writer.bits[16..<24] = ArraySlice(bitArray([level]))
     writer.ue(id)
@@ -91,10 +91,10 @@ func h264SPS(id: Int, level: UInt8 = 0x0A) -> [UInt8] {
 }
 
 /// The seed PPS with `pic_parameter_set_id` = `id` naming SPS `spsId` (H.264 7.3.2.2).
-func h264PPS(id: Int, spsId: Int) -> [UInt8] {
+func seedPPS(id: Int, spsId: Int) -> [UInt8] {
     let bits = withoutTrailingBits(bitArray(RBSP.unescape(seedPPS.dropFirst())))
     let skipped = ueLength(bits, at: 0) + ueLength(bits, at: ueLength(bits, at: 0))
-    var writer = BitWriter()
+    var writer = StreamBitWriter()
     writer.ue(id)
     writer.ue(spsId)
     writer.bits += bits[skipped...]
@@ -107,7 +107,7 @@ func h264Slice(
     idr: Bool = false, refIdc: UInt8 = 2, firstMb: Int = 0, sliceType: Int = 7, ppsId: Int = 0, payload: Int = 6,
     seed: UInt8 = 1
 ) -> [UInt8] {
-    var writer = BitWriter()
+    var writer = StreamBitWriter()
     writer.ue(firstMb)
     writer.ue(sliceType)
     writer.ue(ppsId)
@@ -121,7 +121,7 @@ func hevcSlice(
     type: HEVCNALUnitType, first: Bool = true, ppsId: Int = 0, layerId: Int = 0, temporalIdPlus1: Int = 1,
     payload: Int = 6
 ) -> [UInt8] {
-    var writer = BitWriter()
+    var writer = StreamBitWriter()
     writer.u(first ? 1 : 0, 1)
     if type.isIRAP { writer.u(0, 1) }
     writer.ue(ppsId)

@@ -96,29 +96,29 @@ struct AnnexBWriterTests {
     }
 
     @Test func hevcSetsBeforeIRAP() throws {
-        let description = try FormatDescription(hevcParameterSets: [hevcVPS, hevcSPS, hevcPPS])
+        let description = try FormatDescription(hevcParameterSets: [x265VPS, x265SPS, x265PPS])
         var writer = AnnexBWriter(insertAccessUnitDelimiters: true)
         let cra = hevcSlice(type: .cra)
         let trail = hevcSlice(type: .trailR)
         let key = try writer.write(Self.sample([cra], keyframe: true, description: description))
-        #expect(scanned(key) == [[0x46, 0x01, 0x10], hevcVPS, hevcSPS, hevcPPS, cra])
+        #expect(scanned(key) == [[0x46, 0x01, 0x10], x265VPS, x265SPS, x265PPS, cra])
         let next = try writer.write(Self.sample([trail], keyframe: false, description: description))
         #expect(scanned(next) == [[0x46, 0x01, 0x50], trail])
         // Carrying its own VPS and SPS, an IRAP gets only the PPS.
-        let carrying = try writer.write(Self.sample([hevcVPS, hevcSPS, cra], keyframe: true, description: description))
-        #expect(scanned(carrying) == [[0x46, 0x01, 0x10], hevcPPS, hevcVPS, hevcSPS, cra])
+        let carrying = try writer.write(Self.sample([x265VPS, x265SPS, cra], keyframe: true, description: description))
+        #expect(scanned(carrying) == [[0x46, 0x01, 0x10], x265PPS, x265VPS, x265SPS, cra])
     }
 
     /// A new description is written even under `.first`.
     @Test func changedDescriptionIsWrittenAgain() throws {
         let first = try Self.h264Description()
-        let second = try FormatDescription(h264ParameterSets: [h264SPS(id: 0, level: 0x1E), seedPPS])
+        let second = try FormatDescription(h264ParameterSets: [seedSPS(id: 0, level: 0x1E), seedPPS])
         var writer = AnnexBWriter(policy: .first)
         let slice = h264Slice(idr: true)
         #expect(Self.types(try writer.write(Self.sample([slice], keyframe: true, description: first))) == [7, 8, 5])
         #expect(Self.types(try writer.write(Self.sample([slice], keyframe: true, description: first))) == [5])
         let changed = try writer.write(Self.sample([slice], keyframe: true, description: second))
-        #expect(scanned(changed) == [h264SPS(id: 0, level: 0x1E), seedPPS, slice])
+        #expect(scanned(changed) == [seedSPS(id: 0, level: 0x1E), seedPPS, slice])
     }
 
     /// The in-place path (4-byte lengths, nothing inserted) and the copying

@@ -50,9 +50,9 @@ struct AnnexBToLengthPrefixedTests {
         let layeredSPS: [UInt8] = [0x42, 0x09, 0x01, 0x80]  // nuh_layer_id 1
         let sei = hevcNAL(.prefixSEI)
         let slice = hevcSlice(type: .idrWithRADL)
-        let stream = annexB([hevcNAL(.accessUnitDelimiter), hevcVPS, hevcSPS, hevcPPS, layeredSPS, sei, slice])
+        let stream = annexB([hevcNAL(.accessUnitDelimiter), x265VPS, x265SPS, x265PPS, layeredSPS, sei, slice])
         let unit = try AnnexB.lengthPrefixed(from: stream, codec: .hevc)
-        #expect(unit.parameterSets == [hevcVPS, hevcSPS, hevcPPS])
+        #expect(unit.parameterSets == [x265VPS, x265SPS, x265PPS])
         #expect(unit.data == lengthPrefixed([layeredSPS, sei, slice]))
     }
 
@@ -94,7 +94,8 @@ struct AnnexBToLengthPrefixedTests {
             for lengthSize in [1, 2, 4] {
                 for (payloadName, payload) in payloads {
                     for (layoutName, layout) in layouts {
-                        let combination = "start code \(startCodeLength), length \(lengthSize), \(payloadName), \(layoutName)"
+                        let combination =
+                            "start code \(startCodeLength), length \(lengthSize), \(payloadName), \(layoutName)"
                         let stream = layout(payload, code)
                         let expected = scanned(stream)
                         #expect(expected.first == payload, "\(combination)")

@@ -19,7 +19,8 @@ enum Emitted: Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .sample(let data, let pts, _, let keyframe, _, _): "sample(\(data.count) bytes, pts \(pts), key \(keyframe))"
+        case .sample(let data, let pts, _, let keyframe, _, _):
+            "sample(\(data.count) bytes, pts \(pts), key \(keyframe))"
         case .dropped(let reason, let count): "dropped(\(count): \(reason))"
         }
     }
@@ -76,7 +77,7 @@ struct AccessUnitAssemblerTests {
     ]
 
     static var hevcStream: [UInt8] {
-        var nals: [[UInt8]] = [hevcNAL(.accessUnitDelimiter), hevcVPS, hevcSPS, hevcPPS] + hevcUnits[0]
+        var nals: [[UInt8]] = [hevcNAL(.accessUnitDelimiter), x265VPS, x265SPS, x265PPS] + hevcUnits[0]
         for units in hevcUnits.dropFirst() { nals += [hevcNAL(.accessUnitDelimiter)] + units }
         return annexB(nals)
     }
@@ -88,7 +89,8 @@ struct AccessUnitAssemblerTests {
         let got = samples(outputs)
         try #require(got.count == Self.h264Units.count)
         for (index, sample) in got.enumerated() {
-            #expect(sample.data == lengthPrefixed(Self.h264Units[index], lengthSize: lengthSize), "access unit \(index)")
+            #expect(
+                sample.data == lengthPrefixed(Self.h264Units[index], lengthSize: lengthSize), "access unit \(index)")
             // The seed SPS carries VUI timing for 25 frames a second.
             #expect(sample.pts == MediaTime(value: Int64(index), timescale: 25))
             #expect(sample.dts == sample.pts)
@@ -113,7 +115,7 @@ struct AccessUnitAssemblerTests {
         }
         #expect(got.map(\.isKeyframe) == [true, false, false, false, true])
         #expect(got.map(\.dependsOnOthers) == [true, false, false, true, true])
-        #expect(got[0].formatDescription.parameterSets == [hevcVPS, hevcSPS, hevcPPS])
+        #expect(got[0].formatDescription.parameterSets == [x265VPS, x265SPS, x265PPS])
     }
 
     /// CONFORMANCE 6: splitting the stream at every byte boundary, or feeding
@@ -160,10 +162,10 @@ struct AccessUnitAssemblerTests {
     /// CONFORMANCE 9: several SPS and PPS ids, more PPS than SPS, tracked per
     /// id and updated from in-band NAL units.
     @Test func parameterSetsTrackedPerId() throws {
-        let sps1 = h264SPS(id: 1)
-        let pps1 = h264PPS(id: 1, spsId: 1)
-        let pps2 = h264PPS(id: 2, spsId: 0)
-        let updatedSPS0 = h264SPS(id: 0, level: 0x1E)
+        let sps1 = seedSPS(id: 1)
+        let pps1 = seedPPS(id: 1, spsId: 1)
+        let pps2 = seedPPS(id: 2, spsId: 0)
+        let updatedSPS0 = seedSPS(id: 0, level: 0x1E)
         let stream = annexB([
             seedSPS, sps1, seedPPS, pps1, pps2,
             h264Slice(idr: true, ppsId: 0),
@@ -190,6 +192,66 @@ struct AccessUnitAssemblerTests {
         #expect(got[4].formatDescription == got[3].formatDescription)
         // Time runs on through the dropped access unit.
         #expect(got.map(\.pts.value) == [0, 1, 3, 4, 5])
+    }
+
+    struct OrderingCase: Sendable, CustomStringConvertible {
+        var name: String
+        var nalUnits: [[UInt8]]
+        /// The NAL unit types of each access unit's sample.
+        var expected: [[UInt8]]
+        var description: String { name }
+    }
+
+    /// CONFORMANCE 7 in the assembler: AUD first or before the SPS, SEI
+    /// between SPS and PPS, SPS extension, filler, end of sequence and stream;
+    /// data partitions A, B, C of one picture stay together.
+    static let orderings: [OrderingCase] = [
+        OrderingCase(
+            name: "AUD, SPS, SEI, PPS", nalUnits: [[0x09, 0x10], seedSPS, sei, seedPPS, h264Slice(idr: true)],
+            expected: [[6, 5]]),
+        OrderingCase(
+            name: "SPS, PPS, then AUD", nalUnits: [seedSPS, seedPPS, [0x09, 0x10], h264Slice(idr: true)],
+            expected: [[5]]),
+        OrderingCase(
+            name: "SPS extension, filler, end of sequence and stream",
+            nalUnits: [
+                seedSPS, [0x6D, 0xC8, 0x80], seedPPS, h264Slice(idr: true), [0x0C, 0xFF, 0x80], [0x0A],
+                h264Slice(idr: true), [0x0B],
+            ],
+            expected: [[5, 12, 10], [5, 11]]),
+        OrderingCase(
+            name: "data partitions",
+            nalUnits: [
+                seedSPS, seedPPS, h264Slice(idr: true),
+                [0x42, 0x88, 0x80, 0x55], [0x23, 0x80], [0x24, 0x80],
+                [0x42, 0x30, 0x88, 0x55], [0x23, 0x80], [0x24, 0x80],
+                [0x42, 0x88, 0x80, 0x55], [0x23, 0x80],
+            ],
+            expected: [[5], [2, 3, 4, 2, 3, 4], [2, 3]]),
+    ]
+
+    @Test(arguments: orderings)
+    func nalUnitOrderings(_ c: OrderingCase) throws {
+        let outputs = assemble(annexB(c.nalUnits), codec: .h264)
+        #expect(drops(outputs).isEmpty, "\(drops(outputs))")
+        let types = try samples(outputs).map { sample in
+            try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4).map { $0.first! & 0x1F }
+        }
+        #expect(types == c.expected)
+    }
+
+    /// CONFORMANCE 9 limits: ids beyond 31 (SPS) and 255 (PPS) are malformed
+    /// parameter sets, reported and not stored.
+    @Test func parameterSetIdLimits() {
+        let stream = annexB([
+            seedSPS, seedPPS, seedSPS(id: 32), seedPPS(id: 256, spsId: 0), seedPPS(id: 255, spsId: 0),
+            h264Slice(idr: true, ppsId: 255),
+        ])
+        let outputs = assemble(stream, codec: .h264)
+        #expect(drops(outputs).map(\.count) == [1, 1])
+        #expect(drops(outputs).allSatisfy { $0.reason.contains("malformed parameter set") })
+        #expect(samples(outputs).count == 1)
+        #expect(samples(outputs).first?.formatDescription.parameterSetCount == 3)
     }
 
     @Test func frameDurationFromTheCaller() {

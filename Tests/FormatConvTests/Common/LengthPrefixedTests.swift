@@ -2,7 +2,9 @@ import FormatConv
 import Testing
 
 struct LengthPrefixedTests {
-    static let units: [[UInt8]] = [[0x67, 0x42, 0x00, 0x1F], [0x68, 0xCE], [0x65] + Array(repeating: 0x88, count: 200)]
+    static let units: [[UInt8]] = [
+        [0x67, 0x42, 0x00, 0x1F], [0x68, 0xCE], [0x65] + Array(repeating: 0x88, count: 200),
+    ]
 
     /// CONFORMANCE 1 and 17: sizes 1, 2 and 4 read back what was written.
     @Test(arguments: [1, 2, 4])

@@ -22,10 +22,14 @@ struct H264NALUnitTests {
         HeaderCase(byte: 0x06, forbidden: false, refIdc: 0, type: 6, name: "SEI", keyframe: false, vcl: false),
         HeaderCase(byte: 0x09, forbidden: false, refIdc: 0, type: 9, name: "AUD", keyframe: false, vcl: false),
         HeaderCase(byte: 0x0C, forbidden: false, refIdc: 0, type: 12, name: "filler data", keyframe: false, vcl: false),
-        HeaderCase(byte: 0x6D, forbidden: false, refIdc: 3, type: 13, name: "SPS extension", keyframe: false, vcl: false),
-        HeaderCase(byte: 0x0A, forbidden: false, refIdc: 0, type: 10, name: "end of sequence", keyframe: false, vcl: false),
-        HeaderCase(byte: 0x0B, forbidden: false, refIdc: 0, type: 11, name: "end of stream", keyframe: false, vcl: false),
-        HeaderCase(byte: 0x74, forbidden: false, refIdc: 3, type: 20, name: "slice extension", keyframe: false, vcl: false),
+        HeaderCase(
+            byte: 0x6D, forbidden: false, refIdc: 3, type: 13, name: "SPS extension", keyframe: false, vcl: false),
+        HeaderCase(
+            byte: 0x0A, forbidden: false, refIdc: 0, type: 10, name: "end of sequence", keyframe: false, vcl: false),
+        HeaderCase(
+            byte: 0x0B, forbidden: false, refIdc: 0, type: 11, name: "end of stream", keyframe: false, vcl: false),
+        HeaderCase(
+            byte: 0x74, forbidden: false, refIdc: 3, type: 20, name: "slice extension", keyframe: false, vcl: false),
         HeaderCase(byte: 0xE5, forbidden: true, refIdc: 3, type: 5, name: "IDR", keyframe: true, vcl: true),
         HeaderCase(byte: 0x17, forbidden: false, refIdc: 0, type: 23, name: "reserved", keyframe: false, vcl: false),
         HeaderCase(byte: 0x1F, forbidden: false, refIdc: 0, type: 31, name: "unspecified", keyframe: false, vcl: false),
