@@ -96,8 +96,10 @@ public final class AsyncDecompressionSession: Sendable {
     }
 
     deinit {
-        // Ends the decoding task (it frees the inner session) once queued work is done.
+        // Ends the decoding task, which frees the inner session: queued samples
+        // are still decoded, but pictures nobody can consume any more are refused.
         input.finish()
+        output.finish()
     }
 
     /// Queues `sample` for decoding; suspends only while the queue is full.
@@ -109,7 +111,8 @@ public final class AsyncDecompressionSession: Sendable {
             ledger.submitted += 1
             return input.generation
         }
-        let queued = await input.send(.sample(sample, userValue: userValue, generation: generation), generation: generation)
+        let queued = await input.send(
+            .sample(sample, userValue: userValue, generation: generation), generation: generation)
         if !queued {
             ledger.withLock { $0.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()")) }
         }

@@ -133,7 +133,8 @@ final class BoundedChannel<Element: Sendable>: Sendable {
     /// Ends the channel: queued elements are still received, then nil;
     /// further sends are refused.
     func finish() {
-        let (receiver, senders) = state.withLock { s -> (CheckedContinuation<Element?, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (receiver, senders) = state.withLock {
+            s -> (CheckedContinuation<Element?, Never>?, [CheckedContinuation<Void, Never>]) in
             s.finished = true
             let receiver = s.count == 0 ? s.receiver : nil
             if receiver != nil { s.receiver = nil }

@@ -180,7 +180,8 @@ public final class DecompressionSession {
             pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue)
         var data = sample.data
         if injectParameterSets {
-            data = Self.lengthPrefixed(formatDescription.parameterSets, size: formatDescription.nalUnitHeaderLength)
+            data =
+                Self.lengthPrefixed(formatDescription.parameterSets, size: formatDescription.nalUnitHeaderLength)
                 + data
             injectParameterSets = false
         }
@@ -425,7 +426,7 @@ public final class DecompressionSession {
         let destination: PixelBuffer
         do {
             destination = try transfer.makeBuffer(width: width, height: height, format: format)
-        } catch where error.code == .poolExhausted {
+        } catch  where error.code == .poolExhausted {
             // The caller holds many pictures: give this one its own memory.
             destination = try PixelBuffer(width: width, height: height, format: format)
         }

@@ -155,7 +155,8 @@ private final class DecodeJob {
         if standardErrorIsTerminal { printError("") }
         printSummary()
         if session == nil {
-            throw .invalidData("\(inputPath): no decodable access unit (is it an Annex-B \(codec?.rawValue ?? "H.264/HEVC") stream?)")
+            throw .invalidData(
+                "\(inputPath): no decodable access unit (is it an Annex-B \(codec?.rawValue ?? "H.264/HEVC") stream?)")
         }
     }
 
@@ -244,7 +245,8 @@ private final class DecodeJob {
                 + " (\(statistics))")
         if let reason = session?.fallbackReason { lines.append("hardware not used: \(reason)") }
         if writers.count > 1 {
-            lines.append("the picture size changed; one file per size: " + writers.keys.sorted().joined(separator: ", "))
+            lines.append(
+                "the picture size changed; one file per size: " + writers.keys.sorted().joined(separator: ", "))
         }
         for drop in inputDrops { lines.append("input dropped \(drop)") }
         let drops = session?.drops ?? []
@@ -305,7 +307,9 @@ private final class RawOutput {
     func write(_ bytes: [UInt8]) throws(MediaError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
+            let written = bytes.withUnsafeBytes {
+                Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset)
+            }
             guard written > 0 else { throw MediaError(.system, "\(path): \(String(cString: strerror(errno)))") }
             offset += written
         }

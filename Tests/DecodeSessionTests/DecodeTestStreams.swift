@@ -17,8 +17,10 @@ enum TestStreams {
         let encoder = codec == .h264 ? ["-c:v", "libx264"] : ["-c:v", "libx265", "-x265-params", "log-level=error"]
         _ = try runChecked(
             "ffmpeg",
-            ["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-             "testsrc2=size=\(width)x\(height):rate=30", "-frames:v", "\(frames)", "-pix_fmt", pixelFormat]
+            [
+                "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+                "testsrc2=size=\(width)x\(height):rate=30", "-frames:v", "\(frames)", "-pix_fmt", pixelFormat,
+            ]
                 + encoder + encoderArgs + ["-f", codec == .h264 ? "h264" : "hevc", path])
         return path
     }
@@ -67,7 +69,9 @@ enum MD5 {
         6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
     ]
     // RFC 1321 3.4: T[i] = floor(2^32 × |sin(i + 1)|).
-    private static let table: [UInt32] = (0..<64).map { UInt32(truncatingIfNeeded: Int64(abs(sin(Double($0 + 1))) * 4_294_967_296)) }
+    private static let table: [UInt32] = (0..<64).map {
+        UInt32(truncatingIfNeeded: Int64(abs(sin(Double($0 + 1))) * 4_294_967_296))
+    }
 
     static func hex(_ message: [UInt8]) -> String {
         var a0: UInt32 = 0x6745_2301

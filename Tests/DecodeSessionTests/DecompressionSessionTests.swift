@@ -2,8 +2,8 @@ import DecodeSession
 import FormatConv
 import Foundation
 import MediaCore
-import Testing
 import TestSupport
+import Testing
 
 /// One stream made with the ffmpeg CLI and the pixel format ffmpeg decodes it to.
 struct StreamCase: Sendable, CustomStringConvertible {
@@ -34,7 +34,8 @@ struct StreamCase: Sendable, CustomStringConvertible {
             name: "h264 10-bit", codec: .h264, frames: 20, pixelFormat: "yuv420p10le",
             encoderArgs: ["-profile:v", "high10"]),
         StreamCase(name: "hevc B-frames", codec: .hevc, frames: 20, encoderArgs: ["-bf", "3"]),
-        StreamCase(name: "hevc 10-bit odd size", codec: .hevc, width: 175, height: 143, frames: 15, pixelFormat: "yuv420p10le"),
+        StreamCase(
+            name: "hevc 10-bit odd size", codec: .hevc, width: 175, height: 143, frames: 15, pixelFormat: "yuv420p10le"),
     ]
 
     /// Every picture equals what `ffmpeg -f framemd5` decodes from the same file.
@@ -72,7 +73,9 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let path = try TestStreams.make("bframes", in: directory, codec: .h264, encoderArgs: ["-bf", "3"])
         var samples = try TestStreams.samples(ofFile: path, codec: .h264)
         // Distinct, non-monotonic pts so a mix-up would show.
-        for index in samples.indices { samples[index].pts = MediaTime(value: Int64(1000 - index * 7), timescale: 90000) }
+        for index in samples.indices {
+            samples[index].pts = MediaTime(value: Int64(1000 - index * 7), timescale: 90000)
+        }
         let session = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
         var frames: [DecodedFrame] = []
         for (index, sample) in samples.enumerated() { frames += try session.decode(sample, userValue: index) }
@@ -121,7 +124,8 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try TestStreams.make(
-            "422", in: directory, codec: .h264, frames: 5, pixelFormat: "yuv422p", encoderArgs: ["-profile:v", "high422"])
+            "422", in: directory, codec: .h264, frames: 5, pixelFormat: "yuv422p",
+            encoderArgs: ["-profile:v", "high422"])
         let samples = try TestStreams.samples(ofFile: path, codec: .h264)
         do {
             _ = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
@@ -186,7 +190,8 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let first = try TestStreams.make("a", in: directory, codec: codec, frames: 12, encoderArgs: ["-bf", "2"])
         let second = try TestStreams.make(
             "b", in: directory, codec: codec, width: 176, height: 144, frames: 12, encoderArgs: ["-bf", "2"])
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: first)))
+        let bytes =
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: first)))
             + [UInt8](Data(contentsOf: URL(fileURLWithPath: second)))
         let samples = TestStreams.samples(ofAnnexB: bytes, codec: codec)
         #expect(samples.count == 24)
@@ -210,7 +215,8 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try TestStreams.make(
-            "damage", in: directory, codec: .h264, frames: 40, encoderArgs: ["-bf", "0", "-g", "10", "-sc_threshold", "0"])
+            "damage", in: directory, codec: .h264, frames: 40,
+            encoderArgs: ["-bf", "0", "-g", "10", "-sc_threshold", "0"])
         var samples = try TestStreams.samples(ofFile: path, codec: .h264)
         let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
         #expect(samples.map(\.isKeyframe).enumerated().filter { $0.element }.map(\.offset) == [0, 10, 20, 30])
@@ -219,7 +225,11 @@ struct StreamCase: Sendable, CustomStringConvertible {
             data.removeLast(data.count * 2 / 3)
             // Keep the length prefix consistent with what remains, as a cut network packet would.
             let length = data.count - 4
-            data.replaceSubrange(0..<4, with: [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
+            data.replaceSubrange(
+                0..<4,
+                with: [
+                    UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff),
+                ])
         } else {
             // Zeros where the slice header starts (after the length and the NAL header):
             // first_mb_in_slice becomes an exp-Golomb code far beyond the picture (H.264 7.3.3).
@@ -276,7 +286,8 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let samples = try TestStreams.samples(ofFile: path, codec: .h264)
         do {
             let session = try DecompressionSession(
-                formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: "/nonexistent/renderD1"))
+                formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: "/nonexistent/renderD1")
+            )
             Issue.record("a missing device must not give a session (got \(session.backend))")
         } catch {
             #expect(error.code == .unavailable)

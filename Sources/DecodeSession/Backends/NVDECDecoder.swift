@@ -23,6 +23,7 @@ enum NVDECDecoder {
         } else {
             throw .unavailable("NVDEC: no NVIDIA driver (libcuda.so.1 cannot be loaded)")
         }
-        return try HardwareDevice(type: AV_HWDEVICE_TYPE_CUDA, name: "cuda", pixelFormat: AV_PIX_FMT_CUDA, device: index ?? "0")
+        return try HardwareDevice(
+            type: AV_HWDEVICE_TYPE_CUDA, name: "cuda", pixelFormat: AV_PIX_FMT_CUDA, device: index ?? "0")
     }
 }

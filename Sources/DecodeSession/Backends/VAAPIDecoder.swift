@@ -41,6 +41,7 @@ enum VAAPIDecoder {
             let reason = String(cString: strerror(errno))
             throw .unavailable("VA-API: cannot open \(device): \(reason)")
         }
-        return try HardwareDevice(type: AV_HWDEVICE_TYPE_VAAPI, name: "vaapi", pixelFormat: AV_PIX_FMT_VAAPI, device: device)
+        return try HardwareDevice(
+            type: AV_HWDEVICE_TYPE_VAAPI, name: "vaapi", pixelFormat: AV_PIX_FMT_VAAPI, device: device)
     }
 }

@@ -1,0 +1,83 @@
+import DecodeSession
+import FormatConv
+import Foundation
+import MediaCore
+import TestSupport
+import Testing
+
+@Suite struct AsyncDecompressionSessionTests {
+    /// Samples carry real presentation times (from the encoder's reordering),
+    /// so "presentation order" is checkable: pts must increase.
+    private static func reorderedSamples(_ directory: TemporaryDirectory) throws -> (String, [CompressedSample]) {
+        let path = try TestStreams.make("async", in: directory, codec: .h264, frames: 30, encoderArgs: ["-bf", "3"])
+        var samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        // Annex-B carries no timestamps: learn each sample's display position
+        // from a synchronous decode (decode-order index in, display order out).
+        let reference = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+        var order: [Int] = []
+        for (index, sample) in samples.enumerated() {
+            order += try reference.decode(sample, userValue: index).compactMap { $0.userValue as? Int }
+        }
+        order += try reference.finish().compactMap { $0.userValue as? Int }
+        for (position, index) in order.enumerated() {
+            samples[index].pts = MediaTime(value: Int64(position), timescale: 30)
+        }
+        #expect(order != Array(0..<samples.count), "the stream must have reordering for this test to mean something")
+        return (path, samples)
+    }
+
+    @Test func framesArriveInPresentationOrderWithBackPressure() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (path, samples) = try Self.reorderedSamples(directory)
+        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let session = try AsyncDecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, capacity: 2)
+        let consumer = Task {
+            var frames: [DecodedFrame] = []
+            for try await frame in session.frames {
+                frames.append(frame)
+            }
+            return frames
+        }
+        for sample in samples { try await session.decode(sample, userValue: sample.pts) }
+        await session.finish()
+        let frames = try await consumer.value
+        #expect(frames.count == 30)
+        #expect(frames.map { md5Hex($0.pixelBuffer) } == expected)
+        let pts = frames.map(\.pts)
+        #expect(pts == pts.sorted())
+        #expect(frames.allSatisfy { ($0.userValue as? MediaTime) == $0.pts })
+        #expect(session.statistics == DecodeStatistics(submitted: 30, decoded: 30))
+        await #expect(throws: MediaError.self) { try await session.decode(samples[0]) }
+    }
+
+    @Test func flushDiscardsQueuedAndUndeliveredWork() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make("aflush", in: directory, codec: .h264, frames: 30, encoderArgs: ["-g", "10"])
+        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let session = try AsyncDecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, capacity: 4)
+        // No consumer yet: queues fill up to their capacity.
+        for sample in samples[0..<6] { try await session.decode(sample) }
+        await session.flush()
+        let consumer = Task {
+            var frames: [DecodedFrame] = []
+            for try await frame in session.frames { frames.append(frame) }
+            return frames
+        }
+        for sample in samples[10...] { try await session.decode(sample) }
+        await session.finish()
+        let frames = try await consumer.value
+        // Nothing from before the flush is delivered after it.
+        let early = Set(samples[0..<6].map(\.pts))
+        #expect(frames.allSatisfy { !early.contains($0.pts) })
+        #expect(frames.map { md5Hex($0.pixelBuffer) } == Array(expected[10...]))
+        let statistics = session.statistics
+        #expect(statistics == DecodeStatistics(submitted: 26, decoded: 20, dropped: 6))
+        #expect(session.drops.count == 6)
+        #expect(session.drops.allSatisfy { $0.reason.contains("flush") })
+    }
+}
