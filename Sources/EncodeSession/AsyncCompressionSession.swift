@@ -48,15 +48,27 @@ public final class AsyncCompressionSession: Sendable {
     ///   ``encode(_:pts:duration:options:)`` suspends (1 … 1024).
     /// - Throws: the errors of ``CompressionSession``'s initializer, and
     ///   `.invalidArgument` for a queue depth out of range.
-    public init(
+    public convenience init(
         width: Int, height: Int, codec: CodecType, encoder: EncoderChoice = .automatic,
         properties: CompressionProperties = .init(), queueDepth: Int = 8
+    ) throws(MediaError) {
+        try self.init(
+            width: width, height: height, codec: codec, encoder: encoder, properties: properties,
+            queueDepth: queueDepth, hardwareFactory: EncoderBackends.hardware)
+    }
+
+    /// Creates the session with `hardwareFactory` standing in for the
+    /// built-in hardware backend (tests use it).
+    package init(
+        width: Int, height: Int, codec: CodecType, encoder: EncoderChoice, properties: CompressionProperties,
+        queueDepth: Int, hardwareFactory: HardwareEncoderFactory?
     ) throws(MediaError) {
         guard (1...1024).contains(queueDepth) else {
             throw .invalidArgument("queueDepth \(queueDepth): must be from 1 to 1024")
         }
         let session = try CompressionSession(
-            width: width, height: height, codec: codec, encoder: encoder, properties: properties)
+            width: width, height: height, codec: codec, encoder: encoder, properties: properties,
+            hardwareFactory: hardwareFactory)
         formatDescription = session.formatDescription
         backend = session.backend
         fallbackReason = session.fallbackReason

@@ -57,7 +57,8 @@ public struct CompressionProperties: Sendable, Hashable {
     /// H.264 entropy coder; `nil` follows the profile (CABAC above Baseline).
     public var entropyMode: EntropyMode?
     /// HEVC: whether a GOP may start with a CRA picture whose leading
-    /// pictures refer across it (open GOP). `nil` keeps the encoder default.
+    /// pictures refer across it (open GOP). `nil` means closed GOPs: every
+    /// keyframe is an IDR picture, so a decoder can start at any of them.
     public var openGOP: Bool?
     /// Slices per picture, 1 … 64.
     public var slicesPerFrame: Int?
@@ -212,6 +213,13 @@ public struct CompressionProperties: Sendable, Hashable {
                 throw .invalidArgument(
                     "profile \(profile.rawValue): \(codec) allows \(allowed.map(\.rawValue).joined(separator: ", "))")
             }
+        }
+        if let profile, codec == .h264, constantQP == 0 || quality == 0 {
+            // x264 codes QP 0 losslessly, which only High 4:4:4 Predictive allows
+            // (H.264 A.2.6, qpprime_y_zero_transform_bypass_flag).
+            throw .invalidArgument(
+                "profile \(profile.rawValue): lossless coding (constantQP 0 or quality 0) needs High 4:4:4 "
+                    + "Predictive; leave profile unset or use a QP from 1 to 51")
         }
         if let level {
             let allowed = codec == .h264 ? Self.h264Levels : Self.hevcLevels

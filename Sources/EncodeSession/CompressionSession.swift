@@ -298,6 +298,9 @@ public final class CompressionSession {
     /// keyframe.
     public func requestKeyFrame() { keyFrameRequested = true }
 
+    /// The backend object, for tests that check it is released.
+    package var backendObject: AnyObject? { engine }
+
     /// Whether ``invalidate()`` was called.
     public var isInvalidated: Bool { engine == nil }
 

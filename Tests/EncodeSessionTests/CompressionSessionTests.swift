@@ -137,6 +137,18 @@ import Testing
         #expect(description.sampleAspectRatio == SampleAspectRatio(width: 4, height: 3))
     }
 
+    @Test(arguments: [CodecType.h264, .hevc])
+    func expectedFrameRateIsTheVUITiming(codec: CodecType) throws {
+        for (rate, frame) in [
+            (25.0, MediaTime(value: 1, timescale: 25)), (29.97, MediaTime(value: 1001, timescale: 30000)),
+        ] {
+            let session = try CompressionSession(
+                width: Self.width, height: Self.height, codec: codec, encoder: .software,
+                properties: Self.properties { $0.expectedFrameRate = rate })
+            #expect(session.formatDescription.vuiFrameRate == frame, "\(codec) at \(rate) fps")
+        }
+    }
+
     @Test func profileAndLevelAreWritten() throws {
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: .h264, encoder: .software,
@@ -194,6 +206,28 @@ import Testing
         let probedKeys = probed.indices.filter { probed[$0].key }
         #expect(probedKeys == expected, "\(test): ffprobe key_frame at \(probedKeys)")
         for index in expected where index < probed.count { #expect(probed[index].type == "I") }
+    }
+
+    @Test(arguments: [false, true])
+    func hevcOpenGOPStartsGroupsWithCRAPictures(openGOP: Bool) throws {
+        let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 25)
+        let session = try CompressionSession(
+            width: Self.width, height: Self.height, codec: .hevc, encoder: .software,
+            properties: Self.properties {
+                $0.openGOP = openGOP
+                $0.maxKeyFrameInterval = 10
+            })
+        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let keyframes = samples.filter(\.isKeyframe).sorted { $0.pts < $1.pts }
+        #expect(keyframes.map(\.pts) == [0, 10, 20].map { clip.presentationTime(ofFrame: $0) })
+        // H.265 table 7-1: 19/20 IDR, 21 CRA.
+        let types = try keyframes.map { try EncodeTest.nalTypes($0).first { (16...23).contains($0) } }
+        let later = openGOP ? 21 : 19
+        #expect(types.first == 19 || types.first == 20)
+        #expect(types.dropFirst().allSatisfy { $0 == later || (!openGOP && $0 == 20) }, "IRAP types \(types)")
+        let decoded = try EncodeTest.decode(
+            try EncodeTest.annexB(samples), codec: .hevc, width: Self.width, height: Self.height)
+        #expect(decoded.count == 25)
     }
 
     @Test func durationSecondsBecomeAFrameInterval() throws {

@@ -23,16 +23,12 @@ enum EncodeTest {
         return samples
     }
 
-    /// Annex-B bytes with the parameter sets before every keyframe
-    /// (H.264 B.1.1 / H.265 B.2.1 byte stream, 4-byte start codes).
+    /// Annex-B bytes with the parameter sets before every keyframe, written
+    /// by FormatConv's AnnexBWriter.
     static func annexB(_ samples: [CompressedSample]) throws -> [UInt8] {
+        var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
         var out: [UInt8] = []
-        for sample in samples {
-            if sample.isKeyframe {
-                for set in sample.formatDescription.parameterSets { out += [0, 0, 0, 1] + set }
-            }
-            for unit in try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4) { out += [0, 0, 0, 1] + unit }
-        }
+        for sample in samples { out += try writer.write(sample) }
         return out
     }
 
@@ -107,5 +103,63 @@ enum EncodeTest {
             let header = unit[unit.startIndex]
             return codec == .h264 ? Int(header & 0x1F) : Int((header >> 1) & 0x3F)
         }
+    }
+
+    // MARK: Frame-index helpers (the first version of this file; the VA-API
+    // backend's tests use them). Frames come from the SyntheticClip too.
+
+    /// The presentation time of frame `index` at 30 frames per second.
+    static func pts(_ index: Int) -> MediaTime { MediaTime(value: Int64(index), timescale: 30) }
+
+    /// Frame `index` of the synthetic clip at this size and format.
+    static func frame(_ index: Int, width: Int = 320, height: Int = 240, format: PixelFormat = .i420) -> PixelBuffer {
+        SyntheticClip(width: width, height: height, frameCount: index + 1, format: format).frame(at: index)
+    }
+
+    /// Encodes the first `count` frames of the synthetic clip of the
+    /// session's size in `format` and drains the session.
+    static func encodeClip(
+        _ session: CompressionSession, count: Int, format: PixelFormat = .i420, forceKeyFrames: Set<Int> = []
+    ) throws -> [CompressedSample] {
+        let clip = SyntheticClip(width: session.width, height: session.height, frameCount: count, format: format)
+        return try encodeClip(session, clip: clip, count: count, forceKeyFrames: forceKeyFrames)
+    }
+
+    /// Decodes `stream` with ffmpeg into packed `pixelFormat` frames, back to back.
+    static func decode(_ stream: [UInt8], codec: CodecType, pixelFormat: String = "yuv420p") throws -> Data {
+        let directory = try TemporaryDirectory()
+        let path = try write(stream, codec: codec, in: directory)
+        return try runChecked(
+            "ffmpeg", ["-v", "error", "-nostdin", "-i", path, "-f", "rawvideo", "-pix_fmt", pixelFormat, "-"])
+    }
+
+    /// PSNR in dB between two 8-bit sample arrays of the same length.
+    static func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        precondition(a.count == b.count)
+        var sum = 0.0
+        for index in a.indices {
+            let difference = Double(Int(a[index]) - Int(b[index]))
+            sum += difference * difference
+        }
+        if sum == 0 { return 100 }
+        return 10 * log10(255 * 255 / (sum / Double(a.count)))
+    }
+
+    /// The worst frame's PSNR (luma and chroma weighted 4:2) of packed I420
+    /// frames against the synthetic clip.
+    static func worstPSNR(decoded: Data, width: Int, height: Int, count: Int) -> Double {
+        let clip = SyntheticClip(width: width, height: height, frameCount: count)
+        let frameSize = width * height * 3 / 2
+        let lumaSize = width * height
+        var worst = Double.infinity
+        for index in 0..<count {
+            let start = decoded.startIndex + index * frameSize
+            let picture = [UInt8](decoded[start..<start + frameSize])
+            let original = clip.frame(at: index).packedBytes()
+            let luma = psnr(Array(original[..<lumaSize]), Array(picture[..<lumaSize]))
+            let chroma = psnr(Array(original[lumaSize...]), Array(picture[lumaSize...]))
+            worst = min(worst, (4 * luma + 2 * chroma) / 6)
+        }
+        return worst
     }
 }

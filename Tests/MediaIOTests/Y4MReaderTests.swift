@@ -125,6 +125,32 @@ import Testing
         #expect(received == original)
     }
 
+    /// `"-"` reads standard input: a pipe is put in place of descriptor 0 for
+    /// the duration of the test (the test runner itself never reads stdin).
+    @Test func readsStandardInput() throws {
+        let frameBytes = Y4MTestData.frameBytes(width: 10, height: 6)
+        let original = Y4MTestData.stream(header: "YUV4MPEG2 W10 H6 F25:1", frameBytes: frameBytes, frames: 2)
+        let pipe = Pipe()
+        let savedInput = dup(0)
+        #expect(savedInput >= 0)
+        #expect(dup2(pipe.fileHandleForReading.fileDescriptor, 0) == 0)
+        defer {
+            dup2(savedInput, 0)
+            close(savedInput)
+        }
+        pipe.fileHandleForWriting.write(original)
+        try pipe.fileHandleForWriting.close()
+        let reader = try Y4MReader(path: "-")
+        #expect(reader.header.width == 10 && reader.header.frameRate == (25, 1))
+        var received = Data("YUV4MPEG2 W10 H6 F25:1\n".utf8)
+        while let frame = try reader.readFrame() {
+            received.append(contentsOf: Array("FRAME\n".utf8))
+            received.append(contentsOf: frame.packedBytes())
+        }
+        #expect(reader.framesRead == 2)
+        #expect(received == original)
+    }
+
     @Test func readsIntoPoolBuffers() throws {
         let directory = try TemporaryDirectory()
         let frameBytes = Y4MTestData.frameBytes(width: 6, height: 4)

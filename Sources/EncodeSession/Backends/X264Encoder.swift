@@ -57,6 +57,10 @@ final class X264Encoder: EncoderBackend {
         param.i_timebase_den = UInt32(configuration.timescale)
         param.i_fps_num = UInt32(configuration.frameRate.numerator)
         param.i_fps_den = UInt32(configuration.frameRate.denominator)
+        // Constant frame rate: rate control and the VUI timing (H.264 E.2.1
+        // num_units_in_tick / time_scale) follow i_fps. With VFR input x264
+        // would write the 90 kHz timebase there instead.
+        param.b_vfr_input = 0
         if let threads = properties.threadCount { param.i_threads = Int32(threads) }
         if let slices = properties.slicesPerFrame { param.i_slice_count = Int32(slices) }
 
@@ -103,8 +107,11 @@ final class X264Encoder: EncoderBackend {
         if let profile = properties.profile {
             let status = x264_param_apply_profile(&param, profile.rawValue)
             guard status == 0 else {
+                // x264_param_apply_profile reports through x264's default
+                // logger (standard error), not through pf_log.
                 throw X264Status.error(
-                    "profile \(profile.rawValue) cannot hold these settings", log: log, code: .invalidArgument)
+                    "profile \(profile.rawValue) cannot hold these settings (x264_param_apply_profile refused them)",
+                    log: log, code: .invalidArgument)
             }
         }
 
