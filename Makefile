@@ -3,7 +3,7 @@ SWIFT ?= swift
 QUICK ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all build demo test lint format bench fuzz sanitize docs bootstrap clean
+.PHONY: all build demo test lint format bench fuzz sanitize leakcheck soak docs bootstrap clean
 
 all: build
 
@@ -30,6 +30,23 @@ format:
 bench: bootstrap
 	$(SWIFT) build -c release --product codecs-bench
 	$$($(SWIFT) build -c release --show-bin-path)/codecs-bench $(if $(QUICK),--quick,)
+
+# Reliability (not part of `make test`; see the README's "Reliability").
+# The test suite under AddressSanitizer and ThreadSanitizer (SANITIZER=address
+# or thread for one; SANITIZE_FILTER='FormatConvTests|...' for some suites).
+SANITIZER ?= all
+SANITIZE_FILTER ?=
+sanitize: bootstrap
+	SANITIZE_FILTER="$(SANITIZE_FILTER)" ./scripts/sanitize $(SANITIZER)
+
+# codecs demo under valgrind: zero definitely-lost bytes, no LiveObjects left.
+leakcheck: bootstrap
+	./scripts/leakcheck
+
+# A long codecs demo with its RSS sampled every second: flat after warm-up
+# (SOAK_FRAMES, SOAK_SIZE, SOAK_SECONDS; see scripts/soak).
+soak: bootstrap
+	./scripts/soak
 
 # DocC documentation of the public modules, without the DocC plugin: symbol
 # graphs from the compiler, one archive per module from the toolchain's docc

@@ -30,7 +30,9 @@ private let demoHelp = """
       --min-psnr DB              the least average luma PSNR that passes (default 35)
 
     The exit status is 0 when every frame sent came back and the PSNR passes,
-    1 otherwise, 2 for bad options.
+    1 otherwise, 2 for bad options. With CODECS_CHECK_LIVE_OBJECTS=1 in the
+    environment it also lists the C objects still alive at the end and exits 1
+    when there are any.
     """
 
 /// `codecs demo`: encode → Annex-B → TCP on the loopback → reassemble →
@@ -50,6 +52,13 @@ func runDemo(_ arguments: [String]) -> Int32 {
     do {
         let result = try DemoRun(options: options).run()
         print(result.report)
+        // CODECS_CHECK_LIVE_OBJECTS=1 (scripts/leakcheck, scripts/soak): every
+        // C context and buffer the run created must have been released by now.
+        if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" {
+            let alive = LiveObjects.snapshot().map { "\($0.key.rawValue) \($0.value)" }.sorted()
+            print("live objects at exit: " + (alive.isEmpty ? "none" : alive.joined(separator: ", ")))
+            if !alive.isEmpty { return 1 }
+        }
         return result.passed ? 0 : 1
     } catch {
         printError("codecs demo: \(error)")
