@@ -81,21 +81,8 @@ public struct AnnexBWriter: Sendable {
         let isKeyframe = sample.isKeyframe || holdsKeyframe
 
         // What to insert.
-        let descriptionChanged = lastDescription != description
-        let writeSets: Bool
-        switch policy {
-        case .never: writeSets = false
-        case .first: writeSets = descriptionChanged
-        case .beforeEveryKeyframe: writeSets = isKeyframe || descriptionChanged
-        }
-        var sets: [[UInt8]] = []
-        if writeSets {
-            lastDescription = description
-            for set in description.parameterSets where set.count >= codec.nalHeaderSize {
-                let kind = set.withUnsafeBytes { NALUnitKind(codec: codec, $0) }
-                if inBandSets & kind.parameterSetBit == 0 { sets.append(set) }
-            }
-        }
+        let sets = parameterSetsToInsert(
+            description: description, isKeyframe: isKeyframe, inBandSets: inBandSets)
         let delimiter: [UInt8] =
             insertAccessUnitDelimiters && !startsWithDelimiter
             ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
@@ -118,8 +105,89 @@ public struct AnnexBWriter: Sendable {
         var total = 4 * unitCount + payloadTotal
         if !delimiter.isEmpty { total += 4 + delimiter.count }
         for set in sets { total += 4 + set.count }
-        return sample.data.withUnsafeBytes { input in
-            [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
+        var output: [UInt8] = []
+        Self.emit(
+            sample.data, lengthSize: lengthSize, startsWithDelimiter: startsWithDelimiter, unitCount: unitCount,
+            sets: sets, delimiter: delimiter, total: total, into: &output)
+        return output
+    }
+
+    /// Writes the access unit of `sample` in Annex-B form into `output`,
+    /// replacing its contents and reusing its storage.
+    ///
+    /// This is the form for a sender's hot loop: with one `output` kept across
+    /// calls, conversion allocates nothing once the buffer has grown to the
+    /// largest access unit. Unlike ``write(_:)`` it never rewrites the sample
+    /// in place, so the sample's bytes are only read.
+    ///
+    /// - Throws: `.invalidData` naming the offset when the sample's NAL unit
+    ///   lengths do not add up (see ``LengthPrefixed``); `output` is then
+    ///   unchanged.
+    public mutating func write(_ sample: CompressedSample, into output: inout [UInt8]) throws(MediaError) {
+        let description = sample.formatDescription
+        let codec = description.codec
+        let lengthSize = description.nalUnitHeaderLength
+        var payloadTotal = 0
+        var unitCount = 0
+        var inBandSets: UInt32 = 0
+        var startsWithDelimiter = false
+        var holdsKeyframe = false
+        try sample.data.withBytes { (buffer) throws(MediaError) in
+            try LengthPrefixed.forEachNALUnit(in: buffer, lengthSize: lengthSize, codec: codec) {
+                (range) throws(MediaError) in
+                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: buffer[range]))
+                if unitCount == 0 { startsWithDelimiter = kind.isAccessUnitDelimiter }
+                if kind.isParameterSet { inBandSets |= kind.parameterSetBit }
+                if kind.isKeyframe { holdsKeyframe = true }
+                payloadTotal += range.count
+                unitCount += 1
+            }
+        }
+        let isKeyframe = sample.isKeyframe || holdsKeyframe
+        let sets = parameterSetsToInsert(
+            description: description, isKeyframe: isKeyframe, inBandSets: inBandSets)
+        let delimiter: [UInt8] =
+            insertAccessUnitDelimiters && !startsWithDelimiter
+            ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
+        var total = 4 * unitCount + payloadTotal
+        if !delimiter.isEmpty { total += 4 + delimiter.count }
+        for set in sets { total += 4 + set.count }
+        Self.emit(
+            sample.data, lengthSize: lengthSize, startsWithDelimiter: startsWithDelimiter, unitCount: unitCount,
+            sets: sets, delimiter: delimiter, total: total, into: &output)
+    }
+
+    /// The description's parameter sets this access unit needs under the
+    /// policy, minus those it already carries; records what was written.
+    private mutating func parameterSetsToInsert(
+        description: FormatDescription, isKeyframe: Bool, inBandSets: UInt32
+    ) -> [[UInt8]] {
+        let descriptionChanged = lastDescription != description
+        let writeSets: Bool
+        switch policy {
+        case .never: writeSets = false
+        case .first: writeSets = descriptionChanged
+        case .beforeEveryKeyframe: writeSets = isKeyframe || descriptionChanged
+        }
+        guard writeSets else { return [] }
+        lastDescription = description
+        let codec = description.codec
+        var sets: [[UInt8]] = []
+        for set in description.parameterSets where set.count >= codec.nalHeaderSize {
+            let kind = set.withUnsafeBytes { NALUnitKind(codec: codec, $0) }
+            if inBandSets & kind.parameterSetBit == 0 { sets.append(set) }
+        }
+        return sets
+    }
+
+    /// Pass 2: start codes, inserted delimiter and parameter sets, and the
+    /// sample's NAL units, `total` bytes in all, into `output`.
+    private static func emit(
+        _ data: [UInt8], lengthSize: Int, startsWithDelimiter: Bool, unitCount: Int, sets: [[UInt8]],
+        delimiter: [UInt8], total: Int, into output: inout [UInt8]
+    ) {
+        data.withUnsafeBytes { input in
+            output.overwrite(count: total) { output in
                 var offset = 0
                 func put(_ range: Range<Int>, of source: UnsafeRawBufferPointer) {
                     output[offset] = 0
@@ -151,7 +219,7 @@ public struct AnnexBWriter: Sendable {
                     index += 1
                 }
                 if unitCount == 0 && delimiter.isEmpty { putSets() }
-                initialized = offset
+                precondition(offset == total, "Annex-B size \(offset) differs from the planned \(total)")
             }
         }
     }

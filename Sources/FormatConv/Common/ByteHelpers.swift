@@ -27,3 +27,47 @@ func copyBytes(
     UnsafeMutableRawPointer(output.baseAddress! + offset)
         .copyMemory(from: input.baseAddress! + range.lowerBound, byteCount: range.count)
 }
+
+extension Array where Element == UInt8 {
+    /// Replaces the contents with `count` bytes written by `body`, reusing the
+    /// array's storage when it is large enough.
+    ///
+    /// Costs: no allocation when the capacity already holds `count` bytes (the
+    /// steady state of a converter fed access units of similar size); one
+    /// allocation of exactly `count` bytes, without zero-filling, otherwise.
+    /// Growing within the capacity zero-fills only the added bytes. `body`
+    /// must initialize all `count` bytes.
+    @inline(__always)
+    mutating func overwrite<E: Error>(
+        count: Int, _ body: (UnsafeMutableBufferPointer<UInt8>) throws(E) -> Void
+    ) throws(E) {
+        if capacity < count {
+            var failure: E?
+            self = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                do throws(E) {
+                    try body(UnsafeMutableBufferPointer(rebasing: buffer[0..<count]))
+                    initialized = count
+                } catch {
+                    failure = error
+                    initialized = 0
+                }
+            }
+            if let failure { throw failure }
+            return
+        }
+        if self.count > count {
+            removeLast(self.count - count)
+        } else if self.count < count {
+            append(contentsOf: repeatElement(0, count: count - self.count))
+        }
+        var failure: E?
+        withUnsafeMutableBufferPointer { buffer in
+            do throws(E) {
+                try body(buffer)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+}
