@@ -115,6 +115,33 @@ struct AnnexBTests {
     }
 }
 
+extension AnnexBTests {
+    struct DetectionCase: Sendable, CustomStringConvertible {
+        var name: String
+        var stream: [UInt8]
+        var codec: CodecType?
+        var description: String { name }
+    }
+
+    static let detectionCases: [DetectionCase] = [
+        DetectionCase(
+            name: "H.264 SPS, PPS, IDR", stream: annexB([seedSPS, seedPPS, h264Slice(idr: true)]), codec: .h264),
+        DetectionCase(name: "H.264 AUD first", stream: annexB([[0x09, 0xF0], h264Slice()]), codec: .h264),
+        DetectionCase(
+            name: "HEVC VPS, SPS, PPS, IDR",
+            stream: annexB([x265VPS, x265SPS, x265PPS, hevcSlice(type: .idrWithRADL)]),
+            codec: .hevc),
+        DetectionCase(
+            name: "HEVC AUD, CRA", stream: annexB([hevcNAL(.accessUnitDelimiter), hevcSlice(type: .cra)]), codec: .hevc),
+        DetectionCase(name: "no NAL units", stream: [0xFF, 0x00, 0x02], codec: nil),
+    ]
+
+    @Test(arguments: detectionCases)
+    func detectCodec(_ c: DetectionCase) {
+        #expect(AnnexB.detectCodec(in: c.stream) == c.codec)
+    }
+}
+
 /// A small deterministic generator (SplitMix64) for reproducible tests.
 struct SplitMix: RandomNumberGenerator {
     var state: UInt64
