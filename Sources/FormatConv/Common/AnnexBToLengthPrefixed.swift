@@ -99,3 +99,81 @@ extension AnnexB {
             data: data, parameterSets: parameterSets, nalUnitCount: kept.count, removedDelimiterCount: removed)
     }
 }
+
+extension AnnexB {
+    /// What ``lengthPrefixed(from:codec:lengthSize:into:)`` wrote and lifted out.
+    public struct LengthPrefixedSummary: Sendable {
+        /// The in-band parameter sets lifted out of the stream, in stream order
+        /// (NAL units with header and emulation-prevention bytes); empty, and
+        /// not allocated, for access units without any.
+        public var parameterSets: [[UInt8]]
+        /// The number of NAL units written.
+        public var nalUnitCount: Int
+        /// The number of access unit delimiters removed.
+        public var removedDelimiterCount: Int
+    }
+
+    /// Converts the Annex-B bytes of one access unit to length-prefixed NAL
+    /// units in `output`, replacing its contents and reusing its storage —
+    /// the form for a receiver's hot loop.
+    ///
+    /// The rules are those of ``lengthPrefixed(from:codec:lengthSize:)``:
+    /// access unit delimiters are removed, parameter sets are lifted out, and
+    /// every other NAL unit is kept byte for byte. The input is scanned twice
+    /// (sizes, then copies) instead of keeping a list of NAL units, so with one
+    /// `output` kept across calls the conversion allocates nothing unless the
+    /// access unit carries parameter sets or outgrows the buffer.
+    ///
+    /// - Throws: `.invalidData` for an HEVC NAL unit shorter than its 2-byte
+    ///   header (with its offset); `.invalidArgument` for a length size other
+    ///   than 1, 2 or 4 or a NAL unit too long for it. `output` is then
+    ///   unchanged.
+    public static func lengthPrefixed(
+        from input: UnsafeRawBufferPointer, codec: CodecType, lengthSize: Int = 4, into output: inout [UInt8]
+    ) throws(MediaError) -> LengthPrefixedSummary {
+        try LengthPrefixed.validate(lengthSize: lengthSize)
+        let limit = LengthPrefixed.maximumLength(lengthSize)
+        var summary = LengthPrefixedSummary(parameterSets: [], nalUnitCount: 0, removedDelimiterCount: 0)
+        var total = 0
+        var failure: MediaError?
+        // Pass 1: sizes, checks and parameter sets.
+        AnnexB.forEachNALUnit(in: input) { location in
+            guard failure == nil else { return }
+            let range = location.range
+            guard range.count >= codec.nalHeaderSize else {
+                failure = .invalidData(
+                    "\(codec) NAL unit at offset \(range.lowerBound) is \(range.count) byte(s) long, shorter "
+                        + "than its \(codec.nalHeaderSize)-byte header")
+                return
+            }
+            let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: input[range]))
+            if kind.isAccessUnitDelimiter {
+                summary.removedDelimiterCount += 1
+            } else if kind.isParameterSet {
+                summary.parameterSets.append(Array(input[range]))
+            } else if range.count > limit {
+                failure = .invalidArgument(
+                    "NAL unit at offset \(range.lowerBound) is \(range.count) bytes long; a "
+                        + "\(lengthSize)-byte length holds at most \(limit)")
+            } else {
+                summary.nalUnitCount += 1
+                total += lengthSize + range.count
+            }
+        }
+        if let failure { throw failure }
+        // Pass 2: lengths and payloads.
+        output.overwrite(count: total) { output in
+            var offset = 0
+            AnnexB.forEachNALUnit(in: input) { location in
+                let range = location.range
+                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: input[range]))
+                guard !kind.isAccessUnitDelimiter, !kind.isParameterSet else { return }
+                LengthPrefixed.storeLength(range.count, size: lengthSize, into: output, at: offset)
+                copyBytes(from: input, range, to: output, at: offset + lengthSize)
+                offset += lengthSize + range.count
+            }
+            precondition(offset == total, "length-prefixed size \(offset) differs from the planned \(total)")
+        }
+        return summary
+    }
+}
