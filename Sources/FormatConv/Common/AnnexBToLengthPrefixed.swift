@@ -29,17 +29,48 @@ extension AnnexB {
     public static func lengthPrefixed(
         from bytes: consuming [UInt8], codec: CodecType, lengthSize: Int = 4
     ) throws(MediaError) -> LengthPrefixedAccessUnit {
-        try LengthPrefixed.validate(lengthSize: lengthSize)
-        let limit = LengthPrefixed.maximumLength(lengthSize)
-        var kept: [Range<Int>] = []
-        var parameterSets: [[UInt8]] = []
-        var removed = 0
+        let plan = try bytes.withBytes { (input) throws(MediaError) in
+            try Plan(input, codec: codec, lengthSize: lengthSize)
+        }
+        let summary = plan.summary
+        var data: [UInt8]
+        if plan.isInPlace {
+            // Every NAL unit follows a 4-byte start code: overwrite each with its length.
+            data = bytes
+            data.withUnsafeMutableBytes { buffer in
+                AnnexB.forEachNALUnit(in: UnsafeRawBufferPointer(buffer)) { location in
+                    buffer.storeBytes(
+                        of: UInt32(truncatingIfNeeded: location.range.count).bigEndian,
+                        toByteOffset: location.range.lowerBound - 4, as: UInt32.self)
+                }
+            }
+        } else {
+            data = []
+            bytes.withUnsafeBytes { input in
+                writeLengthPrefixed(input, codec: codec, lengthSize: lengthSize, total: plan.total, into: &data)
+            }
+        }
+        return LengthPrefixedAccessUnit(
+            data: data, parameterSets: summary.parameterSets, nalUnitCount: summary.nalUnitCount,
+            removedDelimiterCount: summary.removedDelimiterCount)
+    }
+
+    /// Pass 1 of a conversion: checks, sizes and the parameter sets.
+    struct Plan {
+        var summary = LengthPrefixedSummary(parameterSets: [], nalUnitCount: 0, removedDelimiterCount: 0)
+        /// Bytes of length-prefixed output.
         var total = 0
-        var inPlace = lengthSize == 4
-        try bytes.withBytes { (buffer) throws(MediaError) in
-            var previousEnd = 0
+        /// Whether 4-byte start codes can be overwritten with 4-byte lengths:
+        /// nothing removed, nothing between the NAL units.
+        var isInPlace: Bool
+
+        init(_ input: UnsafeRawBufferPointer, codec: CodecType, lengthSize: Int) throws(MediaError) {
+            try LengthPrefixed.validate(lengthSize: lengthSize)
+            let limit = LengthPrefixed.maximumLength(lengthSize)
+            var plan = Plan(isInPlace: lengthSize == 4)
             var failure: MediaError?
-            AnnexB.forEachNALUnit(in: buffer) { location in
+            var previousEnd = 0
+            AnnexB.forEachNALUnit(in: input) { location in
                 guard failure == nil else { return }
                 let range = location.range
                 guard range.count >= codec.nalHeaderSize else {
@@ -48,55 +79,48 @@ extension AnnexB {
                             + "than its \(codec.nalHeaderSize)-byte header")
                     return
                 }
-                if location.startCodeLength != 4 || location.startCodeOffset != previousEnd { inPlace = false }
+                if location.startCodeLength != 4 || location.startCodeOffset != previousEnd { plan.isInPlace = false }
                 previousEnd = range.upperBound
-                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: buffer[range]))
+                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: input[range]))
                 if kind.isAccessUnitDelimiter {
-                    removed += 1
-                    inPlace = false
+                    plan.summary.removedDelimiterCount += 1
+                    plan.isInPlace = false
                 } else if kind.isParameterSet {
-                    parameterSets.append(Array(buffer[range]))
-                    inPlace = false
+                    plan.summary.parameterSets.append(Array(input[range]))
+                    plan.isInPlace = false
+                } else if range.count > limit {
+                    failure = .invalidArgument(
+                        "NAL unit at offset \(range.lowerBound) is \(range.count) bytes long; a "
+                            + "\(lengthSize)-byte length holds at most \(limit)")
                 } else {
-                    guard range.count <= limit else {
-                        failure = .invalidArgument(
-                            "NAL unit at offset \(range.lowerBound) is \(range.count) bytes long; a "
-                                + "\(lengthSize)-byte length holds at most \(limit)")
-                        return
-                    }
-                    kept.append(range)
-                    total += lengthSize + range.count
+                    plan.summary.nalUnitCount += 1
+                    plan.total += lengthSize + range.count
                 }
             }
             if let failure { throw failure }
-            if previousEnd != buffer.count { inPlace = false }
+            if previousEnd != input.count { plan.isInPlace = false }
+            self = plan
         }
-        if inPlace {
-            var data = bytes
-            data.withUnsafeMutableBytes { buffer in
-                for range in kept {
-                    buffer.storeBytes(
-                        of: UInt32(truncatingIfNeeded: range.count).bigEndian, toByteOffset: range.lowerBound - 4,
-                        as: UInt32.self)
-                }
+
+        private init(isInPlace: Bool) { self.isInPlace = isInPlace }
+    }
+
+    /// Pass 2: the kept NAL units with their lengths, `total` bytes, into `output`.
+    static func writeLengthPrefixed(
+        _ input: UnsafeRawBufferPointer, codec: CodecType, lengthSize: Int, total: Int, into output: inout [UInt8]
+    ) {
+        output.overwrite(count: total) { output in
+            var offset = 0
+            AnnexB.forEachNALUnit(in: input) { location in
+                let range = location.range
+                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: input[range]))
+                guard !kind.isAccessUnitDelimiter, !kind.isParameterSet else { return }
+                LengthPrefixed.storeLength(range.count, size: lengthSize, into: output, at: offset)
+                copyBytes(from: input, range, to: output, at: offset + lengthSize)
+                offset += lengthSize + range.count
             }
-            return LengthPrefixedAccessUnit(
-                data: data, parameterSets: parameterSets, nalUnitCount: kept.count, removedDelimiterCount: removed)
+            precondition(offset == total, "length-prefixed size \(offset) differs from the planned \(total)")
         }
-        let source = bytes
-        let data = source.withUnsafeBytes { input in
-            [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
-                var offset = 0
-                for range in kept {
-                    LengthPrefixed.storeLength(range.count, size: lengthSize, into: output, at: offset)
-                    copyBytes(from: input, range, to: output, at: offset + lengthSize)
-                    offset += lengthSize + range.count
-                }
-                initialized = offset
-            }
-        }
-        return LengthPrefixedAccessUnit(
-            data: data, parameterSets: parameterSets, nalUnitCount: kept.count, removedDelimiterCount: removed)
     }
 }
 
@@ -131,49 +155,8 @@ extension AnnexB {
     public static func lengthPrefixed(
         from input: UnsafeRawBufferPointer, codec: CodecType, lengthSize: Int = 4, into output: inout [UInt8]
     ) throws(MediaError) -> LengthPrefixedSummary {
-        try LengthPrefixed.validate(lengthSize: lengthSize)
-        let limit = LengthPrefixed.maximumLength(lengthSize)
-        var summary = LengthPrefixedSummary(parameterSets: [], nalUnitCount: 0, removedDelimiterCount: 0)
-        var total = 0
-        var failure: MediaError?
-        // Pass 1: sizes, checks and parameter sets.
-        AnnexB.forEachNALUnit(in: input) { location in
-            guard failure == nil else { return }
-            let range = location.range
-            guard range.count >= codec.nalHeaderSize else {
-                failure = .invalidData(
-                    "\(codec) NAL unit at offset \(range.lowerBound) is \(range.count) byte(s) long, shorter "
-                        + "than its \(codec.nalHeaderSize)-byte header")
-                return
-            }
-            let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: input[range]))
-            if kind.isAccessUnitDelimiter {
-                summary.removedDelimiterCount += 1
-            } else if kind.isParameterSet {
-                summary.parameterSets.append(Array(input[range]))
-            } else if range.count > limit {
-                failure = .invalidArgument(
-                    "NAL unit at offset \(range.lowerBound) is \(range.count) bytes long; a "
-                        + "\(lengthSize)-byte length holds at most \(limit)")
-            } else {
-                summary.nalUnitCount += 1
-                total += lengthSize + range.count
-            }
-        }
-        if let failure { throw failure }
-        // Pass 2: lengths and payloads.
-        output.overwrite(count: total) { output in
-            var offset = 0
-            AnnexB.forEachNALUnit(in: input) { location in
-                let range = location.range
-                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: input[range]))
-                guard !kind.isAccessUnitDelimiter, !kind.isParameterSet else { return }
-                LengthPrefixed.storeLength(range.count, size: lengthSize, into: output, at: offset)
-                copyBytes(from: input, range, to: output, at: offset + lengthSize)
-                offset += lengthSize + range.count
-            }
-            precondition(offset == total, "length-prefixed size \(offset) differs from the planned \(total)")
-        }
-        return summary
+        let plan = try Plan(input, codec: codec, lengthSize: lengthSize)
+        writeLengthPrefixed(input, codec: codec, lengthSize: lengthSize, total: plan.total, into: &output)
+        return plan.summary
     }
 }

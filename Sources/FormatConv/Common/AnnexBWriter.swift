@@ -57,38 +57,18 @@ public struct AnnexBWriter: Sendable {
         let codec = description.codec
         let lengthSize = description.nalUnitHeaderLength
         // Pass 1: what the sample holds.
-        var payloadTotal = 0
-        var unitCount = 0
-        var inBandSets: UInt32 = 0
-        var startsWithDelimiter = false
-        var holdsKeyframe = false
-        var contiguous = true
-        try sample.data.withBytes { (buffer) throws(MediaError) in
-            var previousEnd = 0
-            try LengthPrefixed.forEachNALUnit(in: buffer, lengthSize: lengthSize, codec: codec) {
-                (range) throws(MediaError) in
-                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: buffer[range]))
-                if unitCount == 0 { startsWithDelimiter = kind.isAccessUnitDelimiter }
-                if kind.isParameterSet { inBandSets |= kind.parameterSetBit }
-                if kind.isKeyframe { holdsKeyframe = true }
-                if range.lowerBound - lengthSize != previousEnd { contiguous = false }
-                previousEnd = range.upperBound
-                payloadTotal += range.count
-                unitCount += 1
-            }
-            if previousEnd != buffer.count { contiguous = false }
-        }
-        let isKeyframe = sample.isKeyframe || holdsKeyframe
+        let layout = try Layout(of: sample.data, lengthSize: lengthSize, codec: codec)
+        let isKeyframe = sample.isKeyframe || layout.holdsKeyframe
 
         // What to insert.
         let sets = parameterSetsToInsert(
-            description: description, isKeyframe: isKeyframe, inBandSets: inBandSets)
+            description: description, isKeyframe: isKeyframe, inBandSets: layout.inBandSets)
         let delimiter: [UInt8] =
-            insertAccessUnitDelimiters && !startsWithDelimiter
+            insertAccessUnitDelimiters && !layout.startsWithDelimiter
             ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
 
         // The in-place case: 4-byte lengths become 4-byte start codes.
-        if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && contiguous {
+        if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && layout.isContiguous {
             var data = sample.data
             sample.data = []
             data.withUnsafeMutableBytes { buffer in
@@ -102,13 +82,8 @@ public struct AnnexBWriter: Sendable {
             return data
         }
 
-        var total = 4 * unitCount + payloadTotal
-        if !delimiter.isEmpty { total += 4 + delimiter.count }
-        for set in sets { total += 4 + set.count }
         var output: [UInt8] = []
-        Self.emit(
-            sample.data, lengthSize: lengthSize, startsWithDelimiter: startsWithDelimiter, unitCount: unitCount,
-            sets: sets, delimiter: delimiter, total: total, into: &output)
+        Self.emit(sample.data, layout: layout, lengthSize: lengthSize, sets: sets, delimiter: delimiter, into: &output)
         return output
     }
 
@@ -127,34 +102,48 @@ public struct AnnexBWriter: Sendable {
         let description = sample.formatDescription
         let codec = description.codec
         let lengthSize = description.nalUnitHeaderLength
+        let layout = try Layout(of: sample.data, lengthSize: lengthSize, codec: codec)
+        let isKeyframe = sample.isKeyframe || layout.holdsKeyframe
+        let sets = parameterSetsToInsert(
+            description: description, isKeyframe: isKeyframe, inBandSets: layout.inBandSets)
+        let delimiter: [UInt8] =
+            insertAccessUnitDelimiters && !layout.startsWithDelimiter
+            ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
+        Self.emit(sample.data, layout: layout, lengthSize: lengthSize, sets: sets, delimiter: delimiter, into: &output)
+    }
+
+    /// Pass 1 over a sample: what its NAL units hold and how they lie.
+    private struct Layout {
         var payloadTotal = 0
         var unitCount = 0
+        /// The kinds of parameter set carried in-band (``NALUnitKind/parameterSetBit``).
         var inBandSets: UInt32 = 0
         var startsWithDelimiter = false
         var holdsKeyframe = false
-        try sample.data.withBytes { (buffer) throws(MediaError) in
-            try LengthPrefixed.forEachNALUnit(in: buffer, lengthSize: lengthSize, codec: codec) {
-                (range) throws(MediaError) in
-                let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: buffer[range]))
-                if unitCount == 0 { startsWithDelimiter = kind.isAccessUnitDelimiter }
-                if kind.isParameterSet { inBandSets |= kind.parameterSetBit }
-                if kind.isKeyframe { holdsKeyframe = true }
-                payloadTotal += range.count
-                unitCount += 1
+        /// Whether the NAL units follow each other with nothing in between.
+        var isContiguous = true
+
+        init(of data: [UInt8], lengthSize: Int, codec: CodecType) throws(MediaError) {
+            var layout = Layout()
+            try data.withBytes { (buffer) throws(MediaError) in
+                var previousEnd = 0
+                try LengthPrefixed.forEachNALUnit(in: buffer, lengthSize: lengthSize, codec: codec) {
+                    (range) throws(MediaError) in
+                    let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: buffer[range]))
+                    if layout.unitCount == 0 { layout.startsWithDelimiter = kind.isAccessUnitDelimiter }
+                    if kind.isParameterSet { layout.inBandSets |= kind.parameterSetBit }
+                    if kind.isKeyframe { layout.holdsKeyframe = true }
+                    if range.lowerBound - lengthSize != previousEnd { layout.isContiguous = false }
+                    previousEnd = range.upperBound
+                    layout.payloadTotal += range.count
+                    layout.unitCount += 1
+                }
+                if previousEnd != buffer.count { layout.isContiguous = false }
             }
+            self = layout
         }
-        let isKeyframe = sample.isKeyframe || holdsKeyframe
-        let sets = parameterSetsToInsert(
-            description: description, isKeyframe: isKeyframe, inBandSets: inBandSets)
-        let delimiter: [UInt8] =
-            insertAccessUnitDelimiters && !startsWithDelimiter
-            ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
-        var total = 4 * unitCount + payloadTotal
-        if !delimiter.isEmpty { total += 4 + delimiter.count }
-        for set in sets { total += 4 + set.count }
-        Self.emit(
-            sample.data, lengthSize: lengthSize, startsWithDelimiter: startsWithDelimiter, unitCount: unitCount,
-            sets: sets, delimiter: delimiter, total: total, into: &output)
+
+        private init() {}
     }
 
     /// The description's parameter sets this access unit needs under the
@@ -181,11 +170,16 @@ public struct AnnexBWriter: Sendable {
     }
 
     /// Pass 2: start codes, inserted delimiter and parameter sets, and the
-    /// sample's NAL units, `total` bytes in all, into `output`.
+    /// sample's NAL units, into `output`.
     private static func emit(
-        _ data: [UInt8], lengthSize: Int, startsWithDelimiter: Bool, unitCount: Int, sets: [[UInt8]],
-        delimiter: [UInt8], total: Int, into output: inout [UInt8]
+        _ data: [UInt8], layout: Layout, lengthSize: Int, sets: [[UInt8]], delimiter: [UInt8],
+        into output: inout [UInt8]
     ) {
+        let startsWithDelimiter = layout.startsWithDelimiter
+        let unitCount = layout.unitCount
+        var total = 4 * unitCount + layout.payloadTotal
+        if !delimiter.isEmpty { total += 4 + delimiter.count }
+        for set in sets { total += 4 + set.count }
         data.withUnsafeBytes { input in
             output.overwrite(count: total) { output in
                 var offset = 0
