@@ -53,19 +53,8 @@ public struct AnnexBWriter: Sendable {
     /// - Throws: `.invalidData` naming the offset when the sample's NAL unit
     ///   lengths do not add up (see ``LengthPrefixed``).
     public mutating func write(_ sample: consuming CompressedSample) throws(MediaError) -> [UInt8] {
-        let description = sample.formatDescription
-        let codec = description.codec
-        let lengthSize = description.nalUnitHeaderLength
-        // Pass 1: what the sample holds.
-        let layout = try Layout(of: sample.data, lengthSize: lengthSize, codec: codec)
-        let isKeyframe = sample.isKeyframe || layout.holdsKeyframe
-
-        // What to insert.
-        let sets = parameterSetsToInsert(
-            description: description, isKeyframe: isKeyframe, inBandSets: layout.inBandSets)
-        let delimiter: [UInt8] =
-            insertAccessUnitDelimiters && !layout.startsWithDelimiter
-            ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
+        let lengthSize = sample.formatDescription.nalUnitHeaderLength
+        let (layout, sets, delimiter) = try prepare(sample)
 
         // The in-place case: 4-byte lengths become 4-byte start codes.
         if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && layout.isContiguous {
@@ -99,17 +88,27 @@ public struct AnnexBWriter: Sendable {
     ///   lengths do not add up (see ``LengthPrefixed``); `output` is then
     ///   unchanged.
     public mutating func write(_ sample: CompressedSample, into output: inout [UInt8]) throws(MediaError) {
+        let (layout, sets, delimiter) = try prepare(sample)
+        Self.emit(
+            sample.data, layout: layout, lengthSize: sample.formatDescription.nalUnitHeaderLength, sets: sets,
+            delimiter: delimiter, into: &output)
+    }
+
+    /// Pass 1 and the decisions that follow: the sample's layout, the
+    /// parameter sets to insert before it and the delimiter to put first.
+    private mutating func prepare(
+        _ sample: borrowing CompressedSample
+    ) throws(MediaError) -> (Layout, [[UInt8]], [UInt8]) {
         let description = sample.formatDescription
         let codec = description.codec
-        let lengthSize = description.nalUnitHeaderLength
-        let layout = try Layout(of: sample.data, lengthSize: lengthSize, codec: codec)
+        let layout = try Layout(of: sample.data, lengthSize: description.nalUnitHeaderLength, codec: codec)
         let isKeyframe = sample.isKeyframe || layout.holdsKeyframe
         let sets = parameterSetsToInsert(
             description: description, isKeyframe: isKeyframe, inBandSets: layout.inBandSets)
         let delimiter: [UInt8] =
             insertAccessUnitDelimiters && !layout.startsWithDelimiter
             ? Self.accessUnitDelimiter(codec: codec, isKeyframe: isKeyframe) : []
-        Self.emit(sample.data, layout: layout, lengthSize: lengthSize, sets: sets, delimiter: delimiter, into: &output)
+        return (layout, sets, delimiter)
     }
 
     /// Pass 1 over a sample: what its NAL units hold and how they lie.
