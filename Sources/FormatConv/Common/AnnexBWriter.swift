@@ -60,14 +60,7 @@ public struct AnnexBWriter: Sendable {
         if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && layout.isContiguous {
             var data = sample.data
             sample.data = []
-            data.withUnsafeMutableBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let length = LengthPrefixed.loadLength(UnsafeRawBufferPointer(buffer), at: offset, size: 4)
-                    buffer.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
-                    offset += 4 + length
-                }
-            }
+            Self.replaceLengthsWithStartCodes(in: &data)
             return data
         }
 
@@ -92,6 +85,19 @@ public struct AnnexBWriter: Sendable {
         Self.emit(
             sample.data, layout: layout, lengthSize: sample.formatDescription.nalUnitHeaderLength, sets: sets,
             delimiter: delimiter, into: &output)
+    }
+
+    /// Overwrites each 4-byte length of contiguous, validated length-prefixed
+    /// NAL units with a 4-byte start code, in place.
+    private static func replaceLengthsWithStartCodes(in data: inout [UInt8]) {
+        data.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let length = LengthPrefixed.loadLength(UnsafeRawBufferPointer(buffer), at: offset, size: 4)
+                buffer.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
+                offset += 4 + length
+            }
+        }
     }
 
     /// Pass 1 and the decisions that follow: the sample's layout, the
@@ -235,14 +241,7 @@ public struct AnnexBWriter: Sendable {
         }
         if lengthSize == 4 && contiguous {
             var data = bytes
-            data.withUnsafeMutableBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let length = LengthPrefixed.loadLength(UnsafeRawBufferPointer(buffer), at: offset, size: 4)
-                    buffer.storeBytes(of: UInt32(1).bigEndian, toByteOffset: offset, as: UInt32.self)
-                    offset += 4 + length
-                }
-            }
+            Self.replaceLengthsWithStartCodes(in: &data)
             return data
         }
         let source = bytes
