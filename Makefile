@@ -29,7 +29,7 @@ format:
 
 bench: bootstrap
 	$(SWIFT) build -c release --product codecs-bench
-	$$($(SWIFT) build -c release --show-bin-path)/codecs-bench $(if $(QUICK),--quick,)
+	$$($(SWIFT) build -c release --show-bin-path)/codecs-bench $(if $(QUICK),--quick,) $(ARGS)
 
 # Reliability (not part of `make test`; see the README's "Reliability").
 # The test suite under AddressSanitizer and ThreadSanitizer (SANITIZER=address
