@@ -31,13 +31,17 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     }
     for path in options.inputs {
         log("reading \(path)")
-        streams.append(try CodedStream(annexBFile: path))
+        streams.append(try CodedStream(file: path))
     }
 
     if options.sections.contains("formatconv") {
         for stream in streams {
             log("FormatConv on \(stream.label): \(stream.samples.count) samples, \(stream.sampleBytes) bytes")
-            try benchmarkFormatConv(stream, quick: quick, report: report)
+            do {
+                try benchmarkFormatConv(stream, quick: quick, report: report)
+            } catch {
+                report.notes.append("FormatConv on \(stream.label) not measured: \(error)")
+            }
         }
     }
     if options.sections.contains("encode") {
@@ -52,8 +56,12 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     if options.sections.contains("decode") {
         for stream in streams where stream.codec == .h264 || !quick {
             log("decode: \(stream.label)")
-            try benchmarkDecode(stream, threads: 1, rounds: rounds + 1, report: report)
-            try benchmarkDecode(stream, threads: 0, rounds: rounds + 1, report: report)
+            do {
+                try benchmarkDecode(stream, threads: 1, rounds: rounds + 1, report: report)
+                try benchmarkDecode(stream, threads: 0, rounds: rounds + 1, report: report)
+            } catch {
+                report.notes.append("decode \(stream.label) not measured: \(error)")
+            }
         }
     }
     if options.sections.contains("roundtrip") {

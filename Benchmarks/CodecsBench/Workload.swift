@@ -27,6 +27,22 @@ struct CodedStream {
         annexB = annexBUnits.flatMap { $0 }
     }
 
+    /// Reads a stream to measure on: an MP4/MOV/MKV/TS file through
+    /// MediaIO's MovieReader, or an Annex-B elementary stream assembled into
+    /// samples. Samples of several descriptions are measured with the first
+    /// one's record (the conversions take each sample's own).
+    init(file path: String) throws {
+        let lower = path.lowercased()
+        if [".mp4", ".m4v", ".mov", ".mkv", ".ts"].contains(where: { lower.hasSuffix($0) }) {
+            let reader = try MovieReader(path: path)
+            let samples = try reader.readAllSamples()
+            guard !samples.isEmpty else { throw MediaError.invalidData("\(path): no video samples") }
+            try self.init(label: URL(fileURLWithPath: path).lastPathComponent, samples: samples)
+            return
+        }
+        try self.init(annexBFile: path)
+    }
+
     /// Reads an Annex-B elementary stream and assembles it into samples.
     init(annexBFile path: String) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))

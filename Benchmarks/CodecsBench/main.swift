@@ -4,10 +4,11 @@ import Foundation
 /// codecs-bench: every figure of ours printed beside a reference measured in
 /// the same run on the same bytes or frames, as a ratio. See bench/README.md.
 let usageText = """
-    usage: codecs-bench [--quick] [--input FILE.h264|FILE.hevc] [--json PATH] [--only SECTION,...]
+    usage: codecs-bench [--quick] [--input FILE] [--json PATH] [--only SECTION,...]
 
       --quick        smaller inputs; finishes in under a minute
-      --input FILE   also measure FormatConv and decoding on this Annex-B stream
+      --input FILE   also measure FormatConv and decoding on this stream (.h264/.hevc Annex-B,
+                     or .mp4/.mov/.mkv/.ts); may be given more than once
       --json PATH    where to write the figures (default bench/results.json)
       --only LIST    formatconv, encode, decode, roundtrip, memory (default: all)
     """

@@ -82,9 +82,18 @@ public struct AnnexBWriter: Sendable {
     ///   unchanged.
     public mutating func write(_ sample: CompressedSample, into output: inout [UInt8]) throws(MediaError) {
         let (layout, sets, delimiter) = try prepare(sample)
-        Self.emit(
-            sample.data, layout: layout, lengthSize: sample.formatDescription.nalUnitHeaderLength, sets: sets,
-            delimiter: delimiter, into: &output)
+        let lengthSize = sample.formatDescription.nalUnitHeaderLength
+        if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && layout.isContiguous {
+            // Same size: one copy of the whole sample, then start codes over the lengths.
+            sample.data.withUnsafeBytes { input in
+                output.overwrite(count: input.count) { output in
+                    copyBytes(from: input, 0..<input.count, to: output, at: 0)
+                }
+            }
+            Self.replaceLengthsWithStartCodes(in: &output)
+            return
+        }
+        Self.emit(sample.data, layout: layout, lengthSize: lengthSize, sets: sets, delimiter: delimiter, into: &output)
     }
 
     /// Overwrites each 4-byte length of contiguous, validated length-prefixed
