@@ -11,6 +11,37 @@ func systemErrorText(_ code: Int32) -> String {
     String(cString: strerror(code))
 }
 
+/// The descriptor of `path` opened with `flags` (new files get mode 0644), or
+/// `standardDescriptor` when `path` is `"-"`; `owned` says whether it must be
+/// closed. `purpose` ("reading", "writing") goes into the error message.
+private func openDescriptor(
+    _ path: String, flags: Int32, standardDescriptor: Int32, purpose: String
+) throws(MediaError) -> (descriptor: Int32, owned: Bool) {
+    guard path != "-" else { return (standardDescriptor, false) }
+    let fd = open(path, flags | O_CLOEXEC, 0o644)
+    guard fd >= 0 else {
+        let code = errno
+        throw MediaError(.system, "cannot open \(path) for \(purpose): \(systemErrorText(code))")
+    }
+    return (fd, true)
+}
+
+/// Runs `call`, a `read` or `write` returning a byte count or -1, again while
+/// it fails with `EINTR`; any other failure throws a `.system` error that
+/// starts with `action` ("reading PATH at offset N").
+private func retryingInterrupted(
+    _ action: @autoclosure () -> String, _ call: () -> Int
+) throws(MediaError) -> Int {
+    while true {
+        let count = call()
+        if count >= 0 { return count }
+        let code = errno
+        if code != EINTR {
+            throw MediaError(.system, "\(action()): \(systemErrorText(code))")
+        }
+    }
+}
+
 /// A file descriptor read through a large buffer: the one place MediaIO turns
 /// `open`/`read` failures into ``MediaError``s.
 ///
@@ -32,18 +63,8 @@ final class BufferedInput {
 
     init(path: String) throws(MediaError) {
         self.path = path
-        if path == "-" {
-            descriptor = 0
-            ownsDescriptor = false
-        } else {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                let code = errno
-                throw MediaError(.system, "cannot open \(path) for reading: \(systemErrorText(code))")
-            }
-            descriptor = fd
-            ownsDescriptor = true
-        }
+        (descriptor, ownsDescriptor) = try openDescriptor(
+            path, flags: O_RDONLY, standardDescriptor: 0, purpose: "reading")
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 64)
     }
 
@@ -55,17 +76,11 @@ final class BufferedInput {
     /// Reads into `destination` directly; returns the bytes read, 0 at end of stream.
     private func readSome(into destination: UnsafeMutableRawBufferPointer) throws(MediaError) -> Int {
         guard !reachedEnd, destination.count > 0 else { return 0 }
-        while true {
-            let count = Glibc.read(descriptor, destination.baseAddress, destination.count)
-            if count > 0 { return count }
-            if count == 0 {
-                reachedEnd = true
-                return 0
-            }
-            let code = errno
-            if code == EINTR { continue }
-            throw MediaError(.system, "reading \(path) at offset \(offset): \(systemErrorText(code))")
+        let count = try retryingInterrupted("reading \(path) at offset \(offset)") {
+            Glibc.read(descriptor, destination.baseAddress, destination.count)
         }
+        if count == 0 { reachedEnd = true }
+        return count
     }
 
     /// Refills the buffer; returns false at end of stream.
@@ -154,18 +169,8 @@ final class BufferedOutput {
 
     init(path: String) throws(MediaError) {
         self.path = path
-        if path == "-" {
-            descriptor = 1
-            ownsDescriptor = false
-        } else {
-            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else {
-                let code = errno
-                throw MediaError(.system, "cannot open \(path) for writing: \(systemErrorText(code))")
-            }
-            descriptor = fd
-            ownsDescriptor = true
-        }
+        (descriptor, ownsDescriptor) = try openDescriptor(
+            path, flags: O_WRONLY | O_CREAT | O_TRUNC, standardDescriptor: 1, purpose: "writing")
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 64)
     }
 
@@ -180,13 +185,9 @@ final class BufferedOutput {
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(MediaError) {
         var done = 0
         while done < bytes.count {
-            let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw MediaError(.system, "writing \(path) at offset \(offset): \(systemErrorText(code))")
+            done += try retryingInterrupted("writing \(path) at offset \(offset)") {
+                Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
             }
-            done += count
         }
     }
 

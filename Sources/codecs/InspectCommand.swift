@@ -87,13 +87,58 @@ func runInspect(_ arguments: [String]) -> Int32 {
 
 /// The facts `codecs inspect` prints.
 struct InspectReport {
+    /// One NAL unit as `--nals` lists it, its header decoded (H.264 7.3.1,
+    /// H.265 7.3.1.2). `offset` is where its start code (Annex-B) or length
+    /// prefix (container sample, numbered `sample`) begins; `size` excludes it.
     struct NALUnit {
+        var sample: Int?
         var offset: Int
         var size: Int
-        var type: Int
-        var name: String
+        var type = 0
+        var name = "truncated"
         var layerId: Int?
         var temporalId: Int?
+
+        /// The NAL unit at `range` of `bytes`; an HEVC unit shorter than its
+        /// 2-byte header is named "truncated".
+        init(sample: Int? = nil, offset: Int, range: Range<Int>, of bytes: [UInt8], codec: CodecType) {
+            self.sample = sample
+            self.offset = offset
+            size = range.count
+            let start = range.lowerBound
+            switch codec {
+            case .h264:
+                let header = H264NALUnitHeader(bytes[start])
+                type = Int(header.type.rawValue)
+                name = header.type.name
+            case .hevc:
+                guard range.count >= 2 else { return }
+                let header = HEVCNALUnitHeader(bytes[start], bytes[start + 1])
+                type = Int(header.type.rawValue)
+                name = header.type.name
+                layerId = header.layerId
+                temporalId = header.temporalId
+            }
+        }
+
+        var json: JSONValue {
+            var fields: [(String, JSONValue)] = sample.map { [("sample", .int($0))] } ?? []
+            fields += [
+                ("offset", .int(offset)), ("size", .int(size)), ("type", .int(type)), ("name", .string(name)),
+            ]
+            if let layerId { fields.append(("layerId", .int(layerId))) }
+            if let temporalId { fields.append(("temporalId", .int(temporalId))) }
+            return .object(fields)
+        }
+
+        /// Tab-separated: [sample,] offset, size, type, name[, layer and temporal id].
+        var textLine: String {
+            var line = "  " + (sample.map { "\($0)\t" } ?? "") + "\(offset)\t\(size)\t\(type)\t\(name)"
+            if let layerId, let temporalId {
+                line += "\tlayer \(layerId) temporal \(temporalId)"
+            }
+            return line
+        }
     }
 
     var codec: CodecType
@@ -135,26 +180,7 @@ struct InspectReport {
         for location in AnnexB.nalUnits(in: bytes) {
             nalUnitCount += 1
             guard listNALUnits else { continue }
-            let start = location.range.lowerBound
-            var unit = NALUnit(offset: location.startCodeOffset, size: location.range.count, type: 0, name: "")
-            switch codec {
-            case .h264:
-                let header = H264NALUnitHeader(bytes[start])
-                unit.type = Int(header.type.rawValue)
-                unit.name = header.type.name
-            case .hevc:
-                guard location.range.count >= 2 else {
-                    unit.name = "truncated"
-                    units.append(unit)
-                    continue
-                }
-                let header = HEVCNALUnitHeader(bytes[start], bytes[start + 1])
-                unit.type = Int(header.type.rawValue)
-                unit.name = header.type.name
-                unit.layerId = header.layerId
-                unit.temporalId = header.temporalId
-            }
-            units.append(unit)
+            units.append(NALUnit(offset: location.startCodeOffset, range: location.range, of: bytes, codec: codec))
         }
         nalUnits = listNALUnits ? units : nil
     }
@@ -199,20 +225,7 @@ struct InspectReport {
             ),
         ]
         if let nalUnits {
-            members.append(
-                (
-                    "nalUnits",
-                    .array(
-                        nalUnits.map { unit in
-                            var fields: [(String, JSONValue)] = [
-                                ("offset", .int(unit.offset)), ("size", .int(unit.size)), ("type", .int(unit.type)),
-                                ("name", .string(unit.name)),
-                            ]
-                            if let layer = unit.layerId { fields.append(("layerId", .int(layer))) }
-                            if let temporal = unit.temporalId { fields.append(("temporalId", .int(temporal))) }
-                            return .object(fields)
-                        })
-                ))
+            members.append(("nalUnits", .array(nalUnits.map(\.json))))
         }
         return .object(members)
     }
@@ -267,13 +280,7 @@ struct InspectReport {
         }
         if let nalUnits {
             lines.append("NAL units (offset of start code, size without it):")
-            for unit in nalUnits {
-                var line = "  \(unit.offset)\t\(unit.size)\t\(unit.type)\t\(unit.name)"
-                if let layer = unit.layerId, let temporal = unit.temporalId {
-                    line += "\tlayer \(layer) temporal \(temporal)"
-                }
-                lines.append(line)
-            }
+            lines += nalUnits.map(\.textLine)
         }
         return lines.joined(separator: "\n")
     }

@@ -29,15 +29,7 @@ func inspectContainer(path: String, json: Bool, listNALUnits: Bool) -> Int32 {
 struct ContainerInspectReport {
     /// A NAL unit of a sample: `offset` is where its length prefix starts
     /// within the sample, `size` excludes the prefix.
-    struct NALUnit {
-        var sample: Int
-        var offset: Int
-        var size: Int
-        var type: Int
-        var name: String
-        var layerId: Int?
-        var temporalId: Int?
-    }
+    typealias NALUnit = InspectReport.NALUnit
 
     /// `"mp4"`, `"mov"`, `"mkv"` or `"ts"`.
     var container: String
@@ -97,23 +89,9 @@ struct ContainerInspectReport {
         } catch {
             throw MediaError(error.code, "sample \(index) (pts \(sample.pts)): \(error.message)")
         }
+        // nalUnitRanges guarantees the 2-byte header for HEVC.
         return ranges.map { range in
-            var unit = NALUnit(
-                sample: index, offset: range.lowerBound - lengthSize, size: range.count, type: 0, name: "")
-            switch codec {
-            case .h264:
-                let header = H264NALUnitHeader(bytes[range.lowerBound])
-                unit.type = Int(header.type.rawValue)
-                unit.name = header.type.name
-            case .hevc:
-                // nalUnitRanges guarantees the 2-byte header for HEVC.
-                let header = HEVCNALUnitHeader(bytes[range.lowerBound], bytes[range.lowerBound + 1])
-                unit.type = Int(header.type.rawValue)
-                unit.name = header.type.name
-                unit.layerId = header.layerId
-                unit.temporalId = header.temporalId
-            }
-            return unit
+            NALUnit(sample: index, offset: range.lowerBound - lengthSize, range: range, of: bytes, codec: codec)
         }
     }
 
@@ -150,20 +128,7 @@ struct ContainerInspectReport {
             ("descriptions", .array(descriptions.map { InspectReport.json($0) })),
         ]
         if let nalUnits {
-            members.append(
-                (
-                    "nalUnits",
-                    .array(
-                        nalUnits.map { unit in
-                            var fields: [(String, JSONValue)] = [
-                                ("sample", .int(unit.sample)), ("offset", .int(unit.offset)),
-                                ("size", .int(unit.size)), ("type", .int(unit.type)), ("name", .string(unit.name)),
-                            ]
-                            if let layer = unit.layerId { fields.append(("layerId", .int(layer))) }
-                            if let temporal = unit.temporalId { fields.append(("temporalId", .int(temporal))) }
-                            return .object(fields)
-                        })
-                ))
+            members.append(("nalUnits", .array(nalUnits.map(\.json))))
         }
         return .object(members)
     }
@@ -190,13 +155,7 @@ struct ContainerInspectReport {
         }
         if let nalUnits {
             lines.append("NAL units (sample, offset of the length prefix in the sample, size without it):")
-            for unit in nalUnits {
-                var line = "  \(unit.sample)\t\(unit.offset)\t\(unit.size)\t\(unit.type)\t\(unit.name)"
-                if let layer = unit.layerId, let temporal = unit.temporalId {
-                    line += "\tlayer \(layer) temporal \(temporal)"
-                }
-                lines.append(line)
-            }
+            lines += nalUnits.map(\.textLine)
         }
         return lines.joined(separator: "\n")
     }

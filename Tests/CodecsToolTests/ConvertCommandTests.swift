@@ -31,26 +31,10 @@ import Testing
     /// The NAL units of an Annex-B file other than parameter sets and AUDs, in order.
     func nalUnits(ofAnnexB path: String, hevc: Bool) throws -> [[UInt8]] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var starts: [(code: Int, payload: Int)] = []
-        var index = 0
-        while index + 3 <= bytes.count {
-            if bytes[index] == 0 && bytes[index + 1] == 0 && bytes[index + 2] == 1 {
-                starts.append((index, index + 3))
-                index += 3
-            } else {
-                index += 1
-            }
-        }
-        var units: [[UInt8]] = []
-        for (number, start) in starts.enumerated() {
-            var end = number + 1 < starts.count ? starts[number + 1].code : bytes.count
-            while end > start.payload && bytes[end - 1] == 0 { end -= 1 }
-            let unit = Array(bytes[start.payload..<end])
+        return FFmpegReference.nalUnits(inAnnexB: bytes).filter { unit in
             let type = hevc ? Int(unit[0] >> 1 & 0x3F) : Int(unit[0] & 0x1F)
-            let skipped = hevc ? (32...35).contains(type) : [7, 8, 9].contains(type)
-            if !skipped { units.append(unit) }
+            return hevc ? !(32...35).contains(type) : ![7, 8, 9].contains(type)
         }
-        return units
     }
 
     /// MP4 and Matroska to Annex-B decode to the frames of FFmpeg's own

@@ -89,14 +89,7 @@ extension ContainerTests {
         func lengthSizes(size: Int) throws {
             let directory = try TemporaryDirectory()
             let source = directory.path("source.mp4")
-            try ContainerMedia.encode(
-                .h264, to: source, bFrames: 0, size: "64x48", extra: ["-x264-params", "slice-max-size=200"])
-            var samples = try ContainerMedia.samples(of: source).map { sample in
-                var copy = sample
-                let units = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4).filter { $0.first! & 0x1F != 6 }
-                copy.data = try LengthPrefixed.write(units, lengthSize: 4)
-                return copy
-            }
+            var samples = try ContainerMedia.smallNALUnitSamples(encodingTo: source)
             let path = directory.path("length\(size).mp4")
             if size == 3 {
                 // Write 3-byte lengths under a 4-byte record, then patch the record

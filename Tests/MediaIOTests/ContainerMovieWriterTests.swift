@@ -75,16 +75,8 @@ extension ContainerTests {
         func lengthSizesAreWrittenAsGiven(size: Int) throws {
             let directory = try TemporaryDirectory()
             let source = directory.path("source.mp4")
-            // NAL units stay under 256 bytes for the 1-byte case: small slices,
-            // and x264's version SEI (about 600 bytes) left out.
-            try ContainerMedia.encode(
-                .h264, to: source, bFrames: 0, size: "64x48", extra: ["-x264-params", "slice-max-size=200"])
-            let withoutSEI = try ContainerMedia.samples(of: source).map { sample in
-                var copy = sample
-                let units = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4).filter { $0.first! & 0x1F != 6 }
-                copy.data = try LengthPrefixed.write(units, lengthSize: 4)
-                return copy
-            }
+            // NAL units stay under 256 bytes for the 1-byte case.
+            let withoutSEI = try ContainerMedia.smallNALUnitSamples(encodingTo: source)
             let samples = try ContainerMedia.withLengthSize(size, withoutSEI)
             let output = directory.path("length\(size).mp4")
             try ContainerMedia.write(samples, to: output)

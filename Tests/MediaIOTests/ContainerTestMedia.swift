@@ -77,6 +77,19 @@ enum ContainerMedia {
         return nil
     }
 
+    /// Encodes a 64x48 H.264 MP4 into `path` with slices of at most 200 bytes
+    /// and no B-frames, and returns its samples without SEI NAL units (x264's
+    /// version SEI is about 600 bytes): every NAL unit fits a 1-byte length.
+    static func smallNALUnitSamples(encodingTo path: String) throws -> [CompressedSample] {
+        try encode(.h264, to: path, bFrames: 0, size: "64x48", extra: ["-x264-params", "slice-max-size=200"])
+        return try samples(of: path).map { sample in
+            var copy = sample
+            let units = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4).filter { $0.first! & 0x1F != 6 }
+            copy.data = try LengthPrefixed.write(units, lengthSize: 4)
+            return copy
+        }
+    }
+
     /// Samples rewritten to NAL length size `size` (1, 2 or 4) by FormatConv.
     static func withLengthSize(_ size: Int, _ samples: [CompressedSample]) throws -> [CompressedSample] {
         guard let first = samples.first else { return [] }

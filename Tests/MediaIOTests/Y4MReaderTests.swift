@@ -207,7 +207,8 @@ import Testing
             _ = try Y4MReader(path: directory.path("missing.y4m"))
         } throws: { error in
             guard let error = error as? MediaError else { return false }
-            return error.code == .system && error.message.contains("missing.y4m")
+            return error.code == .system
+                && error.message.contains("cannot open \(directory.path("missing.y4m")) for reading")
                 && error.message.contains("No such file")
         }
         try Data().write(to: URL(fileURLWithPath: directory.path("empty.y4m")))

@@ -68,7 +68,9 @@ import Testing
             _ = try Y4MWriter(path: directory.path("no/such/dir.y4m"), header: Y4MHeader(width: 4, height: 4))
         } throws: { error in
             guard let error = error as? MediaError else { return false }
-            return error.code == .system && error.message.contains("no/such/dir.y4m")
+            return error.code == .system
+                && error.message.contains("cannot open \(directory.path("no/such/dir.y4m")) for writing")
+                && error.message.contains("No such file")
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path("n.y4m")), "no file for a refused header")
     }

@@ -6,7 +6,8 @@
 /// failing each read: a read past the end returns zeros and sets ``overrun``,
 /// and so does an exp-Golomb code with more than 31 leading zero bits. A parser
 /// reads its fields in spec order, range-checks each value right after reading
-/// it with ``check(_:_:_:)``, and calls ``finish()`` once at the end.
+/// it with ``check(_:_:_:)`` (or reads and checks in one step with
+/// ``ue(_:in:)`` and ``se(_:in:)``), and calls ``finish()`` once at the end.
 public struct BitReader: Sendable {
     /// What is being parsed, for error messages ("H.264 SPS").
     public let context: String
@@ -86,6 +87,22 @@ public struct BitReader: Sendable {
     public mutating func se() -> Int {
         let codeNum = ue()
         return codeNum & 1 == 1 ? (codeNum + 1) / 2 : -(codeNum / 2)
+    }
+
+    /// Reads `ue(v)`, the syntax element `name`, and range-checks it with
+    /// ``check(_:_:_:)`` before returning it.
+    public mutating func ue(_ name: String, in range: ClosedRange<Int>) throws(MediaError) -> Int {
+        let value = ue()
+        try check(value, range, name)
+        return value
+    }
+
+    /// Reads `se(v)`, the syntax element `name`, and range-checks it with
+    /// ``check(_:_:_:)`` before returning it.
+    public mutating func se(_ name: String, in range: ClosedRange<Int>) throws(MediaError) -> Int {
+        let value = se()
+        try check(value, range, name)
+        return value
     }
 
     /// Throws when `value`, the syntax element `name` just read, lies outside

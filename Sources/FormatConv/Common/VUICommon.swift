@@ -39,6 +39,45 @@ enum VUICommon {
         return signal
     }
 
+    /// `chroma_loc_info_present_flag` and, when set,
+    /// `chroma_sample_loc_type_top_field` and `chroma_sample_loc_type_bottom_field`
+    /// (each 0...5).
+    static func readChromaLocation(_ reader: inout BitReader) throws(MediaError) -> (top: Int, bottom: Int)? {
+        guard reader.flag() else { return nil }  // chroma_loc_info_present_flag
+        let top = try reader.ue("chroma_sample_loc_type_top_field", in: 0...5)
+        let bottom = try reader.ue("chroma_sample_loc_type_bottom_field", in: 0...5)
+        return (top, bottom)
+    }
+
+    /// The four limits that close `bitstream_restriction_flag`'s fields in both
+    /// codecs: `max_bytes_per_pic_denom`, the bits-per-block denominator
+    /// (`max_bits_per_mb_denom` in H.264, `max_bits_per_min_cu_denom` in H.265),
+    /// `log2_max_mv_length_horizontal` and `log2_max_mv_length_vertical`. Read and
+    /// range-checked, not kept.
+    static func skipRestrictionLimits(_ reader: inout BitReader, bitsDenominatorName: String) throws(MediaError) {
+        _ = try reader.ue("max_bytes_per_pic_denom", in: 0...16)
+        _ = try reader.ue(bitsDenominatorName, in: 0...16)
+        _ = try reader.ue("log2_max_mv_length_horizontal", in: 0...15)
+        _ = try reader.ue("log2_max_mv_length_vertical", in: 0...15)
+    }
+
+    /// Parses `vui_parameters()` with `parse` from a copy of `reader`, which stands
+    /// just after `vui_parameters_present_flag`. A VUI cut short is tolerated as
+    /// absent (nil), as decoders in the wild do; a value out of range is still an
+    /// error.
+    static func parseTolerantly<VUI>(
+        from reader: BitReader, _ parse: (inout BitReader) throws(MediaError) -> VUI
+    ) throws(MediaError) -> VUI? {
+        var vuiReader = reader
+        do {
+            let parsed = try parse(&vuiReader)
+            return vuiReader.overrun ? nil : parsed
+        } catch {
+            guard vuiReader.overrun else { throw error }
+            return nil
+        }
+    }
+
     /// The duration of `unitsPerFrame` ticks of a `timeScale` Hz clock, reduced to
     /// fit `MediaTime`; nil when either is 0.
     static func frameDuration(unitsPerFrame: UInt64, timeScale: UInt64) -> MediaTime? {

@@ -11,10 +11,8 @@ public struct H264PictureParameterSetIDs: Sendable, Hashable {
             throw MediaError.invalidData("H.264 PPS: the NAL unit is not a picture parameter set (type 8)")
         }
         var r = BitReader(rbsp: RBSP.unescape(bytes.dropFirst().prefix(16)), context: "H.264 PPS")
-        pic_parameter_set_id = r.ue()
-        try r.check(pic_parameter_set_id, 0...255, "pic_parameter_set_id")
-        seq_parameter_set_id = r.ue()
-        try r.check(seq_parameter_set_id, 0...31, "seq_parameter_set_id")
+        pic_parameter_set_id = try r.ue("pic_parameter_set_id", in: 0...255)
+        seq_parameter_set_id = try r.ue("seq_parameter_set_id", in: 0...31)
     }
 }
 
@@ -29,7 +27,6 @@ public struct H264SequenceParameterSetExtensionID: Sendable, Hashable {
             throw MediaError.invalidData("H.264 SPS extension: the NAL unit is not an SPS extension (type 13)")
         }
         var r = BitReader(rbsp: RBSP.unescape(bytes.dropFirst().prefix(16)), context: "H.264 SPS extension")
-        seq_parameter_set_id = r.ue()
-        try r.check(seq_parameter_set_id, 0...31, "seq_parameter_set_id")
+        seq_parameter_set_id = try r.ue("seq_parameter_set_id", in: 0...31)
     }
 }

@@ -78,19 +78,15 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
         profile_idc = r.u(8)
         constraintFlags = r.u(8)
         level_idc = r.u(8)
-        seq_parameter_set_id = r.ue()
-        try r.check(seq_parameter_set_id, 0...31, "seq_parameter_set_id")
+        seq_parameter_set_id = try r.ue("seq_parameter_set_id", in: 0...31)
 
         if Self.highProfiles.contains(profile_idc) {
-            chroma_format_idc = r.ue()
-            try r.check(chroma_format_idc, 0...3, "chroma_format_idc")
+            chroma_format_idc = try r.ue("chroma_format_idc", in: 0...3)
             if chroma_format_idc == 3 {
                 separate_colour_plane_flag = r.flag()
             }
-            bit_depth_luma_minus8 = r.ue()
-            try r.check(bit_depth_luma_minus8, 0...6, "bit_depth_luma_minus8")
-            bit_depth_chroma_minus8 = r.ue()
-            try r.check(bit_depth_chroma_minus8, 0...6, "bit_depth_chroma_minus8")
+            bit_depth_luma_minus8 = try r.ue("bit_depth_luma_minus8", in: 0...6)
+            bit_depth_chroma_minus8 = try r.ue("bit_depth_chroma_minus8", in: 0...6)
             qpprime_y_zero_transform_bypass_flag = r.flag()
             seq_scaling_matrix_present_flag = r.flag()
             if seq_scaling_matrix_present_flag {
@@ -100,33 +96,23 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             }
         }
 
-        log2_max_frame_num_minus4 = r.ue()
-        try r.check(log2_max_frame_num_minus4, 0...12, "log2_max_frame_num_minus4")
-        pic_order_cnt_type = r.ue()
-        try r.check(pic_order_cnt_type, 0...2, "pic_order_cnt_type")
+        log2_max_frame_num_minus4 = try r.ue("log2_max_frame_num_minus4", in: 0...12)
+        pic_order_cnt_type = try r.ue("pic_order_cnt_type", in: 0...2)
         if pic_order_cnt_type == 0 {
-            log2_max_pic_order_cnt_lsb_minus4 = r.ue()
-            try r.check(log2_max_pic_order_cnt_lsb_minus4, 0...12, "log2_max_pic_order_cnt_lsb_minus4")
+            log2_max_pic_order_cnt_lsb_minus4 = try r.ue("log2_max_pic_order_cnt_lsb_minus4", in: 0...12)
         } else if pic_order_cnt_type == 1 {
             delta_pic_order_always_zero_flag = r.flag()
-            let offset_for_non_ref_pic = r.se()
-            try r.check(offset_for_non_ref_pic, -(1 << 31) + 1...(1 << 31) - 1, "offset_for_non_ref_pic")
-            let offset_for_top_to_bottom_field = r.se()
-            try r.check(
-                offset_for_top_to_bottom_field, -(1 << 31) + 1...(1 << 31) - 1, "offset_for_top_to_bottom_field")
-            let num_ref_frames_in_pic_order_cnt_cycle = r.ue()
-            try r.check(num_ref_frames_in_pic_order_cnt_cycle, 0...255, "num_ref_frames_in_pic_order_cnt_cycle")
+            _ = try r.se("offset_for_non_ref_pic", in: -(1 << 31) + 1...(1 << 31) - 1)
+            _ = try r.se("offset_for_top_to_bottom_field", in: -(1 << 31) + 1...(1 << 31) - 1)
+            let num_ref_frames_in_pic_order_cnt_cycle = try r.ue("num_ref_frames_in_pic_order_cnt_cycle", in: 0...255)
             for _ in 0..<num_ref_frames_in_pic_order_cnt_cycle {
                 _ = r.se()  // offset_for_ref_frame[i]
             }
         }
-        max_num_ref_frames = r.ue()
-        try r.check(max_num_ref_frames, 0...16, "max_num_ref_frames")
+        max_num_ref_frames = try r.ue("max_num_ref_frames", in: 0...16)
         gaps_in_frame_num_value_allowed_flag = r.flag()
-        pic_width_in_mbs_minus1 = r.ue()
-        try r.check(pic_width_in_mbs_minus1, 0...4095, "pic_width_in_mbs_minus1")
-        pic_height_in_map_units_minus1 = r.ue()
-        try r.check(pic_height_in_map_units_minus1, 0...4095, "pic_height_in_map_units_minus1")
+        pic_width_in_mbs_minus1 = try r.ue("pic_width_in_mbs_minus1", in: 0...4095)
+        pic_height_in_map_units_minus1 = try r.ue("pic_height_in_map_units_minus1", in: 0...4095)
         frame_mbs_only_flag = r.flag()
         if !frame_mbs_only_flag {
             mb_adaptive_frame_field_flag = r.flag()
@@ -139,29 +125,17 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             let widthUnits = (pic_width_in_mbs_minus1 + 1) * 16 / cropUnitX
             let heightUnits =
                 (2 - (frame_mbs_only_flag ? 1 : 0)) * (pic_height_in_map_units_minus1 + 1) * 16 / cropUnitY
-            frame_crop_left_offset = r.ue()
-            try r.check(frame_crop_left_offset, 0...widthUnits - 1, "frame_crop_left_offset")
-            frame_crop_right_offset = r.ue()
-            try r.check(frame_crop_right_offset, 0...widthUnits - 1 - frame_crop_left_offset, "frame_crop_right_offset")
-            frame_crop_top_offset = r.ue()
-            try r.check(frame_crop_top_offset, 0...heightUnits - 1, "frame_crop_top_offset")
-            frame_crop_bottom_offset = r.ue()
-            try r.check(
-                frame_crop_bottom_offset, 0...heightUnits - 1 - frame_crop_top_offset, "frame_crop_bottom_offset")
+            frame_crop_left_offset = try r.ue("frame_crop_left_offset", in: 0...widthUnits - 1)
+            frame_crop_right_offset = try r.ue(
+                "frame_crop_right_offset", in: 0...widthUnits - 1 - frame_crop_left_offset)
+            frame_crop_top_offset = try r.ue("frame_crop_top_offset", in: 0...heightUnits - 1)
+            frame_crop_bottom_offset = try r.ue(
+                "frame_crop_bottom_offset", in: 0...heightUnits - 1 - frame_crop_top_offset)
         }
         let vui_parameters_present_flag = r.flag()
         try r.finish(after: "vui_parameters_present_flag")
         if vui_parameters_present_flag {
-            // A VUI cut short is tolerated as absent, as decoders in the wild do;
-            // a value out of range is still an error.
-            var vuiReader = r
-            do {
-                let parsed = try Self.parseVUI(&vuiReader)
-                vui = vuiReader.overrun ? nil : parsed
-            } catch {
-                guard vuiReader.overrun else { throw error }
-                vui = nil
-            }
+            vui = try VUICommon.parseTolerantly(from: r, Self.parseVUI)
         }
     }
 
@@ -171,8 +145,7 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
         var nextScale = 8
         for _ in 0..<size {
             if nextScale != 0 {
-                let delta_scale = r.se()
-                try r.check(delta_scale, -128...127, "delta_scale")
+                let delta_scale = try r.se("delta_scale", in: -128...127)
                 nextScale = (lastScale + delta_scale + 256) % 256
             }
             lastScale = nextScale == 0 ? lastScale : nextScale
@@ -187,13 +160,9 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             vui.overscan_appropriate_flag = r.flag()
         }
         vui.videoSignal = VUICommon.readVideoSignalType(&r)
-        if r.flag() {  // chroma_loc_info_present_flag
-            let top = r.ue()
-            try r.check(top, 0...5, "chroma_sample_loc_type_top_field")
-            let bottom = r.ue()
-            try r.check(bottom, 0...5, "chroma_sample_loc_type_bottom_field")
-            vui.chroma_sample_loc_type_top_field = top
-            vui.chroma_sample_loc_type_bottom_field = bottom
+        if let location = try VUICommon.readChromaLocation(&r) {
+            vui.chroma_sample_loc_type_top_field = location.top
+            vui.chroma_sample_loc_type_bottom_field = location.bottom
         }
         if r.flag() {  // timing_info_present_flag
             vui.num_units_in_tick = UInt32(r.bits(32))
@@ -215,18 +184,9 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
         vui.bitstream_restriction_flag = r.flag()
         if vui.bitstream_restriction_flag {
             _ = r.flag()  // motion_vectors_over_pic_boundaries_flag
-            let max_bytes_per_pic_denom = r.ue()
-            try r.check(max_bytes_per_pic_denom, 0...16, "max_bytes_per_pic_denom")
-            let max_bits_per_mb_denom = r.ue()
-            try r.check(max_bits_per_mb_denom, 0...16, "max_bits_per_mb_denom")
-            let log2_max_mv_length_horizontal = r.ue()
-            try r.check(log2_max_mv_length_horizontal, 0...15, "log2_max_mv_length_horizontal")
-            let log2_max_mv_length_vertical = r.ue()
-            try r.check(log2_max_mv_length_vertical, 0...15, "log2_max_mv_length_vertical")
-            let max_num_reorder_frames = r.ue()
-            try r.check(max_num_reorder_frames, 0...16, "max_num_reorder_frames")
-            let max_dec_frame_buffering = r.ue()
-            try r.check(max_dec_frame_buffering, 0...16, "max_dec_frame_buffering")
+            try VUICommon.skipRestrictionLimits(&r, bitsDenominatorName: "max_bits_per_mb_denom")
+            let max_num_reorder_frames = try r.ue("max_num_reorder_frames", in: 0...16)
+            let max_dec_frame_buffering = try r.ue("max_dec_frame_buffering", in: 0...16)
             vui.max_num_reorder_frames = max_num_reorder_frames
             vui.max_dec_frame_buffering = max_dec_frame_buffering
         }
@@ -235,8 +195,7 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
 
     /// H.264 E.1.2 hrd_parameters(): read and range-checked, not kept.
     private static func skipHRDParameters(_ r: inout BitReader) throws(MediaError) {
-        let cpb_cnt_minus1 = r.ue()
-        try r.check(cpb_cnt_minus1, 0...31, "cpb_cnt_minus1")
+        let cpb_cnt_minus1 = try r.ue("cpb_cnt_minus1", in: 0...31)
         r.skip(4 + 4)  // bit_rate_scale, cpb_size_scale
         for _ in 0...cpb_cnt_minus1 {
             _ = r.ue()  // bit_rate_value_minus1[SchedSelIdx]

@@ -12,34 +12,25 @@ public struct HEVCPictureParameterSet: Sendable, Hashable {
 
     /// Parses a PPS NAL unit (2-byte header included, EPBs kept).
     public init(nal: some Collection<UInt8>) throws(MediaError) {
-        let rbsp = try HEVCNALHeader.payload(of: nal, expectedType: 34, name: "PPS")
-        var r = BitReader(rbsp: rbsp, context: "HEVC PPS")
-        pps_pic_parameter_set_id = r.ue()
-        try r.check(pps_pic_parameter_set_id, 0...63, "pps_pic_parameter_set_id")
-        pps_seq_parameter_set_id = r.ue()
-        try r.check(pps_seq_parameter_set_id, 0...15, "pps_seq_parameter_set_id")
+        var r = try HEVCNALHeader.reader(of: nal, expectedType: 34, name: "PPS")
+        pps_pic_parameter_set_id = try r.ue("pps_pic_parameter_set_id", in: 0...63)
+        pps_seq_parameter_set_id = try r.ue("pps_seq_parameter_set_id", in: 0...15)
         dependent_slice_segments_enabled_flag = r.flag()
         output_flag_present_flag = r.flag()
         num_extra_slice_header_bits = r.u(3)
         _ = r.flag()  // sign_data_hiding_enabled_flag
         _ = r.flag()  // cabac_init_present_flag
-        let num_ref_idx_l0_default_active_minus1 = r.ue()
-        try r.check(num_ref_idx_l0_default_active_minus1, 0...14, "num_ref_idx_l0_default_active_minus1")
-        let num_ref_idx_l1_default_active_minus1 = r.ue()
-        try r.check(num_ref_idx_l1_default_active_minus1, 0...14, "num_ref_idx_l1_default_active_minus1")
-        let init_qp_minus26 = r.se()
+        _ = try r.ue("num_ref_idx_l0_default_active_minus1", in: 0...14)
+        _ = try r.ue("num_ref_idx_l1_default_active_minus1", in: 0...14)
         // −(26 + QpBdOffsetY) … 25 with QpBdOffsetY at most 6 × 8 (16-bit video).
-        try r.check(init_qp_minus26, -(26 + 48)...25, "init_qp_minus26")
+        _ = try r.se("init_qp_minus26", in: -(26 + 48)...25)
         _ = r.flag()  // constrained_intra_pred_flag
         _ = r.flag()  // transform_skip_enabled_flag
         if r.flag() {  // cu_qp_delta_enabled_flag
-            let diff_cu_qp_delta_depth = r.ue()
-            try r.check(diff_cu_qp_delta_depth, 0...3, "diff_cu_qp_delta_depth")
+            _ = try r.ue("diff_cu_qp_delta_depth", in: 0...3)
         }
-        let pps_cb_qp_offset = r.se()
-        try r.check(pps_cb_qp_offset, -12...12, "pps_cb_qp_offset")
-        let pps_cr_qp_offset = r.se()
-        try r.check(pps_cr_qp_offset, -12...12, "pps_cr_qp_offset")
+        _ = try r.se("pps_cb_qp_offset", in: -12...12)
+        _ = try r.se("pps_cr_qp_offset", in: -12...12)
         _ = r.flag()  // pps_slice_chroma_qp_offsets_present_flag
         _ = r.flag()  // weighted_pred_flag
         _ = r.flag()  // weighted_bipred_flag

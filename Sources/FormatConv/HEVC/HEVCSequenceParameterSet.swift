@@ -46,68 +46,46 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
 
     /// Parses an SPS NAL unit (2-byte header included, EPBs kept).
     public init(nal: some Collection<UInt8>) throws(MediaError) {
-        let rbsp = try HEVCNALHeader.payload(of: nal, expectedType: 33, name: "SPS")
-        var r = BitReader(rbsp: rbsp, context: "HEVC SPS")
+        var r = try HEVCNALHeader.reader(of: nal, expectedType: 33, name: "SPS")
         sps_video_parameter_set_id = r.u(4)
         sps_max_sub_layers_minus1 = r.u(3)
         try r.check(sps_max_sub_layers_minus1, 0...6, "sps_max_sub_layers_minus1")
         sps_temporal_id_nesting_flag = r.flag()
         profileTierLevel = try HEVCProfileTierLevel(&r, maxNumSubLayersMinus1: sps_max_sub_layers_minus1)
-        sps_seq_parameter_set_id = r.ue()
-        try r.check(sps_seq_parameter_set_id, 0...15, "sps_seq_parameter_set_id")
-        chroma_format_idc = r.ue()
-        try r.check(chroma_format_idc, 0...3, "chroma_format_idc")
+        sps_seq_parameter_set_id = try r.ue("sps_seq_parameter_set_id", in: 0...15)
+        chroma_format_idc = try r.ue("chroma_format_idc", in: 0...3)
         if chroma_format_idc == 3 {
             separate_colour_plane_flag = r.flag()
         }
-        pic_width_in_luma_samples = r.ue()
-        try r.check(pic_width_in_luma_samples, 1...65536, "pic_width_in_luma_samples")
-        pic_height_in_luma_samples = r.ue()
-        try r.check(pic_height_in_luma_samples, 1...65536, "pic_height_in_luma_samples")
+        pic_width_in_luma_samples = try r.ue("pic_width_in_luma_samples", in: 1...65536)
+        pic_height_in_luma_samples = try r.ue("pic_height_in_luma_samples", in: 1...65536)
         if r.flag() {  // conformance_window_flag
             let format = ChromaFormat(rawValue: separate_colour_plane_flag ? 0 : chroma_format_idc) ?? .yuv420
             let widthUnits = pic_width_in_luma_samples / format.subsampling.width
             let heightUnits = pic_height_in_luma_samples / format.subsampling.height
-            conf_win_left_offset = r.ue()
-            try r.check(conf_win_left_offset, 0...widthUnits - 1, "conf_win_left_offset")
-            conf_win_right_offset = r.ue()
-            try r.check(conf_win_right_offset, 0...widthUnits - 1 - conf_win_left_offset, "conf_win_right_offset")
-            conf_win_top_offset = r.ue()
-            try r.check(conf_win_top_offset, 0...heightUnits - 1, "conf_win_top_offset")
-            conf_win_bottom_offset = r.ue()
-            try r.check(conf_win_bottom_offset, 0...heightUnits - 1 - conf_win_top_offset, "conf_win_bottom_offset")
+            conf_win_left_offset = try r.ue("conf_win_left_offset", in: 0...widthUnits - 1)
+            conf_win_right_offset = try r.ue("conf_win_right_offset", in: 0...widthUnits - 1 - conf_win_left_offset)
+            conf_win_top_offset = try r.ue("conf_win_top_offset", in: 0...heightUnits - 1)
+            conf_win_bottom_offset = try r.ue("conf_win_bottom_offset", in: 0...heightUnits - 1 - conf_win_top_offset)
         }
-        bit_depth_luma_minus8 = r.ue()
-        try r.check(bit_depth_luma_minus8, 0...8, "bit_depth_luma_minus8")
-        bit_depth_chroma_minus8 = r.ue()
-        try r.check(bit_depth_chroma_minus8, 0...8, "bit_depth_chroma_minus8")
-        log2_max_pic_order_cnt_lsb_minus4 = r.ue()
-        try r.check(log2_max_pic_order_cnt_lsb_minus4, 0...12, "log2_max_pic_order_cnt_lsb_minus4")
+        bit_depth_luma_minus8 = try r.ue("bit_depth_luma_minus8", in: 0...8)
+        bit_depth_chroma_minus8 = try r.ue("bit_depth_chroma_minus8", in: 0...8)
+        log2_max_pic_order_cnt_lsb_minus4 = try r.ue("log2_max_pic_order_cnt_lsb_minus4", in: 0...12)
         let sps_sub_layer_ordering_info_present_flag = r.flag()
         let firstSubLayer = sps_sub_layer_ordering_info_present_flag ? 0 : sps_max_sub_layers_minus1
         for _ in firstSubLayer...sps_max_sub_layers_minus1 {
-            let dpb = r.ue()
-            try r.check(dpb, 0...15, "sps_max_dec_pic_buffering_minus1")
-            let reorder = r.ue()
-            try r.check(reorder, 0...dpb, "sps_max_num_reorder_pics")
+            let dpb = try r.ue("sps_max_dec_pic_buffering_minus1", in: 0...15)
+            let reorder = try r.ue("sps_max_num_reorder_pics", in: 0...dpb)
             _ = r.ue()  // sps_max_latency_increase_plus1
             sps_max_dec_pic_buffering_minus1.append(dpb)
             sps_max_num_reorder_pics.append(reorder)
         }
-        let log2_min_luma_coding_block_size_minus3 = r.ue()
-        try r.check(log2_min_luma_coding_block_size_minus3, 0...3, "log2_min_luma_coding_block_size_minus3")
-        let log2_diff_max_min_luma_coding_block_size = r.ue()
-        try r.check(
-            log2_diff_max_min_luma_coding_block_size, 0...3 - log2_min_luma_coding_block_size_minus3,
-            "log2_diff_max_min_luma_coding_block_size")
-        let log2_min_luma_transform_block_size_minus2 = r.ue()
-        try r.check(log2_min_luma_transform_block_size_minus2, 0...3, "log2_min_luma_transform_block_size_minus2")
-        let log2_diff_max_min_luma_transform_block_size = r.ue()
-        try r.check(log2_diff_max_min_luma_transform_block_size, 0...3, "log2_diff_max_min_luma_transform_block_size")
-        let max_transform_hierarchy_depth_inter = r.ue()
-        try r.check(max_transform_hierarchy_depth_inter, 0...4, "max_transform_hierarchy_depth_inter")
-        let max_transform_hierarchy_depth_intra = r.ue()
-        try r.check(max_transform_hierarchy_depth_intra, 0...4, "max_transform_hierarchy_depth_intra")
+        let log2_min_luma_coding_block_size_minus3 = try r.ue("log2_min_luma_coding_block_size_minus3", in: 0...3)
+        _ = try r.ue("log2_diff_max_min_luma_coding_block_size", in: 0...3 - log2_min_luma_coding_block_size_minus3)
+        _ = try r.ue("log2_min_luma_transform_block_size_minus2", in: 0...3)
+        _ = try r.ue("log2_diff_max_min_luma_transform_block_size", in: 0...3)
+        _ = try r.ue("max_transform_hierarchy_depth_inter", in: 0...4)
+        _ = try r.ue("max_transform_hierarchy_depth_intra", in: 0...4)
         if r.flag() {  // scaling_list_enabled_flag
             if r.flag() {  // sps_scaling_list_data_present_flag
                 try Self.skipScalingListData(&r)
@@ -117,15 +95,11 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         _ = r.flag()  // sample_adaptive_offset_enabled_flag
         if r.flag() {  // pcm_enabled_flag
             r.skip(4 + 4)  // pcm_sample_bit_depth_luma_minus1, pcm_sample_bit_depth_chroma_minus1
-            let log2_min_pcm_luma_coding_block_size_minus3 = r.ue()
-            try r.check(log2_min_pcm_luma_coding_block_size_minus3, 0...2, "log2_min_pcm_luma_coding_block_size_minus3")
-            let log2_diff_max_min_pcm_luma_coding_block_size = r.ue()
-            try r.check(
-                log2_diff_max_min_pcm_luma_coding_block_size, 0...2, "log2_diff_max_min_pcm_luma_coding_block_size")
+            _ = try r.ue("log2_min_pcm_luma_coding_block_size_minus3", in: 0...2)
+            _ = try r.ue("log2_diff_max_min_pcm_luma_coding_block_size", in: 0...2)
             _ = r.flag()  // pcm_loop_filter_disabled_flag
         }
-        num_short_term_ref_pic_sets = r.ue()
-        try r.check(num_short_term_ref_pic_sets, 0...64, "num_short_term_ref_pic_sets")
+        num_short_term_ref_pic_sets = try r.ue("num_short_term_ref_pic_sets", in: 0...64)
         var numDeltaPocs: [Int] = []
         let maxDPB = sps_max_dec_pic_buffering_minus1.last ?? 15
         for stRpsIdx in 0..<num_short_term_ref_pic_sets {
@@ -133,8 +107,7 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         }
         long_term_ref_pics_present_flag = r.flag()
         if long_term_ref_pics_present_flag {
-            let num_long_term_ref_pics_sps = r.ue()
-            try r.check(num_long_term_ref_pics_sps, 0...32, "num_long_term_ref_pics_sps")
+            let num_long_term_ref_pics_sps = try r.ue("num_long_term_ref_pics_sps", in: 0...32)
             for _ in 0..<num_long_term_ref_pics_sps {
                 r.skip(log2_max_pic_order_cnt_lsb_minus4 + 4)  // lt_ref_pic_poc_lsb_sps[i]
                 _ = r.flag()  // used_by_curr_pic_lt_sps_flag[i]
@@ -145,14 +118,9 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         let vui_parameters_present_flag = r.flag()
         try r.finish(after: "vui_parameters_present_flag")
         if vui_parameters_present_flag {
-            // A VUI cut short is tolerated as absent; a value out of range is an error.
-            var vuiReader = r
-            do {
-                let parsed = try Self.parseVUI(&vuiReader, maxSubLayersMinus1: sps_max_sub_layers_minus1)
-                vui = vuiReader.overrun ? nil : parsed
-            } catch {
-                guard vuiReader.overrun else { throw error }
-                vui = nil
+            let maxSubLayersMinus1 = sps_max_sub_layers_minus1
+            vui = try VUICommon.parseTolerantly(from: r) { (vuiReader) throws(MediaError) in
+                try Self.parseVUI(&vuiReader, maxSubLayersMinus1: maxSubLayersMinus1)
             }
         }
     }
@@ -162,18 +130,14 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         for sizeId in 0..<4 {
             for matrixId in stride(from: 0, to: 6, by: sizeId == 3 ? 3 : 1) {
                 if !r.flag() {  // scaling_list_pred_mode_flag
-                    let delta = r.ue()
-                    try r.check(
-                        delta, 0...(sizeId == 3 ? matrixId / 3 : matrixId), "scaling_list_pred_matrix_id_delta")
+                    _ = try r.ue("scaling_list_pred_matrix_id_delta", in: 0...(sizeId == 3 ? matrixId / 3 : matrixId))
                 } else {
                     let coefNum = min(64, 1 << (4 + (sizeId << 1)))
                     if sizeId > 1 {
-                        let dc = r.se()
-                        try r.check(dc, -7...247, "scaling_list_dc_coef_minus8")
+                        _ = try r.se("scaling_list_dc_coef_minus8", in: -7...247)
                     }
                     for _ in 0..<coefNum {
-                        let delta = r.se()
-                        try r.check(delta, -128...127, "scaling_list_delta_coef")
+                        _ = try r.se("scaling_list_delta_coef", in: -128...127)
                     }
                 }
             }
@@ -188,8 +152,7 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         if stRpsIdx != 0 && r.flag() {  // inter_ref_pic_set_prediction_flag
             // In an SPS delta_idx_minus1 is absent (inferred 0): RefRpsIdx = stRpsIdx − 1.
             _ = r.flag()  // delta_rps_sign
-            let abs_delta_rps_minus1 = r.ue()
-            try r.check(abs_delta_rps_minus1, 0...(1 << 15) - 1, "abs_delta_rps_minus1")
+            _ = try r.ue("abs_delta_rps_minus1", in: 0...(1 << 15) - 1)
             var count = 0
             for _ in 0...numDeltaPocs[stRpsIdx - 1] {
                 let used_by_curr_pic_flag = r.flag()
@@ -199,13 +162,10 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
             try r.check(count, 0...maxDPB, "NumDeltaPocs")
             return count
         }
-        let num_negative_pics = r.ue()
-        try r.check(num_negative_pics, 0...maxDPB, "num_negative_pics")
-        let num_positive_pics = r.ue()
-        try r.check(num_positive_pics, 0...maxDPB - num_negative_pics, "num_positive_pics")
+        let num_negative_pics = try r.ue("num_negative_pics", in: 0...maxDPB)
+        let num_positive_pics = try r.ue("num_positive_pics", in: 0...maxDPB - num_negative_pics)
         for _ in 0..<(num_negative_pics + num_positive_pics) {
-            let delta_poc_minus1 = r.ue()
-            try r.check(delta_poc_minus1, 0...(1 << 15) - 1, "delta_poc_s0_minus1 / delta_poc_s1_minus1")
+            _ = try r.ue("delta_poc_s0_minus1 / delta_poc_s1_minus1", in: 0...(1 << 15) - 1)
             _ = r.flag()  // used_by_curr_pic_s0_flag / used_by_curr_pic_s1_flag
         }
         return num_negative_pics + num_positive_pics
@@ -219,13 +179,9 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
             _ = r.flag()  // overscan_appropriate_flag
         }
         vui.videoSignal = VUICommon.readVideoSignalType(&r)
-        if r.flag() {  // chroma_loc_info_present_flag
-            let top = r.ue()
-            try r.check(top, 0...5, "chroma_sample_loc_type_top_field")
-            let bottom = r.ue()
-            try r.check(bottom, 0...5, "chroma_sample_loc_type_bottom_field")
-            vui.chroma_sample_loc_type_top_field = top
-            vui.chroma_sample_loc_type_bottom_field = bottom
+        if let location = try VUICommon.readChromaLocation(&r) {
+            vui.chroma_sample_loc_type_top_field = location.top
+            vui.chroma_sample_loc_type_bottom_field = location.bottom
         }
         _ = r.flag()  // neutral_chroma_indication_flag
         vui.field_seq_flag = r.flag()
@@ -251,17 +207,9 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
             _ = r.flag()  // tiles_fixed_structure_flag
             _ = r.flag()  // motion_vectors_over_pic_boundaries_flag
             _ = r.flag()  // restricted_ref_pic_lists_flag
-            let min_spatial_segmentation_idc = r.ue()
-            try r.check(min_spatial_segmentation_idc, 0...4095, "min_spatial_segmentation_idc")
+            let min_spatial_segmentation_idc = try r.ue("min_spatial_segmentation_idc", in: 0...4095)
             vui.min_spatial_segmentation_idc = min_spatial_segmentation_idc
-            let max_bytes_per_pic_denom = r.ue()
-            try r.check(max_bytes_per_pic_denom, 0...16, "max_bytes_per_pic_denom")
-            let max_bits_per_min_cu_denom = r.ue()
-            try r.check(max_bits_per_min_cu_denom, 0...16, "max_bits_per_min_cu_denom")
-            let log2_max_mv_length_horizontal = r.ue()
-            try r.check(log2_max_mv_length_horizontal, 0...15, "log2_max_mv_length_horizontal")
-            let log2_max_mv_length_vertical = r.ue()
-            try r.check(log2_max_mv_length_vertical, 0...15, "log2_max_mv_length_vertical")
+            try VUICommon.skipRestrictionLimits(&r, bitsDenominatorName: "max_bits_per_min_cu_denom")
         }
         return vui
     }
@@ -297,15 +245,13 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
             let fixed_pic_rate_within_cvs_flag = fixed_pic_rate_general_flag ? true : r.flag()
             var low_delay_hrd_flag = false
             if fixed_pic_rate_within_cvs_flag {
-                let elemental_duration_in_tc_minus1 = r.ue()
-                try r.check(elemental_duration_in_tc_minus1, 0...2047, "elemental_duration_in_tc_minus1")
+                _ = try r.ue("elemental_duration_in_tc_minus1", in: 0...2047)
             } else {
                 low_delay_hrd_flag = r.flag()
             }
             var cpb_cnt_minus1 = 0
             if !low_delay_hrd_flag {
-                cpb_cnt_minus1 = r.ue()
-                try r.check(cpb_cnt_minus1, 0...31, "cpb_cnt_minus1")
+                cpb_cnt_minus1 = try r.ue("cpb_cnt_minus1", in: 0...31)
             }
             let tables = (nal_hrd_parameters_present_flag ? 1 : 0) + (vcl_hrd_parameters_present_flag ? 1 : 0)
             for _ in 0..<tables {

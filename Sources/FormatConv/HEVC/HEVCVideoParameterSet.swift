@@ -12,8 +12,7 @@ public struct HEVCVideoParameterSet: Sendable, Hashable {
 
     /// Parses a VPS NAL unit (2-byte header included, EPBs kept).
     public init(nal: some Collection<UInt8>) throws(MediaError) {
-        let rbsp = try HEVCNALHeader.payload(of: nal, expectedType: 32, name: "VPS")
-        var r = BitReader(rbsp: rbsp, context: "HEVC VPS")
+        var r = try HEVCNALHeader.reader(of: nal, expectedType: 32, name: "VPS")
         vps_video_parameter_set_id = r.u(4)
         vps_base_layer_internal_flag = r.flag()
         vps_base_layer_available_flag = r.flag()
@@ -32,9 +31,10 @@ enum HEVCNALHeader {
     /// `nal_unit_type` of a NAL unit's first byte (6 bits).
     static func type(_ firstByte: UInt8) -> Int { Int(firstByte >> 1) & 0x3F }
 
-    /// Checks the header and returns the RBSP after it, EPBs removed.
-    static func payload(of nal: some Collection<UInt8>, expectedType: Int, name: String) throws(MediaError)
-        -> [UInt8]
+    /// Checks the header and returns a reader over the RBSP after it, EPBs
+    /// removed, whose errors name the parameter set ("HEVC \(name)").
+    static func reader(of nal: some Collection<UInt8>, expectedType: Int, name: String) throws(MediaError)
+        -> BitReader
     {
         let bytes = Array(nal)
         guard bytes.count >= 2 else {
@@ -51,6 +51,6 @@ enum HEVCNALHeader {
         guard bytes[1] & 0x07 != 0 else {
             throw MediaError.invalidData("HEVC \(name): nuh_temporal_id_plus1 is 0")
         }
-        return RBSP.unescape(bytes.dropFirst(2))
+        return BitReader(rbsp: RBSP.unescape(bytes.dropFirst(2)), context: "HEVC \(name)")
     }
 }

@@ -77,4 +77,31 @@ struct BitReaderTests {
             #expect(error.message.contains("0...63"))
         }
     }
+
+    /// (code word, range, se rather than ue, the value read or nil, the text the error must contain)
+    static let checkedReads: [(bits: String, range: ClosedRange<Int>, signed: Bool, value: Int?, error: String)] = [
+        ("00111", 0...6, false, 6, ""),
+        ("00111", 0...5, false, nil, "level_idc = 6 is out of range 0...5"),
+        ("00111", -3...3, true, -3, ""),
+        ("00111", -2...2, true, nil, "level_idc = -3 is out of range -2...2"),
+        ("00000000", 0...255, false, nil, "truncated while reading level_idc"),
+    ]
+
+    @Test("ue(_:in:) and se(_:in:) read and range-check in one step", arguments: 0..<checkedReads.count)
+    func checkedRead(index: Int) {
+        let entry = Self.checkedReads[index]
+        var reader = BitReader(rbsp: Self.bytes(fromBits: entry.bits), context: "H.264 SPS")
+        do throws(MediaError) {
+            let value =
+                entry.signed
+                ? try reader.se("level_idc", in: entry.range) : try reader.ue("level_idc", in: entry.range)
+            #expect(entry.value == value, "\(entry)")
+            #expect(reader.bitPosition == entry.bits.count)
+        } catch {
+            #expect(entry.value == nil, "\(entry): \(error.message)")
+            #expect(error.code == .invalidData)
+            #expect(error.message.hasPrefix("H.264 SPS: "))
+            #expect(error.message.contains(entry.error), "\(error.message)")
+        }
+    }
 }

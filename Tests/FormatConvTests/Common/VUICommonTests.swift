@@ -31,4 +31,55 @@ struct VUICommonTests {
         #expect(VUICommon.frameDuration(unitsPerFrame: 1, timeScale: 0) == nil)
         #expect(VUICommon.frameDuration(unitsPerFrame: 1, timeScale: 4_294_967_295) == nil)
     }
+
+    static func reader(_ bits: String) -> BitReader {
+        var bytes: [UInt8] = []
+        for (index, character) in bits.enumerated() {
+            if index % 8 == 0 { bytes.append(0) }
+            if character == "1" { bytes[bytes.count - 1] |= 0x80 >> UInt8(index % 8) }
+        }
+        return BitReader(rbsp: bytes, context: "HEVC SPS")
+    }
+
+    @Test("chroma_loc_info_present_flag and the two sample location types")
+    func chromaLocation() throws {
+        var absent = Self.reader("0")
+        #expect(try VUICommon.readChromaLocation(&absent) == nil)
+        var present = Self.reader("1" + "010" + "011")
+        let location = try #require(try VUICommon.readChromaLocation(&present))
+        #expect(location.top == 1 && location.bottom == 2)
+        #expect(present.bitPosition == 7)
+        var outOfRange = Self.reader("1" + "00111" + "1")
+        #expect {
+            try VUICommon.readChromaLocation(&outOfRange)
+        } throws: { error in
+            (error as? MediaError)?.message.contains("chroma_sample_loc_type_top_field = 6") == true
+        }
+    }
+
+    @Test("the restriction limits name the codec's bits denominator")
+    func restrictionLimits() throws {
+        var valid = Self.reader("1" + "00100" + "00110" + "0001000")
+        try VUICommon.skipRestrictionLimits(&valid, bitsDenominatorName: "max_bits_per_min_cu_denom")
+        #expect(valid.bitPosition == 18)
+        var tooMany = Self.reader("1" + "000010010")
+        #expect {
+            try VUICommon.skipRestrictionLimits(&tooMany, bitsDenominatorName: "max_bits_per_min_cu_denom")
+        } throws: { error in
+            (error as? MediaError)?.message.contains("max_bits_per_min_cu_denom = 17 is out of range 0...16") == true
+        }
+    }
+
+    /// A VUI that ends early is absent; a complete one is kept; a value out of
+    /// range is an error.
+    @Test("a truncated VUI is tolerated as absent, an out-of-range one is not")
+    func tolerantParse() throws {
+        func parse(_ r: inout BitReader) throws(MediaError) -> Int {
+            try r.ue("chroma_sample_loc_type_top_field", in: 0...5)
+        }
+        #expect(try VUICommon.parseTolerantly(from: Self.reader("011"), parse) == 2)
+        #expect(try VUICommon.parseTolerantly(from: Self.reader("00000000"), parse) == nil)
+        #expect(try VUICommon.parseTolerantly(from: Self.reader("0"), { r in r.u(16) }) == nil)
+        #expect(throws: MediaError.self) { try VUICommon.parseTolerantly(from: Self.reader("00111"), parse) }
+    }
 }
