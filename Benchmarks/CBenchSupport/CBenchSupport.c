@@ -63,20 +63,25 @@ const uint8_t *cbench_find_start_code(const uint8_t *p, const uint8_t *end, uint
 
 const void *cbench_memchr(const void *s, int c, size_t n) { return memchr(s, c, n); }
 
-long cbench_peak_rss_kb(void) {
+static long status_field_kb(const char *field) {
     FILE *file = fopen("/proc/self/status", "r");
     if (file == NULL) return -1;
     char line[256];
     long value = -1;
+    size_t length = strlen(field);
     while (fgets(line, sizeof line, file) != NULL) {
-        if (strncmp(line, "VmHWM:", 6) == 0) {
-            sscanf(line + 6, "%ld", &value);
+        if (strncmp(line, field, length) == 0) {
+            sscanf(line + length, "%ld", &value);
             break;
         }
     }
     fclose(file);
     return value;
 }
+
+long cbench_peak_rss_kb(void) { return status_field_kb("VmHWM:"); }
+
+long cbench_current_rss_kb(void) { return status_field_kb("VmRSS:"); }
 
 int cbench_reset_peak_rss(void) {
     FILE *file = fopen("/proc/self/clear_refs", "w");

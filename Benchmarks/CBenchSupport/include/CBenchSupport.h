@@ -19,6 +19,8 @@ const void *cbench_memchr(const void *s, int c, size_t n);
 /// Peak resident set size of the process in kB (VmHWM), after an optional
 /// reset through /proc/self/clear_refs; -1 when unavailable.
 long cbench_peak_rss_kb(void);
+/// Resident set size of the process now in kB (VmRSS); -1 when unavailable.
+long cbench_current_rss_kb(void);
 int cbench_reset_peak_rss(void);
 
 #endif
