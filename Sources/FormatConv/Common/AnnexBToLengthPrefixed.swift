@@ -64,7 +64,13 @@ extension AnnexB {
         /// nothing removed, nothing between the NAL units.
         var isInPlace: Bool
 
-        init(_ input: UnsafeRawBufferPointer, codec: CodecType, lengthSize: Int) throws(MediaError) {
+        /// Scans `input`; the ranges of the kept NAL units are also written to
+        /// `recording` while it has room (see ``nalUnitCount`` to tell whether
+        /// all fit).
+        init(
+            _ input: UnsafeRawBufferPointer, codec: CodecType, lengthSize: Int,
+            recording: UnsafeMutableBufferPointer<Range<Int>>? = nil
+        ) throws(MediaError) {
             try LengthPrefixed.validate(lengthSize: lengthSize)
             let limit = LengthPrefixed.maximumLength(lengthSize)
             var plan = Plan(isInPlace: lengthSize == 4)
@@ -93,6 +99,9 @@ extension AnnexB {
                         "NAL unit at offset \(range.lowerBound) is \(range.count) bytes long; a "
                             + "\(lengthSize)-byte length holds at most \(limit)")
                 } else {
+                    if let recording, plan.summary.nalUnitCount < recording.count {
+                        recording[plan.summary.nalUnitCount] = range
+                    }
                     plan.summary.nalUnitCount += 1
                     plan.total += lengthSize + range.count
                 }
@@ -155,8 +164,25 @@ extension AnnexB {
     public static func lengthPrefixed(
         from input: UnsafeRawBufferPointer, codec: CodecType, lengthSize: Int = 4, into output: inout [UInt8]
     ) throws(MediaError) -> LengthPrefixedSummary {
-        let plan = try Plan(input, codec: codec, lengthSize: lengthSize)
-        writeLengthPrefixed(input, codec: codec, lengthSize: lengthSize, total: plan.total, into: &output)
-        return plan.summary
+        // The kept NAL units' ranges go to a stack buffer in pass 1, so pass 2
+        // copies without scanning again; an access unit with more NAL units
+        // than fit is scanned twice instead.
+        return try withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 64) {
+            (kept) throws(MediaError) -> LengthPrefixedSummary in
+            let plan = try Plan(input, codec: codec, lengthSize: lengthSize, recording: kept)
+            guard plan.summary.nalUnitCount <= kept.count else {
+                writeLengthPrefixed(input, codec: codec, lengthSize: lengthSize, total: plan.total, into: &output)
+                return plan.summary
+            }
+            output.overwrite(count: plan.total) { output in
+                var offset = 0
+                for range in kept[0..<plan.summary.nalUnitCount] {
+                    LengthPrefixed.storeLength(range.count, size: lengthSize, into: output, at: offset)
+                    copyBytes(from: input, range, to: output, at: offset + lengthSize)
+                    offset += lengthSize + range.count
+                }
+            }
+            return plan.summary
+        }
     }
 }

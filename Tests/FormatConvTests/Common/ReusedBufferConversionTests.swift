@@ -19,6 +19,10 @@ struct ReusedBufferConversionTests {
         ([seedPPS, h264Slice(idr: true, payload: 1)], true),
         ([h264Slice(refIdc: 0, payload: 2000)], false),
         ([h264Slice(payload: 1)], false),
+        // More NAL units than the converter keeps ranges for on the stack.
+        ((0..<100).map { h264Slice(firstMb: $0, payload: 3 + $0 % 7) }, false),
+        ((0..<64).map { h264Slice(firstMb: $0, payload: 5) }, false),
+        ((0..<65).map { h264Slice(firstMb: $0, payload: 5) }, false),
     ]
 
     static func sample(_ units: [[UInt8]], keyframe: Bool) -> CompressedSample {
