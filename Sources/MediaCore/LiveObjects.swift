@@ -4,9 +4,9 @@ import Synchronization
 /// prove that every one was released (`LiveObjects.count(.x264Encoder) == 0`).
 ///
 /// Every `final class` that owns a C object increments its kind in `init` and
-/// decrements it in `deinit`. The counters are atomic and cost one relaxed
-/// atomic add each; they are kept in release builds too, so leaks can be
-/// checked in benchmarks.
+/// decrements it in `deinit`. The counters are one dictionary behind a
+/// `Mutex`, so each update costs a lock and a dictionary update; they are
+/// kept in release builds too, so leaks can be checked in benchmarks.
 public enum LiveObjects {
     /// A kind of tracked object.
     public struct Kind: RawRepresentable, Sendable, Hashable {
