@@ -196,10 +196,6 @@ struct InspectReport {
         return text
     }
 
-    func parameterSetName(_ set: [UInt8]) -> String {
-        Self.parameterSetName(set, codec: codec)
-    }
-
     /// The NAL unit type name of a parameter set ("SPS", "VPS", ...).
     static func parameterSetName(_ set: [UInt8], codec: CodecType) -> String {
         guard let first = set.first else { return "empty" }

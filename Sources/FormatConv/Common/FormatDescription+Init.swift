@@ -49,18 +49,15 @@ extension FormatDescription {
     }
 
     private init(avcRecord: AVCDecoderConfigurationRecord, bytes: [UInt8]) throws(MediaError) {
-        guard avcRecord.lengthSizeMinusOne != 2 else {
-            throw MediaError.invalidData(
-                "avcC: lengthSizeMinusOne is 2 (3-byte NAL lengths), which decoders reject; only 1, 2 or 4 bytes "
-                    + "are supported — convert the samples to 4-byte lengths")
-        }
-        guard let firstSPS = avcRecord.sequenceParameterSets.first, !avcRecord.pictureParameterSets.isEmpty else {
+        try Self.rejectThreeByteLengths(avcRecord.lengthSizeMinusOne, record: "avcC")
+        guard !avcRecord.sequenceParameterSets.isEmpty, !avcRecord.pictureParameterSets.isEmpty else {
             throw MediaError.invalidData(
                 "avcC: needs at least one SPS and one PPS; has \(avcRecord.sequenceParameterSets.count) SPS and "
                     + "\(avcRecord.pictureParameterSets.count) PPS")
         }
+        var parsedSPS: [H264SequenceParameterSet] = []
         for (index, nal) in avcRecord.sequenceParameterSets.enumerated() {
-            do { _ = try H264SequenceParameterSet(nal: nal) } catch {
+            do { parsedSPS.append(try H264SequenceParameterSet(nal: nal)) } catch {
                 throw MediaError.invalidData("SPS \(index): \(error.message)")
             }
         }
@@ -75,7 +72,7 @@ extension FormatDescription {
                 throw MediaError.invalidData("SPS extension \(index): \(error.message)")
             }
         }
-        let sps = try H264SequenceParameterSet(nal: firstSPS)
+        let sps = parsedSPS[0]
         self.init(
             codec: .h264, nalUnitHeaderLength: avcRecord.lengthSizeMinusOne + 1,
             parameterSets: avcRecord.sequenceParameterSets + avcRecord.pictureParameterSets + extensions,
@@ -128,11 +125,7 @@ extension FormatDescription {
     }
 
     private init(hevcRecord: HEVCDecoderConfigurationRecord, bytes: [UInt8]) throws(MediaError) {
-        guard hevcRecord.lengthSizeMinusOne != 2 else {
-            throw MediaError.invalidData(
-                "hvcC: lengthSizeMinusOne is 2 (3-byte NAL lengths), which decoders reject; only 1, 2 or 4 bytes "
-                    + "are supported — convert the samples to 4-byte lengths")
-        }
+        try Self.rejectThreeByteLengths(hevcRecord.lengthSizeMinusOne, record: "hvcC")
         var firstSPS: HEVCSequenceParameterSet?
         var counts: [Int: Int] = [:]
         for (arrayIndex, array) in hevcRecord.arrays.enumerated() {
@@ -176,6 +169,16 @@ extension FormatDescription {
             maxReferenceFrames: sps.sps_max_dec_pic_buffering_minus1.last ?? 0,
             maxReorderFrames: sps.sps_max_num_reorder_pics.last, vuiFrameRate: sps.frameDuration,
             videoSignal: sps.vui?.videoSignal, sampleAspectRatio: sps.vui?.sampleAspectRatio)
+    }
+
+    /// Rejects a record whose `lengthSizeMinusOne` is 2 (3-byte NAL lengths),
+    /// which decoders do not accept (ISO/IEC 14496-15 5.3.3.1, 8.3.3.1).
+    private static func rejectThreeByteLengths(_ lengthSizeMinusOne: Int, record: String) throws(MediaError) {
+        guard lengthSizeMinusOne != 2 else {
+            throw MediaError.invalidData(
+                "\(record): lengthSizeMinusOne is 2 (3-byte NAL lengths), which decoders reject; only 1, 2 or 4 "
+                    + "bytes are supported — convert the samples to 4-byte lengths")
+        }
     }
 
     private static func checkLengthSize(_ length: Int) throws(MediaError) {
