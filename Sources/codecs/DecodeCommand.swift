@@ -81,24 +81,6 @@ private func codecFromName(_ path: String) -> CodecType? {
     return nil
 }
 
-/// The codec of an Annex-B stream from its first NAL unit header: HEVC
-/// headers are two bytes with `forbidden_zero_bit` 0 and a layer id of 0 in
-/// the common case (H.265 7.3.1.2), H.264 parameter sets and AUDs have
-/// types 7, 8, 9 in the low five bits (H.264 7.3.1).
-private func sniffCodec(_ bytes: [UInt8]) -> CodecType {
-    var index = 0
-    while index + 4 < bytes.count {
-        if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
-            let header = bytes[index + 3]
-            let hevcType = (header >> 1) & 0x3f
-            if (32...35).contains(hevcType) || hevcType == 39 { return .hevc }
-            return .h264
-        }
-        index += 1
-    }
-    return .h264
-}
-
 /// One run of `codecs decode`.
 private final class DecodeJob {
     let inputPath: String
@@ -139,7 +121,9 @@ private final class DecodeJob {
             var assembler: AccessUnitAssembler? = nil
             while let chunk = try input.read(maximum: 1 << 16) {
                 if assembler == nil {
-                    let detected = codec ?? sniffCodec(chunk)
+                    // FormatConv scores the first NAL unit headers as H.264 and as HEVC;
+                    // a chunk with no start code at all is tried as H.264.
+                    let detected = codec ?? AnnexB.detectCodec(in: chunk) ?? .h264
                     codec = detected
                     assembler = AccessUnitAssembler(codec: detected)
                 }
