@@ -63,7 +63,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
     }
     let job = DecodeJob(
         inputPath: inputPath, outputPath: outputPath, choice: choice, threads: threads, pixelFormat: pixelFormat,
-        codec: codec ?? codecFromName(inputPath))
+        codec: codec ?? MediaFileKind(path: inputPath)?.annexBCodec)
     do {
         try job.run()
         return 0
@@ -72,13 +72,6 @@ func runDecode(_ arguments: [String]) -> Int32 {
         job.printSummary()
         return 1
     }
-}
-
-private func codecFromName(_ path: String) -> CodecType? {
-    let lower = path.lowercased()
-    if lower.hasSuffix(".h264") || lower.hasSuffix(".264") || lower.hasSuffix(".avc") { return .h264 }
-    if lower.hasSuffix(".hevc") || lower.hasSuffix(".265") || lower.hasSuffix(".h265") { return .hevc }
-    return nil
 }
 
 /// One run of `codecs decode`.
