@@ -80,6 +80,12 @@ enum MediaFileKind: Equatable {
         default: return nil
         }
     }
+
+    /// The codec an Annex-B path's extension names (`.h264`, `.265`, ...);
+    /// nil for a container or `-`.
+    var annexBCodec: CodecType? {
+        if case .annexB(let codec) = self { codec } else { nil }
+    }
 }
 
 struct ConvertOptions {

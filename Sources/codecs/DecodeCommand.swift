@@ -63,7 +63,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
     }
     let job = DecodeJob(
         inputPath: inputPath, outputPath: outputPath, choice: choice, threads: threads, pixelFormat: pixelFormat,
-        codec: codec ?? codecFromName(inputPath))
+        codec: codec ?? MediaFileKind(path: inputPath)?.annexBCodec)
     do {
         try job.run()
         return 0
@@ -72,31 +72,6 @@ func runDecode(_ arguments: [String]) -> Int32 {
         job.printSummary()
         return 1
     }
-}
-
-private func codecFromName(_ path: String) -> CodecType? {
-    let lower = path.lowercased()
-    if lower.hasSuffix(".h264") || lower.hasSuffix(".264") || lower.hasSuffix(".avc") { return .h264 }
-    if lower.hasSuffix(".hevc") || lower.hasSuffix(".265") || lower.hasSuffix(".h265") { return .hevc }
-    return nil
-}
-
-/// The codec of an Annex-B stream from its first NAL unit header: HEVC
-/// headers are two bytes with `forbidden_zero_bit` 0 and a layer id of 0 in
-/// the common case (H.265 7.3.1.2), H.264 parameter sets and AUDs have
-/// types 7, 8, 9 in the low five bits (H.264 7.3.1).
-private func sniffCodec(_ bytes: [UInt8]) -> CodecType {
-    var index = 0
-    while index + 4 < bytes.count {
-        if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
-            let header = bytes[index + 3]
-            let hevcType = (header >> 1) & 0x3f
-            if (32...35).contains(hevcType) || hevcType == 39 { return .hevc }
-            return .h264
-        }
-        index += 1
-    }
-    return .h264
 }
 
 /// One run of `codecs decode`.
@@ -139,7 +114,9 @@ private final class DecodeJob {
             var assembler: AccessUnitAssembler? = nil
             while let chunk = try input.read(maximum: 1 << 16) {
                 if assembler == nil {
-                    let detected = codec ?? sniffCodec(chunk)
+                    // FormatConv scores the first NAL unit headers as H.264 and as HEVC;
+                    // a chunk with no start code at all is tried as H.264.
+                    let detected = codec ?? AnnexB.detectCodec(in: chunk) ?? .h264
                     codec = detected
                     assembler = AccessUnitAssembler(codec: detected)
                 }
