@@ -173,20 +173,17 @@ final class LibavcodecDecoder {
     func receive() throws(LibavFailure) -> (LibavStatus, DecodedPicture?) {
         let status = try LibavStatus(logged { avcodec_receive_frame(context, frame) }, "avcodec_receive_frame")
         guard status == .done else { return (status, nil) }
-        defer { av_frame_unref(frame) }
+        defer {
+            av_frame_unref(frame)
+            av_frame_unref(downloadFrame)
+        }
         var source = frame
         if let hardware, frame.pointee.format == hardware.pixelFormat.rawValue {
-            defer { av_frame_unref(downloadFrame) }
             let copied = logged { av_hwframe_transfer_data(downloadFrame, frame, 0) }
             guard copied >= 0 else { throw LibavFailure(code: copied, call: "av_hwframe_transfer_data") }
             let props = av_frame_copy_props(downloadFrame, frame)
             guard props >= 0 else { throw LibavFailure(code: props, call: "av_frame_copy_props") }
             source = downloadFrame
-            do {
-                return (.done, try DecodedPicture(movingFrom: source))
-            } catch {
-                throw LibavFailure(code: CFFmpeg_AVERROR_ENOMEM(), call: "av_frame_alloc")
-            }
         }
         do {
             return (.done, try DecodedPicture(movingFrom: source))

@@ -1,5 +1,6 @@
 import CX265
 import MediaCore
+import PixelTransfer
 
 /// The HEVC software backend: one `x265_encoder` driven through the function
 /// table of `x265_api_get(depth)`.
@@ -26,6 +27,8 @@ final class X265Encoder: EncoderBackend {
     private let height: Int
     /// Planar copy of NV12 input (x265 takes planar 4:2:0 only).
     private var planarScratch: PixelBuffer?
+    /// Fills `planarScratch` (a same-size NV12 → I420 repack, no scaling).
+    private let repacker = PixelTransferSession(poolCapacity: 1)
     /// Length-prefixed SEI from `encoder_headers`, put in front of the first
     /// picture and then emptied.
     private var leadingSEI: [UInt8] = []
@@ -261,7 +264,7 @@ final class X265Encoder: EncoderBackend {
             scratch = try PixelBuffer(width: frame.width, height: frame.height, format: .i420)
             planarScratch = scratch
         }
-        deinterleaveNV12(frame, into: scratch)
+        try repacker.transfer(frame, into: scratch)
         return scratch
     }
 
@@ -270,34 +273,6 @@ final class X265Encoder: EncoderBackend {
     ) throws(MediaError) {
         guard api.pointee.param_parse(param, name, value) == 0 else {
             throw .invalidArgument("x265: option \(name)=\(value) rejected")
-        }
-    }
-}
-
-/// Copies an NV12 picture into an I420 one of the same size.
-func deinterleaveNV12(_ source: PixelBuffer, into destination: PixelBuffer) {
-    precondition(source.format == .nv12 && destination.format == .i420)
-    let luma = source.geometry(ofPlane: 0)
-    source.withUnsafeBytes(ofPlane: 0) { src, srcStride in
-        destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dstStride in
-            for row in 0..<luma.height {
-                UnsafeMutableRawBufferPointer(rebasing: dst[row * dstStride..<row * dstStride + luma.rowBytes])
-                    .copyMemory(
-                        from: UnsafeRawBufferPointer(rebasing: src[row * srcStride..<row * srcStride + luma.rowBytes]))
-            }
-        }
-    }
-    let chroma = destination.geometry(ofPlane: 1)
-    source.withUnsafeBytes(ofPlane: 1) { uv, uvStride in
-        destination.withUnsafeMutableBytes(ofPlane: 1) { u, uStride in
-            destination.withUnsafeMutableBytes(ofPlane: 2) { v, vStride in
-                for row in 0..<chroma.height {
-                    for column in 0..<chroma.width {
-                        u[row * uStride + column] = uv[row * uvStride + 2 * column]
-                        v[row * vStride + column] = uv[row * uvStride + 2 * column + 1]
-                    }
-                }
-            }
         }
     }
 }
