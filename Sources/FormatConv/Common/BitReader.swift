@@ -97,6 +97,17 @@ public struct BitReader: Sendable {
         return value
     }
 
+    /// Reads `ue(v)`, the syntax element `name`, whose valid values
+    /// `lower...upper` are computed from fields read before it. When those
+    /// fields leave no valid value (`upper < lower`), the error says so; a
+    /// `ClosedRange` built from such bounds would trap instead. Every bound that
+    /// depends on parsed data goes through this form.
+    public mutating func ue(_ name: String, from lower: Int, through upper: Int) throws(MediaError) -> Int {
+        let value = ue()
+        try check(value, from: lower, through: upper, name)
+        return value
+    }
+
     /// Reads `se(v)`, the syntax element `name`, and range-checks it with
     /// ``check(_:_:_:)`` before returning it.
     public mutating func se(_ name: String, in range: ClosedRange<Int>) throws(MediaError) -> Int {
@@ -115,6 +126,19 @@ public struct BitReader: Sendable {
                 "\(context): \(name) = \(value) is out of range \(range.lowerBound)...\(range.upperBound) "
                     + "(before bit \(bitPosition))")
         }
+    }
+
+    /// Throws when `value`, the syntax element `name` just read, lies outside
+    /// `lower...upper`, bounds computed from parsed data that may leave no
+    /// valid value at all (`upper < lower`), which is reported, never trapped on.
+    public func check(_ value: Int, from lower: Int, through upper: Int, _ name: String) throws(MediaError) {
+        if overrun { throw truncated(at: name) }
+        guard lower <= upper else {
+            throw MediaError.invalidData(
+                "\(context): \(name) = \(value) has no valid value: the fields before it allow "
+                    + "\(lower)...\(upper), an empty range (before bit \(bitPosition))")
+        }
+        try check(value, lower...upper, name)
     }
 
     /// Throws when any read so far ran past the end of the data.

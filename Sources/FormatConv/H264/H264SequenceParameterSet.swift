@@ -120,17 +120,18 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
         direct_8x8_inference_flag = r.flag()
         frame_cropping_flag = r.flag()
         if frame_cropping_flag {
-            // 7.4.2.1.1: the cropped area must keep at least one unit each way.
+            // 7.4.2.1.1: CropUnitX × (left + right) < PicWidthInSamplesL, so
+            // left + right ≤ (width − 1) ÷ CropUnitX (and the same for heights).
             let (cropUnitX, cropUnitY) = cropUnits
-            let widthUnits = (pic_width_in_mbs_minus1 + 1) * 16 / cropUnitX
-            let heightUnits =
-                (2 - (frame_mbs_only_flag ? 1 : 0)) * (pic_height_in_map_units_minus1 + 1) * 16 / cropUnitY
-            frame_crop_left_offset = try r.ue("frame_crop_left_offset", in: 0...widthUnits - 1)
+            let frameHeight = (2 - (frame_mbs_only_flag ? 1 : 0)) * (pic_height_in_map_units_minus1 + 1) * 16
+            let maxX = ((pic_width_in_mbs_minus1 + 1) * 16 - 1) / cropUnitX
+            let maxY = (frameHeight - 1) / cropUnitY
+            frame_crop_left_offset = try r.ue("frame_crop_left_offset", from: 0, through: maxX)
             frame_crop_right_offset = try r.ue(
-                "frame_crop_right_offset", in: 0...widthUnits - 1 - frame_crop_left_offset)
-            frame_crop_top_offset = try r.ue("frame_crop_top_offset", in: 0...heightUnits - 1)
+                "frame_crop_right_offset", from: 0, through: maxX - frame_crop_left_offset)
+            frame_crop_top_offset = try r.ue("frame_crop_top_offset", from: 0, through: maxY)
             frame_crop_bottom_offset = try r.ue(
-                "frame_crop_bottom_offset", in: 0...heightUnits - 1 - frame_crop_top_offset)
+                "frame_crop_bottom_offset", from: 0, through: maxY - frame_crop_top_offset)
         }
         let vui_parameters_present_flag = r.flag()
         try r.finish(after: "vui_parameters_present_flag")

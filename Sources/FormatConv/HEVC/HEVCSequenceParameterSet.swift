@@ -60,13 +60,15 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         pic_width_in_luma_samples = try r.ue("pic_width_in_luma_samples", in: 1...65536)
         pic_height_in_luma_samples = try r.ue("pic_height_in_luma_samples", in: 1...65536)
         if r.flag() {  // conformance_window_flag
-            let format = ChromaFormat(rawValue: separate_colour_plane_flag ? 0 : chroma_format_idc) ?? .yuv420
-            let widthUnits = pic_width_in_luma_samples / format.subsampling.width
-            let heightUnits = pic_height_in_luma_samples / format.subsampling.height
-            conf_win_left_offset = try r.ue("conf_win_left_offset", in: 0...widthUnits - 1)
-            conf_win_right_offset = try r.ue("conf_win_right_offset", in: 0...widthUnits - 1 - conf_win_left_offset)
-            conf_win_top_offset = try r.ue("conf_win_top_offset", in: 0...heightUnits - 1)
-            conf_win_bottom_offset = try r.ue("conf_win_bottom_offset", in: 0...heightUnits - 1 - conf_win_top_offset)
+            // 7.4.3.2.1: SubWidthC × (left + right) < pic_width_in_luma_samples, so
+            // left + right ≤ (width − 1) ÷ SubWidthC (and the same for heights).
+            let (unitX, unitY) = Self.windowUnits(chroma_format_idc, separate_colour_plane_flag)
+            let maxX = (pic_width_in_luma_samples - 1) / unitX
+            let maxY = (pic_height_in_luma_samples - 1) / unitY
+            conf_win_left_offset = try r.ue("conf_win_left_offset", from: 0, through: maxX)
+            conf_win_right_offset = try r.ue("conf_win_right_offset", from: 0, through: maxX - conf_win_left_offset)
+            conf_win_top_offset = try r.ue("conf_win_top_offset", from: 0, through: maxY)
+            conf_win_bottom_offset = try r.ue("conf_win_bottom_offset", from: 0, through: maxY - conf_win_top_offset)
         }
         bit_depth_luma_minus8 = try r.ue("bit_depth_luma_minus8", in: 0...8)
         bit_depth_chroma_minus8 = try r.ue("bit_depth_chroma_minus8", in: 0...8)
@@ -75,13 +77,24 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         let firstSubLayer = sps_sub_layer_ordering_info_present_flag ? 0 : sps_max_sub_layers_minus1
         for _ in firstSubLayer...sps_max_sub_layers_minus1 {
             let dpb = try r.ue("sps_max_dec_pic_buffering_minus1", in: 0...15)
-            let reorder = try r.ue("sps_max_num_reorder_pics", in: 0...dpb)
+            let reorder = try r.ue("sps_max_num_reorder_pics", from: 0, through: dpb)
             _ = r.ue()  // sps_max_latency_increase_plus1
             sps_max_dec_pic_buffering_minus1.append(dpb)
             sps_max_num_reorder_pics.append(reorder)
         }
         let log2_min_luma_coding_block_size_minus3 = try r.ue("log2_min_luma_coding_block_size_minus3", in: 0...3)
-        _ = try r.ue("log2_diff_max_min_luma_coding_block_size", in: 0...3 - log2_min_luma_coding_block_size_minus3)
+        _ = try r.ue(
+            "log2_diff_max_min_luma_coding_block_size", from: 0, through: 3 - log2_min_luma_coding_block_size_minus3)
+        // 7.4.3.2.1: both picture dimensions are multiples of MinCbSizeY (FFmpeg
+        // refuses the SPS otherwise: "Invalid coded frame dimensions").
+        let minCbSizeY = 1 << (log2_min_luma_coding_block_size_minus3 + 3)
+        for (name, value) in [
+            ("pic_width_in_luma_samples", pic_width_in_luma_samples),
+            ("pic_height_in_luma_samples", pic_height_in_luma_samples),
+        ] where value % minCbSizeY != 0 {
+            throw MediaError.invalidData(
+                "\(r.context): \(name) = \(value) is not a multiple of the minimum coding block size \(minCbSizeY)")
+        }
         _ = try r.ue("log2_min_luma_transform_block_size_minus2", in: 0...3)
         _ = try r.ue("log2_diff_max_min_luma_transform_block_size", in: 0...3)
         _ = try r.ue("max_transform_hierarchy_depth_inter", in: 0...4)
@@ -130,7 +143,8 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         for sizeId in 0..<4 {
             for matrixId in stride(from: 0, to: 6, by: sizeId == 3 ? 3 : 1) {
                 if !r.flag() {  // scaling_list_pred_mode_flag
-                    _ = try r.ue("scaling_list_pred_matrix_id_delta", in: 0...(sizeId == 3 ? matrixId / 3 : matrixId))
+                    _ = try r.ue(
+                        "scaling_list_pred_matrix_id_delta", from: 0, through: sizeId == 3 ? matrixId / 3 : matrixId)
                 } else {
                     let coefNum = min(64, 1 << (4 + (sizeId << 1)))
                     if sizeId > 1 {
@@ -159,11 +173,11 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
                 let use_delta_flag = used_by_curr_pic_flag ? true : r.flag()
                 if use_delta_flag { count += 1 }
             }
-            try r.check(count, 0...maxDPB, "NumDeltaPocs")
+            try r.check(count, from: 0, through: maxDPB, "NumDeltaPocs")
             return count
         }
-        let num_negative_pics = try r.ue("num_negative_pics", in: 0...maxDPB)
-        let num_positive_pics = try r.ue("num_positive_pics", in: 0...maxDPB - num_negative_pics)
+        let num_negative_pics = try r.ue("num_negative_pics", from: 0, through: maxDPB)
+        let num_positive_pics = try r.ue("num_positive_pics", from: 0, through: maxDPB - num_negative_pics)
         for _ in 0..<(num_negative_pics + num_positive_pics) {
             _ = try r.ue("delta_poc_s0_minus1 / delta_poc_s1_minus1", in: 0...(1 << 15) - 1)
             _ = r.flag()  // used_by_curr_pic_s0_flag / used_by_curr_pic_s1_flag
@@ -275,7 +289,9 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
     /// The chroma format (`chroma_format_idc`).
     public var chromaFormat: ChromaFormat { ChromaFormat(rawValue: chroma_format_idc) ?? .yuv420 }
     /// `SubWidthC` and `SubHeightC` (Table 6-1), the conformance window units.
-    var windowUnits: (x: Int, y: Int) {
+    var windowUnits: (x: Int, y: Int) { Self.windowUnits(chroma_format_idc, separate_colour_plane_flag) }
+
+    static func windowUnits(_ chroma_format_idc: Int, _ separate_colour_plane_flag: Bool) -> (x: Int, y: Int) {
         let format = ChromaFormat(rawValue: separate_colour_plane_flag ? 0 : chroma_format_idc) ?? .yuv420
         return (format.subsampling.width, format.subsampling.height)
     }
