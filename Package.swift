@@ -36,21 +36,27 @@ let package = Package(
         .target(name: "MediaCore"),
         .target(name: "FormatConv", dependencies: ["MediaCore"]),
 
+        // The package-internal C boundary: error mapping per C library, the
+        // VA-API device rule, hardware device and display owners, log capture,
+        // library versions. Nothing in it is public.
+        .target(name: "NativeCodecs", dependencies: ["MediaCore", "CX264", "CX265", "CFFmpeg", "CVAAPI"]),
+
         // Sessions and I/O over the C libraries.
-        .target(name: "PixelTransfer", dependencies: ["MediaCore", "CFFmpeg"]),
+        .target(name: "PixelTransfer", dependencies: ["MediaCore", "NativeCodecs", "CFFmpeg"]),
         .target(
             name: "EncodeSession",
-            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "CX264", "CX265", "CFFmpeg", "CVAAPI"]),
+            dependencies: [
+                "MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs", "CX264", "CX265", "CFFmpeg", "CVAAPI",
+            ]),
         .target(
             name: "DecodeSession",
-            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "CFFmpeg", "CVAAPI"]),
-        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "CFFmpeg"]),
+            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs", "CFFmpeg"]),
+        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "NativeCodecs", "CFFmpeg"]),
 
         .executableTarget(
             name: "codecs",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO",
-                "CX264", "CX265", "CFFmpeg", "CVAAPI",
             ]),
         // Allocation counting and libavcodec's start-code finder for codecs-bench.
         .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),

@@ -75,7 +75,7 @@ static inline unsigned CFFmpeg_MKTAG(unsigned char a, unsigned char b, unsigned 
 static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
 static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
 
-// DecodeSession's av_log callback (Sources/DecodeSession/Backends/HardwareLog.swift).
+// NativeCodecs' av_log callback (Sources/NativeCodecs/HardwareLog.swift).
 // Swift cannot take a va_list in a C callback, so this one formats each line at
 // AV_LOG_ERROR or worse from a copy of the arguments and hands the text to
 // CodecSessions_hardwareLogLine (defined in Swift with @_cdecl); then every

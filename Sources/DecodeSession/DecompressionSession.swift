@@ -1,6 +1,7 @@
 import CFFmpeg
 import FormatConv
 import MediaCore
+import NativeCodecs
 import PixelTransfer
 
 /// Turns length-prefixed H.264/HEVC samples back into pictures — the role of
@@ -252,7 +253,7 @@ public final class DecompressionSession {
                 // The decoder is full: take its pictures, then send again.
                 attempts += 1
                 guard attempts < 64 else {
-                    throw LibavFailure(code: CFFmpeg_AVERROR_EAGAIN(), call: "avcodec_send_packet")
+                    throw LibavFailure(code: Libav.tryAgain, call: "avcodec_send_packet")
                 }
                 try receiveAll(into: &output)
             }
@@ -543,8 +544,8 @@ public final class DecompressionSession {
     ) throws(MediaError) -> LibavcodecDecoder {
         let device: HardwareDevice
         switch choice {
-        case .vaapi(let path): device = try VAAPIDecoder.openDevice(path: path)
-        case .cuda(let index): device = try NVDECDecoder.openDevice(index: index)
+        case .vaapi(let path): device = try HardwareDevice.vaapi(path: path, kind: .decoderHardwareDevice)
+        case .cuda(let index): device = try HardwareDevice.cuda(index: index, kind: .decoderHardwareDevice)
         }
         return try LibavcodecDecoder(
             codec: description.codec, record: description.record, threadCount: 1, hardware: device,

@@ -40,10 +40,18 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     /// What was wrong, in words, for people.
     public var message: String
+    /// The C library that reported the failure (`"libav"`, `"libva"`,
+    /// `"x264"`, `"x265"`, `"libc"`), or nil when CodecSessions found it.
+    public var library: String?
+    /// The library's own status code (an `AVERROR`, a `VAStatus`, an x264 or
+    /// x265 return value, an `errno`), kept unchanged; nil with ``library``.
+    public var status: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, library: String? = nil, status: Int? = nil) {
         self.code = code
         self.message = message
+        self.library = library
+        self.status = status
     }
 
     public var description: String { "\(code): \(message)" }

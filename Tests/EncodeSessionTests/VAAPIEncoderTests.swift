@@ -107,6 +107,62 @@ struct VAAPIEncoderTests {
         Self.expectNoLiveObjects()
     }
 
+    /// A device that offers only the low-power entrypoint (`EncSliceLP`, as
+    /// some Intel parts do) encodes through libavcodec's `low_power` mode, and
+    /// the capability API says so instead of calling it unavailable.
+    @Test func lowPowerOnlyDeviceEncodes() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["lowpower-only"])
+        do {
+            let report = CompressionSession.vaapiDevices(explicitDevice: device)
+            let high = report.devices.first?.profiles.first { $0.codec == .h264 && $0.profile == "High" }
+            #expect(high?.entrypoints == ["VLD", "EncSliceLP"])
+
+            let session = try CompressionSession(
+                width: Self.width, height: Self.height, codec: .h264, encoder: .hardware(devicePath: device))
+            #expect(session.backend == "vaapi")
+            let count = 20
+            let samples = try EncodeTest.encodeClip(session, count: count, format: .i420)
+            #expect(samples.count == count)
+            let decoded = try EncodeTest.decode(try EncodeTest.annexB(samples), codec: .h264)
+            #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
+            let psnr = Self.worstPSNR(decoded: decoded, count: count, format: .i420)
+            #expect(psnr >= 38, "worst frame \(psnr) dB")
+
+            let encoders = CompressionSession.encoders(vaapiDevice: device)
+            let h264 = encoders.first { $0.name == "h264_vaapi" }
+            #expect(h264?.isAvailable == true, "\(String(describing: h264))")
+            #expect(h264?.usesLowPowerEntrypoint == true)
+            let hevc = encoders.first { $0.name == "hevc_vaapi" }
+            #expect(hevc?.isAvailable == false)
+            #expect(hevc?.unavailableReason?.contains("no EncSlice entrypoint") == true)
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// The capability API and the session share one rule: an encoder is
+    /// available exactly when a session opens on it, with the same reason.
+    @Test(arguments: [[], ["init"], ["context"]])
+    func capabilitiesAgreeWithSessions(failures: [String]) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: failures)
+        do {
+            for info in CompressionSession.encoders(vaapiDevice: device) {
+                let choice: EncoderChoice = info.isHardware ? .hardware(devicePath: device) : .software
+                do {
+                    _ = try CompressionSession(
+                        width: Self.width, height: Self.height, codec: info.codec, encoder: choice)
+                    #expect(info.isAvailable, "\(info.name) opens but is reported unavailable")
+                } catch {
+                    #expect(info.unavailableReason == error.message, "\(info.name)")
+                }
+            }
+            let h264 = CompressionSession.encoders(vaapiDevice: device).first { $0.name == "h264_vaapi" }
+            #expect(h264?.isAvailable == failures.isEmpty)
+        }
+        Self.expectNoLiveObjects()
+    }
+
     @Test func keyframesLandWhereAsked() throws {
         let directory = try TemporaryDirectory()
         let device = try TestVADriver.makeDevice(in: directory)

@@ -130,6 +130,7 @@ struct driver {
     long encode_calls;
     long decode_fail_from; /* the first decode vaEndPicture that fails; 0 or 1: all */
     long decode_calls;
+    int low_power_only; /* "lowpower-only": encode through EncSliceLP instead of EncSlice */
 };
 
 #define DRIVER(ctx) ((struct driver *)(ctx)->pDriverData)
@@ -174,6 +175,8 @@ static int parse_failures(struct driver *drv, const char *spec)
             drv->fail_encode_nth = strtol(item + 7, NULL, 10);
         else if (!strncmp(item, "decode:", 7))
             drv->decode_fail_from = strtol(item + 7, NULL, 10);
+        else if (!strcmp(item, "lowpower-only"))
+            drv->low_power_only = 1;
     }
     free(copy);
     return fail_init;
@@ -275,16 +278,28 @@ static int is_h264(VAProfile profile)
            profile == VAProfileH264High;
 }
 
-static int entrypoint_supported(VAProfile profile, VAEntrypoint entrypoint)
+/* Encoding goes through one entrypoint: EncSlice, or EncSliceLP on a
+ * "lowpower-only" device (as some Intel parts offer). */
+static int is_encode(VAEntrypoint entrypoint)
+{
+    return entrypoint == VAEntrypointEncSlice || entrypoint == VAEntrypointEncSliceLP;
+}
+
+static VAEntrypoint encode_entrypoint(const struct driver *drv)
+{
+    return drv->low_power_only ? VAEntrypointEncSliceLP : VAEntrypointEncSlice;
+}
+
+static int entrypoint_supported(const struct driver *drv, VAProfile profile, VAEntrypoint entrypoint)
 {
     if (!profile_supported(profile))
         return 0;
-    return entrypoint == VAEntrypointVLD || (entrypoint == VAEntrypointEncSlice && is_h264(profile));
+    return entrypoint == VAEntrypointVLD || (entrypoint == encode_entrypoint(drv) && is_h264(profile));
 }
 
 static uint32_t attribute_value(VAProfile profile, VAEntrypoint entrypoint, VAConfigAttribType type)
 {
-    int encode = entrypoint == VAEntrypointEncSlice;
+    int encode = is_encode(entrypoint);
     switch (type) {
     case VAConfigAttribRTFormat:
         return VA_RT_FORMAT_YUV420;
@@ -324,7 +339,7 @@ static VAStatus drv_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profi
     int n = 0;
     list[n++] = VAEntrypointVLD;
     if (is_h264(profile))
-        list[n++] = VAEntrypointEncSlice;
+        list[n++] = encode_entrypoint(DRIVER(ctx));
     *count = n;
     return VA_STATUS_SUCCESS;
 }
@@ -332,10 +347,9 @@ static VAStatus drv_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profi
 static VAStatus drv_GetConfigAttributes(VADriverContextP ctx, VAProfile profile, VAEntrypoint entrypoint,
                                         VAConfigAttrib *list, int count)
 {
-    (void)ctx;
     if (!profile_supported(profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
-    if (!entrypoint_supported(profile, entrypoint))
+    if (!entrypoint_supported(DRIVER(ctx), profile, entrypoint))
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
     if (count < 0 || (count > 0 && !list))
         return VA_STATUS_ERROR_INVALID_PARAMETER;
@@ -352,13 +366,13 @@ static VAStatus drv_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntr
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     if (!profile_supported(profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
-    if (!entrypoint_supported(profile, entrypoint))
+    if (!entrypoint_supported(drv, profile, entrypoint))
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
     if (drv->fail_config) {
         report_error(ctx, "codecs_test: injected failure in vaCreateConfig");
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
-    int encode = entrypoint == VAEntrypointEncSlice;
+    int encode = is_encode(entrypoint);
     uint32_t rt_format = VA_RT_FORMAT_YUV420, rate_control = encode ? VA_RC_CQP : 0;
     for (int i = 0; i < count; i++) {
         uint32_t value = attributes[i].value;
@@ -430,7 +444,7 @@ static VAStatus drv_QueryConfigAttributes(VADriverContextP ctx, VAConfigID id, V
     int n = 0;
     list[n].type = VAConfigAttribRTFormat;
     list[n++].value = config->rt_format;
-    if (config->entrypoint == VAEntrypointEncSlice) {
+    if (is_encode(config->entrypoint)) {
         list[n].type = VAConfigAttribRateControl;
         list[n++].value = config->rate_control;
     }
@@ -1046,7 +1060,7 @@ static VAStatus drv_RenderPicture(VADriverContextP ctx, VAContextID id, VABuffer
             status = VA_STATUS_ERROR_INVALID_BUFFER;
             break;
         }
-        if (context->cfg.entrypoint != VAEntrypointEncSlice)
+        if (!is_encode(context->cfg.entrypoint))
             continue; /* decode parameters are accepted and ignored */
         switch (buffer->type) {
         case VAEncSequenceParameterBufferType:
@@ -1233,7 +1247,7 @@ static VAStatus drv_EndPicture(VADriverContextP ctx, VAContextID id)
         status = VA_STATUS_ERROR_INVALID_CONTEXT;
     else if (!context->in_picture)
         status = VA_STATUS_ERROR_OPERATION_FAILED;
-    else if (context->cfg.entrypoint != VAEntrypointEncSlice) {
+    else if (!is_encode(context->cfg.entrypoint)) {
         /* VLD: probes only, no real decode; "decode:N" accepts the first N-1 pictures */
         long call = ++drv->decode_calls;
         status = call < drv->decode_fail_from ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_UNIMPLEMENTED;

@@ -1,5 +1,6 @@
 import CFFmpeg
 import MediaCore
+import NativeCodecs
 import PixelTransfer
 
 /// One decoded picture in system memory: an `AVFrame` this object owns a

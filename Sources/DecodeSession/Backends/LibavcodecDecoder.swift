@@ -1,5 +1,6 @@
 import CFFmpeg
 import MediaCore
+import NativeCodecs
 import Synchronization
 
 /// libavcodec's H.264/HEVC decoder: one `AVCodecContext` plus the packet and
@@ -150,7 +151,7 @@ final class LibavcodecDecoder {
 
     /// Hands one sample to the decoder. `.tryAgain` means frames must be
     /// received first and the same sample sent again.
-    func send(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(LibavFailure) -> LibavStatus {
+    func send(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(LibavFailure) -> LibavResult {
         let created = av_new_packet(packet, Int32(data.count))
         guard created >= 0 else { throw LibavFailure(code: created, call: "av_new_packet") }
         defer { av_packet_unref(packet) }
@@ -160,18 +161,18 @@ final class LibavcodecDecoder {
         packet.pointee.pts = token
         packet.pointee.dts = CFFmpeg_AV_NOPTS_VALUE()
         if isKeyframe { packet.pointee.flags |= CFFmpeg_AV_PKT_FLAG_KEY() }
-        return try LibavStatus(logged { avcodec_send_packet(context, packet) }, "avcodec_send_packet")
+        return try Libav.result(logged { avcodec_send_packet(context, packet) }, "avcodec_send_packet")
     }
 
     /// Tells the decoder that no more samples follow, so it returns the frames it holds.
     func sendEndOfStream() throws(LibavFailure) {
-        _ = try LibavStatus(logged { avcodec_send_packet(context, nil) }, "avcodec_send_packet")
+        _ = try Libav.result(logged { avcodec_send_packet(context, nil) }, "avcodec_send_packet")
     }
 
     /// The next decoded picture, or the status saying why there is none.
     /// Hardware pictures are downloaded to system memory (NV12 or P010).
-    func receive() throws(LibavFailure) -> (LibavStatus, DecodedPicture?) {
-        let status = try LibavStatus(logged { avcodec_receive_frame(context, frame) }, "avcodec_receive_frame")
+    func receive() throws(LibavFailure) -> (LibavResult, DecodedPicture?) {
+        let status = try Libav.result(logged { avcodec_receive_frame(context, frame) }, "avcodec_receive_frame")
         guard status == .done else { return (status, nil) }
         defer {
             av_frame_unref(frame)
@@ -188,7 +189,7 @@ final class LibavcodecDecoder {
         do {
             return (.done, try DecodedPicture(movingFrom: source))
         } catch {
-            throw LibavFailure(code: CFFmpeg_AVERROR_ENOMEM(), call: "av_frame_alloc")
+            throw LibavFailure(code: Libav.outOfMemory, call: "av_frame_alloc")
         }
     }
 

@@ -2,6 +2,7 @@ import CFFmpeg
 import CVAAPI
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 #if canImport(Glibc)
     import Glibc
@@ -50,8 +51,10 @@ final class VAAPIEncoder: EncoderBackend {
 
     init(_ configuration: EncoderConfiguration, devicePath requestedPath: String?) throws(MediaError) {
         var settings = try VAAPIEncoderSettings(configuration)
-        let path = try VAAPIDevicePath.resolve(requestedPath)
-        settings.globalHeader = try VAAPIPreflight.run(devicePath: path, settings: settings)
+        let path = try VAAPIDevices.resolve(requestedPath)
+        let preflight = try VAAPIPreflight.run(devicePath: path, settings: settings)
+        settings.globalHeader = preflight.packedSequenceHeaders
+        settings.lowPower = preflight.lowPower
         let pipeline = try VAAPIPipeline(devicePath: path, settings: settings)
         if settings.globalHeader, let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
             parameterSets = headers
@@ -159,6 +162,8 @@ struct VAAPIEncoderSettings: Sendable {
     var coder: String?
     var slices: Int?
     var lowLatency: Bool
+    /// Whether the device offers only `EncSliceLP`: libavcodec's `low_power`.
+    var lowPower = false
     /// Whether to ask for extradata (`AV_CODEC_FLAG_GLOBAL_HEADER`): only when
     /// the driver takes packed sequence headers, which libavcodec needs to
     /// write it.
@@ -226,170 +231,63 @@ struct VAAPIEncoderSettings: Sendable {
     }
 }
 
-// MARK: - Device path
-
-enum VAAPIDevicePath {
-    /// The environment variable naming the default device (also read by
-    /// `codecs probe` and set by `scripts/with-test-vaapi`).
-    static let environmentVariable = "CODECS_VAAPI_DEVICE"
-
-    /// The device to open: `requested`, else `$CODECS_VAAPI_DEVICE`, else the
-    /// first render node that exists.
-    static func resolve(_ requested: String?) throws(MediaError) -> String {
-        if let requested, !requested.isEmpty { return requested }
-        if let fromEnvironment = getenv(environmentVariable), fromEnvironment[0] != 0 {
-            return String(cString: fromEnvironment)
-        }
-        for minor in 128...135 {
-            let path = "/dev/dri/renderD\(minor)"
-            if access(path, F_OK) == 0 { return path }
-        }
-        throw .unavailable(
-            "no VA-API render node (/dev/dri/renderD128…135 absent and \(environmentVariable) not set)")
-    }
-}
-
-// MARK: - Errors
-
-/// The one place libavcodec / libavutil return codes become results or
-/// ``MediaError``s. `EAGAIN` and `AVERROR_EOF` are results, not errors.
-enum FFmpegStatus {
-    enum Outcome {
-        case success
-        case tryAgain
-        case endOfStream
-    }
-
-    /// Classifies `code` from `call`; throws for every failure, with the
-    /// library's text.
-    @discardableResult
-    static func check(_ code: Int32, _ call: String, code errorCode: MediaError.Code = .backendFailure)
-        throws(MediaError) -> Outcome
-    {
-        if code >= 0 { return .success }
-        if code == CFFmpeg_AVERROR_EAGAIN() { return .tryAgain }
-        if code == CFFmpeg_AVERROR_EOF() { return .endOfStream }
-        if code == CFFmpeg_AVERROR_ENOMEM() { throw MediaError(.outOfMemory, "\(call): out of memory") }
-        throw MediaError(errorCode, "\(call) failed: \(message(for: code))")
-    }
-
-    /// libavutil's text for `code` (`av_strerror`).
-    static func message(for code: Int32) -> String {
-        let size = Int(CFFmpeg_AV_ERROR_MAX_STRING_SIZE())
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer in
-            String(cString: CFFmpeg_strerror(code, buffer.baseAddress!, size))
-        }
-    }
-}
-
-/// The one place libva status codes become ``MediaError``s.
-enum VAStatusCheck {
-    static func check(_ status: VAStatus, _ call: String, devicePath: String) throws(MediaError) {
-        guard status != CVAAPI_STATUS_SUCCESS() else { return }
-        throw .unavailable(
-            "\(call) failed on \(devicePath): \(String(cString: vaErrorStr(status))) (VA status \(status))")
-    }
-}
-
 // MARK: - Preflight through libva
 
 /// Runs the first steps of an encode session straight through libva so that a
 /// failure names its call and VA status (libavcodec reports them all as EIO).
 enum VAAPIPreflight {
-    /// Returns whether the driver accepts packed sequence headers
-    /// (`VAConfigAttribEncPackedHeaders` includes `VA_ENC_PACKED_HEADER_SEQUENCE`).
-    static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) -> Bool {
-        let display = try VAAPIDisplay(devicePath: devicePath)
+    /// What the driver offers for the stream's profile.
+    struct Outcome {
+        /// Whether the driver accepts packed sequence headers
+        /// (`VAConfigAttribEncPackedHeaders` includes `VA_ENC_PACKED_HEADER_SEQUENCE`).
+        var packedSequenceHeaders: Bool
+        /// Whether only the low-power entrypoint (`EncSliceLP`) is offered, so
+        /// libavcodec must be opened with `low_power=1`.
+        var lowPower: Bool
+    }
+
+    static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) -> Outcome {
+        let display = try VAAPIDisplay(path: devicePath, kind: .vaapiEncoderDisplay)
         let entrypoints = try display.entrypoints(for: settings.vaProfile, name: settings.profileName)
-        guard entrypoints.contains(VAEntrypointEncSlice) else {
+        let entrypoint: VAEntrypoint
+        let entrypointName: String
+        if entrypoints.contains(VAEntrypointEncSlice) {
+            (entrypoint, entrypointName) = (VAEntrypointEncSlice, "EncSlice")
+        } else if entrypoints.contains(VAEntrypointEncSliceLP) {
+            (entrypoint, entrypointName) = (VAEntrypointEncSliceLP, "EncSliceLP")
+        } else {
             throw .unavailable(
-                "\(display.vendor) on \(devicePath) cannot encode \(settings.profileName) (no EncSlice entrypoint)")
+                "\(display.vendor ?? "the VA-API driver") on \(devicePath) cannot encode \(settings.profileName) "
+                    + "(no EncSlice entrypoint) and no low-power EncSliceLP either")
         }
         let dpy = display.display
         var packedHeaders = VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: 0)
-        try VAStatusCheck.check(
-            vaGetConfigAttributes(dpy, settings.vaProfile, VAEntrypointEncSlice, &packedHeaders, 1),
-            "vaGetConfigAttributes(\(settings.profileName), EncSlice)", devicePath: devicePath)
+        try VAStatusError.check(
+            vaGetConfigAttributes(dpy, settings.vaProfile, entrypoint, &packedHeaders, 1),
+            "vaGetConfigAttributes(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
         let packedSequenceHeaders =
             packedHeaders.value != VA_ATTRIB_NOT_SUPPORTED
             && (packedHeaders.value & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE)) != 0
         var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))
         var config = VAConfigID(VA_INVALID_ID)
-        try VAStatusCheck.check(
-            vaCreateConfig(dpy, settings.vaProfile, VAEntrypointEncSlice, &attribute, 1, &config),
-            "vaCreateConfig(\(settings.profileName), EncSlice)", devicePath: devicePath)
+        try VAStatusError.check(
+            vaCreateConfig(dpy, settings.vaProfile, entrypoint, &attribute, 1, &config),
+            "vaCreateConfig(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
         defer { vaDestroyConfig(dpy, config) }
         var surface = VASurfaceID(VA_INVALID_SURFACE)
-        try VAStatusCheck.check(
+        try VAStatusError.check(
             vaCreateSurfaces(
                 dpy, UInt32(VA_RT_FORMAT_YUV420), UInt32(settings.width), UInt32(settings.height), &surface, 1, nil, 0),
-            "vaCreateSurfaces(\(settings.width)x\(settings.height) YUV420)", devicePath: devicePath)
+            "vaCreateSurfaces(\(settings.width)x\(settings.height) YUV420)", device: devicePath, as: .unavailable)
         defer { vaDestroySurfaces(dpy, &surface, 1) }
         var context = VAContextID(VA_INVALID_ID)
-        try VAStatusCheck.check(
+        try VAStatusError.check(
             vaCreateContext(
                 dpy, config, Int32(settings.width), Int32(settings.height), Int32(VA_PROGRESSIVE), &surface, 1,
                 &context),
-            "vaCreateContext", devicePath: devicePath)
+            "vaCreateContext", device: devicePath, as: .unavailable)
         vaDestroyContext(dpy, context)
-        return packedSequenceHeaders
-    }
-}
-
-/// An initialized `VADisplay` on a DRM render node, with the node's file
-/// descriptor; `deinit` terminates the display and closes the node.
-final class VAAPIDisplay {
-    let display: VADisplay
-    let vendor: String
-    private let descriptor: Int32
-
-    init(devicePath: String) throws(MediaError) {
-        let descriptor = open(devicePath, O_RDWR | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw .unavailable("no VA-API render node: cannot open \(devicePath): \(String(cString: strerror(errno)))")
-        }
-        guard let display = vaGetDisplayDRM(descriptor) else {
-            close(descriptor)
-            throw .unavailable("no VA-API render node: \(devicePath) is not a DRM render node (vaGetDisplayDRM)")
-        }
-        // libva logs driver loading on stderr at its default level; errors still pass.
-        vaSetInfoCallback(display, nil, nil)
-        var major: Int32 = 0
-        var minor: Int32 = 0
-        let status = vaInitialize(display, &major, &minor)
-        guard status == CVAAPI_STATUS_SUCCESS() else {
-            vaTerminate(display)
-            close(descriptor)
-            throw .unavailable(
-                "vaInitialize failed on \(devicePath): \(String(cString: vaErrorStr(status))) (VA status \(status))")
-        }
-        self.display = display
-        self.descriptor = descriptor
-        self.vendor = vaQueryVendorString(display).map { String(cString: $0) } ?? "VA-API driver"
-        LiveObjects.increment(.vaapiEncoderDisplay)
-    }
-
-    deinit {
-        vaTerminate(display)
-        close(descriptor)
-        LiveObjects.decrement(.vaapiEncoderDisplay)
-    }
-
-    /// The entrypoints the driver offers for `profile` (none when it lacks
-    /// the profile).
-    func entrypoints(for profile: VAProfile, name: String) throws(MediaError) -> [VAEntrypoint] {
-        var profiles = [VAProfile](repeating: VAProfileNone, count: Int(max(1, vaMaxNumProfiles(display))))
-        var profileCount: Int32 = 0
-        try VAStatusCheck.check(
-            vaQueryConfigProfiles(display, &profiles, &profileCount), "vaQueryConfigProfiles", devicePath: "")
-        guard profiles.prefix(Int(profileCount)).contains(profile) else { return [] }
-        var entrypoints = [VAEntrypoint](
-            repeating: VAEntrypoint(rawValue: 0), count: Int(max(1, vaMaxNumEntrypoints(display))))
-        var count: Int32 = 0
-        try VAStatusCheck.check(
-            vaQueryConfigEntrypoints(display, profile, &entrypoints, &count), "vaQueryConfigEntrypoints(\(name))",
-            devicePath: "")
-        return Array(entrypoints.prefix(Int(count)))
+        return Outcome(packedSequenceHeaders: packedSequenceHeaders, lowPower: entrypoint == VAEntrypointEncSliceLP)
     }
 }
 
@@ -401,24 +299,6 @@ struct VAAPIPacket {
     var pts: Int64
     var dts: Int64
     var isKeyframe: Bool
-}
-
-/// A reference to an `AVHWDeviceContext` (VA-API) on one render node.
-private final class HardwareDevice {
-    var reference: UnsafeMutablePointer<AVBufferRef>?
-
-    init(devicePath: String) throws(MediaError) {
-        var reference: UnsafeMutablePointer<AVBufferRef>? = nil
-        let status = av_hwdevice_ctx_create(&reference, AV_HWDEVICE_TYPE_VAAPI, devicePath, nil, 0)
-        try FFmpegStatus.check(status, "av_hwdevice_ctx_create(vaapi, \(devicePath))", code: .unavailable)
-        self.reference = reference
-        LiveObjects.increment(.vaapiEncoderDevice)
-    }
-
-    deinit {
-        av_buffer_unref(&reference)
-        LiveObjects.decrement(.vaapiEncoderDevice)
-    }
 }
 
 /// A reference to an NV12 `AVHWFramesContext` of VA surfaces.
@@ -436,8 +316,8 @@ private final class HardwareFrames {
         frames.pointee.sw_format = AV_PIX_FMT_NV12
         frames.pointee.width = Int32(width)
         frames.pointee.height = Int32(height)
-        try FFmpegStatus.check(
-            av_hwframe_ctx_init(reference), "av_hwframe_ctx_init(NV12 \(width)x\(height))", code: .unavailable)
+        try Libav.check(
+            av_hwframe_ctx_init(reference), while: "av_hwframe_ctx_init(NV12 \(width)x\(height))", as: .unavailable)
     }
 
     deinit {
@@ -508,7 +388,7 @@ final class VAAPIPipeline {
             throw .unavailable("libavcodec was built without the \(settings.encoderName) encoder")
         }
         self.settings = settings
-        device = try HardwareDevice(devicePath: devicePath)
+        device = try HardwareDevice.vaapi(path: devicePath, kind: .vaapiEncoderDevice)
         frames = try HardwareFrames(device: device, width: settings.width, height: settings.height)
         codecContext = try CodecContextHolder(codec)
         uploadFrame = try FrameHolder()
@@ -547,14 +427,15 @@ final class VAAPIPipeline {
         if let bufferSize = settings.bufferSize { context.pointee.rc_buffer_size = Int32(bufferSize) }
         if let coder = settings.coder, settings.codec == .h264 { av_opt_set(options, "coder", coder, 0) }
         if settings.lowLatency { av_opt_set_int(options, "async_depth", 1, 0) }
-        try FFmpegStatus.check(
-            avcodec_open2(context, codec, nil), "avcodec_open2(\(settings.encoderName))", code: .unavailable)
+        if settings.lowPower { av_opt_set_int(options, "low_power", 1, 0) }
+        try Libav.check(
+            avcodec_open2(context, codec, nil), while: "avcodec_open2(\(settings.encoderName))", as: .unavailable)
 
         let upload = uploadFrame.frame!
         upload.pointee.format = AV_PIX_FMT_NV12.rawValue
         upload.pointee.width = Int32(settings.width)
         upload.pointee.height = Int32(settings.height)
-        try FFmpegStatus.check(av_frame_get_buffer(upload, 0), "av_frame_get_buffer(NV12)")
+        try Libav.check(av_frame_get_buffer(upload, 0), while: "av_frame_get_buffer(NV12)")
     }
 
     /// The SPS/PPS (VPS) the encoder put in its extradata, when the driver
@@ -569,24 +450,24 @@ final class VAAPIPipeline {
     /// Uploads `frame` to a VA surface and submits it.
     func send(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool, frameNumber: Int) throws(MediaError) {
         let upload = uploadFrame.frame!
-        try FFmpegStatus.check(av_frame_make_writable(upload), "av_frame_make_writable")
+        try Libav.check(av_frame_make_writable(upload), while: "av_frame_make_writable")
         Self.copy(frame, toNV12: upload)
         let hardware = hardwareFrame.frame!
         av_frame_unref(hardware)
-        try FFmpegStatus.check(av_hwframe_get_buffer(frames.reference, hardware, 0), "av_hwframe_get_buffer")
-        try FFmpegStatus.check(av_hwframe_transfer_data(hardware, upload, 0), "av_hwframe_transfer_data (upload)")
+        try Libav.check(av_hwframe_get_buffer(frames.reference, hardware, 0), while: "av_hwframe_get_buffer")
+        try Libav.check(av_hwframe_transfer_data(hardware, upload, 0), while: "av_hwframe_transfer_data (upload)")
         hardware.pointee.pts = pts
         hardware.pointee.pict_type = forceKeyFrame ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
         let status = avcodec_send_frame(codecContext.context, hardware)
         av_frame_unref(hardware)
-        try FFmpegStatus.check(status, "\(settings.encoderName): encoding frame \(frameNumber) (pts \(pts))")
+        try Libav.check(status, while: "\(settings.encoderName): encoding frame \(frameNumber) (pts \(pts))")
     }
 
     /// Tells the encoder that no more frames follow.
     func sendEndOfStream() throws(MediaError) {
         let status = avcodec_send_frame(codecContext.context, nil)
-        if status == CFFmpeg_AVERROR_EOF() { return }  // already drained
-        try FFmpegStatus.check(status, "\(settings.encoderName): draining")
+        if Libav.isEndOfFile(status) { return }  // already drained
+        try Libav.check(status, while: "\(settings.encoderName): draining")
     }
 
     /// The next finished packet, copied out of libavcodec's buffer; `nil`
@@ -594,10 +475,8 @@ final class VAAPIPipeline {
     func receivePacket() throws(MediaError) -> VAAPIPacket? {
         let packet = self.packet.packet!
         let status = avcodec_receive_packet(codecContext.context, packet)
-        switch try FFmpegStatus.check(status, "\(settings.encoderName): receiving a packet") {
-        case .tryAgain, .endOfStream: return nil
-        case .success: break
-        }
+        if status == Libav.tryAgain || Libav.isEndOfFile(status) { return nil }
+        try Libav.check(status, while: "\(settings.encoderName): receiving a packet")
         defer { av_packet_unref(packet) }
         let data = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
         let pts = packet.pointee.pts

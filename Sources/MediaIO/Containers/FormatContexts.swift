@@ -1,5 +1,6 @@
 import CFFmpeg
 import MediaCore
+import NativeCodecs
 
 /// Owns one `AVPacket` (`av_packet_alloc` / `av_packet_free`).
 final class Packet {
@@ -32,13 +33,13 @@ final class InputFormatContext {
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
         let opened = avformat_open_input(&context, path, nil, nil)
         guard opened >= 0, let context else {
-            throw LibAVFormat.error(opened, while: "opening '\(path)'")
+            throw Libav.error(opened, while: "opening '\(path)'")
         }
         let probed = avformat_find_stream_info(context, nil)
         if probed < 0 {
             var closing: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&closing)
-            throw LibAVFormat.error(probed, while: "reading the stream information of '\(path)'")
+            throw Libav.error(probed, while: "reading the stream information of '\(path)'")
         }
         pointer = context
         LiveObjects.increment(.formatContext)
@@ -53,8 +54,8 @@ final class InputFormatContext {
     /// Reads the next packet into `packet`; false at the end of the file.
     func read(into packet: Packet) throws(MediaError) -> Bool {
         let code = av_read_frame(pointer, packet.pointer)
-        if LibAVFormat.isEndOfFile(code) { return false }
-        try LibAVFormat.check(code, while: "reading a packet")
+        if Libav.isEndOfFile(code) { return false }
+        try Libav.check(code, while: "reading a packet")
         return true
     }
 }
@@ -68,12 +69,12 @@ final class OutputFormatContext {
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
         let allocated = avformat_alloc_output_context2(&context, nil, muxerName, path)
         guard allocated >= 0, let context else {
-            throw LibAVFormat.error(allocated, while: "creating a \(muxerName) muxer for '\(path)'")
+            throw Libav.error(allocated, while: "creating a \(muxerName) muxer for '\(path)'")
         }
         let opened = avio_open(&context.pointee.pb, path, CFFmpeg_AVIO_FLAG_WRITE())
         if opened < 0 {
             avformat_free_context(context)
-            throw LibAVFormat.error(opened, while: "opening '\(path)' for writing")
+            throw Libav.error(opened, while: "opening '\(path)' for writing")
         }
         pointer = context
         LiveObjects.increment(.formatContext)
@@ -87,6 +88,6 @@ final class OutputFormatContext {
 
     /// Closes the file early (after the trailer), reporting a failed flush.
     func closeFile() throws(MediaError) {
-        try LibAVFormat.check(avio_closep(&pointer.pointee.pb), while: "closing the output file")
+        try Libav.check(avio_closep(&pointer.pointee.pb), while: "closing the output file")
     }
 }

@@ -1,6 +1,7 @@
 import CFFmpeg
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 /// Reads the H.264 or HEVC video track of an MP4, QuickTime, Matroska or
 /// MPEG-TS file as ``CompressedSample``s, through libavformat.

@@ -1,6 +1,7 @@
 import CFFmpeg
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 /// Settings for a ``MovieWriter``.
 public struct MovieWriterOptions: Sendable {
@@ -151,7 +152,7 @@ public final class MovieWriter {
         guard track != nil else {
             throw .invalidArgument("'\(path)': no samples were appended, so there is no track to write")
         }
-        try LibAVFormat.check(av_write_trailer(context.pointer), while: "writing the \(container) trailer")
+        try Libav.check(av_write_trailer(context.pointer), while: "writing the \(container) trailer")
         try context.closeFile()
     }
 
@@ -195,7 +196,7 @@ public final class MovieWriter {
         if !movieFlags.isEmpty {
             av_dict_set(&dictionary, "movflags", movieFlags.map { "+" + $0 }.joined(), 0)
         }
-        try LibAVFormat.check(
+        try Libav.check(
             avformat_write_header(context.pointer, &dictionary), while: "writing the \(container) header of '\(path)'")
         return Track(
             stream: stream, description: description, sampleTimescale: timescale,
@@ -225,7 +226,7 @@ public final class MovieWriter {
             throw .invalidArgument("sample \(sampleCount) of \(payload.count) bytes is too large for libavformat")
         }
         let avPacket = packet.pointer
-        try LibAVFormat.check(av_new_packet(avPacket, Int32(payload.count)), while: "allocating a packet")
+        try Libav.check(av_new_packet(avPacket, Int32(payload.count)), while: "allocating a packet")
         payload.withUnsafeBufferPointer { source in
             if let base = source.baseAddress { avPacket.pointee.data.update(from: base, count: source.count) }
         }
@@ -239,7 +240,7 @@ public final class MovieWriter {
         let code = av_interleaved_write_frame(context.pointer, avPacket)
         if code < 0 {
             packet.unreference()
-            throw LibAVFormat.error(code, while: "writing sample \(sampleCount) (pts \(sample.pts))")
+            throw Libav.error(code, while: "writing sample \(sampleCount) (pts \(sample.pts))")
         }
     }
 

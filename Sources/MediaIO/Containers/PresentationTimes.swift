@@ -1,6 +1,7 @@
 import CFFmpeg
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 extension LiveObjects.Kind {
     /// A libavcodec bitstream parser (`AVCodecParserContext`).
@@ -99,7 +100,7 @@ final class PictureOrderCounter {
                 parser, context, &output, &outputSize, input.baseAddress, Int32(input.count),
                 CFFmpeg_AV_NOPTS_VALUE(), CFFmpeg_AV_NOPTS_VALUE(), 0)
         }
-        try LibAVFormat.check(consumed, while: "parsing an access unit for its picture order count")
+        try Libav.check(consumed, while: "parsing an access unit for its picture order count")
         return Int(parser.pointee.output_picture_number)
     }
 }

@@ -21,7 +21,7 @@ import CFFmpeg
 /// `av_log_default_callback`, so FFmpeg's own output does not change; an
 /// application that installs its own callback afterwards turns the capture
 /// off, and errors then carry libavcodec's return code only.
-enum HardwareLog {
+package enum HardwareLog {
     /// The per-thread slot holding the capture in progress (a retained ``Lines``).
     private static let slot: pthread_key_t = {
         var key = pthread_key_t()
@@ -38,7 +38,7 @@ enum HardwareLog {
 
     /// Runs `body`; returns its result and the error lines logged on this
     /// thread meanwhile, without their `[h264 @ 0x…]` prefixes. Captures nest.
-    static func capture<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> (result: T, errors: [String]) {
+    package static func capture<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> (result: T, errors: [String]) {
         let key = slot
         let lines = Lines()
         let previous = pthread_getspecific(key)
@@ -59,7 +59,7 @@ enum HardwareLog {
     }
 
     /// Joins captured lines for a message: "a; b" (trailing periods dropped).
-    static func summary(_ lines: [String]) -> String {
+    package static func summary(_ lines: [String]) -> String {
         lines.map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }.joined(separator: "; ")
     }
 
@@ -77,7 +77,8 @@ enum HardwareLog {
 /// Receives each line at `AV_LOG_ERROR` or worse from the shim's `av_log`
 /// callback (`CFFmpeg_hardware_log_callback`, which has already passed the
 /// message on to `av_log_default_callback`) and keeps it when this thread is
-/// capturing.
+/// capturing. It lives in this module, the only one that imports CFFmpeg, so
+/// the C shim calls no higher module.
 @_cdecl("CodecSessions_hardwareLogLine")
 func hardwareLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     guard let line, let lines = HardwareLog.current() else { return }

@@ -1,0 +1,145 @@
+import FormatConv
+import MediaCore
+import NativeCodecs
+
+/// One property an encoder accepts, as ``CompressionSession/supportedProperties(forEncoder:)``
+/// lists it (modelled on `VTCopySupportedPropertyDictionaryForEncoder`).
+public struct EncoderPropertyInfo: Sendable, Hashable {
+    /// The kind of value the property holds.
+    public enum ValueType: String, Sendable, Hashable {
+        case integer, number, boolean, string, enumeration, aspectRatio, rateLimits
+    }
+
+    /// The ``CompressionProperties`` member (`"averageBitRate"`).
+    public var name: String
+    public var type: ValueType
+    /// Whether it may be set before the session opens (every property listed may).
+    public var isSettable: Bool
+    /// Whether it may also be changed while encoding (`averageBitRate` on x264).
+    public var isSettableWhileEncoding: Bool
+    /// The smallest and largest value, for numbers.
+    public var minimum: Double?
+    public var maximum: Double?
+    /// The values allowed, for strings and enumerations.
+    public var allowedValues: [String]?
+
+    public init(
+        name: String, type: ValueType, isSettableWhileEncoding: Bool = false, minimum: Double? = nil,
+        maximum: Double? = nil, allowedValues: [String]? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.isSettable = true
+        self.isSettableWhileEncoding = isSettableWhileEncoding
+        self.minimum = minimum
+        self.maximum = maximum
+        self.allowedValues = allowedValues
+    }
+}
+
+extension CompressionSession {
+    /// The encoder names ``encoders(vaapiDevice:)`` reports, with their codec and kind.
+    public static let encoderNames: [(name: String, codec: CodecType, isHardware: Bool)] = [
+        ("x264", .h264, false), ("x265", .hevc, false), ("h264_vaapi", .h264, true), ("hevc_vaapi", .hevc, true),
+    ]
+
+    /// Every encoder CodecSessions can drive and whether a session opens on
+    /// it now, with the reason when not (modelled on `VTCopyVideoEncoderList`).
+    ///
+    /// "Available" is decided by opening the session itself: a 64×64 session
+    /// with `.software`, or `.hardware(devicePath: vaapiDevice)` (the VA-API
+    /// device rule: `vaapiDevice`, else `CODECS_VAAPI_DEVICE`, else the first
+    /// `/dev/dri/renderD*`), so a probe and a session never disagree. A
+    /// VA-API device that offers only the low-power entrypoint (`EncSliceLP`)
+    /// is used in libavcodec's `low_power` mode and reported as such.
+    public static func encoders(vaapiDevice: String? = nil) -> [CodecBackendInfo] {
+        let vaapi = VAAPIReport.probe(explicitDevice: vaapiDevice)
+        return encoderNames.map { entry in
+            var info = CodecBackendInfo(
+                name: entry.name, codec: entry.codec, isHardware: entry.isHardware, unavailableReason: nil)
+            let choice: EncoderChoice = entry.isHardware ? .hardware(devicePath: vaapiDevice) : .software
+            if entry.isHardware, !NativeLibraries.hasEncoder(named: entry.name) {
+                info.unavailableReason = "libavcodec was built without the \(entry.name) encoder"
+                return info
+            }
+            do throws(MediaError) {
+                _ = try CompressionSession(width: 64, height: 64, codec: entry.codec, encoder: choice)
+                info.usesLowPowerEntrypoint =
+                    entry.isHardware && vaapi.device(offering: "EncSlice", for: entry.codec) == nil
+                    && vaapi.device(offering: "EncSliceLP", for: entry.codec) != nil
+            } catch {
+                info.unavailableReason = error.message
+            }
+            return info
+        }
+    }
+
+    /// What VA-API offers: each device the device rule names, with its
+    /// profiles × entrypoints, or why it cannot be used.
+    public static func vaapiDevices(explicitDevice: String? = nil) -> VAAPIReport {
+        VAAPIReport.probe(explicitDevice: explicitDevice)
+    }
+
+    /// The versions of the C libraries this build runs on.
+    public static func libraryVersions(vaapi: VAAPIReport? = nil) -> LibraryVersions {
+        NativeLibraries.versions(vaapi: vaapi ?? VAAPIReport.probe(explicitDevice: nil))
+    }
+
+    /// The ``CompressionProperties`` the encoder `name` (one of
+    /// ``encoderNames``) honours, with type, ranges and allowed values; nil for
+    /// an unknown name. A property not listed is refused by that encoder
+    /// (`.unsupported`) or has no effect on it, as its documentation says.
+    public static func supportedProperties(forEncoder name: String) -> [EncoderPropertyInfo]? {
+        guard let entry = encoderNames.first(where: { $0.name == name }) else { return nil }
+        let codec = entry.codec
+        let software = !entry.isHardware
+        let profiles: [CompressionProperties.Profile] = codec == .h264 ? [.baseline, .main, .high] : [.main, .main10]
+        let levels = (codec == .h264 ? CompressionProperties.h264Levels : CompressionProperties.hevcLevels)
+        var list: [EncoderPropertyInfo] = [
+            EncoderPropertyInfo(
+                name: "averageBitRate", type: .integer, isSettableWhileEncoding: name == "x264", minimum: 1_000,
+                maximum: 1_000_000_000),
+            EncoderPropertyInfo(name: "dataRateLimits", type: .rateLimits, minimum: 1_000, maximum: 1_000_000_000),
+            EncoderPropertyInfo(name: "constantQP", type: .integer, minimum: 0, maximum: 51),
+            EncoderPropertyInfo(
+                name: "profile", type: .enumeration, allowedValues: profiles.map(\.rawValue)),
+            EncoderPropertyInfo(
+                name: "level", type: .number, minimum: levels.min(), maximum: levels.max(),
+                allowedValues: levels.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }),
+            EncoderPropertyInfo(name: "maxKeyFrameInterval", type: .integer, minimum: 1, maximum: 100_000),
+            EncoderPropertyInfo(name: "maxKeyFrameIntervalDuration", type: .number, minimum: 0.001, maximum: 10_000),
+            EncoderPropertyInfo(name: "allowFrameReordering", type: .boolean),
+            EncoderPropertyInfo(name: "maxBFrames", type: .integer, minimum: 0, maximum: 16),
+            EncoderPropertyInfo(name: "realTime", type: .boolean),
+            EncoderPropertyInfo(name: "expectedFrameRate", type: .number, minimum: 0.001, maximum: 1000),
+            EncoderPropertyInfo(name: "slicesPerFrame", type: .integer, minimum: 1, maximum: 64),
+        ]
+        if software {
+            list += [
+                EncoderPropertyInfo(name: "quality", type: .number, minimum: 0, maximum: 51),
+                EncoderPropertyInfo(
+                    name: "preset", type: .string, allowedValues: CompressionProperties.presets),
+                EncoderPropertyInfo(name: "threadCount", type: .integer, minimum: 1, maximum: 128),
+                EncoderPropertyInfo(
+                    name: "colorPrimaries", type: .enumeration,
+                    allowedValues: CompressionProperties.ColorPrimaries.allCases.map { "\($0)" }),
+                EncoderPropertyInfo(
+                    name: "transferFunction", type: .enumeration,
+                    allowedValues: CompressionProperties.TransferFunction.allCases.map { "\($0)" }),
+                EncoderPropertyInfo(
+                    name: "yCbCrMatrix", type: .enumeration,
+                    allowedValues: CompressionProperties.YCbCrMatrix.allCases.map { "\($0)" }),
+                EncoderPropertyInfo(name: "fullRange", type: .boolean),
+                EncoderPropertyInfo(name: "sampleAspectRatio", type: .aspectRatio, minimum: 1, maximum: 65_535),
+            ]
+        }
+        if codec == .h264 {
+            list.append(
+                EncoderPropertyInfo(
+                    name: "entropyMode", type: .enumeration,
+                    allowedValues: CompressionProperties.EntropyMode.allCases.map(\.rawValue)))
+        }
+        if codec == .hevc, software { list.append(EncoderPropertyInfo(name: "openGOP", type: .boolean)) }
+        return list
+    }
+}

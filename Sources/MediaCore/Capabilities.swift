@@ -1,0 +1,112 @@
+/// What VA-API offers on this machine: each device tried, with its vendor and
+/// its profile × entrypoint table for H.264 and HEVC, or the exact reason it
+/// cannot be used. Returned by `CompressionSession.vaapiDevices(explicitDevice:)`
+/// and `DecompressionSession.vaapiDevices(explicitDevice:)`.
+public struct VAAPIReport: Sendable, Hashable {
+    /// The devices the device rule named (`device:`, else `CODECS_VAAPI_DEVICE`,
+    /// else every `/dev/dri/renderD*`), each opened or with its reason.
+    public var devices: [VAAPIDeviceInfo] = []
+    /// Why no device could be used; nil when at least one answered.
+    public var unavailableReason: String?
+
+    public init(devices: [VAAPIDeviceInfo] = [], unavailableReason: String? = nil) {
+        self.devices = devices
+        self.unavailableReason = unavailableReason
+    }
+
+    /// Whether at least one device opened.
+    public var isAvailable: Bool { devices.contains { $0.unavailableReason == nil } }
+
+    /// The first device that opened and offers `entrypoint` for a profile of
+    /// `codec`, if any.
+    public func device(offering entrypoint: String, for codec: CodecType) -> VAAPIDeviceInfo? {
+        devices.first { device in
+            device.unavailableReason == nil
+                && device.profiles.contains { $0.codec == codec && $0.entrypoints.contains(entrypoint) }
+        }
+    }
+}
+
+/// One VA-API device as the probe saw it.
+public struct VAAPIDeviceInfo: Sendable, Hashable {
+    /// The DRM render node (`/dev/dri/renderD128`).
+    public var path: String
+    /// The driver's vendor string.
+    public var vendor: String?
+    /// The VA-API version the driver speaks (`vaInitialize`'s major.minor).
+    public var apiVersion: String?
+    /// The H.264 and HEVC profiles the driver offers, with their entrypoints.
+    public var profiles: [VAAPIProfileInfo] = []
+    /// Why the device could not be opened; nil when it answered.
+    public var unavailableReason: String?
+
+    public init(path: String) { self.path = path }
+}
+
+/// One profile of a VA-API device and the entrypoints it offers for it.
+public struct VAAPIProfileInfo: Sendable, Hashable {
+    public var codec: CodecType
+    /// The profile's name without its codec (`"High"`, `"Main10"`).
+    public var profile: String
+    /// `"VLD"` (decode), `"EncSlice"`, `"EncSliceLP"` (low-power encode).
+    public var entrypoints: [String]
+
+    public init(codec: CodecType, profile: String, entrypoints: [String]) {
+        self.codec = codec
+        self.profile = profile
+        self.entrypoints = entrypoints
+    }
+}
+
+/// One encoder or decoder CodecSessions can drive, and whether a session can
+/// open it on this machine now (modelled on `VTCopyVideoEncoderList`).
+///
+/// "Available" means exactly that a session opens: the capability functions
+/// open the same backend a session would (a 64×64 encoder, the decoder with
+/// its device), so a probe and a session never disagree.
+public struct CodecBackendInfo: Sendable, Hashable {
+    /// `"x264"`, `"x265"`, `"h264_vaapi"`, `"hevc_vaapi"`, `"libavcodec"`,
+    /// `"vaapi"`, `"nvdec"`.
+    public var name: String
+    public var codec: CodecType
+    /// Whether it runs on the CPU or on a device.
+    public var isHardware: Bool
+    /// Why a session cannot open it now; nil when it can.
+    public var unavailableReason: String?
+    /// For VA-API encoders on a device that offers only the low-power
+    /// entrypoint (`EncSliceLP`): the session opens libavcodec's `low_power` mode.
+    public var usesLowPowerEntrypoint = false
+
+    public init(name: String, codec: CodecType, isHardware: Bool, unavailableReason: String?) {
+        self.name = name
+        self.codec = codec
+        self.isHardware = isHardware
+        self.unavailableReason = unavailableReason
+    }
+
+    public var isAvailable: Bool { unavailableReason == nil }
+}
+
+/// The versions of the C libraries this build runs on.
+public struct LibraryVersions: Sendable, Hashable {
+    /// `[("x264", "0.164.3095"), ("x265", "3.5"), ("libavcodec", "59.37.100"), …]`
+    /// in a fixed order: x264, x265, libavcodec, libavformat, libavutil,
+    /// libswscale, libva.
+    public var versions: [Entry]
+    /// The full build strings where a library has one (x264's and x265's).
+    public var builds: [Entry]
+
+    public struct Entry: Sendable, Hashable {
+        public var library: String
+        public var version: String
+        public init(library: String, version: String) {
+            self.library = library
+            self.version = version
+        }
+    }
+
+    public init(versions: [Entry], builds: [Entry]) {
+        self.versions = versions
+        self.builds = builds
+    }
+}
