@@ -75,7 +75,7 @@ public final class AsyncDecompressionSession: Sendable {
     /// - Parameter capacity: the most samples queued for decoding, and the
     ///   most pictures waiting to be consumed.
     public init(
-        formatDescription: FormatDescription, decoder: DecoderChoice = .automatic,
+        formatDescription: FormatDescription, decoder: CodecBackend = .automatic,
         output attributes: DecoderOutputAttributes = .init(), threadCount: Int? = nil, capacity: Int = 8
     ) throws(MediaError) {
         guard capacity >= 1 else { throw .invalidArgument("capacity \(capacity): must be at least 1") }

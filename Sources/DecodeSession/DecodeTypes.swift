@@ -1,20 +1,6 @@
 import FormatConv
 import MediaCore
 
-/// Which decoder a ``DecompressionSession`` runs on.
-public enum DecoderChoice: Sendable, Hashable {
-    /// Hardware when a device can decode the stream (VA-API, then NVDEC),
-    /// else software; ``DecompressionSession/fallbackReason`` says why
-    /// hardware was not used.
-    case automatic
-    /// libavcodec in software, with frame threads.
-    case software
-    /// Hardware only: a VA-API render node (`/dev/dri/renderD128`), or
-    /// `cuda` / `cuda:N` for NVDEC on GPU N; nil tries VA-API's default node,
-    /// then CUDA device 0. Creation fails with the reason when none works.
-    case hardware(devicePath: String? = nil)
-}
-
 /// The pictures a session hands out: their layout and size.
 public struct DecoderOutputAttributes: Sendable, Hashable {
     /// The layout of output pictures; nil keeps the decoder's own (I420 for

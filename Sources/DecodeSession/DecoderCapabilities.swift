@@ -10,7 +10,7 @@ extension DecompressionSession {
     /// A decoder is available when what a session opens opens: libavcodec's
     /// decoder for software; for VA-API, libavcodec's `vaapi` hwaccel, a
     /// device from the device rule (`vaapiDevice`, else `CODECS_VAAPI_DEVICE`,
-    /// else the first `/dev/dri/renderD*`) that opens and offers the `VLD`
+    /// else the first DRM render node) that opens and offers the `VLD`
     /// entrypoint for the codec; for NVDEC, the `cuda` hwaccel or cuvid and a
     /// CUDA device (`cudaDevice`, default 0) that opens.
     public static func decoders(vaapiDevice: String? = nil, cudaDevice: String? = nil) -> [CodecBackendInfo] {

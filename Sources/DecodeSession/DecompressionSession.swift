@@ -50,13 +50,13 @@ import PixelTransfer
 public final class DecompressionSession {
     /// The description of the samples decoded last (changes with the stream).
     public private(set) var formatDescription: FormatDescription
-    /// The decoder the caller chose.
-    public let decoderChoice: DecoderChoice
+    /// The backend the caller asked for.
+    public let requestedBackend: CodecBackend
     /// The pictures the caller asked for.
     public let outputAttributes: DecoderOutputAttributes
     /// libavcodec frame threads for software decoding; 0 = one per core.
     public let threadCount: Int
-    /// Why hardware is not in use, when ``decoderChoice`` allowed it: no
+    /// Why hardware is not in use, when ``requestedBackend`` allowed it: no
     /// device, libavcodec refusing the stream's profile, or a mid-stream failure.
     public private(set) var fallbackReason: String?
     /// Each dropped sample's pts and why, in the order they were dropped.
@@ -65,7 +65,13 @@ public final class DecompressionSession {
     /// decoder failure.
     public static let replayLimit = 300
 
-    private var decoder: LibavcodecDecoder
+    /// The decoder; nil after ``invalidate()``.
+    private var decoderSlot: LibavcodecDecoder?
+    /// The decoder, for code that runs only while the session is valid.
+    private var decoder: LibavcodecDecoder {
+        get { decoderSlot! }
+        set { decoderSlot = newValue }
+    }
     private var pending: [Int64: PendingSample] = [:]
     private var nextToken: Int64 = 0
     private var submitted = 0
@@ -97,7 +103,7 @@ public final class DecompressionSession {
     /// Creates a session for samples of `formatDescription`.
     ///
     /// - Parameters:
-    ///   - decoder: where to decode (``DecoderChoice``).
+    ///   - decoder: where to decode (``CodecBackend``).
     ///   - output: the layout and size of output pictures.
     ///   - threadCount: software frame threads, nil or 0 for one per core.
     /// - Throws: ``MediaError/Code/unsupported`` for a stream whose pictures
@@ -106,7 +112,7 @@ public final class DecompressionSession {
     ///   ``MediaError/Code/unavailable`` when `.hardware` has no usable device;
     ///   ``MediaError/Code/invalidArgument`` for a bad output size or thread count.
     public convenience init(
-        formatDescription: FormatDescription, decoder: DecoderChoice = .automatic,
+        formatDescription: FormatDescription, decoder: CodecBackend = .automatic,
         output: DecoderOutputAttributes = .init(), threadCount: Int? = nil
     ) throws(MediaError) {
         try self.init(
@@ -117,7 +123,7 @@ public final class DecompressionSession {
     /// Creates a session whose `.automatic` choice tries the VA-API device at
     /// `automaticDevicePath` (tests point it at a fake device of the test driver).
     package init(
-        formatDescription: FormatDescription, decoder: DecoderChoice, output: DecoderOutputAttributes,
+        formatDescription: FormatDescription, decoder: CodecBackend, output: DecoderOutputAttributes,
         threadCount: Int?, automaticDevicePath: String?
     ) throws(MediaError) {
         if let width = output.width, !(1...16384).contains(width) {
@@ -132,20 +138,29 @@ public final class DecompressionSession {
         }
         try Self.checkOutput(formatDescription, output)
         self.formatDescription = formatDescription
-        self.decoderChoice = decoder
+        self.requestedBackend = decoder
         self.outputAttributes = output
         self.threadCount = threads
         self.automaticDevicePath = automaticDevicePath
         let (backend, reason) = try Self.makeDecoder(
             formatDescription, choice: decoder, threadCount: threads, hardwareDisabled: false,
             automaticDevicePath: automaticDevicePath)
-        self.decoder = backend
+        self.decoderSlot = backend
         self.fallbackReason = reason
         self.resync = Resync(reason: "the stream has not reached a keyframe yet", damagedFrom: nil)
     }
 
-    /// The decoder in use: "software", "vaapi" or "cuda".
-    public var backend: String { decoder.name }
+    /// The decoder in use by name: "software", "vaapi" or "cuda".
+    public var backend: String { decoderSlot?.name ?? "invalidated" }
+
+    /// Where the session decodes now: `.software`, `.vaapi(device:)` or
+    /// `.nvdec(device:)` with the device it opened (after a fallback, `.software`).
+    public var backendInUse: CodecBackend {
+        guard let decoder = decoderSlot, let device = decoder.hardware, decoder.softwareFallbackReason == nil else {
+            return .software
+        }
+        return device.name == "cuda" ? .nvdec(device: Int(device.device) ?? 0) : .vaapi(device: device.device)
+    }
 
     /// Where every submitted sample stands.
     public var statistics: DecodeStatistics {
@@ -177,6 +192,7 @@ public final class DecompressionSession {
     public func decode(_ sample: CompressedSample, userValue: (any Sendable)? = nil) throws(MediaError)
         -> [DecodedFrame]
     {
+        try checkValid()
         var output: [DecodedFrame] = []
         submitted += 1
         let token = nextToken
@@ -215,6 +231,7 @@ public final class DecompressionSession {
     /// listed in ``drops``; afterwards ``statistics`` shows nothing pending.
     /// Decoding may go on after `finish()`, starting at a keyframe.
     public func finish() throws(MediaError) -> [DecodedFrame] {
+        try checkValid()
         var output: [DecodedFrame] = []
         for _ in 0..<3 {
             do throws(LibavFailure) {
@@ -236,10 +253,32 @@ public final class DecompressionSession {
     /// before the flush is returned after it. The discarded samples are listed
     /// in ``drops``; decoding resumes at the next keyframe.
     public func flush() {
+        guard decoderSlot != nil else { return }
         decoder.flush()
         dropAllPending("discarded by flush()")
         replay = ReplayCache()
         resync = Resync(reason: "flush() reset the decoder", damagedFrom: nil)
+    }
+
+    /// Whether ``invalidate()`` was called.
+    public var isInvalidated: Bool { decoderSlot == nil }
+
+    /// Closes the decoder and frees it now; later ``decode(_:userValue:)`` and
+    /// ``finish()`` calls throw ``MediaError/Code/invalidated`` and ``flush()``
+    /// does nothing. Pictures still inside the decoder are discarded and their
+    /// samples listed in ``drops`` (call ``finish()`` first to keep them).
+    public func invalidate() {
+        guard decoderSlot != nil else { return }
+        dropAllPending("discarded by invalidate()")
+        decoderSlot = nil
+        replay = ReplayCache()
+        transfer = nil
+    }
+
+    private func checkValid() throws(MediaError) {
+        guard decoderSlot != nil else {
+            throw MediaError(.invalidated, "the decompression session was invalidated")
+        }
     }
 
     // MARK: - Feeding the decoder
@@ -308,7 +347,7 @@ public final class DecompressionSession {
             throw .unavailable(refusal)
         }
         let onHardware = decoder.hardware != nil && decoder.softwareFallbackReason == nil
-        if onHardware, case .hardware = decoderChoice {
+        if onHardware, requestedBackend.isHardware {
             // Hardware only: no software fallback. The samples in flight are
             // lost; the decoder starts again at the next keyframe.
             let reason = decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure)")
@@ -427,7 +466,7 @@ public final class DecompressionSession {
         }
         dropAllPending("the stream format changed before this picture came out of the decoder")
         let (backend, reason) = try Self.makeDecoder(
-            description, choice: decoderChoice, threadCount: threadCount, hardwareDisabled: hardwareDisabled,
+            description, choice: requestedBackend, threadCount: threadCount, hardwareDisabled: hardwareDisabled,
             automaticDevicePath: automaticDevicePath)
         decoder = backend
         if let reason, !hardwareDisabled { fallbackReason = reason }
@@ -491,7 +530,7 @@ public final class DecompressionSession {
     /// Opens the decoder for `choice`; the second value says why hardware
     /// is not used when the choice allowed it.
     private static func makeDecoder(
-        _ description: FormatDescription, choice: DecoderChoice, threadCount: Int, hardwareDisabled: Bool,
+        _ description: FormatDescription, choice: CodecBackend, threadCount: Int, hardwareDisabled: Bool,
         automaticDevicePath: String?
     ) throws(MediaError) -> (LibavcodecDecoder, String?) {
         func software() throws(MediaError) -> LibavcodecDecoder {
@@ -512,15 +551,13 @@ public final class DecompressionSession {
                 }
             }
             return (try software(), "no hardware decoder: " + reasons.joined(separator: "; "))
-        case .hardware(let path):
+        case .hardware, .vaapi, .nvdec:
             if hardwareDisabled { return (try software(), nil) }
             let devices: [HardwareChoice]
-            if let path, path.hasPrefix("cuda") {
-                devices = [.cuda(index: path.split(separator: ":").dropFirst().first.map(String.init))]
-            } else if let path {
-                devices = [.vaapi(path: path)]
-            } else {
-                devices = [.vaapi(path: nil), .cuda(index: nil)]
+            switch choice {
+            case .vaapi(let path): devices = [.vaapi(path: path)]
+            case .nvdec(let index): devices = [.cuda(index: index.map(String.init))]
+            default: devices = [.vaapi(path: nil), .cuda(index: nil)]
             }
             var reasons: [String] = []
             for device in devices {

@@ -36,6 +36,8 @@ public final class AsyncCompressionSession: Sendable {
     public let formatDescription: FormatDescription
     /// The backend in use (see ``CompressionSession/backend``).
     public let backend: String
+    /// Where the session runs (see ``CompressionSession/backendInUse``).
+    public let backendInUse: CodecBackend
     /// Why `.automatic` did not use hardware.
     public let fallbackReason: String?
 
@@ -49,7 +51,7 @@ public final class AsyncCompressionSession: Sendable {
     /// - Throws: the errors of ``CompressionSession``'s initializer, and
     ///   `.invalidArgument` for a queue depth out of range.
     public convenience init(
-        width: Int, height: Int, codec: CodecType, encoder: EncoderChoice = .automatic,
+        width: Int, height: Int, codec: CodecType, encoder: CodecBackend = .automatic,
         properties: CompressionProperties = .init(), queueDepth: Int = 8
     ) throws(MediaError) {
         try self.init(
@@ -60,7 +62,7 @@ public final class AsyncCompressionSession: Sendable {
     /// Creates the session with `hardwareFactory` standing in for the
     /// built-in hardware backend (tests use it).
     package init(
-        width: Int, height: Int, codec: CodecType, encoder: EncoderChoice, properties: CompressionProperties,
+        width: Int, height: Int, codec: CodecType, encoder: CodecBackend, properties: CompressionProperties,
         queueDepth: Int, hardwareFactory: HardwareEncoderFactory?
     ) throws(MediaError) {
         guard (1...1024).contains(queueDepth) else {
@@ -71,6 +73,7 @@ public final class AsyncCompressionSession: Sendable {
             hardwareFactory: hardwareFactory)
         formatDescription = session.formatDescription
         backend = session.backend
+        backendInUse = session.backendInUse
         fallbackReason = session.fallbackReason
         let queue = FrameQueue(
             capacity: queueDepth, width: width, height: height, formats: session.acceptedPixelFormats)

@@ -1,19 +1,6 @@
 import FormatConv
 import MediaCore
 
-/// Which encoder a session uses.
-public enum EncoderChoice: Sendable, Hashable {
-    /// Hardware when it works for these settings, software otherwise; the
-    /// reason hardware was not used is kept in
-    /// ``CompressionSession/fallbackReason``.
-    case automatic
-    /// x264 for H.264, x265 for HEVC.
-    case software
-    /// The hardware backend (VA-API) on `devicePath`, or on the first device
-    /// that works when `nil`; creating the session fails when it cannot be used.
-    case hardware(devicePath: String? = nil)
-}
-
 /// Per-frame requests for ``CompressionSession/encode(_:pts:duration:options:)``.
 public struct FrameOptions: Sendable, Hashable {
     /// Code this frame as a keyframe (an H.264 IDR or HEVC IDR picture).
@@ -79,8 +66,11 @@ public final class CompressionSession {
     /// SPS/PPS (H.264) or VPS/SPS/PPS (HEVC) of every sample the session
     /// produces; available right after creation.
     public let formatDescription: FormatDescription
-    /// The backend in use: `"x264"`, `"x265"` or `"vaapi"`.
+    /// The encoder in use by name: `"x264"`, `"x265"` or `"vaapi"`.
     public let backend: String
+    /// Where the session runs: `.software`, or `.vaapi(device:)` with the
+    /// device it opened.
+    public let backendInUse: CodecBackend
     /// Why `.automatic` did not use hardware; `nil` when it did or when
     /// software was asked for.
     public let fallbackReason: String?
@@ -112,7 +102,7 @@ public final class CompressionSession {
     ///   when `.hardware` cannot be used (the message carries the reason);
     ///   ``MediaError/Code/backendFailure`` when the encoder fails to open.
     public convenience init(
-        width: Int, height: Int, codec: CodecType, encoder: EncoderChoice = .automatic,
+        width: Int, height: Int, codec: CodecType, encoder: CodecBackend = .automatic,
         properties: CompressionProperties = .init()
     ) throws(MediaError) {
         try self.init(
@@ -123,7 +113,7 @@ public final class CompressionSession {
     /// Creates a session with `hardwareFactory` standing in for the built-in
     /// hardware backend (tests use it to inject failures).
     package init(
-        width: Int, height: Int, codec: CodecType, encoder: EncoderChoice, properties: CompressionProperties,
+        width: Int, height: Int, codec: CodecType, encoder: CodecBackend, properties: CompressionProperties,
         hardwareFactory: HardwareEncoderFactory?
     ) throws(MediaError) {
         for (name, value) in [("width", width), ("height", height)] {
@@ -146,11 +136,17 @@ public final class CompressionSession {
         switch encoder {
         case .software:
             break
-        case .hardware(let devicePath):
+        case .hardware, .vaapi:
             guard let hardwareFactory else {
                 throw .unavailable("hardware encoding: no hardware encoder backend is built into this library")
             }
-            engine = try hardwareFactory(configuration, devicePath)
+            var device: String? = nil
+            if case .vaapi(let path) = encoder { device = path }
+            engine = try hardwareFactory(configuration, device)
+        case .nvdec:
+            throw .unsupported(
+                "nvdec: NVDEC only decodes and CodecSessions has no NVENC encoder; encode with .software, .vaapi or "
+                    + ".automatic")
         case .automatic:
             if let hardwareFactory {
                 do throws(MediaError) {
@@ -179,6 +175,7 @@ public final class CompressionSession {
         self.properties = properties
         self.engine = chosen
         self.backend = chosen.name
+        self.backendInUse = chosen.backendInUse
         self.fallbackReason = reason
         self.bitDepth = bitDepth
         self.inputConverter = InputConverter(encoderFormat: bitDepth == 10 ? .i010 : .i420)

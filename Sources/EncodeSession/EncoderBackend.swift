@@ -112,6 +112,9 @@ package protocol EncoderBackend: AnyObject {
     /// The backend's short name, shown as ``CompressionSession/backend``:
     /// `"x264"`, `"x265"`, `"vaapi"`.
     var name: String { get }
+    /// Where it runs (``CompressionSession/backendInUse``); `.software` unless
+    /// the backend says otherwise.
+    var backendInUse: CodecBackend { get }
     /// The encoder's headers as bare NAL units (see the protocol's notes).
     var parameterSets: [[UInt8]] { get }
     /// Encodes one frame; returns the pictures ready now, in decode order.
@@ -120,6 +123,10 @@ package protocol EncoderBackend: AnyObject {
     func finish() throws(MediaError) -> [EncodedFrame]
     /// Changes the average bit rate (bits per second) for the frames that follow.
     func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError)
+}
+
+extension EncoderBackend {
+    package var backendInUse: CodecBackend { .software }
 }
 
 /// Makes a hardware backend for `configuration` on `devicePath` (`nil`: the

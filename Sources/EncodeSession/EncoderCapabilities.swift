@@ -47,17 +47,17 @@ extension CompressionSession {
     /// it now, with the reason when not (modelled on `VTCopyVideoEncoderList`).
     ///
     /// "Available" is decided by opening the session itself: a 64×64 session
-    /// with `.software`, or `.hardware(devicePath: vaapiDevice)` (the VA-API
-    /// device rule: `vaapiDevice`, else `CODECS_VAAPI_DEVICE`, else the first
-    /// `/dev/dri/renderD*`), so a probe and a session never disagree. A
-    /// VA-API device that offers only the low-power entrypoint (`EncSliceLP`)
-    /// is used in libavcodec's `low_power` mode and reported as such.
+    /// with `.software`, or `.vaapi(device: vaapiDevice)` (the VA-API device
+    /// rule: `vaapiDevice`, else `CODECS_VAAPI_DEVICE`, else the first render
+    /// node), so a probe and a session never disagree. A VA-API device that
+    /// offers only the low-power entrypoint (`EncSliceLP`) is used in
+    /// libavcodec's `low_power` mode and reported as such.
     public static func encoders(vaapiDevice: String? = nil) -> [CodecBackendInfo] {
         let vaapi = VAAPIReport.probe(explicitDevice: vaapiDevice)
         return encoderNames.map { entry in
             var info = CodecBackendInfo(
                 name: entry.name, codec: entry.codec, isHardware: entry.isHardware, unavailableReason: nil)
-            let choice: EncoderChoice = entry.isHardware ? .hardware(devicePath: vaapiDevice) : .software
+            let choice: CodecBackend = entry.isHardware ? .vaapi(device: vaapiDevice) : .software
             if entry.isHardware, !NativeLibraries.hasEncoder(named: entry.name) {
                 info.unavailableReason = "libavcodec was built without the \(entry.name) encoder"
                 return info

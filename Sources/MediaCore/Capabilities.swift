@@ -4,7 +4,7 @@
 /// and `DecompressionSession.vaapiDevices(explicitDevice:)`.
 public struct VAAPIReport: Sendable, Hashable {
     /// The devices the device rule named (`device:`, else `CODECS_VAAPI_DEVICE`,
-    /// else every `/dev/dri/renderD*`), each opened or with its reason.
+    /// else the first DRM render node), each opened or with its reason.
     public var devices: [VAAPIDeviceInfo] = []
     /// Why no device could be used; nil when at least one answered.
     public var unavailableReason: String?
@@ -29,7 +29,7 @@ public struct VAAPIReport: Sendable, Hashable {
 
 /// One VA-API device as the probe saw it.
 public struct VAAPIDeviceInfo: Sendable, Hashable {
-    /// The DRM render node (`/dev/dri/renderD128`).
+    /// The DRM render node's path.
     public var path: String
     /// The driver's vendor string.
     public var vendor: String?

@@ -33,7 +33,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
         return 0
     }
     let options: Arguments
-    let choice: DecoderChoice
+    let choice: CodecBackend
     let threads: Int?
     var pixelFormat: PixelFormat? = nil
     var codec: CodecType? = nil
@@ -42,7 +42,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
             arguments, valueOptions: ["i", "o", "decoder", "threads", "pixel-format", "codec"], flagOptions: [])
         switch try options.choice("decoder", ["auto", "software", "vaapi"], default: "auto") {
         case "software": choice = .software
-        case "vaapi": choice = .hardware(devicePath: nil)
+        case "vaapi": choice = .vaapi(device: nil)
         default: choice = .automatic
         }
         threads = try options.integer("threads", in: 0...64)
@@ -78,7 +78,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
 private final class DecodeJob {
     let inputPath: String
     let outputPath: String
-    let choice: DecoderChoice
+    let choice: CodecBackend
     let threads: Int?
     let pixelFormat: PixelFormat?
     var codec: CodecType?
@@ -92,7 +92,7 @@ private final class DecodeJob {
     private var lastProgress = ContinuousClock.now
 
     init(
-        inputPath: String, outputPath: String, choice: DecoderChoice, threads: Int?, pixelFormat: PixelFormat?,
+        inputPath: String, outputPath: String, choice: CodecBackend, threads: Int?, pixelFormat: PixelFormat?,
         codec: CodecType?
     ) {
         self.inputPath = inputPath

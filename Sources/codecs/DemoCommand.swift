@@ -73,7 +73,7 @@ struct DemoOptions: Sendable {
     var height = 720
     var frameRate = 30
     var codec: CodecType = .h264
-    var encoder: EncoderChoice = .automatic
+    var encoder: CodecBackend = .automatic
     var encoderName = "auto"
     var lateJoin = 0
     var dropEvery: Int? = nil
@@ -105,7 +105,7 @@ struct DemoOptions: Sendable {
         }
         codec = try parsed.choice("codec", ["h264", "hevc"], default: "h264") == "hevc" ? .hevc : .h264
         encoderName = try parsed.choice("encoder", ["auto", "software", "vaapi"], default: "auto")
-        encoder = encoderName == "software" ? .software : encoderName == "vaapi" ? .hardware() : .automatic
+        encoder = encoderName == "software" ? .software : encoderName == "vaapi" ? .vaapi() : .automatic
         lateJoin = try parsed.integer("late-join", in: 0...(frames - 1), default: 0)!
         dropEvery = try parsed.integer("drop-every", in: 2...100_000)
         resolutionChange = parsed.flag("resolution-change")

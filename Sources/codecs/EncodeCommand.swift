@@ -70,7 +70,7 @@ private struct EncodePlan {
     var input: String
     var output: String
     var codec: CodecType
-    var encoder: EncoderChoice
+    var encoder: CodecBackend
     var properties = CompressionProperties()
     var frameLimit: Int?
     var fastStart = false
@@ -108,7 +108,7 @@ private struct EncodePlan {
 
         switch try options.choice("encoder", ["auto", "software", "vaapi"], default: "auto") {
         case "software": encoder = .software
-        case "vaapi": encoder = .hardware()
+        case "vaapi": encoder = .vaapi()
         default: encoder = .automatic
         }
 

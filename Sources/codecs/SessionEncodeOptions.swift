@@ -22,7 +22,7 @@ struct SessionEncodeOptions {
         """
 
     var codec: CodecType = .h264
-    var encoder: EncoderChoice = .automatic
+    var encoder: CodecBackend = .automatic
     var encoderName = "auto"
     var properties = CompressionProperties()
 
@@ -35,7 +35,7 @@ struct SessionEncodeOptions {
         encoderName = try arguments.choice("encoder", ["auto", "software", "vaapi"], default: encoderName)
         switch encoderName {
         case "software": encoder = .software
-        case "vaapi": encoder = .hardware()
+        case "vaapi": encoder = .vaapi()
         default: encoder = .automatic
         }
         let rateModes = ["bitrate", "crf", "qp"].filter { arguments.value($0) != nil }

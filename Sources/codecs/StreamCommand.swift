@@ -180,7 +180,7 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
     let address: (host: String, port: Int)
     let output: String
     let codec: CodecType?
-    let decoder: DecoderChoice
+    let decoder: CodecBackend
     let frameLimit: Int?
     var frameRate: (numerator: Int, denominator: Int)? = nil
     do {
@@ -201,7 +201,7 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
         }
         switch try parsed.choice("decoder", ["auto", "software", "vaapi"], default: "auto") {
         case "software": decoder = .software
-        case "vaapi": decoder = .hardware()
+        case "vaapi": decoder = .vaapi()
         default: decoder = .automatic
         }
         frameLimit = try parsed.integer("frames", in: 1...Int.max)
@@ -234,7 +234,7 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
 private struct StreamReceiver {
     let output: String
     var codec: CodecType?
-    let decoder: DecoderChoice
+    let decoder: CodecBackend
     let frameLimit: Int?
     let frameRate: (numerator: Int, denominator: Int)?
 
@@ -247,7 +247,7 @@ private struct StreamReceiver {
     private var droppedNALUnits = 0
 
     init(
-        output: String, codec: CodecType?, decoder: DecoderChoice, frameLimit: Int?,
+        output: String, codec: CodecType?, decoder: CodecBackend, frameLimit: Int?,
         frameRate: (numerator: Int, denominator: Int)?
     ) {
         self.output = output

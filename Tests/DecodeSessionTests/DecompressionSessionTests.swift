@@ -286,7 +286,7 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let samples = try TestStreams.samples(ofFile: path, codec: .h264)
         do {
             let session = try DecompressionSession(
-                formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: "/nonexistent/renderD1")
+                formatDescription: samples[0].formatDescription, decoder: .vaapi(device: "/nonexistent/renderD1")
             )
             Issue.record("a missing device must not give a session (got \(session.backend))")
         } catch {

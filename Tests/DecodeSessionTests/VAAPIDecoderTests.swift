@@ -71,7 +71,7 @@ struct VAAPIDecoderTests {
         let (samples, _) = try Self.stream(clip, in: directory)
         do {
             let session = try DecompressionSession(
-                formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: device))
+                formatDescription: samples[0].formatDescription, decoder: .vaapi(device: device))
             #expect(session.backend == "vaapi")
             var failures: [MediaError] = []
             var frames: [DecodedFrame] = []
@@ -208,7 +208,7 @@ struct VAAPIDecoderTests {
             var error: MediaError? = nil
             do {
                 let session = try DecompressionSession(
-                    formatDescription: samples[0].formatDescription, decoder: .hardware(devicePath: device))
+                    formatDescription: samples[0].formatDescription, decoder: .vaapi(device: device))
                 #expect(!failure.atCreation, "the session opened")
                 do {
                     _ = try session.decode(samples[0])

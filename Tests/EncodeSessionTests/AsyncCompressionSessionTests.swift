@@ -81,7 +81,7 @@ import Testing
         properties.allowFrameReordering = false
         let depth = 2
         let session = try AsyncCompressionSession(
-            width: 160, height: 120, codec: .h264, encoder: .hardware(), properties: properties, queueDepth: depth,
+            width: 160, height: 120, codec: .h264, encoder: .hardware, properties: properties, queueDepth: depth,
             hardwareFactory: factory)
         let clip = SyntheticClip(width: 160, height: 120, frameCount: 10)
         let accepted = Atomic<Int>(0)

@@ -475,7 +475,7 @@ import Testing
 
         #expect {
             try CompressionSession(
-                width: Self.width, height: Self.height, codec: .h264, encoder: .hardware(devicePath: "/dev/null"),
+                width: Self.width, height: Self.height, codec: .h264, encoder: .vaapi(device: "/dev/null"),
                 properties: Self.properties(), hardwareFactory: failing)
         } throws: { error in
             (error as? MediaError) == .unavailable("VA-API: no render node found")
@@ -488,7 +488,7 @@ import Testing
         #expect(none.fallbackReason?.contains("no hardware encoder") == true)
         #expect {
             try CompressionSession(
-                width: Self.width, height: Self.height, codec: .hevc, encoder: .hardware(),
+                width: Self.width, height: Self.height, codec: .hevc, encoder: .hardware,
                 properties: Self.properties(), hardwareFactory: nil)
         } throws: { ($0 as? MediaError)?.code == .unavailable }
     }
@@ -500,7 +500,7 @@ import Testing
             return try DroppingBackend(wrapping: X264Encoder(configuration), dropping: [])
         }
         let session = try CompressionSession(
-            width: Self.width, height: Self.height, codec: .h264, encoder: .hardware(devicePath: "/dev/dri/renderD129"),
+            width: Self.width, height: Self.height, codec: .h264, encoder: .vaapi(device: "/dev/dri/renderD129"),
             properties: Self.properties(), hardwareFactory: factory)
         #expect(session.backend == "test-hardware")
         #expect(session.fallbackReason == nil)
@@ -515,7 +515,7 @@ import Testing
         var properties = Self.properties()
         properties.allowFrameReordering = false
         let session = try CompressionSession(
-            width: Self.width, height: Self.height, codec: .h264, encoder: .hardware(), properties: properties,
+            width: Self.width, height: Self.height, codec: .h264, encoder: .hardware, properties: properties,
             hardwareFactory: factory)
         let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 10)
         let samples = try EncodeTest.encodeClip(session, clip: clip)

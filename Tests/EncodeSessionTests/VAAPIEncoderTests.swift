@@ -19,10 +19,10 @@ struct VAAPIEncoderTests {
     static let width = 320
     static let height = 240
 
-    /// A session whose hardware factory opens `device` (what `.hardware(devicePath:)`
+    /// A session whose hardware factory opens `device` (what `.vaapi(device:)`
     /// does, and what `.automatic` does with `CODECS_VAAPI_DEVICE` set).
     static func session(
-        _ choice: EncoderChoice, device: String, codec: CodecType = .h264, properties: CompressionProperties = .init()
+        _ choice: CodecBackend, device: String, codec: CodecType = .h264, properties: CompressionProperties = .init()
     ) throws(MediaError) -> CompressionSession {
         try CompressionSession(
             width: width, height: height, codec: codec, encoder: choice, properties: properties,
@@ -81,7 +81,7 @@ struct VAAPIEncoderTests {
         let device = try TestVADriver.makeDevice(in: directory)
         do {
             let session = try CompressionSession(
-                width: Self.width, height: Self.height, codec: .h264, encoder: .hardware(devicePath: device))
+                width: Self.width, height: Self.height, codec: .h264, encoder: .vaapi(device: device))
             #expect(session.backend == "vaapi")
             #expect(session.fallbackReason == nil)
             let count = 30
@@ -119,7 +119,7 @@ struct VAAPIEncoderTests {
             #expect(high?.entrypoints == ["VLD", "EncSliceLP"])
 
             let session = try CompressionSession(
-                width: Self.width, height: Self.height, codec: .h264, encoder: .hardware(devicePath: device))
+                width: Self.width, height: Self.height, codec: .h264, encoder: .vaapi(device: device))
             #expect(session.backend == "vaapi")
             let count = 20
             let samples = try EncodeTest.encodeClip(session, count: count, format: .i420)
@@ -148,7 +148,7 @@ struct VAAPIEncoderTests {
         let device = try TestVADriver.makeDevice(in: directory, failures: failures)
         do {
             for info in CompressionSession.encoders(vaapiDevice: device) {
-                let choice: EncoderChoice = info.isHardware ? .hardware(devicePath: device) : .software
+                let choice: CodecBackend = info.isHardware ? .vaapi(device: device) : .software
                 do {
                     _ = try CompressionSession(
                         width: Self.width, height: Self.height, codec: info.codec, encoder: choice)
@@ -169,7 +169,7 @@ struct VAAPIEncoderTests {
         do {
             var properties = CompressionProperties()
             properties.maxKeyFrameInterval = 12
-            let session = try Self.session(.hardware(), device: device, properties: properties)
+            let session = try Self.session(.hardware, device: device, properties: properties)
             let samples = try EncodeTest.encodeClip(session, count: 40, forceKeyFrames: [5, 30])
             // The interval counts from the latest keyframe, forced ones included.
             let expected = [0, 5, 17, 29, 30]
@@ -190,7 +190,7 @@ struct VAAPIEncoderTests {
         for qp in [18, 38] {
             var properties = CompressionProperties()
             properties.constantQP = qp
-            let session = try Self.session(.hardware(), device: device, properties: properties)
+            let session = try Self.session(.hardware, device: device, properties: properties)
             let samples = try EncodeTest.encodeClip(session, count: 20)
             let stream = try EncodeTest.annexB(samples)
             let decoded = try EncodeTest.decode(stream, codec: .h264)
@@ -211,7 +211,7 @@ struct VAAPIEncoderTests {
         do {
             var properties = CompressionProperties()
             properties.averageBitRate = target
-            let session = try Self.session(.hardware(), device: device, properties: properties)
+            let session = try Self.session(.hardware, device: device, properties: properties)
             let count = 300
             let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: count)
             var samples: [CompressedSample] = []
@@ -241,7 +241,7 @@ struct VAAPIEncoderTests {
         let directory = try TemporaryDirectory()
         let device = try TestVADriver.makeDevice(in: directory, failures: [stage])
         do {
-            let error = #expect(throws: MediaError.self) { try Self.session(.hardware(), device: device) }
+            let error = #expect(throws: MediaError.self) { try Self.session(.hardware, device: device) }
             #expect(error?.code == .unavailable, "\(stage): \(String(describing: error))")
             #expect(error?.message.hasPrefix(message) == true, "\(stage): \(error?.message ?? "")")
             if stage != "init" && stage != "encode" {
@@ -262,7 +262,7 @@ struct VAAPIEncoderTests {
         // sees frame 6 as its sixth picture (priming runs on another display).
         let device = try TestVADriver.makeDevice(in: directory, failures: ["encode:6"])
         do {
-            let session = try Self.session(.hardware(), device: device)
+            let session = try Self.session(.hardware, device: device)
             var samples: [CompressedSample] = []
             var failedAt: Int? = nil
             var failure: MediaError? = nil
@@ -291,7 +291,7 @@ struct VAAPIEncoderTests {
         let device = try TestVADriver.makeDevice(in: directory)
         do {
             let error = #expect(throws: MediaError.self) {
-                try Self.session(.hardware(), device: device, codec: .hevc)
+                try Self.session(.hardware, device: device, codec: .hevc)
             }
             #expect(error?.code == .unavailable)
             #expect(error?.message.contains("cannot encode HEVC Main (no EncSlice entrypoint)") == true)
@@ -308,7 +308,7 @@ struct VAAPIEncoderTests {
         var properties = CompressionProperties()
         properties.quality = 23
         let error = #expect(throws: MediaError.self) {
-            try Self.session(.hardware(), device: device, properties: properties)
+            try Self.session(.hardware, device: device, properties: properties)
         }
         #expect(error?.code == .unsupported)
         #expect(error?.message.hasPrefix("quality:") == true)
@@ -336,7 +336,7 @@ struct VAAPIEncoderTests {
         let error = #expect(throws: MediaError.self) {
             try CompressionSession(
                 width: Self.width, height: Self.height, codec: .h264,
-                encoder: .hardware(devicePath: "/nonexistent/renderD128"))
+                encoder: .vaapi(device: "/nonexistent/renderD128"))
         }
         #expect(error?.code == .unavailable)
         #expect(error?.message.hasPrefix("no VA-API render node: cannot open /nonexistent/renderD128") == true)
@@ -348,7 +348,7 @@ struct VAAPIEncoderTests {
         let path = directory.path("plain-file")
         try "not a device\n".write(toFile: path, atomically: true, encoding: .utf8)
         let error = #expect(throws: MediaError.self) {
-            try Self.session(.hardware(), device: path)
+            try Self.session(.hardware, device: path)
         }
         #expect(error?.message == "no VA-API render node: \(path) is not a DRM render node (vaGetDisplayDRM)")
         Self.expectNoLiveObjects()

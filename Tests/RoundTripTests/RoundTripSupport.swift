@@ -46,7 +46,7 @@ let frameDuration = MediaTime(value: 1, timescale: 30)
 /// Encodes `frames` frames of a 320×240 synthetic clip (or `width × height`)
 /// and writes them as Annex-B with parameter sets before every keyframe.
 func encodeClip(
-    codec: CodecType, settings: EncoderSettings = .zeroLatency, encoder: EncoderChoice = .software,
+    codec: CodecType, settings: EncoderSettings = .zeroLatency, encoder: CodecBackend = .software,
     frames: Int = 48, width: Int = 320, height: Int = 240, firstFrame: Int = 0, writer: inout AnnexBWriter
 ) throws -> EncodedClip {
     let clip = SyntheticClip(width: width, height: height, frameCount: firstFrame + frames)
@@ -68,7 +68,7 @@ func encodeClip(
 }
 
 func encodeClip(
-    codec: CodecType, settings: EncoderSettings = .zeroLatency, encoder: EncoderChoice = .software,
+    codec: CodecType, settings: EncoderSettings = .zeroLatency, encoder: CodecBackend = .software,
     frames: Int = 48, width: Int = 320, height: Int = 240
 ) throws -> EncodedClip {
     var writer = AnnexBWriter(policy: .beforeEveryKeyframe)

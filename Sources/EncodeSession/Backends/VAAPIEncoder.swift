@@ -16,7 +16,7 @@ import NativeCodecs
 /// the thrown error under `.hardware`):
 ///
 /// 1. **Device**: the explicit path, else `$CODECS_VAAPI_DEVICE`, else the
-///    first `/dev/dri/renderD128…renderD135` that exists.
+///    first render node that exists (NativeCodecs' one device rule).
 /// 2. **Preflight** straight through libva (``VAAPIPreflight``): open the
 ///    node, `vaInitialize`, find the profile with an `EncSlice` entrypoint,
 ///    then create and destroy a config, one surface and a context. libavcodec
@@ -44,6 +44,7 @@ final class VAAPIEncoder: EncoderBackend {
     let parameterSets: [[UInt8]]
     /// The render node in use.
     let devicePath: String
+    var backendInUse: CodecBackend { .vaapi(device: devicePath) }
 
     private let pipeline: VAAPIPipeline
     private let codec: CodecType
