@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "NativeCodecs", dependencies: ["MediaCore", "CX264", "CX265", "CFFmpeg", "CVAAPI"]),
 
         // Sessions and I/O over the C libraries.
-        .target(name: "PixelTransfer", dependencies: ["MediaCore", "NativeCodecs", "CFFmpeg"]),
+        .target(name: "PixelTransfer", dependencies: ["MediaCore", "NativeCodecs"]),
         .target(
             name: "EncodeSession",
             dependencies: [
@@ -50,7 +50,7 @@ let package = Package(
             ]),
         .target(
             name: "DecodeSession",
-            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs", "CFFmpeg"]),
+            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
         .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "NativeCodecs", "CFFmpeg"]),
 
         .executableTarget(
@@ -83,7 +83,10 @@ let package = Package(
             dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
         .testTarget(
             name: "DecodeSessionTests",
-            dependencies: ["TestSupport", "DecodeSession", "EncodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+            dependencies: [
+                "TestSupport", "DecodeSession", "EncodeSession", "FormatConv", "MediaCore", "MediaIO", "NativeCodecs",
+                "PixelTransfer",
+            ]),
         .testTarget(
             name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
         .testTarget(name: "MediaIOTests", dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv"]),

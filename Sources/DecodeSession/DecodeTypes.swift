@@ -81,13 +81,3 @@ public struct DropReport: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "pts \(pts): \(reason)" }
 }
-
-extension LiveObjects.Kind {
-    /// A libavcodec decoder context owned by DecodeSession (`AVCodecContext`).
-    public static let libavcodecDecoder = LiveObjects.Kind(rawValue: "DecodeSession.LibavcodecDecoder")
-    /// A decoded `AVFrame` reference held by DecodeSession (or by a
-    /// ``PixelBuffer`` it handed out without copying).
-    public static let decodedPicture = LiveObjects.Kind(rawValue: "DecodeSession.DecodedPicture")
-    /// A hardware device context (`AVHWDeviceContext`) opened by DecodeSession.
-    public static let decoderHardwareDevice = LiveObjects.Kind(rawValue: "DecodeSession.HardwareDevice")
-}

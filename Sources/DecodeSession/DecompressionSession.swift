@@ -1,4 +1,3 @@
-import CFFmpeg
 import FormatConv
 import MediaCore
 import NativeCodecs
@@ -37,10 +36,18 @@ import PixelTransfer
 /// drained, reset and decoding resumes. A stream that starts without a
 /// keyframe, and decoding after ``flush()`` or ``finish()``, likewise waits
 /// for one. When the decoder itself breaks (a hardware failure, libavcodec
-/// running out of memory) the session builds a software decoder and replays
-/// the samples kept since the last keyframe (at most ``replayLimit``
-/// samples), so no picture is lost. A session created with `.hardware` does
-/// not fall back: a device failure throws, naming what the driver reported. Every sample is accounted for:
+/// running out of memory) under `.automatic` or `.software`, the session
+/// builds a software decoder and decodes again, from the keyframe before the
+/// oldest picture still in flight, the samples it kept; pictures already
+/// delivered are not delivered again, and every other picture is delivered
+/// once. This holds for a failure at any point — before or after pictures
+/// came out, in any group of pictures — as long as the samples since that
+/// keyframe fit in the replay cache (``defaultReplayByteLimit`` bytes); a
+/// group that outgrows it is counted in ``replayCacheOverflows``, and a
+/// failure inside it drops the pictures in flight, each listed in ``drops``
+/// with that reason. A session created with a hardware backend (`.hardware`,
+/// `.vaapi`, `.nvdec`) does not fall back: a device failure throws, naming
+/// what the driver reported. Every sample is accounted for:
 /// ``statistics`` always satisfies `submitted == decoded + dropped + pending`
 /// and ``drops`` lists each dropped sample's pts and reason.
 ///
@@ -61,14 +68,18 @@ public final class DecompressionSession {
     public private(set) var fallbackReason: String?
     /// Each dropped sample's pts and why, in the order they were dropped.
     public private(set) var drops: [DropReport] = []
-    /// The most samples kept since the last keyframe for replay after a
-    /// decoder failure.
-    public static let replayLimit = 300
+    /// The default most bytes of samples kept for replay after a decoder
+    /// failure (64 MiB: about 90 s of a 6 Mbit/s stream).
+    public static let defaultReplayByteLimit = 64 << 20
+    /// How many times a group of pictures outgrew the replay cache (see
+    /// ``defaultReplayByteLimit``); a decoder failure inside such a group drops
+    /// the pictures in flight, each listed in ``drops`` with the reason.
+    public var replayCacheOverflows: Int { replay.overflows }
 
     /// The decoder; nil after ``invalidate()``.
-    private var decoderSlot: LibavcodecDecoder?
+    private var decoderSlot: (any DecoderBackend)?
     /// The decoder, for code that runs only while the session is valid.
-    private var decoder: LibavcodecDecoder {
+    private var decoder: any DecoderBackend {
         get { decoderSlot! }
         set { decoderSlot = newValue }
     }
@@ -77,13 +88,15 @@ public final class DecompressionSession {
     private var submitted = 0
     private var decoded = 0
     private var resync: Resync?
-    private var replay = ReplayCache()
+    private var replay: ReplayCache
     private var replaying = false
     private var hardwareDisabled = false
     private var injectParameterSets = false
     private var transfer: PixelTransferSession?
     /// The VA-API device `.automatic` tries (nil: `CODECS_VAAPI_DEVICE` or the first render node).
     private let automaticDevicePath: String?
+    /// Makes the decoders (libavcodec, or a test's fakes).
+    private let factory: DecoderFactory
 
     /// The sample data the session keeps for a picture not yet out of the decoder.
     private struct PendingSample {
@@ -124,7 +137,8 @@ public final class DecompressionSession {
     /// `automaticDevicePath` (tests point it at a fake device of the test driver).
     package init(
         formatDescription: FormatDescription, decoder: CodecBackend, output: DecoderOutputAttributes,
-        threadCount: Int?, automaticDevicePath: String?
+        threadCount: Int?, automaticDevicePath: String?, factory: DecoderFactory = .libavcodec,
+        replayByteLimit: Int = DecompressionSession.defaultReplayByteLimit
     ) throws(MediaError) {
         if let width = output.width, !(1...16384).contains(width) {
             throw .invalidArgument("output width \(width): must be 1...16384")
@@ -142,9 +156,11 @@ public final class DecompressionSession {
         self.outputAttributes = output
         self.threadCount = threads
         self.automaticDevicePath = automaticDevicePath
+        self.factory = factory
+        self.replay = ReplayCache(byteLimit: replayByteLimit)
         let (backend, reason) = try Self.makeDecoder(
             formatDescription, choice: decoder, threadCount: threads, hardwareDisabled: false,
-            automaticDevicePath: automaticDevicePath)
+            automaticDevicePath: automaticDevicePath, factory: factory)
         self.decoderSlot = backend
         self.fallbackReason = reason
         self.resync = Resync(reason: "the stream has not reached a keyframe yet", damagedFrom: nil)
@@ -156,10 +172,7 @@ public final class DecompressionSession {
     /// Where the session decodes now: `.software`, `.vaapi(device:)` or
     /// `.nvdec(device:)` with the device it opened (after a fallback, `.software`).
     public var backendInUse: CodecBackend {
-        guard let decoder = decoderSlot, let device = decoder.hardware, decoder.softwareFallbackReason == nil else {
-            return .software
-        }
-        return device.name == "cuda" ? .nvdec(device: Int(device.device) ?? 0) : .vaapi(device: device.device)
+        decoderSlot?.backendInUse ?? .software
     }
 
     /// Where every submitted sample stands.
@@ -221,7 +234,8 @@ public final class DecompressionSession {
                 + data
             injectParameterSets = false
         }
-        replay.record(token: token, data: data, isKeyframe: sample.isKeyframe)
+        replay.record(
+            token: token, data: data, isKeyframe: sample.isKeyframe, oldestPending: pending.keys.min() ?? token)
         try feed(data, token: token, isKeyframe: sample.isKeyframe, into: &output)
         return output
     }
@@ -234,7 +248,7 @@ public final class DecompressionSession {
         try checkValid()
         var output: [DecodedFrame] = []
         for _ in 0..<3 {
-            do throws(LibavFailure) {
+            do throws(DecoderFailure) {
                 try decoder.sendEndOfStream()
                 try receiveAll(into: &output)
                 break
@@ -244,7 +258,7 @@ public final class DecompressionSession {
         }
         decoder.flush()
         dropAllPending("the decoder returned no picture for this sample by the end of the stream")
-        replay = ReplayCache()
+        replay.reset()
         resync = Resync(reason: "decoding restarts after finish()", damagedFrom: nil)
         return output
     }
@@ -256,7 +270,7 @@ public final class DecompressionSession {
         guard decoderSlot != nil else { return }
         decoder.flush()
         dropAllPending("discarded by flush()")
-        replay = ReplayCache()
+        replay.reset()
         resync = Resync(reason: "flush() reset the decoder", damagedFrom: nil)
     }
 
@@ -271,7 +285,7 @@ public final class DecompressionSession {
         guard decoderSlot != nil else { return }
         dropAllPending("discarded by invalidate()")
         decoderSlot = nil
-        replay = ReplayCache()
+        replay.reset()
         transfer = nil
     }
 
@@ -286,13 +300,15 @@ public final class DecompressionSession {
     private func feed(_ data: [UInt8], token: Int64, isKeyframe: Bool, into output: inout [DecodedFrame])
         throws(MediaError)
     {
-        do throws(LibavFailure) {
+        do throws(DecoderFailure) {
             var attempts = 0
-            while try decoder.send(data, token: token, isKeyframe: isKeyframe) == .tryAgain {
+            while try !decoder.send(data, token: token, isKeyframe: isKeyframe) {
                 // The decoder is full: take its pictures, then send again.
                 attempts += 1
                 guard attempts < 64 else {
-                    throw LibavFailure(code: Libav.tryAgain, call: "avcodec_send_packet")
+                    throw DecoderFailure(
+                        "\(decoder.name) decoder: still full after returning its pictures 64 times",
+                        isInvalidData: false)
                 }
                 try receiveAll(into: &output)
             }
@@ -303,15 +319,13 @@ public final class DecompressionSession {
         noteSoftwareFallback()
     }
 
-    private func receiveAll(into output: inout [DecodedFrame]) throws(LibavFailure) {
-        while true {
-            let (status, picture) = try decoder.receive()
-            guard status == .done, let picture else { return }
+    private func receiveAll(into output: inout [DecodedFrame]) throws(DecoderFailure) {
+        while let picture = try decoder.receive() {
             deliver(picture, into: &output)
         }
     }
 
-    private func deliver(_ picture: DecodedPicture, into output: inout [DecodedFrame]) {
+    private func deliver(_ picture: any DecoderPicture, into output: inout [DecodedFrame]) {
         let token = picture.token
         // A picture of a sample already delivered or dropped (a replay) is not repeated.
         guard let info = pending[token] else { return }
@@ -341,19 +355,19 @@ public final class DecompressionSession {
 
     // MARK: - Recovery
 
-    private func handleFailure(_ failure: LibavFailure, into output: inout [DecodedFrame]) throws(MediaError) {
+    private func handleFailure(_ failure: DecoderFailure, into output: inout [DecodedFrame]) throws(MediaError) {
         if let refusal = decoder.hardwareRefused {
             dropAllPending(refusal)
             throw .unavailable(refusal)
         }
-        let onHardware = decoder.hardware != nil && decoder.softwareFallbackReason == nil
+        let onHardware = decoder.isOnHardware
         if onHardware, requestedBackend.isHardware {
             // Hardware only: no software fallback. The samples in flight are
             // lost; the decoder starts again at the next keyframe.
             let reason = decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure)")
             dropAllPending(reason)
             decoder.flush()
-            replay = ReplayCache()
+            replay.reset()
             resync = Resync(reason: reason, damagedFrom: nil)
             throw .backendFailure(reason + " (automatic decoder selection would continue in software)")
         }
@@ -377,9 +391,7 @@ public final class DecompressionSession {
             fallbackReason = reason + "; continuing in software"
         }
         do {
-            decoder = try LibavcodecDecoder(
-                codec: formatDescription.codec, record: formatDescription.record, threadCount: threadCount,
-                hardware: nil)
+            decoder = try factory.software(formatDescription, threadCount)
         } catch {
             dropAllPending("\(reason); no replacement decoder: \(error.message)")
             resync = Resync(reason: reason, damagedFrom: nil)
@@ -388,7 +400,11 @@ public final class DecompressionSession {
         let samples = replay.replayable
         let firstReplayed = samples.first?.token ?? nextToken
         for token in pending.keys.sorted() where token < firstReplayed {
-            drop(token, reason: "\(reason); the picture was in flight before the last keyframe and cannot be replayed")
+            let why =
+                replay.overflows > 0
+                ? "its group of pictures outgrew the replay cache (\(replay.byteLimit) bytes)"
+                : "no keyframe precedes it since the decoder started"
+            drop(token, reason: "\(reason); the picture cannot be replayed: \(why)")
         }
         guard !samples.isEmpty else {
             resync = Resync(reason: reason, damagedFrom: nil)
@@ -416,7 +432,7 @@ public final class DecompressionSession {
     private func resynchronize(into output: inout [DecodedFrame]) {
         let reason = resync?.reason ?? ""
         if !pending.isEmpty {
-            do throws(LibavFailure) {
+            do throws(DecoderFailure) {
                 try decoder.sendEndOfStream()
                 try receiveAll(into: &output)
             } catch {
@@ -457,7 +473,7 @@ public final class DecompressionSession {
         }
         // Drain the old decoder so its pictures (old size) come first.
         if !pending.isEmpty {
-            do throws(LibavFailure) {
+            do throws(DecoderFailure) {
                 try decoder.sendEndOfStream()
                 try receiveAll(into: &output)
             } catch {
@@ -467,11 +483,11 @@ public final class DecompressionSession {
         dropAllPending("the stream format changed before this picture came out of the decoder")
         let (backend, reason) = try Self.makeDecoder(
             description, choice: requestedBackend, threadCount: threadCount, hardwareDisabled: hardwareDisabled,
-            automaticDevicePath: automaticDevicePath)
+            automaticDevicePath: automaticDevicePath, factory: factory)
         decoder = backend
         if let reason, !hardwareDisabled { fallbackReason = reason }
         formatDescription = description
-        replay = ReplayCache()
+        replay.reset()
         if !isKeyframe {
             resync = Resync(reason: "the stream format changed at a sample that is not a keyframe", damagedFrom: nil)
         } else if resync != nil {
@@ -481,11 +497,11 @@ public final class DecompressionSession {
 
     // MARK: - Helpers
 
-    private func outputBuffer(for picture: DecodedPicture) throws(MediaError) -> PixelBuffer {
-        let native = PixelFormat(libavPixelFormat: picture.libavFormat)
+    private func outputBuffer(for picture: any DecoderPicture) throws(MediaError) -> PixelBuffer {
+        let native = picture.nativeFormat
         guard let format = outputAttributes.pixelFormat ?? native else {
             throw .unsupported(
-                "the stream decodes to \(libavPixelFormatName(picture.libavFormat)), which is not an output "
+                "the stream decodes to \(picture.formatName), which is not an output "
                     + "format; ask for DecoderOutputAttributes(pixelFormat:) to have it converted")
         }
         let width = outputAttributes.width ?? picture.width
@@ -531,11 +547,10 @@ public final class DecompressionSession {
     /// is not used when the choice allowed it.
     private static func makeDecoder(
         _ description: FormatDescription, choice: CodecBackend, threadCount: Int, hardwareDisabled: Bool,
-        automaticDevicePath: String?
-    ) throws(MediaError) -> (LibavcodecDecoder, String?) {
-        func software() throws(MediaError) -> LibavcodecDecoder {
-            try LibavcodecDecoder(
-                codec: description.codec, record: description.record, threadCount: threadCount, hardware: nil)
+        automaticDevicePath: String?, factory: DecoderFactory
+    ) throws(MediaError) -> (any DecoderBackend, String?) {
+        func software() throws(MediaError) -> any DecoderBackend {
+            try factory.software(description, threadCount)
         }
         switch choice {
         case .software:
@@ -543,9 +558,9 @@ public final class DecompressionSession {
         case .automatic:
             if hardwareDisabled { return (try software(), nil) }
             var reasons: [String] = []
-            for device in [HardwareChoice.vaapi(path: automaticDevicePath), .cuda(index: nil)] {
+            for device in [DecoderDevice.vaapi(path: automaticDevicePath), .cuda(index: nil)] {
                 do {
-                    return (try hardwareDecoder(description, device, allowSoftwareFallback: true), nil)
+                    return (try factory.hardware(description, device, true), nil)
                 } catch {
                     reasons.append(error.message)
                 }
@@ -553,7 +568,7 @@ public final class DecompressionSession {
             return (try software(), "no hardware decoder: " + reasons.joined(separator: "; "))
         case .hardware, .vaapi, .nvdec:
             if hardwareDisabled { return (try software(), nil) }
-            let devices: [HardwareChoice]
+            let devices: [DecoderDevice]
             switch choice {
             case .vaapi(let path): devices = [.vaapi(path: path)]
             case .nvdec(let index): devices = [.cuda(index: index.map(String.init))]
@@ -562,31 +577,13 @@ public final class DecompressionSession {
             var reasons: [String] = []
             for device in devices {
                 do {
-                    return (try hardwareDecoder(description, device, allowSoftwareFallback: false), nil)
+                    return (try factory.hardware(description, device, false), nil)
                 } catch {
                     reasons.append(error.message)
                 }
             }
             throw .unavailable("no hardware decoder: " + reasons.joined(separator: "; "))
         }
-    }
-
-    private enum HardwareChoice {
-        case vaapi(path: String?)
-        case cuda(index: String?)
-    }
-
-    private static func hardwareDecoder(
-        _ description: FormatDescription, _ choice: HardwareChoice, allowSoftwareFallback: Bool
-    ) throws(MediaError) -> LibavcodecDecoder {
-        let device: HardwareDevice
-        switch choice {
-        case .vaapi(let path): device = try HardwareDevice.vaapi(path: path, kind: .decoderHardwareDevice)
-        case .cuda(let index): device = try HardwareDevice.cuda(index: index, kind: .decoderHardwareDevice)
-        }
-        return try LibavcodecDecoder(
-            codec: description.codec, record: description.record, threadCount: 1, hardware: device,
-            allowSoftwareFallback: allowSoftwareFallback)
     }
 
     /// Parameter sets as length-prefixed NAL units, to pass them in-band.
@@ -602,9 +599,12 @@ public final class DecompressionSession {
     }
 }
 
-/// The samples since the last keyframe, kept to decode them again on a new
-/// decoder. Holds nothing when the stream has not had a keyframe or the
-/// group is longer than ``DecompressionSession/replayLimit`` samples.
+/// The samples a replacement decoder needs to rebuild every picture not yet
+/// delivered: from the last keyframe at or before the oldest sample still in
+/// flight, in decode order. Older groups are released as soon as none of
+/// their pictures is pending. The cache holds at most `byteLimit` bytes; past
+/// that it gives up on the group (``overflows`` counts it) and holds nothing
+/// until the next keyframe.
 struct ReplayCache {
     struct Sample {
         var token: Int64
@@ -612,19 +612,44 @@ struct ReplayCache {
         var isKeyframe: Bool
     }
 
+    let byteLimit: Int
     private(set) var samples: [Sample] = []
+    private(set) var bytes = 0
+    /// Whether `samples` starts at a keyframe and nothing after it is missing.
     private var complete = false
+    /// How many times a group outgrew `byteLimit`.
+    private(set) var overflows = 0
 
-    mutating func record(token: Int64, data: [UInt8], isKeyframe: Bool) {
-        if isKeyframe {
-            samples = [Sample(token: token, data: data, isKeyframe: true)]
-            complete = true
-        } else if complete, samples.count < DecompressionSession.replayLimit {
-            samples.append(Sample(token: token, data: data, isKeyframe: false))
-        } else {
+    init(byteLimit: Int) { self.byteLimit = byteLimit }
+
+    /// Records a sample given to the decoder; `oldestPending` is the oldest
+    /// token whose picture has not come out yet (this sample's at the latest).
+    mutating func record(token: Int64, data: [UInt8], isKeyframe: Bool, oldestPending: Int64) {
+        if isKeyframe && !complete {
             samples = []
-            complete = false
+            bytes = 0
+            complete = true
         }
+        guard complete else { return }
+        samples.append(Sample(token: token, data: data, isKeyframe: isKeyframe))
+        bytes += data.count
+        if let start = samples.lastIndex(where: { $0.isKeyframe && $0.token <= oldestPending }), start > 0 {
+            bytes -= samples[..<start].reduce(0) { $0 + $1.data.count }
+            samples.removeFirst(start)
+        }
+        if bytes > byteLimit {
+            samples = []
+            bytes = 0
+            complete = false
+            overflows += 1
+        }
+    }
+
+    /// Forgets everything (a flush, a new decoder for a new format).
+    mutating func reset() {
+        samples = []
+        bytes = 0
+        complete = false
     }
 
     var replayable: [Sample] { complete ? samples : [] }

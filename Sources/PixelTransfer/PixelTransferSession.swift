@@ -1,5 +1,5 @@
-import CFFmpeg
 import MediaCore
+import NativeCodecs
 
 /// Converts and scales pictures between the ``PixelFormat``s CodecSessions
 /// handles — VideoToolbox's `VTPixelTransferSession`.
@@ -85,7 +85,7 @@ public final class PixelTransferSession {
         }
         try withExtendedLifetime(source) { () throws(MediaError) in
             try transfer(
-                planes: sourcePlanes, libavFormat: source.format.libavPixelFormat,
+                planes: sourcePlanes, libavFormat: LibavPixelFormat(source.format),
                 width: source.width, height: source.height, into: destination)
         }
     }
@@ -95,13 +95,19 @@ public final class PixelTransferSession {
     ///
     /// The planes must stay valid for the duration of the call.
     package func transfer(
-        planes: [(base: UnsafeRawPointer, stride: Int)], libavFormat: AVPixelFormat,
+        planes: [(base: UnsafeRawPointer, stride: Int)], libavFormat: LibavPixelFormat,
         width: Int, height: Int, into destination: PixelBuffer
     ) throws(MediaError) {
+        let resampling: Scaler.Resampling
+        switch scalingQuality {
+        case .nearest: resampling = .nearest
+        case .bilinear: resampling = .bilinear
+        case .bicubic: resampling = .bicubic
+        }
         let key = Scaler.Key(
-            sourceWidth: width, sourceHeight: height, sourceFormat: libavFormat.rawValue,
+            sourceWidth: width, sourceHeight: height, sourceFormat: libavFormat,
             destinationWidth: destination.width, destinationHeight: destination.height,
-            destinationFormat: destination.format.libavPixelFormat.rawValue, quality: scalingQuality)
+            destinationFormat: LibavPixelFormat(destination.format), resampling: resampling)
         if scaler?.key != key {
             scaler = nil
             scaler = try Scaler(key: key)
@@ -124,109 +130,6 @@ public final class PixelTransferSession {
         let pool = try PixelBufferPool(width: width, height: height, format: format, capacity: poolCapacity)
         pools[key] = pool
         return try pool.makeBuffer()
-    }
-}
-
-extension PixelFormat {
-    /// The libavutil pixel format with the same memory layout.
-    package var libavPixelFormat: AVPixelFormat {
-        switch self {
-        case .i420: return AV_PIX_FMT_YUV420P
-        case .nv12: return AV_PIX_FMT_NV12
-        case .bgra: return AV_PIX_FMT_BGRA
-        case .i010: return AV_PIX_FMT_YUV420P10LE
-        case .p010: return AV_PIX_FMT_P010LE
-        }
-    }
-
-    /// The format with the memory layout of a libavutil pixel format, if we
-    /// have one. Full-range `yuvj420p` has the layout of I420.
-    package init?(libavPixelFormat: AVPixelFormat) {
-        switch libavPixelFormat {
-        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: self = .i420
-        case AV_PIX_FMT_NV12: self = .nv12
-        case AV_PIX_FMT_BGRA: self = .bgra
-        case AV_PIX_FMT_YUV420P10LE: self = .i010
-        case AV_PIX_FMT_P010LE: self = .p010
-        default: return nil
-        }
-    }
-}
-
-/// The name libavutil gives a pixel format (`yuv422p`), for messages.
-package func libavPixelFormatName(_ format: AVPixelFormat) -> String {
-    guard let name = av_get_pix_fmt_name(format) else { return "pixel format #\(format.rawValue)" }
-    return String(cString: name)
-}
-
-/// One libswscale context, for one source and destination geometry.
-private final class Scaler {
-    struct Key: Hashable {
-        var sourceWidth: Int
-        var sourceHeight: Int
-        var sourceFormat: Int32
-        var destinationWidth: Int
-        var destinationHeight: Int
-        var destinationFormat: Int32
-        var quality: PixelTransferSession.ScalingQuality
-    }
-
-    let key: Key
-    private let context: OpaquePointer
-
-    init(key: Key) throws(MediaError) {
-        var flags: Int32
-        switch key.quality {
-        case .nearest: flags = CFFmpeg_SWS_POINT()
-        case .bilinear: flags = CFFmpeg_SWS_BILINEAR()
-        case .bicubic: flags = CFFmpeg_SWS_BICUBIC()
-        }
-        // Accurate rounding and full chroma interpolation keep RGB conversions
-        // close to the exact BT.601 result.
-        flags |= CFFmpeg_SWS_ACCURATE_RND() | CFFmpeg_SWS_FULL_CHR_H_INT()
-        guard
-            let context = sws_getContext(
-                Int32(key.sourceWidth), Int32(key.sourceHeight), AVPixelFormat(rawValue: key.sourceFormat),
-                Int32(key.destinationWidth), Int32(key.destinationHeight),
-                AVPixelFormat(rawValue: key.destinationFormat), flags, nil, nil, nil)
-        else {
-            throw .unsupported(
-                "libswscale cannot convert \(libavPixelFormatName(AVPixelFormat(rawValue: key.sourceFormat))) "
-                    + "\(key.sourceWidth)x\(key.sourceHeight) to "
-                    + "\(libavPixelFormatName(AVPixelFormat(rawValue: key.destinationFormat))) "
-                    + "\(key.destinationWidth)x\(key.destinationHeight)")
-        }
-        self.key = key
-        self.context = context
-        LiveObjects.increment(.swsContext)
-    }
-
-    deinit {
-        sws_freeContext(context)
-        LiveObjects.decrement(.swsContext)
-    }
-
-    func scale(
-        source: [(base: UnsafeRawPointer, stride: Int)], height: Int,
-        destination: [(UnsafeMutableRawPointer, Int)]
-    ) throws(MediaError) {
-        var sourcePointers = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
-        var sourceStrides = [Int32](repeating: 0, count: 4)
-        for (index, plane) in source.prefix(4).enumerated() {
-            sourcePointers[index] = plane.base.assumingMemoryBound(to: UInt8.self)
-            sourceStrides[index] = Int32(plane.stride)
-        }
-        var destinationPointers = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
-        var destinationStrides = [Int32](repeating: 0, count: 4)
-        for (index, plane) in destination.prefix(4).enumerated() {
-            destinationPointers[index] = plane.0.assumingMemoryBound(to: UInt8.self)
-            destinationStrides[index] = Int32(plane.1)
-        }
-        let rows = sws_scale(
-            context, sourcePointers, sourceStrides, 0, Int32(height), destinationPointers, destinationStrides)
-        guard rows > 0 else {
-            throw .backendFailure("libswscale produced no rows (sws_scale returned \(rows))")
-        }
     }
 }
 

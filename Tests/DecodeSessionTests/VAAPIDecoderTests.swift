@@ -2,6 +2,7 @@ import DecodeSession
 import FormatConv
 import Foundation
 import MediaCore
+import NativeCodecs
 import TestSupport
 import Testing
 

@@ -1,6 +1,5 @@
 import CFFmpeg
 import MediaCore
-import NativeCodecs
 import Synchronization
 
 /// libavcodec's H.264/HEVC decoder: one `AVCodecContext` plus the packet and
@@ -17,9 +16,9 @@ import Synchronization
 /// Samples are fed length-prefixed, exactly as they are stored: the
 /// description's avcC/hvcC record is the extradata, so libavcodec reads the
 /// NAL length size from it (ISO/IEC 14496-15 5.3.3.1 / 8.3.3.1).
-final class LibavcodecDecoder {
-    let codec: CodecType
-    let hardware: HardwareDevice?
+package final class LibavcodecDecoder {
+    package let codec: CodecType
+    package let hardware: HardwareDevice?
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let frame: UnsafeMutablePointer<AVFrame>
@@ -27,7 +26,7 @@ final class LibavcodecDecoder {
     private let negotiation: FormatNegotiation
     /// The error lines FFmpeg logged during the latest call into a hardware
     /// decoder that logged any (see ``HardwareLog``).
-    private(set) var hardwareErrors: [String] = []
+    package private(set) var hardwareErrors: [String] = []
 
     /// Opens a decoder.
     ///
@@ -37,7 +36,7 @@ final class LibavcodecDecoder {
     ///   - hardware: the device to decode on, or nil for software.
     ///   - allowSoftwareFallback: whether libavcodec may continue in software
     ///     when it cannot set the hardware up.
-    init(
+    package init(
         codec: CodecType, record: [UInt8], threadCount: Int, hardware: HardwareDevice?,
         allowSoftwareFallback: Bool = true
     ) throws(MediaError) {
@@ -123,15 +122,15 @@ final class LibavcodecDecoder {
     }
 
     /// Why libavcodec continued in software on a hardware decoder, if it did.
-    var softwareFallbackReason: String? {
+    package var softwareFallbackReason: String? {
         negotiation.fallbackReason.map { withHardwareErrors($0) + "; decoding in software" }
     }
 
     /// Whether libavcodec refused the hardware and software was not allowed.
-    var hardwareRefused: String? { negotiation.refusal.map(withHardwareErrors) }
+    package var hardwareRefused: String? { negotiation.refusal.map(withHardwareErrors) }
 
     /// `text` followed by what the hardware reported in the latest call, if anything.
-    func withHardwareErrors(_ text: String) -> String {
+    package func withHardwareErrors(_ text: String) -> String {
         hardwareErrors.isEmpty ? text : "\(text): \(HardwareLog.summary(hardwareErrors))"
     }
 
@@ -144,14 +143,14 @@ final class LibavcodecDecoder {
     }
 
     /// The backend's name for reports: "software", "vaapi", "cuda".
-    var name: String {
+    package var name: String {
         guard let hardware else { return "software" }
         return negotiation.fallbackReason == nil ? hardware.name : "software"
     }
 
     /// Hands one sample to the decoder. `.tryAgain` means frames must be
     /// received first and the same sample sent again.
-    func send(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(LibavFailure) -> LibavResult {
+    package func sendPacket(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(LibavFailure) -> LibavResult {
         let created = av_new_packet(packet, Int32(data.count))
         guard created >= 0 else { throw LibavFailure(code: created, call: "av_new_packet") }
         defer { av_packet_unref(packet) }
@@ -165,13 +164,13 @@ final class LibavcodecDecoder {
     }
 
     /// Tells the decoder that no more samples follow, so it returns the frames it holds.
-    func sendEndOfStream() throws(LibavFailure) {
+    package func sendEndOfStreamPacket() throws(LibavFailure) {
         _ = try Libav.result(logged { avcodec_send_packet(context, nil) }, "avcodec_send_packet")
     }
 
     /// The next decoded picture, or the status saying why there is none.
     /// Hardware pictures are downloaded to system memory (NV12 or P010).
-    func receive() throws(LibavFailure) -> (LibavResult, DecodedPicture?) {
+    package func receiveFrame() throws(LibavFailure) -> (LibavResult, DecodedPicture?) {
         let status = try Libav.result(logged { avcodec_receive_frame(context, frame) }, "avcodec_receive_frame")
         guard status == .done else { return (status, nil) }
         defer {
@@ -195,7 +194,7 @@ final class LibavcodecDecoder {
 
     /// Discards every packet and picture in flight (`avcodec_flush_buffers`);
     /// the decoder then needs a keyframe and also leaves the drained state.
-    func flush() {
+    package func flush() {
         avcodec_flush_buffers(context)
     }
 }
@@ -233,17 +232,12 @@ final class FormatNegotiation: Sendable {
         }
         let reason =
             "libavcodec could not set up \(deviceName) decoding for this stream "
-            + "(it offered only \(offered.map { libavName($0) }.joined(separator: ", ")))"
+            + "(it offered only \(offered.map { LibavPixelFormat($0).description }.joined(separator: ", ")))"
         guard allowSoftware, let software else {
             state.withLock { $0.refusal = reason }
             return AV_PIX_FMT_NONE
         }
         state.withLock { $0.fallback = reason }
         return software
-    }
-
-    private func libavName(_ format: AVPixelFormat) -> String {
-        guard let name = av_get_pix_fmt_name(format) else { return "#\(format.rawValue)" }
-        return String(cString: name)
     }
 }

@@ -1,14 +1,12 @@
 import CFFmpeg
 import MediaCore
-import NativeCodecs
-import PixelTransfer
 
 /// One decoded picture in system memory: an `AVFrame` this object owns a
 /// reference to (its buffers stay alive while the object does).
 ///
 /// Immutable after creation, so it may cross threads; the frame is freed in
 /// `deinit` (`av_frame_free` drops the buffer references).
-final class DecodedPicture: @unchecked Sendable {
+package final class DecodedPicture: @unchecked Sendable {
     private let frame: UnsafeMutablePointer<AVFrame>
 
     /// Takes over the references held by `source`, leaving it blank.
@@ -27,13 +25,16 @@ final class DecodedPicture: @unchecked Sendable {
 
     /// The token the session put in the packet's pts (libavcodec carries a
     /// packet's pts to the picture decoded from it, through reordering).
-    var token: Int64 { frame.pointee.pts }
-    var width: Int { Int(frame.pointee.width) }
-    var height: Int { Int(frame.pointee.height) }
-    var libavFormat: AVPixelFormat { AVPixelFormat(rawValue: frame.pointee.format) }
+    package var token: Int64 { frame.pointee.pts }
+    package var width: Int { Int(frame.pointee.width) }
+    package var height: Int { Int(frame.pointee.height) }
+    /// The picture's libavutil layout.
+    package var libavFormat: LibavPixelFormat { LibavPixelFormat(rawValue: frame.pointee.format) }
+    /// The picture's layout as a ``PixelFormat``, when it has one.
+    package var nativeFormat: PixelFormat? { libavFormat.pixelFormat }
 
     /// Why the decoder flagged this picture as damaged, or nil when it did not.
-    var damage: String? {
+    package var damage: String? {
         let errors = frame.pointee.decode_error_flags
         let corrupt = frame.pointee.flags & CFFmpeg_AV_FRAME_FLAG_CORRUPT() != 0
         guard errors != 0 || corrupt else { return nil }
@@ -49,8 +50,8 @@ final class DecodedPicture: @unchecked Sendable {
     /// The picture as a ``PixelBuffer`` of its own layout, without copying:
     /// the buffer keeps this object (and so the frame's buffers) alive.
     /// Nil when the layout is not a ``PixelFormat``.
-    func adoptedBuffer() -> PixelBuffer? {
-        guard let format = PixelFormat(libavPixelFormat: libavFormat) else { return nil }
+    package func adoptedBuffer() -> PixelBuffer? {
+        guard let format = nativeFormat else { return nil }
         var planes: [(base: UnsafeMutableRawPointer, stride: Int)] = []
         let data = planePointers
         for plane in 0..<format.planeCount {
@@ -63,22 +64,21 @@ final class DecodedPicture: @unchecked Sendable {
     }
 
     /// The plane pointers and strides (up to four).
-    var planePointers: [(base: UnsafeMutablePointer<UInt8>?, stride: Int)] {
+    package var planePointers: [(base: UnsafeMutablePointer<UInt8>?, stride: Int)] {
         let f = frame.pointee
         return [
             (f.data.0, Int(f.linesize.0)), (f.data.1, Int(f.linesize.1)),
             (f.data.2, Int(f.linesize.2)), (f.data.3, Int(f.linesize.3)),
         ]
     }
+}
 
-    /// Converts the picture into `destination` (any layout libswscale reads).
-    func convert(into destination: PixelBuffer, using transfer: PixelTransferSession) throws(MediaError) {
-        let planes = planePointers.prefix { $0.base != nil }.map {
-            (base: UnsafeRawPointer($0.base!), stride: $0.stride)
-        }
-        try withExtendedLifetime(self) { () throws(MediaError) in
-            try transfer.transfer(
-                planes: planes, libavFormat: libavFormat, width: width, height: height, into: destination)
-        }
-    }
+extension LiveObjects.Kind {
+    /// A libavcodec decoder context (`AVCodecContext`) of a decompression session.
+    package static let libavcodecDecoder = LiveObjects.Kind(rawValue: "DecodeSession.LibavcodecDecoder")
+    /// A decoded `AVFrame` reference held by a decompression session (or by a
+    /// ``PixelBuffer`` it handed out without copying).
+    package static let decodedPicture = LiveObjects.Kind(rawValue: "DecodeSession.DecodedPicture")
+    /// A hardware device context (`AVHWDeviceContext`) opened for decoding.
+    package static let decoderHardwareDevice = LiveObjects.Kind(rawValue: "DecodeSession.HardwareDevice")
 }
