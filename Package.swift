@@ -39,15 +39,14 @@ let package = Package(
         // The package-internal C boundary: error mapping per C library, the
         // VA-API device rule, hardware device and display owners, log capture,
         // library versions. Nothing in it is public.
-        .target(name: "NativeCodecs", dependencies: ["MediaCore", "CX264", "CX265", "CFFmpeg", "CVAAPI"]),
+        .target(
+            name: "NativeCodecs", dependencies: ["MediaCore", "FormatConv", "CX264", "CX265", "CFFmpeg", "CVAAPI"]),
 
         // Sessions and I/O over the C libraries.
         .target(name: "PixelTransfer", dependencies: ["MediaCore", "NativeCodecs"]),
         .target(
             name: "EncodeSession",
-            dependencies: [
-                "MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs", "CX264", "CX265", "CFFmpeg", "CVAAPI",
-            ]),
+            dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
         .target(
             name: "DecodeSession",
             dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
@@ -80,7 +79,9 @@ let package = Package(
         .testTarget(name: "FormatConvTests", dependencies: ["TestSupport", "FormatConv", "MediaCore"]),
         .testTarget(
             name: "EncodeSessionTests",
-            dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
+            dependencies: [
+                "TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO", "NativeCodecs",
+            ]),
         .testTarget(
             name: "DecodeSessionTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 /// A ``CompressionSession`` that encodes on its own task: the producer hands
 /// frames to a bounded queue and the samples arrive through ``samples``, an

@@ -1,4 +1,5 @@
 import MediaCore
+import NativeCodecs
 
 /// How a ``CompressionSession`` encodes: the VideoToolbox compression
 /// properties in Swift terms.
@@ -140,23 +141,13 @@ public struct CompressionProperties: Sendable, Hashable {
         case bt2020NonConstant = 9
     }
 
-    /// A sample aspect ratio `horizontal:vertical`.
-    public struct SampleAspectRatio: Sendable, Hashable {
-        public var horizontal: Int
-        public var vertical: Int
-        public init(horizontal: Int, vertical: Int) {
-            self.horizontal = horizontal
-            self.vertical = vertical
-        }
-    }
-
     /// The constant rate factor used when no rate-control property is set:
     /// 23 for H.264 (x264's own default) and 25 for HEVC. x265's own default
     /// of 28 loses about 3 dB PSNR against x264 at 23 on natural-looking
     /// content; 25 brings both codecs to the same quality, near 40 dB on the
     /// synthetic test clip.
     public static func defaultQuality(for codec: CodecType) -> Double {
-        codec == .h264 ? 23 : 25
+        EncoderSettings.defaultConstantRateFactor(for: codec)
     }
 
     /// The speed presets x264 and x265 both know, fastest first.

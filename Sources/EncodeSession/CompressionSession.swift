@@ -1,5 +1,6 @@
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 /// Per-frame requests for ``CompressionSession/encode(_:pts:duration:options:)``.
 public struct FrameOptions: Sendable, Hashable {

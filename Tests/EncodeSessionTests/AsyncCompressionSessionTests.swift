@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import EncodeSession
+@testable import NativeCodecs
 
 @Suite struct AsyncCompressionSessionTests {
     @Test(arguments: [CodecType.h264, .hevc])

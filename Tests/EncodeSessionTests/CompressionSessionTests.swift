@@ -5,6 +5,7 @@ import MediaIO
 import Testing
 
 @testable import EncodeSession
+@testable import NativeCodecs
 
 @Suite struct CompressionSessionTests {
     static let width = 320
@@ -134,7 +135,7 @@ import Testing
         let signal = try #require(description.videoSignal)
         #expect(signal.fullRange)
         #expect(signal.colourPrimaries == 1 && signal.transferCharacteristics == 1 && signal.matrixCoefficients == 1)
-        #expect(description.sampleAspectRatio == SampleAspectRatio(width: 4, height: 3))
+        #expect(description.sampleAspectRatio == SampleAspectRatio(horizontal: 4, vertical: 3))
     }
 
     @Test(arguments: [CodecType.h264, .hevc])

@@ -3,6 +3,7 @@ import MediaIO
 import Testing
 
 @testable import EncodeSession
+@testable import NativeCodecs
 
 /// Every x264/x265 encoder a session opens is closed when the session is
 /// invalidated or released, on success and on failure.

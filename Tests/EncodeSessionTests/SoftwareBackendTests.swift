@@ -5,6 +5,7 @@ import MediaIO
 import Testing
 
 @testable import EncodeSession
+@testable import NativeCodecs
 
 /// The x264 and x265 backends on their own, below the session: headers,
 /// length-prefixed output, timestamps and a libavcodec decode.

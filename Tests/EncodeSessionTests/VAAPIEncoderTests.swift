@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import EncodeSession
+@testable import NativeCodecs
 
 /// The VA-API backend end to end through libavcodec's `h264_vaapi`, on the
 /// test-only driver (Tests/TestVADriver: x264 behind libva's driver ABI).

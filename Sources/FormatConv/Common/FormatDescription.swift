@@ -143,14 +143,3 @@ public struct VideoSignalType: Sendable, Hashable {
         self.matrixCoefficients = matrixCoefficients
     }
 }
-
-/// A sample (pixel) aspect ratio: the width of a pixel relative to its height.
-public struct SampleAspectRatio: Sendable, Hashable, CustomStringConvertible {
-    public var width: Int
-    public var height: Int
-    public init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
-    public var description: String { "\(width):\(height)" }
-}

@@ -9,7 +9,7 @@ enum VUICommon {
         ]
         guard idc >= 1 && idc <= table.count else { return nil }
         let (width, height) = table[idc - 1]
-        return SampleAspectRatio(width: width, height: height)
+        return SampleAspectRatio(horizontal: width, vertical: height)
     }
 
     /// `aspect_ratio_info_present_flag` and what follows it: `aspect_ratio_idc`
@@ -20,7 +20,8 @@ enum VUICommon {
         if aspect_ratio_idc == 255 {  // Extended_SAR
             let sar_width = reader.u(16)
             let sar_height = reader.u(16)
-            return sar_width > 0 && sar_height > 0 ? SampleAspectRatio(width: sar_width, height: sar_height) : nil
+            return sar_width > 0 && sar_height > 0
+                ? SampleAspectRatio(horizontal: sar_width, vertical: sar_height) : nil
         }
         return sampleAspectRatio(idc: aspect_ratio_idc)
     }

@@ -150,7 +150,7 @@ struct FormatDescriptionTests {
             $0.reorder = (1, 3)
         }
         #expect(description.videoSignal?.colourPrimaries == 1)
-        #expect(description.sampleAspectRatio == SampleAspectRatio(width: 12, height: 11))
+        #expect(description.sampleAspectRatio == SampleAspectRatio(horizontal: 12, vertical: 11))
         #expect(description.vuiFrameRate == MediaTime(value: 1, timescale: 30))
         #expect(description.maxReorderFrames == 1)
         let plain = try Self.h264()

@@ -112,7 +112,7 @@ struct H264SequenceParameterSetTests {
         b.reorder = (2, 4)
         let sps = try H264SequenceParameterSet(nal: b.nal())
         let vui = try #require(sps.vui)
-        #expect(vui.sampleAspectRatio == SampleAspectRatio(width: 4, height: 3))
+        #expect(vui.sampleAspectRatio == SampleAspectRatio(horizontal: 4, vertical: 3))
         #expect(
             vui.videoSignal
                 == VideoSignalType(
@@ -129,7 +129,7 @@ struct H264SequenceParameterSetTests {
         b.nalHRD = false
         b.reorder = nil
         let other = try H264SequenceParameterSet(nal: b.nal())
-        #expect(other.vui?.sampleAspectRatio == SampleAspectRatio(width: 4, height: 3))
+        #expect(other.vui?.sampleAspectRatio == SampleAspectRatio(horizontal: 4, vertical: 3))
         #expect(other.vui?.max_num_reorder_frames == nil)
     }
 

@@ -63,7 +63,7 @@ struct HEVCSequenceParameterSetTests {
         b.minSpatialSegmentation = 4095
         let sps = try HEVCSequenceParameterSet(nal: b.nal())
         let vui = try #require(sps.vui)
-        #expect(vui.sampleAspectRatio == SampleAspectRatio(width: 1, height: 1))
+        #expect(vui.sampleAspectRatio == SampleAspectRatio(horizontal: 1, vertical: 1))
         #expect(vui.videoSignal?.fullRange == true)
         #expect(vui.videoSignal?.colourPrimaries == 9 && vui.videoSignal?.transferCharacteristics == 16)
         #expect(vui.vui_hrd_parameters_present_flag)

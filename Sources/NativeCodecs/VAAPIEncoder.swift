@@ -2,7 +2,6 @@ import CFFmpeg
 import CVAAPI
 import FormatConv
 import MediaCore
-import NativeCodecs
 
 #if canImport(Glibc)
     import Glibc
@@ -173,25 +172,25 @@ struct VAAPIEncoderSettings: Sendable {
     var encoderName: String { codec == .h264 ? "h264_vaapi" : "hevc_vaapi" }
 
     /// libavcodec's profile number, the VA profile and a display name.
-    private static func profile(_ codec: CodecType, _ requested: CompressionProperties.Profile?) throws(MediaError)
+    private static func profile(_ codec: CodecType, _ requested: String?) throws(MediaError)
         -> (Int32, VAProfile, String)
     {
         switch (codec, requested) {
-        case (.h264, .baseline):
+        case (.h264, "baseline"):
             return (
                 FF_PROFILE_H264_BASELINE | FF_PROFILE_H264_CONSTRAINED, VAProfileH264ConstrainedBaseline,
                 "H.264 Constrained Baseline"
             )
-        case (.h264, .main): return (FF_PROFILE_H264_MAIN, VAProfileH264Main, "H.264 Main")
-        case (.h264, .high), (.h264, nil): return (FF_PROFILE_H264_HIGH, VAProfileH264High, "H.264 High")
-        case (.hevc, .main), (.hevc, nil): return (FF_PROFILE_HEVC_MAIN, VAProfileHEVCMain, "HEVC Main")
+        case (.h264, "main"): return (FF_PROFILE_H264_MAIN, VAProfileH264Main, "H.264 Main")
+        case (.h264, "high"), (.h264, nil): return (FF_PROFILE_H264_HIGH, VAProfileH264High, "H.264 High")
+        case (.hevc, "main"), (.hevc, nil): return (FF_PROFILE_HEVC_MAIN, VAProfileHEVCMain, "HEVC Main")
         case (_, let other?):
-            throw .unsupported("profile \(other.rawValue): the VA-API backend does not encode it for \(codec)")
+            throw .unsupported("profile \(other): the VA-API backend does not encode it for \(codec)")
         }
     }
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
-        let properties = configuration.properties
+        let options = configuration.settings
         guard configuration.bitDepth == 8 else {
             throw .unsupported(
                 "VA-API backend: \(configuration.bitDepth)-bit input is not supported; it encodes 8-bit 4:2:0 (NV12)")
@@ -200,7 +199,7 @@ struct VAAPIEncoderSettings: Sendable {
             throw .unsupported(
                 "VA-API backend: \(configuration.width)x\(configuration.height) is odd; NV12 surfaces need even sizes")
         }
-        if properties.quality != nil {
+        if options.constantRateFactor != nil {
             throw .unsupported(
                 "quality: VA-API has no constant-quality (CRF) mode here; use constantQP or averageBitRate")
         }
@@ -210,25 +209,25 @@ struct VAAPIEncoderSettings: Sendable {
         timescale = configuration.timescale
         frameRate = configuration.frameRate
         keyFrameInterval = configuration.keyFrameInterval
-        lowLatency = properties.realTime
+        lowLatency = options.realTime
         maxBFrames =
-            properties.allowFrameReordering && !properties.realTime ? (properties.maxBFrames ?? 2) : 0
-        if let bitRate = properties.averageBitRate {
-            if let limits = properties.dataRateLimits, limits.maxBitRate > bitRate {
+            options.allowFrameReordering && !options.realTime ? (options.maxBFrames ?? 2) : 0
+        if let bitRate = options.averageBitRate {
+            if let limits = options.dataRateLimits, limits.maxBitRate > bitRate {
                 rateControl = .variableBitRate(average: bitRate, maximum: limits.maxBitRate)
             } else {
                 rateControl = .constantBitRate(bitRate)
             }
-            bufferSize = properties.dataRateLimits?.bufferSize
+            bufferSize = options.dataRateLimits?.bufferSize
         } else {
-            rateControl = .constantQP(properties.constantQP)
+            rateControl = .constantQP(options.constantQP)
             bufferSize = nil
         }
         let levelScale = configuration.codec == .h264 ? 10.0 : 30.0  // level_idc: H.264 A.3 ×10, H.265 A.4 ×30
-        level = properties.level.map { Int(($0 * levelScale).rounded()) }
-        coder = properties.entropyMode?.rawValue
-        slices = properties.slicesPerFrame
-        (profile, vaProfile, profileName) = try Self.profile(configuration.codec, properties.profile)
+        level = options.level.map { Int(($0 * levelScale).rounded()) }
+        coder = options.entropyMode
+        slices = options.slicesPerFrame
+        (profile, vaProfile, profileName) = try Self.profile(configuration.codec, options.profile)
     }
 }
 

@@ -1,6 +1,5 @@
 import CX265
 import MediaCore
-import PixelTransfer
 
 /// The HEVC software backend: one `x265_encoder` driven through the function
 /// table of `x265_api_get(depth)`.
@@ -28,13 +27,12 @@ final class X265Encoder: EncoderBackend {
     /// Planar copy of NV12 input (x265 takes planar 4:2:0 only).
     private var planarScratch: PixelBuffer?
     /// Fills `planarScratch` (a same-size NV12 → I420 repack, no scaling).
-    private let repacker = PixelTransferSession(poolCapacity: 1)
     /// Length-prefixed SEI from `encoder_headers`, put in front of the first
     /// picture and then emptied.
     private var leadingSEI: [UInt8] = []
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
-        let properties = configuration.properties
+        let options = configuration.settings
         let depth = configuration.bitDepth
         guard let api = CX265_api_get(Int32(depth)) else {
             throw .unavailable(
@@ -52,8 +50,8 @@ final class X265Encoder: EncoderBackend {
             }
         }
 
-        let preset = properties.preset ?? "medium"
-        let tune: String? = properties.realTime ? "zerolatency" : nil
+        let preset = options.preset ?? "medium"
+        let tune: String? = options.realTime ? "zerolatency" : nil
         let presetStatus = tune.withOptionalCString { api.pointee.param_default_preset(param, preset, $0) }
         guard presetStatus >= 0 else { throw .invalidArgument("preset \"\(preset)\": x265 does not know it") }
 
@@ -68,70 +66,71 @@ final class X265Encoder: EncoderBackend {
         p.pointee.bAnnexB = 0
         p.pointee.bRepeatHeaders = 0
         p.pointee.bEnableAccessUnitDelimiters = 0
-        if let threads = properties.threadCount {
+        if let threads = options.threadCount {
             try Self.parse(api, p, "pools", String(threads))
             p.pointee.frameNumThreads = Int32(min(threads, 16))
         }
-        if let slices = properties.slicesPerFrame { p.pointee.maxSlices = UInt32(slices) }
+        if let slices = options.slicesPerFrame { p.pointee.maxSlices = UInt32(slices) }
 
         // Group of pictures; an explicit interval is exact (no scene cuts).
-        p.pointee.bOpenGOP = (properties.openGOP ?? false) ? 1 : 0
+        p.pointee.bOpenGOP = (options.openGOP ?? false) ? 1 : 0
         if let interval = configuration.keyFrameInterval {
             p.pointee.keyframeMax = Int32(interval)
             p.pointee.keyframeMin = 1
             p.pointee.scenecutThreshold = 0
         }
-        if !properties.allowFrameReordering || properties.realTime {
+        if !options.allowFrameReordering || options.realTime {
             p.pointee.bframes = 0
-        } else if let bFrames = properties.maxBFrames {
+        } else if let bFrames = options.maxBFrames {
             p.pointee.bframes = Int32(bFrames)
         }
 
         // Rate control (kbit/s and kbit, as on x265's command line).
-        if let bitRate = properties.averageBitRate {
+        if let bitRate = options.averageBitRate {
             p.pointee.rc.rateControlMode = CX265_RC_ABR()
             p.pointee.rc.bitrate = Int32(max(1, bitRate / 1000))
-        } else if let qp = properties.constantQP {
+        } else if let qp = options.constantQP {
             p.pointee.rc.rateControlMode = CX265_RC_CQP()
             p.pointee.rc.qp = Int32(qp)
         } else {
             p.pointee.rc.rateControlMode = CX265_RC_CRF()
-            p.pointee.rc.rfConstant = properties.quality ?? CompressionProperties.defaultQuality(for: .hevc)
+            p.pointee.rc.rfConstant =
+                options.constantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .hevc)
         }
-        if let limits = properties.dataRateLimits {
+        if let limits = options.dataRateLimits {
             p.pointee.rc.vbvMaxBitrate = Int32(max(1, limits.maxBitRate / 1000))
             p.pointee.rc.vbvBufferSize = Int32(max(1, limits.bufferSize / 1000))
         }
-        if let level = properties.level { p.pointee.levelIdc = Int32((level * 10).rounded()) }
+        if let level = options.level { p.pointee.levelIdc = Int32((level * 10).rounded()) }
 
         // VUI (H.265 E.2.1).
-        if let sar = properties.sampleAspectRatio {
+        if let sar = options.sampleAspectRatio {
             p.pointee.vui.aspectRatioIdc = 255  // Extended_SAR, H.265 table E.1
             p.pointee.vui.sarWidth = Int32(sar.horizontal)
             p.pointee.vui.sarHeight = Int32(sar.vertical)
         }
-        if properties.fullRange != nil || properties.colorPrimaries != nil || properties.transferFunction != nil
-            || properties.yCbCrMatrix != nil
+        if options.fullRange != nil || options.colorPrimaries != nil || options.transferFunction != nil
+            || options.yCbCrMatrix != nil
         {
             p.pointee.vui.bEnableVideoSignalTypePresentFlag = 1
             p.pointee.vui.videoFormat = 5  // unspecified video format, H.265 table E.2
-            p.pointee.vui.bEnableVideoFullRangeFlag = (properties.fullRange ?? false) ? 1 : 0
+            p.pointee.vui.bEnableVideoFullRangeFlag = (options.fullRange ?? false) ? 1 : 0
         }
-        if properties.colorPrimaries != nil || properties.transferFunction != nil || properties.yCbCrMatrix != nil {
+        if options.colorPrimaries != nil || options.transferFunction != nil || options.yCbCrMatrix != nil {
             p.pointee.vui.bEnableColorDescriptionPresentFlag = 1
-            p.pointee.vui.colorPrimaries = Int32(properties.colorPrimaries?.rawValue ?? 2)
-            p.pointee.vui.transferCharacteristics = Int32(properties.transferFunction?.rawValue ?? 2)
-            p.pointee.vui.matrixCoeffs = Int32(properties.yCbCrMatrix?.rawValue ?? 2)
+            p.pointee.vui.colorPrimaries = Int32(options.colorPrimaries ?? 2)
+            p.pointee.vui.transferCharacteristics = Int32(options.transferFunction ?? 2)
+            p.pointee.vui.matrixCoeffs = Int32(options.yCbCrMatrix ?? 2)
         }
 
-        let profile = properties.profile ?? (depth == 10 ? .main10 : .main)
-        guard api.pointee.param_apply_profile(p, profile.rawValue) == 0 else {
-            throw .invalidArgument("profile \(profile.rawValue): x265 cannot apply it with \(depth)-bit input")
+        let profile = options.profile ?? (depth == 10 ? "main10" : "main")
+        guard api.pointee.param_apply_profile(p, profile) == 0 else {
+            throw .invalidArgument("profile \(profile): x265 cannot apply it with \(depth)-bit input")
         }
 
         guard let encoder = api.pointee.encoder_open(p) else {
             throw .invalidArgument(
-                "x265: encoder_open rejected the settings (\(configuration.width)x\(configuration.height), \(properties))"
+                "x265: encoder_open rejected the settings (\(configuration.width)x\(configuration.height), \(options))"
             )
         }
         pictureIn = api.pointee.picture_alloc()
@@ -264,7 +263,9 @@ final class X265Encoder: EncoderBackend {
             scratch = try PixelBuffer(width: frame.width, height: frame.height, format: .i420)
             planarScratch = scratch
         }
-        try repacker.transfer(frame, into: scratch)
+        guard PixelRepacking.repack(frame, into: scratch) else {
+            throw .unsupported("x265 backend: \(frame.format) input cannot be repacked to planar 4:2:0")
+        }
         return scratch
     }
 

@@ -1,23 +1,24 @@
+import FormatConv
 import MediaCore
 
-/// What a ``CompressionSession`` asks an ``EncoderBackend`` to build.
+/// What a the compression session asks an ``EncoderBackend`` to build.
 ///
-/// The session validates ``properties`` before a backend sees them (ranges
-/// that do not depend on the library), and resolves the values that need the
-/// frame rate: ``keyFrameInterval`` already folds in
-/// ``CompressionProperties/maxKeyFrameIntervalDuration``.
+/// The session validates its properties before a backend sees them (ranges
+/// that do not depend on the library) and passes them as ``settings``; it
+/// resolves the values that need the frame rate: ``keyFrameInterval`` already
+/// folds in the maximum keyframe interval in seconds.
 package struct EncoderConfiguration: Sendable {
     /// Picture size of every frame the session will pass.
     package var width: Int
     package var height: Int
     package var codec: CodecType
-    /// The properties as the caller set them, already range-checked.
-    package var properties: CompressionProperties
+    /// The session's properties, already range-checked.
+    package var settings: EncoderSettings
     /// Ticks per second of every `pts`/`dts` passed to and returned by the
     /// backend (the session timebase, 90 kHz).
     package var timescale: Int32
     /// The frame rate the encoder should assume, as a fraction
-    /// (``CompressionProperties/expectedFrameRate``, 30/1 when unset).
+    /// (the expected frame rate, 30/1 when unset).
     package var frameRate: (numerator: Int, denominator: Int)
     /// The longest distance between keyframes in frames, or `nil` for the
     /// library's default.
@@ -27,13 +28,13 @@ package struct EncoderConfiguration: Sendable {
     package var bitDepth: Int
 
     package init(
-        width: Int, height: Int, codec: CodecType, properties: CompressionProperties, timescale: Int32,
+        width: Int, height: Int, codec: CodecType, settings: EncoderSettings, timescale: Int32,
         frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, bitDepth: Int
     ) {
         self.width = width
         self.height = height
         self.codec = codec
-        self.properties = properties
+        self.settings = settings
         self.timescale = timescale
         self.frameRate = frameRate
         self.keyFrameInterval = keyFrameInterval
@@ -69,7 +70,7 @@ package struct EncodedFrame: Sendable {
     }
 }
 
-/// The encoder behind a ``CompressionSession``: x264, x265 or VA-API.
+/// The encoder behind a compression session: x264, x265 or VA-API.
 ///
 /// A backend is a `final class` that owns one C object (an `x264_t`, an
 /// `x265_encoder`, an `AVCodecContext` with its hardware contexts). Its
@@ -102,17 +103,17 @@ package struct EncodedFrame: Sendable {
 ///   order. After it, the session does not call ``encode(_:pts:forceKeyFrame:)``
 ///   again.
 /// - **Frames that never come out** are found by the session (it reports
-///   each such `pts` in ``CompressionSession/droppedFrames``); a backend
+///   each such `pts` in the session's dropped frames); a backend
 ///   never invents or duplicates a `pts`.
 /// - **Reconfiguration**: ``setAverageBitRate(_:)`` changes the target while
 ///   encoding, or throws `.unsupported` when the backend cannot.
 /// - **Threads**: a backend is used from one thread at a time (the session
 ///   serializes calls); it starts only the threads its library needs.
 package protocol EncoderBackend: AnyObject {
-    /// The backend's short name, shown as ``CompressionSession/backend``:
+    /// The backend's short name, shown as the session's backend:
     /// `"x264"`, `"x265"`, `"vaapi"`.
     var name: String { get }
-    /// Where it runs (``CompressionSession/backendInUse``); `.software` unless
+    /// Where it runs (the session's `backendInUse`); `.software` unless
     /// the backend says otherwise.
     var backendInUse: CodecBackend { get }
     /// The encoder's headers as bare NAL units (see the protocol's notes).
@@ -131,8 +132,8 @@ extension EncoderBackend {
 
 /// Makes a hardware backend for `configuration` on `devicePath` (`nil`: the
 /// backend picks a device). Throws a ``MediaError`` whose message is the
-/// reason hardware cannot be used; ``CompressionSession`` shows it as
-/// ``CompressionSession/fallbackReason`` under `.automatic` and rethrows it
+/// reason hardware cannot be used; the compression session shows it as
+/// the session's fallback reason under `.automatic` and rethrows it
 /// under `.hardware`.
 package typealias HardwareEncoderFactory =
     @Sendable (_ configuration: EncoderConfiguration, _ devicePath: String?) throws(MediaError) -> any EncoderBackend

@@ -28,15 +28,15 @@ final class X264Encoder: EncoderBackend {
     private var leadingSEI: [UInt8] = []
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
-        let properties = configuration.properties
+        let options = configuration.settings
         guard configuration.bitDepth == 8 else {
             throw .unsupported(
                 "x264 backend: \(configuration.bitDepth)-bit input is not supported; use 8-bit I420/NV12")
         }
         let log = X264Log()
         var param = x264_param_t()
-        let tune: String? = properties.realTime ? "zerolatency" : nil
-        let preset = properties.preset ?? "medium"
+        let tune: String? = options.realTime ? "zerolatency" : nil
+        let preset = options.preset ?? "medium"
         let presetStatus = tune.withOptionalCString { tunePointer in
             x264_param_default_preset(&param, preset, tunePointer)
         }
@@ -61,8 +61,8 @@ final class X264Encoder: EncoderBackend {
         // num_units_in_tick / time_scale) follow i_fps. With VFR input x264
         // would write the 90 kHz timebase there instead.
         param.b_vfr_input = 0
-        if let threads = properties.threadCount { param.i_threads = Int32(threads) }
-        if let slices = properties.slicesPerFrame { param.i_slice_count = Int32(slices) }
+        if let threads = options.threadCount { param.i_threads = Int32(threads) }
+        if let slices = options.slicesPerFrame { param.i_slice_count = Int32(slices) }
 
         // Group of pictures. An explicit interval is exact: scene-cut
         // detection would add keyframes in between.
@@ -70,47 +70,48 @@ final class X264Encoder: EncoderBackend {
             param.i_keyint_max = Int32(interval)
             param.i_scenecut_threshold = 0
         }
-        if !properties.allowFrameReordering || properties.realTime {
+        if !options.allowFrameReordering || options.realTime {
             param.i_bframe = 0
-        } else if let bFrames = properties.maxBFrames {
+        } else if let bFrames = options.maxBFrames {
             param.i_bframe = Int32(bFrames)
         }
-        if let entropy = properties.entropyMode { param.b_cabac = entropy == .cabac ? 1 : 0 }
+        if let entropy = options.entropyMode { param.b_cabac = entropy == "cabac" ? 1 : 0 }
 
         // Rate control (x264 `--bitrate`, `--crf`, `--qp`, `--vbv-*` take kbit/s and kbit).
-        if let bitRate = properties.averageBitRate {
+        if let bitRate = options.averageBitRate {
             param.rc.i_rc_method = CX264_RC_ABR()
             param.rc.i_bitrate = Int32(max(1, bitRate / 1000))
-        } else if let qp = properties.constantQP {
+        } else if let qp = options.constantQP {
             param.rc.i_rc_method = CX264_RC_CQP()
             param.rc.i_qp_constant = Int32(qp)
         } else {
             param.rc.i_rc_method = CX264_RC_CRF()
-            param.rc.f_rf_constant = Float(properties.quality ?? CompressionProperties.defaultQuality(for: .h264))
+            param.rc.f_rf_constant = Float(
+                options.constantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .h264))
         }
-        if let limits = properties.dataRateLimits {
+        if let limits = options.dataRateLimits {
             param.rc.i_vbv_max_bitrate = Int32(max(1, limits.maxBitRate / 1000))
             param.rc.i_vbv_buffer_size = Int32(max(1, limits.bufferSize / 1000))
         }
-        if let level = properties.level { param.i_level_idc = Int32((level * 10).rounded()) }
+        if let level = options.level { param.i_level_idc = Int32((level * 10).rounded()) }
 
         // VUI (H.264 E.1.1).
-        if let primaries = properties.colorPrimaries { param.vui.i_colorprim = Int32(primaries.rawValue) }
-        if let transfer = properties.transferFunction { param.vui.i_transfer = Int32(transfer.rawValue) }
-        if let matrix = properties.yCbCrMatrix { param.vui.i_colmatrix = Int32(matrix.rawValue) }
-        if let fullRange = properties.fullRange { param.vui.b_fullrange = fullRange ? 1 : 0 }
-        if let sar = properties.sampleAspectRatio {
+        if let primaries = options.colorPrimaries { param.vui.i_colorprim = Int32(primaries) }
+        if let transfer = options.transferFunction { param.vui.i_transfer = Int32(transfer) }
+        if let matrix = options.yCbCrMatrix { param.vui.i_colmatrix = Int32(matrix) }
+        if let fullRange = options.fullRange { param.vui.b_fullrange = fullRange ? 1 : 0 }
+        if let sar = options.sampleAspectRatio {
             param.vui.i_sar_width = Int32(sar.horizontal)
             param.vui.i_sar_height = Int32(sar.vertical)
         }
 
-        if let profile = properties.profile {
-            let status = x264_param_apply_profile(&param, profile.rawValue)
+        if let profile = options.profile {
+            let status = x264_param_apply_profile(&param, profile)
             guard status == 0 else {
                 // x264_param_apply_profile reports through x264's default
                 // logger (standard error), not through pf_log.
                 throw X264Status.error(
-                    "profile \(profile.rawValue) cannot hold these settings (x264_param_apply_profile refused them)",
+                    "profile \(profile) cannot hold these settings (x264_param_apply_profile refused them)",
                     log: log, code: .invalidArgument)
             }
         }

@@ -1,0 +1,40 @@
+import MediaCore
+import NativeCodecs
+
+extension EncoderSettings {
+    /// The backend settings for `properties` (already validated).
+    init(_ properties: CompressionProperties) {
+        self.init()
+        averageBitRate = properties.averageBitRate
+        dataRateLimits = properties.dataRateLimits.map { ($0.maxBitRate, $0.bufferSize) }
+        constantRateFactor = properties.quality
+        constantQP = properties.constantQP
+        profile = properties.profile?.rawValue
+        level = properties.level
+        allowFrameReordering = properties.allowFrameReordering
+        maxBFrames = properties.maxBFrames
+        realTime = properties.realTime
+        preset = properties.preset
+        threadCount = properties.threadCount
+        entropyMode = properties.entropyMode?.rawValue
+        openGOP = properties.openGOP
+        slicesPerFrame = properties.slicesPerFrame
+        colorPrimaries = properties.colorPrimaries?.rawValue
+        transferFunction = properties.transferFunction?.rawValue
+        yCbCrMatrix = properties.yCbCrMatrix?.rawValue
+        fullRange = properties.fullRange
+        sampleAspectRatio = properties.sampleAspectRatio
+    }
+}
+
+extension EncoderConfiguration {
+    /// A configuration for `properties` (tests build backends below the session with it).
+    package init(
+        width: Int, height: Int, codec: CodecType, properties: CompressionProperties, timescale: Int32,
+        frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, bitDepth: Int
+    ) {
+        self.init(
+            width: width, height: height, codec: codec, settings: EncoderSettings(properties), timescale: timescale,
+            frameRate: frameRate, keyFrameInterval: keyFrameInterval, bitDepth: bitDepth)
+    }
+}

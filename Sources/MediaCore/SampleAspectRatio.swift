@@ -1,0 +1,15 @@
+/// The shape of one sample (pixel), `horizontal:vertical` — what the
+/// H.264/H.265 VUI calls `sar_width:sar_height` and VideoToolbox's
+/// `PixelAspectRatio` calls horizontal and vertical spacing. `1:1` is square.
+public struct SampleAspectRatio: Sendable, Hashable, CustomStringConvertible {
+    public var horizontal: Int
+    public var vertical: Int
+
+    public init(horizontal: Int, vertical: Int) {
+        self.horizontal = horizontal
+        self.vertical = vertical
+    }
+
+    /// `12:11`.
+    public var description: String { "\(horizontal):\(vertical)" }
+}

@@ -1,0 +1,50 @@
+import MediaCore
+
+/// What an encoder backend is opened with: the session's properties,
+/// already range-checked, in plain values (the public `CompressionProperties`
+/// lives above this module and is mapped to this once per session).
+package struct EncoderSettings: Sendable, Hashable {
+    package var averageBitRate: Int?
+    /// VBV/HRD maximum rate and buffer size in bits.
+    package var dataRateLimits: (maxBitRate: Int, bufferSize: Int)? {
+        get { limits.map { ($0.maxBitRate, $0.bufferSize) } }
+        set { limits = newValue.map { Limits(maxBitRate: $0.maxBitRate, bufferSize: $0.bufferSize) } }
+    }
+    /// Constant rate factor, 0 … 51 (x264/x265 `--crf`).
+    package var constantRateFactor: Double?
+    package var constantQP: Int?
+    /// `baseline`, `main`, `high`, `main10` (x264/x265 profile names).
+    package var profile: String?
+    /// The level as written in the spec (3.1, 4, 5.1).
+    package var level: Double?
+    package var allowFrameReordering = true
+    package var maxBFrames: Int?
+    package var realTime = false
+    package var preset: String?
+    package var threadCount: Int?
+    /// `cavlc` or `cabac`.
+    package var entropyMode: String?
+    package var openGOP: Bool?
+    package var slicesPerFrame: Int?
+    /// ITU-T H.273 code points.
+    package var colorPrimaries: Int?
+    package var transferFunction: Int?
+    package var yCbCrMatrix: Int?
+    package var fullRange: Bool?
+    /// Sample aspect ratio (horizontal, vertical).
+    package var sampleAspectRatio: SampleAspectRatio?
+
+    private struct Limits: Sendable, Hashable {
+        var maxBitRate: Int
+        var bufferSize: Int
+    }
+
+    private var limits: Limits?
+
+    package init() {}
+
+    /// The constant rate factor used when no rate control is set: x264's and
+    /// x265's own defaults (23 and 28 would be theirs; 25 keeps HEVC close to
+    /// H.264's quality at the same setting).
+    package static func defaultConstantRateFactor(for codec: CodecType) -> Double { codec == .h264 ? 23 : 25 }
+}
