@@ -3,18 +3,15 @@ import FormatConv
 import MediaCore
 import MediaIO
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 private let decodeUsage = """
-    usage: codecs decode -i IN -o OUT [--decoder auto|software|vaapi] [--threads N]
+    usage: codecs decode -i IN -o OUT [--decoder auto|software|vaapi|nvdec] [--threads N]
                          [--pixel-format i420|nv12|bgra|i010|p010] [--codec h264|hevc]
 
       -i IN            Annex-B H.264 (.h264 .264) or HEVC (.hevc .265) stream; - reads standard input
       -o OUT           .y4m raw video (I420, or I010 for 10-bit streams); any other name gets the
                        frames packed without headers (every --pixel-format); - writes Y4M to standard output
-      --decoder        auto (hardware when available, else software), software, vaapi (hardware only)
+      --decoder        auto (hardware when available, else software), software, vaapi or nvdec
+                       (hardware only; nvdec is CUDA device 0)
       --threads N      software decoding threads, 0 = one per core (default)
       --pixel-format   the layout of written frames (default: the stream's own, I420 or I010)
       --codec          the stream's codec when the file name does not tell (default: from the first NAL unit)
@@ -25,34 +22,28 @@ private let decodeUsage = """
     error, since Y4M has one size per stream.
     """
 
-/// `codecs decode`: an Annex-B elementary stream to Y4M (or raw frames),
-/// through FormatConv's access-unit assembler and a DecompressionSession.
+/// `codecs decode`: an Annex-B elementary stream or a container to Y4M (or
+/// raw frames), through the ``DecodePipeline``.
 func runDecode(_ arguments: [String]) -> Int32 {
     if arguments.contains("--help") || arguments.contains("-h") {
         print(decodeUsage)
         return 0
     }
     let options: Arguments
-    let choice: DecoderChoice
-    let threads: Int?
-    var pixelFormat: PixelFormat? = nil
+    let settings: DecoderSettings
     var codec: CodecType? = nil
     do {
         options = try Arguments(
             arguments, valueOptions: ["i", "o", "decoder", "threads", "pixel-format", "codec"], flagOptions: [])
-        switch try options.choice("decoder", ["auto", "software", "vaapi"], default: "auto") {
-        case "software": choice = .software
-        case "vaapi": choice = .hardware(devicePath: nil)
-        default: choice = .automatic
-        }
-        threads = try options.integer("threads", in: 0...64)
+        var pixelFormat: PixelFormat? = nil
         if options.value("pixel-format") != nil {
             pixelFormat = PixelFormat(
                 rawValue: try options.choice("pixel-format", PixelFormat.allCases.map(\.rawValue), default: "i420"))
         }
-        if options.value("codec") != nil {
-            codec = CodecType(rawValue: try options.choice("codec", ["h264", "hevc"], default: "h264"))
-        }
+        settings = DecoderSettings(
+            decoder: try DecoderOptions.choice(options), output: DecoderOutputAttributes(pixelFormat: pixelFormat),
+            threadCount: try options.integer("threads", in: 0...64))
+        codec = try options.inputCodec()
     } catch {
         printError("codecs decode: \(error)\n\n\(decodeUsage)")
         return 2
@@ -61,267 +52,138 @@ func runDecode(_ arguments: [String]) -> Int32 {
         printError("codecs decode: -i IN and -o OUT are required\n\n\(decodeUsage)")
         return 2
     }
-    let job = DecodeJob(
-        inputPath: inputPath, outputPath: outputPath, choice: choice, threads: threads, pixelFormat: pixelFormat,
-        codec: codec ?? MediaFileKind(path: inputPath)?.annexBCodec)
-    do {
-        try job.run()
+    let inputKind = MediaFileKind(path: inputPath)
+    let output = DecodedFrameFiles(
+        outputPath: outputPath, packedPlanes: MediaFileKind(path: outputPath, standardStream: .y4m) != .y4m)
+    var pipeline = DecodePipeline(codec: codec ?? inputKind?.annexBCodec, settings: settings, sink: output)
+    do throws(MediaError) {
+        try decode(inputPath, container: inputKind?.container, through: &pipeline)
+        try pipeline.sink.close()
+        if standardErrorIsTerminal { pipeline.sink.progress.end() }
+        printSummary(pipeline)
+        guard pipeline.session != nil else {
+            throw .invalidData(
+                "\(inputPath): no decodable access unit (is it an Annex-B \(pipeline.codec?.rawValue ?? "H.264/HEVC") "
+                    + "stream?)")
+        }
         return 0
     } catch {
         printError("codecs decode: \(error)")
-        job.printSummary()
+        printSummary(pipeline)
         return 1
     }
 }
 
-/// One run of `codecs decode`.
-private final class DecodeJob {
-    let inputPath: String
+/// Feeds the input to `pipeline`: samples of a container (MediaIO's
+/// ``MovieReader``, with the container's timestamps), or Annex-B bytes from
+/// a file or standard input.
+private func decode(
+    _ path: String, container: ContainerFormat?, through pipeline: inout DecodePipeline<DecodedFrameFiles>
+) throws(MediaError) {
+    if container != nil {
+        let reader = try MovieReader(path: path)
+        while let sample = try reader.nextSample() { try pipeline.decode(sample) }
+    } else {
+        let input = try FileByteSource(path: path)
+        while true {
+            let chunk = try input.read(upTo: 1 << 16)
+            if chunk.isEmpty { break }
+            try pipeline.append(chunk)
+        }
+    }
+    try pipeline.finish()
+}
+
+/// The closing report on standard error.
+private func printSummary(_ pipeline: DecodePipeline<DecodedFrameFiles>) {
+    let session = pipeline.session
+    let output = pipeline.sink
+    var lines: [String] = []
+    let statistics = session?.statistics ?? DecodeStatistics()
+    lines.append(
+        "decoded \(output.framesWritten) frames at \(formatted(output.framesPerSecond)) fps with "
+            + "\(session?.backend ?? "no decoder") (\(statistics))")
+    if let reason = session?.fallbackReason { lines.append("hardware not used: \(reason)") }
+    if output.paths.count > 1 {
+        lines.append("the picture size changed; one file per size: " + output.paths.sorted().joined(separator: ", "))
+    }
+    for drop in output.inputDrops { lines.append("input dropped \(drop)") }
+    let drops = session?.drops ?? []
+    if !drops.isEmpty {
+        lines.append("dropped \(drops.count) sample(s):")
+        for drop in drops { lines.append("  \(drop)") }
+    }
+    printError(lines.joined(separator: "\n"))
+}
+
+/// Where `codecs decode` writes frames: OUT for the first picture size, and
+/// OUT-<W>x<H> with OUT's extension for each later size.
+private struct DecodedFrameFiles: DecodedFrameSink {
     let outputPath: String
-    let choice: DecoderChoice
-    let threads: Int?
-    let pixelFormat: PixelFormat?
-    var codec: CodecType?
+    let packedPlanes: Bool
+    private var writers: [String: FrameFileWriter] = [:]
+    private var firstSize: PictureSize?
+    private var format: FormatDescription?
+    private(set) var framesWritten = 0
+    private(set) var inputDrops: [String] = []
+    private let start = monotonicSeconds()
+    let progress = ProgressLine(enabled: standardErrorIsTerminal)
 
-    private var session: DecompressionSession?
-    private var writers: [String: FrameWriter] = [:]
-    private var firstSize: (width: Int, height: Int)?
-    private var framesWritten = 0
-    private var inputDrops: [String] = []
-    private let start = ContinuousClock.now
-    private var lastProgress = ContinuousClock.now
-
-    init(
-        inputPath: String, outputPath: String, choice: DecoderChoice, threads: Int?, pixelFormat: PixelFormat?,
-        codec: CodecType?
-    ) {
-        self.inputPath = inputPath
+    init(outputPath: String, packedPlanes: Bool) {
         self.outputPath = outputPath
-        self.choice = choice
-        self.threads = threads
-        self.pixelFormat = pixelFormat
-        self.codec = codec
+        self.packedPlanes = packedPlanes
     }
 
-    func run() throws(MediaError) {
-        if ContainerFormat(path: inputPath) != nil {
-            // MP4/MKV/TS: samples with the container's timestamps from MediaIO's MovieReader.
-            let reader = try MovieReader(path: inputPath)
-            codec = reader.codec
-            while let sample = try reader.nextSample() { try handle([.sample(sample)]) }
-        } else {
-            let input = try InputFile(path: inputPath)
-            var assembler: AccessUnitAssembler? = nil
-            while let chunk = try input.read(maximum: 1 << 16) {
-                if assembler == nil {
-                    // FormatConv scores the first NAL unit headers as H.264 and as HEVC;
-                    // a chunk with no start code at all is tried as H.264.
-                    let detected = codec ?? AnnexB.detectCodec(in: chunk) ?? .h264
-                    codec = detected
-                    assembler = AccessUnitAssembler(codec: detected)
-                }
-                try handle(assembler!.append(chunk))
-            }
-            if var last = assembler {
-                try handle(last.finish())
-                assembler = last
-            }
-        }
-        if let session { try write(session.finish()) }
-        for writer in writers.values { try writer.close() }
-        if standardErrorIsTerminal { printError("") }
-        printSummary()
-        if session == nil {
-            throw .invalidData(
-                "\(inputPath): no decodable access unit (is it an Annex-B \(codec?.rawValue ?? "H.264/HEVC") stream?)")
-        }
+    var paths: [String] { Array(writers.keys) }
+
+    var framesPerSecond: Double {
+        let elapsed = monotonicSeconds() - start
+        return elapsed > 0 ? Double(framesWritten) / elapsed : 0
     }
 
-    private func handle(_ outputs: [AssemblerOutput]) throws(MediaError) {
-        for output in outputs {
-            switch output {
-            case .dropped(let reason, let count):
-                inputDrops.append("\(count) NAL unit(s): \(reason)")
-            case .sample(let sample):
-                if session == nil {
-                    session = try DecompressionSession(
-                        formatDescription: sample.formatDescription, decoder: choice,
-                        output: DecoderOutputAttributes(pixelFormat: pixelFormat), threadCount: threads)
-                }
-                try write(session!.decode(sample))
-            }
-        }
+    mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
+        inputDrops.append("\(nalUnitCount) NAL unit(s): \(reason)")
     }
 
-    private func write(_ frames: [DecodedFrame]) throws(MediaError) {
+    mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {
+        if format == nil { format = description }
+    }
+
+    mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
         for frame in frames {
             let buffer = frame.pixelBuffer
-            let path = try path(forWidth: buffer.width, height: buffer.height)
+            let size = PictureSize(width: buffer.width, height: buffer.height)
+            let path = try path(for: size)
             if writers[path] == nil {
-                writers[path] = try FrameWriter(
-                    path: path, width: buffer.width, height: buffer.height, format: buffer.format,
-                    frameRate: frameRate())
+                writers[path] = try FrameFileWriter(
+                    path: path, packedPlanes: packedPlanes, size: size, format: buffer.format,
+                    frameRate: FrameFileWriter.frameRate(of: format))
             }
             try writers[path]!.write(buffer)
             framesWritten += 1
-            showProgress()
+            progress.show("decoded \(framesWritten) frames (\(formatted(framesPerSecond))) fps")
         }
     }
 
-    private func path(forWidth width: Int, height: Int) throws(MediaError) -> String {
+    func close() throws(MediaError) {
+        for writer in writers.values { try writer.close() }
+    }
+
+    private mutating func path(for size: PictureSize) throws(MediaError) -> String {
         guard let firstSize else {
-            firstSize = (width, height)
+            firstSize = size
             return outputPath
         }
-        if firstSize == (width, height) { return outputPath }
+        if firstSize == size { return outputPath }
         guard outputPath != "-" else {
             throw .unsupported(
-                "the picture size changes from \(firstSize.width)x\(firstSize.height) to \(width)x\(height); "
+                "the picture size changes from \(firstSize.width)x\(firstSize.height) to \(size.width)x\(size.height); "
                     + "Y4M holds one size, so write to a file (one file per size) instead of standard output")
         }
         let slash = outputPath.lastIndex(of: "/")
         let dot = outputPath.lastIndex(of: ".").flatMap { dot in slash.map { dot > $0 } ?? true ? dot : nil }
         let stem = dot.map { String(outputPath[..<$0]) } ?? outputPath
         let ext = dot.map { String(outputPath[$0...]) } ?? ""
-        return "\(stem)-\(width)x\(height)\(ext)"
-    }
-
-    private func frameRate() -> (numerator: Int, denominator: Int) {
-        if let frame = session?.formatDescription.vuiFrameRate, frame.isValid, frame.value > 0 {
-            return (Int(frame.timescale), Int(frame.value))
-        }
-        return (30, 1)
-    }
-
-    private func showProgress() {
-        guard standardErrorIsTerminal else { return }
-        let now = ContinuousClock.now
-        guard now - lastProgress > .milliseconds(250) else { return }
-        lastProgress = now
-        let line = "\r\u{1B}[Kdecoded \(framesWritten) frames (\(Self.format(fps: fps()))) fps"
-        line.withCString { _ = Glibc.write(2, $0, strlen($0)) }
-    }
-
-    private func fps() -> Double {
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return seconds > 0 ? Double(framesWritten) / seconds : 0
-    }
-
-    private static func format(fps: Double) -> String {
-        let tenths = Int((fps * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
-    }
-
-    /// The closing report on standard error.
-    func printSummary() {
-        var lines: [String] = []
-        let statistics = session?.statistics ?? DecodeStatistics()
-        lines.append(
-            "decoded \(framesWritten) frames at \(Self.format(fps: fps())) fps with \(session?.backend ?? "no decoder")"
-                + " (\(statistics))")
-        if let reason = session?.fallbackReason { lines.append("hardware not used: \(reason)") }
-        if writers.count > 1 {
-            lines.append(
-                "the picture size changed; one file per size: " + writers.keys.sorted().joined(separator: ", "))
-        }
-        for drop in inputDrops { lines.append("input dropped \(drop)") }
-        let drops = session?.drops ?? []
-        if !drops.isEmpty {
-            lines.append("dropped \(drops.count) sample(s):")
-            for drop in drops { lines.append("  \(drop)") }
-        }
-        printError(lines.joined(separator: "\n"))
-    }
-}
-
-/// Writes frames as Y4M (`.y4m`, `-`) or packed raw planes (any other name).
-private final class FrameWriter {
-    private let y4m: Y4MWriter?
-    private let raw: RawOutput?
-
-    init(path: String, width: Int, height: Int, format: PixelFormat, frameRate: (numerator: Int, denominator: Int))
-        throws(MediaError)
-    {
-        if path == "-" || path.lowercased().hasSuffix(".y4m") {
-            guard format == .i420 || format == .i010 else {
-                throw .unsupported(
-                    "Y4M holds I420 or I010 frames, not \(format); choose --pixel-format i420/i010 "
-                        + "or an output name without .y4m for packed \(format) frames")
-            }
-            y4m = try Y4MWriter(
-                path: path,
-                header: Y4MHeader(width: width, height: height, frameRate: frameRate, pixelFormat: format))
-            raw = nil
-        } else {
-            y4m = nil
-            raw = try RawOutput(path: path)
-        }
-    }
-
-    func write(_ buffer: PixelBuffer) throws(MediaError) {
-        if let y4m { try y4m.write(buffer) } else { try raw!.write(buffer.packedBytes()) }
-    }
-
-    func close() throws(MediaError) {
-        try y4m?.close()
-        raw?.close()
-    }
-}
-
-/// A file opened for writing with the C library.
-private final class RawOutput {
-    private let descriptor: Int32
-    private let path: String
-
-    init(path: String) throws(MediaError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw MediaError(.system, "\(path): \(String(cString: strerror(errno)))") }
-        descriptor = fd
-        self.path = path
-    }
-
-    func write(_ bytes: [UInt8]) throws(MediaError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset)
-            }
-            guard written > 0 else { throw MediaError(.system, "\(path): \(String(cString: strerror(errno)))") }
-            offset += written
-        }
-    }
-
-    func close() { Glibc.close(descriptor) }
-}
-
-/// The input stream: a file or standard input, read in chunks.
-private final class InputFile {
-    private let descriptor: Int32
-    private let path: String
-
-    init(path: String) throws(MediaError) {
-        if path == "-" {
-            descriptor = 0
-        } else {
-            let fd = open(path, O_RDONLY)
-            guard fd >= 0 else { throw MediaError(.system, "\(path): \(String(cString: strerror(errno)))") }
-            descriptor = fd
-        }
-        self.path = path
-    }
-
-    deinit {
-        if descriptor != 0 { close(descriptor) }
-    }
-
-    /// The next chunk, or nil at the end.
-    func read(maximum: Int) throws(MediaError) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: maximum)
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, maximum) }
-        guard count >= 0 else { throw MediaError(.system, "\(path): \(String(cString: strerror(errno)))") }
-        guard count > 0 else { return nil }
-        buffer.removeSubrange(count...)
-        return buffer
+        return "\(stem)-\(size.width)x\(size.height)\(ext)"
     }
 }
