@@ -90,6 +90,16 @@ struct DemoSender {
             }
         }
 
+        /// Sends the frames `encoder` held back and ends it.
+        func finishEncoder() throws(MediaError) {
+            let before = monotonicSeconds()
+            let delayed = try encoder.finish()
+            result.encodeSeconds += monotonicSeconds() - before
+            try ship(delayed)
+            result.encoderDroppedFrames = encoder.droppedFrames.count
+            encoder.invalidate()
+        }
+
         for index in 0..<options.frames {
             if index == options.lateJoin {
                 exchange.state.withLock { $0.receiverMayConnect = true }
@@ -103,11 +113,7 @@ struct DemoSender {
                 // A new session at the new size: its first frame is a keyframe
                 // with new parameter sets, which the receiver turns into a new
                 // FormatDescription.
-                let before = monotonicSeconds()
-                let delayed = try encoder.finish()
-                result.encodeSeconds += monotonicSeconds() - before
-                try ship(delayed)
-                encoder.invalidate()
+                try finishEncoder()
                 encoder = try makeEncoder(width: second.width, height: second.height)
                 result.encoderBackends.append(describe(encoder))
             }
@@ -126,12 +132,7 @@ struct DemoSender {
             result.framesEncoded += 1
             try ship(samples)
         }
-        let before = monotonicSeconds()
-        let delayed = try encoder.finish()
-        result.encodeSeconds += monotonicSeconds() - before
-        try ship(delayed)
-        result.encoderDroppedFrames = encoder.droppedFrames.count
-        encoder.invalidate()
+        try finishEncoder()
     }
 
     private func describe(_ encoder: CompressionSession) -> String {
