@@ -91,6 +91,40 @@ import Testing
         #expect(badDecoder.stderr.contains("--decoder"))
     }
 
+    /// Whether this machine has an NVIDIA driver (CUDA's `libcuda.so.1`); CI
+    /// containers usually do not.
+    private var hasNVIDIADriver: Bool {
+        guard let handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) else { return false }
+        dlclose(handle)
+        return true
+    }
+
+    /// `--decoder nvdec` asks for NVDEC (CUDA device 0) and nothing else:
+    /// without an NVIDIA driver the decode fails, as `vaapi` does without a
+    /// device, with one line that names NVDEC and the missing driver.
+    @Test func nvdecIsAcceptedAndFailsWithoutAnNVIDIADriver() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = try encode("n.h264", directory, size: "160x96", codec: "libx264", extra: ["-pix_fmt", "yuv420p"])
+        let result = try runProcess(
+            TestPaths.codecsExecutable.path,
+            ["decode", "-i", input, "-o", directory.path("n.y4m"), "--decoder", "nvdec"])
+        #expect(result.status != 2, "the parser refused --decoder nvdec: \(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").filter { !$0.hasPrefix("[") }
+        let error = lines.first { $0.hasPrefix("codecs decode: ") }
+        guard !hasNVIDIADriver else {
+            // A real driver may decode; if it cannot, the reason names NVDEC or CUDA.
+            #expect(result.status == 0 || error?.contains("NVDEC") == true || error?.contains("cuda") == true)
+            return
+        }
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(
+            error?.hasPrefix("codecs decode: unavailable: ") == true
+                && error?.contains("NVDEC: no NVIDIA driver") == true,
+            "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("decoded 0 frames at ") && $0.contains(" with no decoder ") }, "\(lines)")
+    }
+
     /// The VA-API path through the test driver (scripts/with-test-vaapi): its
     /// vaEndPicture fails, as a broken GPU would.
     @Test(.enabled(if: TestVADriver.compilerAvailable, "the test VA driver needs gcc"))

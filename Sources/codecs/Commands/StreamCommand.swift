@@ -12,7 +12,7 @@ private let streamHelp = """
     usage: codecs stream serve -i IN.y4m --port N [encode options] [--no-pace] [--loop]
                                [--listen ADDRESS] [--wait-clients N]
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
-                               [--decoder auto|software|vaapi] [--frames N] [--fps RATE]
+                               [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
 
     serve encodes IN.y4m and sends it as an Annex-B elementary stream to every
     client that connects, with parameter sets before every keyframe; a client
@@ -26,7 +26,7 @@ private let streamHelp = """
       --no-pace                  send as fast as the encoder runs instead of at the clip's frame rate
       --loop                     repeat the clip until stopped (timestamps keep increasing)
       --wait-clients N           clients to wait for before the first frame (default 1)
-    \(SessionEncodeOptions.help)
+    \(EncodeOptions.help)
     Without --keyint, serve puts a keyframe every two seconds so joiners start soon.
 
     receive connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264
@@ -37,7 +37,7 @@ private let streamHelp = """
     receive options:
       -o OUT.y4m                 where to write the frames ("-" for standard output)
       --codec auto|h264|hevc     the codec (default auto: told by the first NAL unit headers)
-      --decoder auto|software|vaapi
+      --decoder auto|software|vaapi|nvdec
       --frames N                 stop after N decoded frames
       --fps RATE                 the frame rate written to OUT.y4m, e.g. 30 or 30000/1001
                                  (default: the stream's VUI timing when it gives 1…240 fps, else 30)
@@ -67,15 +67,15 @@ func runStream(_ arguments: [String]) -> Int32 {
 
 private func runStreamServe(_ arguments: [String]) -> Int32 {
     let parsed: Arguments
-    var encodeOptions = SessionEncodeOptions()
+    let encodeOptions: EncodeOptions
     let input: String
     let port: Int
     let waitClients: Int
     do {
         parsed = try Arguments(
             arguments,
-            valueOptions: SessionEncodeOptions.valueOptions.union(["i", "input", "port", "listen", "wait-clients"]),
-            flagOptions: SessionEncodeOptions.flagOptions.union(["no-pace", "loop"]))
+            valueOptions: EncodeOptions.valueOptions.union(["i", "input", "port", "listen", "wait-clients"]),
+            flagOptions: EncodeOptions.flagOptions.union(["no-pace", "loop"]))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
             throw Arguments.UsageError(description: "serve needs -i IN.y4m")
         }
@@ -88,7 +88,7 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
         input = path
         port = number
         waitClients = try parsed.integer("wait-clients", in: 1...64, default: 1)!
-        try encodeOptions.read(parsed)
+        encodeOptions = try EncodeOptions(parsed)
     } catch {
         printError("codecs stream serve: \(error)")
         return 2
@@ -105,7 +105,7 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
 }
 
 private func serve(
-    input: String, port: Int, listenAddress: String, options: SessionEncodeOptions, pace: Bool, loop: Bool,
+    input: String, port: Int, listenAddress: String, options: EncodeOptions, pace: Bool, loop: Bool,
     waitClients: Int
 ) throws(MediaError) {
     var reader = try Y4MReader(path: input)
@@ -133,7 +133,7 @@ private func serve(
     broadcaster.log = { printError("codecs stream serve: \($0)") }
     printError(
         "codecs stream serve: \(options.codec.displayName) \(header.width)x\(header.height) from \(input) "
-            + "with \(encoder.backend)\(encoder.fallbackReason.map { " (hardware not used: \($0))" } ?? ""); "
+            + "with \(encoder.backendDescription); "
             + "listening on tcp://\(listenAddress):\(listener.port)")
     while broadcaster.clientCount < waitClients {
         try broadcaster.acceptPending(timeoutMilliseconds: -1)
@@ -176,7 +176,6 @@ private func serve(
 // MARK: - receive
 
 private func runStreamReceive(_ arguments: [String]) -> Int32 {
-    let parsed: Arguments
     let address: (host: String, port: Int)
     let output: String
     let codec: CodecType?
@@ -184,7 +183,7 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
     let frameLimit: Int?
     var frameRate: (numerator: Int, denominator: Int)? = nil
     do {
-        parsed = try Arguments(
+        let parsed = try Arguments(
             arguments, valueOptions: ["o", "output", "codec", "decoder", "frames", "fps"], flagOptions: [])
         guard parsed.positional.count == 1, let url = parseTCPURL(parsed.positional[0]) else {
             throw Arguments.UsageError(description: "receive needs one tcp://HOST:PORT address")
@@ -194,16 +193,8 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
         }
         address = url
         output = path
-        switch try parsed.choice("codec", ["auto", "h264", "hevc"], default: "auto") {
-        case "h264": codec = .h264
-        case "hevc": codec = .hevc
-        default: codec = nil
-        }
-        switch try parsed.choice("decoder", ["auto", "software", "vaapi"], default: "auto") {
-        case "software": decoder = .software
-        case "vaapi": decoder = .vaapi()
-        default: decoder = .automatic
-        }
+        codec = try parsed.inputCodec()
+        decoder = try DecoderOptions.choice(parsed)
         frameLimit = try parsed.integer("frames", in: 1...Int.max)
         if let text = parsed.value("fps") {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
@@ -219,10 +210,13 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
         printError("codecs stream receive: \(error)")
         return 2
     }
-    do {
-        var receiver = StreamReceiver(
-            output: output, codec: codec, decoder: decoder, frameLimit: frameLimit, frameRate: frameRate)
-        try receiver.run(host: address.host, port: address.port)
+    var pipeline = DecodePipeline(
+        codec: codec,
+        settings: DecoderSettings(
+            decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420), keepsFirstPictureSize: true),
+        sink: ReceivedFrameFile(output: output, frameLimit: frameLimit, frameRate: frameRate))
+    do throws(MediaError) {
+        try receive(from: address.host, port: address.port, through: &pipeline)
         return 0
     } catch {
         printError("codecs stream receive: \(error)")
@@ -230,143 +224,89 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
     }
 }
 
-/// Receives Annex-B from a TCP server, decodes it and writes Y4M.
-private struct StreamReceiver {
+/// Reads Annex-B from the TCP server at `host:port` into `pipeline` until
+/// the server closes the connection or the frame limit is reached.
+private func receive(from host: String, port: Int, through pipeline: inout DecodePipeline<ReceivedFrameFile>)
+    throws(MediaError)
+{
+    let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
+    while !pipeline.sink.isSatisfied {
+        let chunk = try connection.read(upTo: 65536)
+        if chunk.isEmpty { break }
+        try pipeline.append(chunk)
+    }
+    connection.close()
+    try pipeline.finish()
+    let sink = pipeline.sink
+    try sink.close()
+    var summary = "received \(sink.accessUnits) access units, wrote \(sink.framesWritten) frames to \(sink.output)"
+    if sink.droppedNALUnits > 0 {
+        summary += "; dropped \(sink.droppedNALUnits) NAL units that came before the first keyframe"
+    }
+    if let session = pipeline.session {
+        summary += "; decoder \(session.backendDescription)"
+        for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
+    }
+    printError("codecs stream receive: " + summary)
+    if sink.framesWritten == 0 {
+        throw .invalidData("the stream from \(host):\(port) held no decodable frame")
+    }
+}
+
+/// The Y4M file `codecs stream receive` writes: one picture size (frames
+/// after a resolution change come scaled to the first size), I420, the
+/// frame rate from `--fps`, else the stream's VUI timing, else 30.
+private struct ReceivedFrameFile: DecodedFrameSink {
     let output: String
-    var codec: CodecType?
-    let decoder: CodecBackend
     let frameLimit: Int?
     let frameRate: (numerator: Int, denominator: Int)?
+    private var writer: FrameFileWriter? = nil
+    private var format: FormatDescription? = nil
+    private(set) var accessUnits = 0
+    private(set) var framesWritten = 0
+    private(set) var droppedNALUnits = 0
 
-    private var writer: Y4MWriter? = nil
-    private var session: DecompressionSession? = nil
-    private var outputSize: (width: Int, height: Int)? = nil
-    private var lastFormat: FormatDescription? = nil
-    private var accessUnits = 0
-    private var framesWritten = 0
-    private var droppedNALUnits = 0
-
-    init(
-        output: String, codec: CodecType?, decoder: CodecBackend, frameLimit: Int?,
-        frameRate: (numerator: Int, denominator: Int)?
-    ) {
+    init(output: String, frameLimit: Int?, frameRate: (numerator: Int, denominator: Int)?) {
         self.output = output
-        self.codec = codec
-        self.decoder = decoder
         self.frameLimit = frameLimit
         self.frameRate = frameRate
     }
 
-    private var done: Bool { frameLimit.map { framesWritten >= $0 } ?? false }
+    var isSatisfied: Bool { frameLimit.map { framesWritten >= $0 } ?? false }
 
-    mutating func run(host: String, port: Int) throws(MediaError) {
-        let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
-        var assembler: AccessUnitAssembler? = nil
-        var pending: [UInt8] = []
-        while !done {
-            let chunk = try connection.receive(upTo: 65536)
-            if chunk.isEmpty { break }
-            if assembler == nil {
-                pending += chunk
-                // The first NAL unit headers tell H.264 from HEVC; wait for a
-                // few so the guess rests on more than one header.
-                if codec == nil && pending.count >= 256 { codec = AnnexB.detectCodec(in: pending) }
-                guard let codec else {
-                    if pending.count > 1 << 20 {
-                        throw .invalidData("no Annex-B start code in the first \(pending.count) bytes")
-                    }
-                    continue
-                }
-                assembler = AccessUnitAssembler(codec: codec)
-                try consume(assembler!.append(pending))
-                pending = []
-            } else {
-                try consume(assembler!.append(chunk))
-            }
-        }
-        connection.close()
-        if assembler == nil, !pending.isEmpty, let codec = codec ?? AnnexB.detectCodec(in: pending) {
-            // A stream shorter than the detection window.
-            assembler = AccessUnitAssembler(codec: codec)
-            try consume(assembler!.append(pending))
-        }
-        if !done, var remaining = assembler {
-            try consume(remaining.finish())
-            assembler = remaining
-        }
-        if let session, !done { try write(session.finish()) }
-        if let writer { try writer.close() }
-        var summary = "received \(accessUnits) access units, wrote \(framesWritten) frames to \(output)"
-        if droppedNALUnits > 0 {
-            summary += "; dropped \(droppedNALUnits) NAL units that came before the first keyframe"
-        }
-        if let session {
-            summary += "; decoder \(session.backend)"
-            if let reason = session.fallbackReason { summary += " (hardware not used: \(reason))" }
-            for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
-        }
-        printError("codecs stream receive: " + summary)
-        if framesWritten == 0 {
-            throw .invalidData("the stream from \(host):\(port) held no decodable frame")
-        }
+    mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
+        droppedNALUnits += nalUnitCount
+        printError("codecs stream receive: dropped \(nalUnitCount) NAL units: \(reason)")
     }
 
-    private mutating func consume(_ outputs: [AssemblerOutput]) throws(MediaError) {
-        for item in outputs where !done {
-            switch item {
-            case .dropped(let reason, let count):
-                droppedNALUnits += count
-                printError("codecs stream receive: dropped \(count) NAL units: \(reason)")
-            case .sample(let sample):
-                accessUnits += 1
-                try decode(sample)
-            }
-        }
+    mutating func willDecode(_ sample: inout CompressedSample) throws(MediaError) -> Bool {
+        accessUnits += 1
+        return true
     }
 
-    private mutating func decode(_ sample: CompressedSample) throws(MediaError) {
-        let description = sample.formatDescription
-        if let size = outputSize, description != lastFormat,
-            description.width != size.width || description.height != size.height
-        {
-            // A Y4M file holds one picture size: frames after a resolution
-            // change are scaled to the first size.
+    mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {
+        format = description
+        if let scaledTo {
             printError(
                 "codecs stream receive: the stream changed to \(description.width)x\(description.height); "
-                    + "scaling to \(size.width)x\(size.height)")
-            if let session { try write(session.finish()) }
-            session = try DecompressionSession(
-                formatDescription: description, decoder: decoder,
-                output: DecoderOutputAttributes(pixelFormat: .i420, width: size.width, height: size.height))
+                    + "scaling to \(scaledTo.width)x\(scaledTo.height)")
         }
-        lastFormat = description
-        if session == nil {
-            session = try DecompressionSession(
-                formatDescription: description, decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420))
-        }
-        try write(session!.decode(sample))
     }
 
-    private mutating func write(_ frames: [DecodedFrame]) throws(MediaError) {
-        for frame in frames where !done {
+    mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
+        for frame in frames where !isSatisfied {
+            let buffer = frame.pixelBuffer
             if writer == nil {
-                let buffer = frame.pixelBuffer
-                var rate = frameRate ?? (numerator: 30, denominator: 1)
-                // VUI timing of a variable-rate stream can be a clock tick
-                // rather than a frame (H.264 E.2.1 fixed_frame_rate_flag 0),
-                // so it is used only when it gives a plausible frame rate.
-                if frameRate == nil, let duration = lastFormat?.vuiFrameRate, duration.isValid, duration.value > 0,
-                    (1...240).contains(duration.timescale / Int32(clamping: duration.value))
-                {
-                    rate = (Int(duration.timescale), Int(duration.value))
-                }
-                writer = try Y4MWriter(
-                    path: output,
-                    header: Y4MHeader(width: buffer.width, height: buffer.height, frameRate: rate, pixelFormat: .i420))
-                outputSize = (buffer.width, buffer.height)
+                writer = try FrameFileWriter(
+                    path: output, packedPlanes: false, size: PictureSize(width: buffer.width, height: buffer.height),
+                    format: .i420, frameRate: frameRate ?? FrameFileWriter.frameRate(of: format))
             }
-            try writer!.write(frame.pixelBuffer)
+            try writer!.write(buffer)
             framesWritten += 1
         }
+    }
+
+    func close() throws(MediaError) {
+        try writer?.close()
     }
 }

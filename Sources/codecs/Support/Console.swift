@@ -4,9 +4,13 @@
 
 /// Writes `text` and a newline to standard error.
 func printError(_ text: String) {
-    var line = text
-    line += "\n"
-    line.withUTF8 { bytes in
+    writeError(text + "\n")
+}
+
+/// Writes `text` to standard error as it is.
+func writeError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
         var offset = 0
         while offset < bytes.count {
             let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)

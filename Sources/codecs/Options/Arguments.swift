@@ -1,3 +1,5 @@
+import MediaCore
+
 /// A small command-line parser shared by the `codecs` subcommands.
 ///
 /// Options are `--name value`, `--name=value` or `-x value`; flags are
@@ -76,6 +78,12 @@ struct Arguments {
             throw UsageError(description: "--\(name) \(text): expected one of \(choices.joined(separator: ", "))")
         }
         return text
+    }
+
+    /// `--codec auto|h264|hevc` for H.264/HEVC input: nil for `auto` or when
+    /// absent (the extension or the stream then tells).
+    func inputCodec() throws(UsageError) -> CodecType? {
+        CodecType(rawValue: try choice("codec", ["auto", "h264", "hevc"], default: "auto"))
     }
 
     /// Parses a bit rate such as `2M`, `800k` or `1500000` into bits per second.

@@ -1,5 +1,4 @@
 import FormatConv
-import Foundation
 import MediaIO
 
 /// `codecs inspect IN [--json] [--nals] [--codec h264|hevc]`: what an Annex-B
@@ -8,16 +7,16 @@ import MediaIO
 /// stream order (size, profile, level, chroma format, bit depth and the
 /// parameter sets by index in hex) and, with `--nals`, every NAL unit.
 ///
-/// IN is a file or `-` for standard input. The codec follows the extension
-/// (`.h264 .264 .avc` / `.hevc .265 .h265`), else `--codec`, else it is
-/// guessed from the NAL unit headers. Exit status: 0, 1 for unreadable or
+/// IN is a file or `-` for standard input. The codec follows `--codec`, else
+/// the extension (``MediaFileKind``), else it is guessed from the NAL unit
+/// headers. Exit status: 0, 1 for unreadable or
 /// malformed input, 2 for a usage error.
 func runInspect(_ arguments: [String]) -> Int32 {
     let options: Arguments
-    let codecChoice: String
+    let codecChoice: CodecType?
     do {
         options = try Arguments(arguments, valueOptions: ["codec"], flagOptions: ["json", "nals", "help", "h"])
-        codecChoice = try options.choice("codec", ["auto", "h264", "hevc"], default: "auto")
+        codecChoice = try options.inputCodec()
     } catch {
         printError("codecs inspect: \(error)")
         return 2
@@ -49,34 +48,22 @@ func runInspect(_ arguments: [String]) -> Int32 {
         return 2
     }
     let path = options.positional[0]
-    let lowered = path.lowercased()
-    if path != "-", ContainerFormat(path: path) != nil {
+    let kind = MediaFileKind(path: path)
+    if kind?.container != nil {
         return inspectContainer(path: path, json: options.flag("json"), listNALUnits: options.flag("nals"))
     }
-    if lowered.hasSuffix(".y4m") {
+    if kind == .y4m {
         printError("codecs inspect: \(path): raw Y4M video has no H.264/HEVC stream to inspect")
         return 1
     }
     let bytes: [UInt8]
-    if path == "-" {
-        bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
-    } else {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            printError("codecs inspect: cannot read \(path)")
-            return 1
-        }
-        bytes = Array(data)
+    do throws(MediaError) {
+        bytes = try FileByteSource(path: path).readAll()
+    } catch {
+        printError("codecs inspect: \(error.message)")
+        return 1
     }
-    let codec: CodecType
-    if codecChoice != "auto" {
-        codec = codecChoice == "hevc" ? .hevc : .h264
-    } else if [".h264", ".264", ".avc", ".jsv"].contains(where: { lowered.hasSuffix($0) }) {
-        codec = .h264
-    } else if [".hevc", ".265", ".h265"].contains(where: { lowered.hasSuffix($0) }) {
-        codec = .hevc
-    } else if let detected = AnnexB.detectCodec(in: bytes) {
-        codec = detected
-    } else {
+    guard let codec = codecChoice ?? kind?.annexBCodec ?? AnnexB.detectCodec(in: bytes) else {
         printError("codecs inspect: \(path): no NAL units found (is this an Annex-B stream?)")
         return 1
     }

@@ -4,18 +4,13 @@ import MediaCore
     import Glibc
 #endif
 
-/// The text of `errno` for an error message.
-private func systemErrorText(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
-}
-
 /// A connected TCP stream socket over Glibc (`socket`, `connect`, `send`,
 /// `recv`). The connection owns its descriptor and closes it once, in
 /// ``close()`` or `deinit`.
 ///
 /// Sends go through `MSG_NOSIGNAL`, so a peer that hangs up gives an error
-/// instead of `SIGPIPE`.
-final class TCPConnection {
+/// instead of `SIGPIPE`. As a ``ByteSource`` it reads what the peer sends.
+final class TCPConnection: ByteSource {
     private(set) var descriptor: Int32
     /// The peer's address as `HOST:PORT`, for messages.
     let peer: String
@@ -77,48 +72,14 @@ final class TCPConnection {
     /// Writes all of `bytes`, looping over partial sends.
     func send(_ bytes: [UInt8]) throws(MediaError) {
         guard descriptor >= 0 else { throw MediaError(.system, "send to \(peer): connection closed") }
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let sent = Glibc.send(
-                    descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                if sent < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += sent
-            }
-        }
-        if failure != 0 {
-            throw MediaError(.system, "send to \(peer): \(systemErrorText(failure))")
-        }
+        try writeAll(bytes, failure: "send to \(peer)") { Glibc.send(descriptor, $0, $1, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Reads at most `maximumCount` bytes; an empty result means the peer
     /// closed the connection (end of stream).
-    func receive(upTo maximumCount: Int) throws(MediaError) -> [UInt8] {
-        precondition(maximumCount > 0, "receive needs a positive byte count")
+    func read(upTo maximumCount: Int) throws(MediaError) -> [UInt8] {
         guard descriptor >= 0 else { return [] }
-        var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: maximumCount) { buffer, count in
-            while true {
-                let received = recv(descriptor, buffer.baseAddress!, maximumCount, 0)
-                if received < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    count = 0
-                } else {
-                    count = received
-                }
-                return
-            }
-        }
-        if failure != 0 {
-            throw MediaError(.system, "receive from \(peer): \(systemErrorText(failure))")
-        }
-        return bytes
+        return try readChunk(upTo: maximumCount, failure: "receive from \(peer)") { recv(descriptor, $0, $1, 0) }
     }
 
     /// Ends the sending direction, so the peer reads end of stream after the

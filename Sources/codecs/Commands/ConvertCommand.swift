@@ -2,10 +2,6 @@ import FormatConv
 import MediaCore
 import MediaIO
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 private let convertUsage = """
     usage: codecs convert -i IN -o OUT [options]
 
@@ -57,37 +53,6 @@ func runConvert(_ arguments: [String]) -> Int32 {
     }
 }
 
-/// Where samples come from or go: an Annex-B elementary stream of one codec,
-/// or a container file.
-enum MediaFileKind: Equatable {
-    case annexB(CodecType?)
-    case container(ContainerFormat)
-
-    /// The kind a path's extension names; `-` is Annex-B (codec from `--codec`).
-    init?(path: String) {
-        if path == "-" {
-            self = .annexB(nil)
-            return
-        }
-        if let container = ContainerFormat(path: path) {
-            self = .container(container)
-            return
-        }
-        guard let dot = path.lastIndex(of: ".") else { return nil }
-        switch path[path.index(after: dot)...].lowercased() {
-        case "h264", "264", "avc": self = .annexB(.h264)
-        case "hevc", "265", "h265": self = .annexB(.hevc)
-        default: return nil
-        }
-    }
-
-    /// The codec an Annex-B path's extension names (`.h264`, `.265`, ...);
-    /// nil for a container or `-`.
-    var annexBCodec: CodecType? {
-        if case .annexB(let codec) = self { codec } else { nil }
-    }
-}
-
 struct ConvertOptions {
     var input: String
     var output: String
@@ -110,22 +75,20 @@ struct ConvertOptions {
         guard parsed.positional.isEmpty else {
             throw Arguments.UsageError(description: "unexpected argument \(parsed.positional[0])")
         }
-        let known = ".h264 .264 .hevc .265 (Annex-B), .mp4 .m4v .mov .mkv .ts"
-        guard let inputKind = MediaFileKind(path: input) else {
+        let known =
+            MediaFileKind.annexBExtensions.joined(separator: " ") + " (Annex-B), "
+            + MediaFileKind.containerExtensions.joined(separator: " ")
+        guard let inputKind = MediaFileKind(path: input), inputKind.holdsCompressedVideo else {
             throw Arguments.UsageError(description: "\(input): unknown kind of file; expected \(known)")
         }
-        guard let outputKind = MediaFileKind(path: output) else {
+        guard let outputKind = MediaFileKind(path: output), outputKind.holdsCompressedVideo else {
             throw Arguments.UsageError(description: "\(output): unknown kind of file; expected \(known)")
         }
         self.input = input
         self.output = output
         self.inputKind = inputKind
         self.outputKind = outputKind
-        switch try parsed.choice("codec", ["h264", "hevc"], default: "") {
-        case "h264": codec = .h264
-        case "hevc": codec = .hevc
-        default: codec = nil
-        }
+        codec = try parsed.inputCodec()
         if inputKind == .annexB(nil) && codec == nil {
             throw Arguments.UsageError(description: "reading Annex-B from standard input needs --codec h264|hevc")
         }
@@ -180,8 +143,7 @@ struct ConvertOptions {
     }
 
     static func storesLengthPrefixedSamples(_ kind: MediaFileKind) -> Bool {
-        if case .container(let container) = kind { return container.storesLengthPrefixedSamples }
-        return false
+        kind.container?.storesLengthPrefixedSamples ?? false
     }
 }
 
@@ -195,7 +157,10 @@ struct ConvertReport {
 /// asked, samples to the output.
 func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
     var source = try SampleSource(options)
-    var sink = try SampleSink(options)
+    let sink = try SampleSink(
+        path: options.output, kind: options.outputKind,
+        options: MovieWriterOptions(
+            fastStart: options.fastStart, fragmented: options.fragmented, parameterSets: options.parameterSets))
     var resized = LengthSizeChanger(target: options.lengthSize)
     var report = ConvertReport()
     while let sample = try source.next() {
@@ -207,12 +172,12 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
     return report
 }
 
-/// Samples from a container (``MovieReader``) or an Annex-B stream
-/// (FormatConv's ``AccessUnitAssembler``, read in 1 MiB chunks).
+/// Samples from a container (``MovieReader``) or an Annex-B stream (a
+/// ``FileByteSource`` read in 1 MiB chunks through an ``AccessUnitReader``).
 struct SampleSource {
     private var reader: MovieReader?
-    private var file: UnsafeMutablePointer<FILE>?
-    private var assembler: AccessUnitAssembler?
+    private var file: FileByteSource?
+    private var accessUnits: AccessUnitReader
     private var queue: [CompressedSample] = []
     private var queueIndex = 0
     private var finished = false
@@ -220,24 +185,24 @@ struct SampleSource {
 
     init(_ options: ConvertOptions) throws(MediaError) {
         path = options.input
-        switch options.inputKind {
-        case .container:
+        accessUnits = AccessUnitReader(
+            codec: options.inputKind.annexBCodec ?? options.codec, frameDuration: options.frameDuration)
+        if options.inputKind.container != nil {
             reader = try MovieReader(path: options.input)
-        case .annexB(let codec):
-            file = try openFile(options.input, mode: "rb")
-            assembler = AccessUnitAssembler(codec: (codec ?? options.codec)!, frameDuration: options.frameDuration)
-            if case .container = options.outputKind {
-                // Annex-B carries no timestamps and the assembler numbers samples in
-                // decode order; a container needs presentation times, which come from
-                // the picture order counts of the whole stream.
-                var samples: [CompressedSample] = []
-                while let sample = try next() { samples.append(sample) }
-                let frame =
-                    samples.first.map { $0.duration.isValid ? $0.duration : MediaTime(value: 1, timescale: 30) }
-                    ?? MediaTime(value: 1, timescale: 30)
-                queue = try PresentationTimes.assign(to: samples, frameDuration: frame)
-                queueIndex = 0
-            }
+            return
+        }
+        file = try FileByteSource(path: options.input)
+        if options.outputKind.container != nil {
+            // Annex-B carries no timestamps and the assembler numbers samples in
+            // decode order; a container needs presentation times, which come from
+            // the picture order counts of the whole stream.
+            var samples: [CompressedSample] = []
+            while let sample = try next() { samples.append(sample) }
+            let frame =
+                samples.first.map { $0.duration.isValid ? $0.duration : MediaTime(value: 1, timescale: 30) }
+                ?? MediaTime(value: 1, timescale: 30)
+            queue = try PresentationTimes.assign(to: samples, frameDuration: frame)
+            queueIndex = 0
         }
     }
 
@@ -245,21 +210,17 @@ struct SampleSource {
         if let reader { return try reader.nextSample() }
         while queueIndex == queue.count {
             guard !finished else {
-                closeFile()
+                file?.close()
                 return nil
             }
             queue = []
             queueIndex = 0
-            var chunk = [UInt8](repeating: 0, count: 1 << 20)
-            let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-            if count > 0 {
-                take(assembler!.append(chunk[..<count]))
-            } else {
-                if ferror(file) != 0 {
-                    throw MediaError(.system, "reading '\(path)': \(String(cString: strerror(errno)))")
-                }
+            let chunk = try file!.read(upTo: 1 << 20)
+            if chunk.isEmpty {
                 finished = true
-                take(assembler!.finish())
+                take(accessUnits.finish())
+            } else {
+                take(try accessUnits.append(chunk))
             }
         }
         defer { queueIndex += 1 }
@@ -273,59 +234,6 @@ struct SampleSource {
                 queue.append(sample)
             case .dropped(let reason, let count):
                 printError("codecs convert: \(path): left out \(count) NAL unit(s): \(reason)")
-            }
-        }
-    }
-
-    private mutating func closeFile() {
-        if let file { fclose(file) }
-        file = nil
-    }
-}
-
-/// Samples to a container (``MovieWriter``) or an Annex-B stream
-/// (FormatConv's ``AnnexBWriter``).
-struct SampleSink {
-    private var writer: MovieWriter?
-    private var annexB: AnnexBWriter
-    private var file: UnsafeMutablePointer<FILE>?
-    private let path: String
-
-    init(_ options: ConvertOptions) throws(MediaError) {
-        path = options.output
-        annexB = AnnexBWriter(policy: options.parameterSets)
-        switch options.outputKind {
-        case .container(let container):
-            writer = try MovieWriter(
-                path: options.output,
-                options: MovieWriterOptions(
-                    container: container, fastStart: options.fastStart, fragmented: options.fragmented,
-                    parameterSets: options.parameterSets))
-        case .annexB:
-            file = try openFile(options.output, mode: "wb")
-        }
-    }
-
-    mutating func write(_ sample: CompressedSample) throws(MediaError) {
-        if let writer {
-            try writer.append(sample)
-            return
-        }
-        let bytes = try annexB.write(sample)
-        let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-        guard written == bytes.count else {
-            throw MediaError(.system, "writing '\(path)': \(String(cString: strerror(errno)))")
-        }
-    }
-
-    mutating func finish() throws(MediaError) {
-        if let writer { try writer.finish() }
-        if let file {
-            let flushed = fflush(file)
-            fclose(file)
-            self.file = nil
-            guard flushed == 0 else {
-                throw MediaError(.system, "writing '\(path)': \(String(cString: strerror(errno)))")
             }
         }
     }
@@ -358,13 +266,4 @@ struct LengthSizeChanger {
         result.formatDescription = description
         return result
     }
-}
-
-/// `fopen`, with `-` meaning (a duplicate of) standard input or output.
-private func openFile(_ path: String, mode: String) throws(MediaError) -> UnsafeMutablePointer<FILE> {
-    let opened = path == "-" ? fdopen(dup(mode.hasPrefix("r") ? 0 : 1), mode) : fopen(path, mode)
-    guard let file = opened else {
-        throw MediaError(.system, "opening '\(path)': \(String(cString: strerror(errno)))")
-    }
-    return file
 }

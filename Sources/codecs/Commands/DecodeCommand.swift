@@ -1,0 +1,189 @@
+import DecodeSession
+import FormatConv
+import MediaCore
+import MediaIO
+
+private let decodeUsage = """
+    usage: codecs decode -i IN -o OUT [--decoder auto|software|vaapi|nvdec] [--threads N]
+                         [--pixel-format i420|nv12|bgra|i010|p010] [--codec h264|hevc]
+
+      -i IN            Annex-B H.264 (.h264 .264) or HEVC (.hevc .265) stream; - reads standard input
+      -o OUT           .y4m raw video (I420, or I010 for 10-bit streams); any other name gets the
+                       frames packed without headers (every --pixel-format); - writes Y4M to standard output
+      --decoder        auto (hardware when available, else software), software, vaapi or nvdec
+                       (hardware only; nvdec is CUDA device 0)
+      --threads N      software decoding threads, 0 = one per core (default)
+      --pixel-format   the layout of written frames (default: the stream's own, I420 or I010)
+      --codec          the stream's codec when the file name does not tell (default: from the first NAL unit)
+
+    A stream whose picture size changes is written one file per size: frames of the
+    first size go to OUT, frames of each later size to OUT-<W>x<H> with OUT's extension
+    (OUT.y4m → OUT-640x360.y4m). Writing to standard output refuses a size change with an
+    error, since Y4M has one size per stream.
+    """
+
+/// `codecs decode`: an Annex-B elementary stream or a container to Y4M (or
+/// raw frames), through the ``DecodePipeline``.
+func runDecode(_ arguments: [String]) -> Int32 {
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(decodeUsage)
+        return 0
+    }
+    let options: Arguments
+    let settings: DecoderSettings
+    var codec: CodecType? = nil
+    do {
+        options = try Arguments(
+            arguments, valueOptions: ["i", "o", "decoder", "threads", "pixel-format", "codec"], flagOptions: [])
+        var pixelFormat: PixelFormat? = nil
+        if options.value("pixel-format") != nil {
+            pixelFormat = PixelFormat(
+                rawValue: try options.choice("pixel-format", PixelFormat.allCases.map(\.rawValue), default: "i420"))
+        }
+        settings = DecoderSettings(
+            decoder: try DecoderOptions.choice(options), output: DecoderOutputAttributes(pixelFormat: pixelFormat),
+            threadCount: try options.integer("threads", in: 0...64))
+        codec = try options.inputCodec()
+    } catch {
+        printError("codecs decode: \(error)\n\n\(decodeUsage)")
+        return 2
+    }
+    guard let inputPath = options.value("i"), let outputPath = options.value("o") else {
+        printError("codecs decode: -i IN and -o OUT are required\n\n\(decodeUsage)")
+        return 2
+    }
+    let inputKind = MediaFileKind(path: inputPath)
+    let output = DecodedFrameFiles(
+        outputPath: outputPath, packedPlanes: MediaFileKind(path: outputPath, standardStream: .y4m) != .y4m)
+    var pipeline = DecodePipeline(codec: codec ?? inputKind?.annexBCodec, settings: settings, sink: output)
+    do throws(MediaError) {
+        try decode(inputPath, container: inputKind?.container, through: &pipeline)
+        try pipeline.sink.close()
+        if standardErrorIsTerminal { pipeline.sink.progress.end() }
+        printSummary(pipeline)
+        guard pipeline.session != nil else {
+            throw .invalidData(
+                "\(inputPath): no decodable access unit (is it an Annex-B \(pipeline.codec?.rawValue ?? "H.264/HEVC") "
+                    + "stream?)")
+        }
+        return 0
+    } catch {
+        printError("codecs decode: \(error)")
+        printSummary(pipeline)
+        return 1
+    }
+}
+
+/// Feeds the input to `pipeline`: samples of a container (MediaIO's
+/// ``MovieReader``, with the container's timestamps), or Annex-B bytes from
+/// a file or standard input.
+private func decode(
+    _ path: String, container: ContainerFormat?, through pipeline: inout DecodePipeline<DecodedFrameFiles>
+) throws(MediaError) {
+    if container != nil {
+        let reader = try MovieReader(path: path)
+        while let sample = try reader.nextSample() { try pipeline.decode(sample) }
+    } else {
+        let input = try FileByteSource(path: path)
+        while true {
+            let chunk = try input.read(upTo: 1 << 16)
+            if chunk.isEmpty { break }
+            try pipeline.append(chunk)
+        }
+    }
+    try pipeline.finish()
+}
+
+/// The closing report on standard error.
+private func printSummary(_ pipeline: DecodePipeline<DecodedFrameFiles>) {
+    let session = pipeline.session
+    let output = pipeline.sink
+    var lines: [String] = []
+    let statistics = session?.statistics ?? DecodeStatistics()
+    lines.append(
+        "decoded \(output.framesWritten) frames at \(formatted(output.framesPerSecond)) fps with "
+            + "\(session?.backend ?? "no decoder") (\(statistics))")
+    if let reason = session?.fallbackReason { lines.append("hardware not used: \(reason)") }
+    if output.paths.count > 1 {
+        lines.append("the picture size changed; one file per size: " + output.paths.sorted().joined(separator: ", "))
+    }
+    for drop in output.inputDrops { lines.append("input dropped \(drop)") }
+    let drops = session?.drops ?? []
+    if !drops.isEmpty {
+        lines.append("dropped \(drops.count) sample(s):")
+        for drop in drops { lines.append("  \(drop)") }
+    }
+    printError(lines.joined(separator: "\n"))
+}
+
+/// Where `codecs decode` writes frames: OUT for the first picture size, and
+/// OUT-<W>x<H> with OUT's extension for each later size.
+private struct DecodedFrameFiles: DecodedFrameSink {
+    let outputPath: String
+    let packedPlanes: Bool
+    private var writers: [String: FrameFileWriter] = [:]
+    private var firstSize: PictureSize?
+    private var format: FormatDescription?
+    private(set) var framesWritten = 0
+    private(set) var inputDrops: [String] = []
+    private let start = monotonicSeconds()
+    let progress = ProgressLine(enabled: standardErrorIsTerminal)
+
+    init(outputPath: String, packedPlanes: Bool) {
+        self.outputPath = outputPath
+        self.packedPlanes = packedPlanes
+    }
+
+    var paths: [String] { Array(writers.keys) }
+
+    var framesPerSecond: Double {
+        let elapsed = monotonicSeconds() - start
+        return elapsed > 0 ? Double(framesWritten) / elapsed : 0
+    }
+
+    mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
+        inputDrops.append("\(nalUnitCount) NAL unit(s): \(reason)")
+    }
+
+    mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {
+        if format == nil { format = description }
+    }
+
+    mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
+        for frame in frames {
+            let buffer = frame.pixelBuffer
+            let size = PictureSize(width: buffer.width, height: buffer.height)
+            let path = try path(for: size)
+            if writers[path] == nil {
+                writers[path] = try FrameFileWriter(
+                    path: path, packedPlanes: packedPlanes, size: size, format: buffer.format,
+                    frameRate: FrameFileWriter.frameRate(of: format))
+            }
+            try writers[path]!.write(buffer)
+            framesWritten += 1
+            progress.show("decoded \(framesWritten) frames (\(formatted(framesPerSecond))) fps")
+        }
+    }
+
+    func close() throws(MediaError) {
+        for writer in writers.values { try writer.close() }
+    }
+
+    private mutating func path(for size: PictureSize) throws(MediaError) -> String {
+        guard let firstSize else {
+            firstSize = size
+            return outputPath
+        }
+        if firstSize == size { return outputPath }
+        guard outputPath != "-" else {
+            throw .unsupported(
+                "the picture size changes from \(firstSize.width)x\(firstSize.height) to \(size.width)x\(size.height); "
+                    + "Y4M holds one size, so write to a file (one file per size) instead of standard output")
+        }
+        let slash = outputPath.lastIndex(of: "/")
+        let dot = outputPath.lastIndex(of: ".").flatMap { dot in slash.map { dot > $0 } ?? true ? dot : nil }
+        let stem = dot.map { String(outputPath[..<$0]) } ?? outputPath
+        let ext = dot.map { String(outputPath[$0...]) } ?? ""
+        return "\(stem)-\(size.width)x\(size.height)\(ext)"
+    }
+}

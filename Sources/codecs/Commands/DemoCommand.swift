@@ -1,0 +1,134 @@
+import EncodeSession
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+private let demoHelp = """
+    usage: codecs demo [options]
+
+    Encodes a synthetic clip, sends it as Annex-B over a TCP connection on the
+    loopback, receives it in chunks of varying size, reassembles access units,
+    decodes them and compares every frame with its source (PSNR, matched by pts).
+
+    options:
+      --frames N                 frames in the clip (default 300)
+      --size WxH                 picture size (default 1280x720)
+      --codec h264|hevc          the codec (default h264)
+      --encoder auto|software|vaapi
+                                 hardware when it works, else software (default auto)
+      --late-join N              the receiver connects after N frames and starts at the next keyframe
+      --drop-every N             the sender leaves out every Nth access unit; the receiver
+                                 skips to the next keyframe (expected, reported, not a failure)
+      --resolution-change        the sender switches to half the size halfway through
+      --no-pace                  send as fast as the encoder runs instead of at 30 fps
+      --min-psnr DB              the least average luma PSNR that passes (default 35)
+
+    The exit status is 0 when every frame sent came back and the PSNR passes,
+    1 otherwise, 2 for bad options. With CODECS_CHECK_LIVE_OBJECTS=1 in the
+    environment it also lists the C objects still alive at the end and exits 1
+    when there are any.
+    """
+
+/// `codecs demo`: encode → Annex-B → TCP on the loopback → reassemble →
+/// decode → compare, with a report.
+func runDemo(_ arguments: [String]) -> Int32 {
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(demoHelp)
+        return 0
+    }
+    let options: DemoOptions
+    do {
+        options = try DemoOptions(arguments)
+    } catch {
+        printError("codecs demo: \(error)")
+        return 2
+    }
+    do {
+        let result = try DemoRun(options: options).run()
+        print(result.text)
+        // CODECS_CHECK_LIVE_OBJECTS=1 (scripts/leakcheck, scripts/soak): every
+        // C context and buffer the run created must have been released by now.
+        if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" {
+            let alive = LiveObjects.snapshot().map { "\($0.key.rawValue) \($0.value)" }.sorted()
+            print("live objects at exit: " + (alive.isEmpty ? "none" : alive.joined(separator: ", ")))
+            if !alive.isEmpty { return 1 }
+        }
+        return result.passed ? 0 : 1
+    } catch {
+        printError("codecs demo: \(error)")
+        return 1
+    }
+}
+
+/// The demo's settings, read from the command line.
+struct DemoOptions: Sendable {
+    var frames = 300
+    var width = 1280
+    var height = 720
+    var frameRate = 30
+    /// Codec, encoder and the live encoder settings: no look-ahead or
+    /// B-frames, a keyframe every second so a late joiner or a receiver that
+    /// lost data waits at most one second.
+    var encode: EncodeOptions
+    var lateJoin = 0
+    var dropEvery: Int? = nil
+    var resolutionChange = false
+    var pace = true
+    /// Pass marks: the average luma PSNR over all decoded frames, and the
+    /// least any single frame may have.
+    var minimumAveragePSNR = 35.0
+    var minimumFramePSNR = 30.0
+
+    init(_ arguments: [String]) throws(Arguments.UsageError) {
+        let parsed = try Arguments(
+            arguments,
+            valueOptions: EncodeOptions.selectionOptions.union([
+                "frames", "size", "late-join", "drop-every", "min-psnr",
+            ]),
+            flagOptions: ["resolution-change", "no-pace"])
+        if let extra = parsed.positional.first {
+            throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
+        }
+        frames = try parsed.integer("frames", in: 1...100_000, default: frames)!
+        if let size = parsed.value("size") {
+            let parts = size.lowercased().split(separator: "x")
+            guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (16...8192).contains(w),
+                (16...8192).contains(h), w % 2 == 0, h % 2 == 0
+            else {
+                throw Arguments.UsageError(
+                    description: "--size \(size): expected WxH with even sizes from 16 to 8192, e.g. 1280x720")
+            }
+            (width, height) = (w, h)
+        }
+        var live = CompressionProperties()
+        live.realTime = true
+        live.allowFrameReordering = false
+        live.preset = "veryfast"
+        live.maxKeyFrameInterval = frameRate
+        live.expectedFrameRate = Double(frameRate)
+        encode = try EncodeOptions(parsed, properties: live)
+        lateJoin = try parsed.integer("late-join", in: 0...(frames - 1), default: 0)!
+        dropEvery = try parsed.integer("drop-every", in: 2...100_000)
+        resolutionChange = parsed.flag("resolution-change")
+        pace = !parsed.flag("no-pace")
+        if let text = parsed.value("min-psnr") {
+            guard let value = Double(text), (0...100).contains(value) else {
+                throw Arguments.UsageError(description: "--min-psnr \(text): expected decibels from 0 to 100")
+            }
+            minimumAveragePSNR = value
+            minimumFramePSNR = min(minimumFramePSNR, value)
+        }
+    }
+
+    var codec: CodecType { encode.codec }
+
+    /// The size after `--resolution-change`: half of each side, kept even.
+    var secondSize: (width: Int, height: Int) {
+        (max(16, width / 4 * 2), max(16, height / 4 * 2))
+    }
+
+    /// The first frame coded at ``secondSize`` (when `resolutionChange`).
+    var changeFrame: Int { frames / 2 }
+}

@@ -1,0 +1,186 @@
+import DecodeSession
+import FormatConv
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the receiver thread found.
+struct DemoReceiverResult: Sendable {
+    var accessUnitsReceived = 0
+    var bytesReceived = 0
+    var reads = 0
+    var smallestRead = Int.max
+    var decodedFrameIndexes: [Int] = []
+    var skippedAfterLoss: [Int] = []
+    var assemblerDrops: [String] = []
+    var latencies: [Double] = []
+    var psnrY: [Double] = []
+    var decodeSeconds = 0.0
+    var decoderBackend = "none"
+    var decoderReason: String? = nil
+    var formats: [String] = []
+    var decoderDrops: [String] = []
+    var ptsOutOfOrder = 0
+}
+
+/// The receiving side: connects, reads in chunks of varying size and feeds
+/// them to the ``DecodePipeline``, which reassembles and decodes; a
+/// ``DemoFrameCheck`` compares what comes out with the sources.
+struct DemoReceiver {
+    let options: DemoOptions
+    let exchange: DemoExchange
+    let port: Int
+
+    func run() -> DemoReceiverResult {
+        // One decoding thread: frame threads hold back a frame per extra
+        // thread, which a live receiver pays in latency, and one thread
+        // decodes 720p far faster than 30 fps.
+        var pipeline = DecodePipeline(
+            codec: options.codec, frameDuration: MediaTime(value: 1, timescale: Int32(options.frameRate)),
+            settings: DecoderSettings(
+                decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
+            sink: DemoFrameCheck(exchange: exchange))
+        do {
+            try receive(through: &pipeline)
+        } catch {
+            exchange.state.withLock { $0.failure = $0.failure ?? "receiver: \(error)" }
+        }
+        var result = pipeline.sink.result
+        result.decodeSeconds = pipeline.decodeSeconds
+        if let session = pipeline.session {
+            result.decoderBackend = session.backend
+            result.decoderReason = session.fallbackReason
+            result.decoderDrops += session.drops.map { "\($0)" }
+        }
+        return result
+    }
+
+    /// A deterministic sequence of read sizes: mostly large reads, some of a
+    /// few hundred bytes, some of 1 to 16 bytes, so access units and NAL units
+    /// arrive split at every kind of boundary.
+    private struct ReadSizes {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        mutating func next() -> Int {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            switch state % 10 {
+            case 0: return Int(1 + (state >> 8) % 16)
+            case 1, 2, 3: return Int(17 + (state >> 8) % 1500)
+            default: return Int(1501 + (state >> 8) % (65536 - 1500))
+            }
+        }
+    }
+
+    private func receive(through pipeline: inout DecodePipeline<DemoFrameCheck>) throws(MediaError) {
+        while !exchange.state.withLock({ $0.receiverMayConnect }) { usleep(1000) }
+        if exchange.state.withLock({ $0.failure != nil }) { return }
+        let connection = try TCPConnection.connect(host: "127.0.0.1", port: port, attempts: 20)
+        defer { connection.close() }
+        var sizes = ReadSizes()
+        // The side channel also says where each access unit ends on the wire
+        // (as one message per unit, or an RTP marker bit, would), so the
+        // pipeline hands each unit out as soon as its last byte arrives
+        // instead of when the next unit begins.
+        var bytesAppended = 0
+        var unitsEnded = 0
+        var nextBoundary = 0
+        while true {
+            let chunk = try connection.read(upTo: sizes.next())
+            if chunk.isEmpty { break }
+            pipeline.sink.result.reads += 1
+            pipeline.sink.result.bytesReceived += chunk.count
+            pipeline.sink.result.smallestRead = min(pipeline.sink.result.smallestRead, chunk.count)
+            var rest = chunk[...]
+            while !rest.isEmpty {
+                if nextBoundary <= bytesAppended {
+                    guard let unit = exchange.state.withLock({ $0.wire.count > unitsEnded ? $0.wire[unitsEnded] : nil })
+                    else { break }
+                    nextBoundary += unit.byteCount
+                }
+                let take = min(rest.count, nextBoundary - bytesAppended)
+                try pipeline.append(rest.prefix(take))
+                bytesAppended += take
+                rest = rest.dropFirst(take)
+                if bytesAppended == nextBoundary {
+                    try pipeline.endAccessUnit()
+                    unitsEnded += 1
+                }
+            }
+            if !rest.isEmpty {
+                // Bytes beyond every unit the side channel announced: let the
+                // assembler find the boundaries itself.
+                try pipeline.append(rest)
+                bytesAppended += rest.count
+            }
+        }
+        try pipeline.finish()
+    }
+}
+
+/// What the demo's receiver does with each access unit and frame: gives
+/// the unit the timestamps the side channel carries, skips to the next
+/// keyframe after a gap in the sender's sequence, and compares each decoded
+/// frame with its source (PSNR, matched by pts) and its submit time.
+struct DemoFrameCheck: DecodedFrameSink {
+    let exchange: DemoExchange
+    var result = DemoReceiverResult()
+    private var lastSequence: Int? = nil
+    private var waitingForKeyframe = false
+    private var unitsByPTS: [MediaTime: DemoAccessUnit] = [:]
+    private var lastDecodedPTS: MediaTime? = nil
+
+    init(exchange: DemoExchange) { self.exchange = exchange }
+
+    mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
+        result.assemblerDrops.append("\(nalUnitCount) NAL units: \(reason)")
+    }
+
+    mutating func willDecode(_ sample: inout CompressedSample) throws(MediaError) -> Bool {
+        let index = result.accessUnitsReceived
+        result.accessUnitsReceived += 1
+        guard let unit = exchange.state.withLock({ $0.wire.count > index ? $0.wire[index] : nil }) else {
+            throw MediaError(.invalidData, "access unit \(index) arrived but was never sent")
+        }
+        // A gap in the sender's sequence means access units were left out:
+        // later pictures may refer to them, so skip to the next keyframe.
+        if let last = lastSequence, unit.sequence != last + 1 { waitingForKeyframe = true }
+        lastSequence = unit.sequence
+        if waitingForKeyframe && !sample.isKeyframe {
+            result.skippedAfterLoss.append(unit.frameIndex)
+            exchange.state.withLock { _ = $0.sources.removeValue(forKey: unit.frameIndex) }
+            return false
+        }
+        waitingForKeyframe = false
+        sample.pts = unit.pts
+        sample.dts = unit.dts
+        unitsByPTS[unit.pts] = unit
+        return true
+    }
+
+    mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {
+        result.formats.append("\(description.width)x\(description.height) \(description.codec.displayName)")
+    }
+
+    mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
+        let now = monotonicSeconds()
+        for frame in frames {
+            guard let unit = unitsByPTS.removeValue(forKey: frame.pts) else {
+                result.decoderDrops.append("a frame with pts \(frame.pts) that was never sent")
+                continue
+            }
+            if let last = lastDecodedPTS, frame.pts <= last { result.ptsOutOfOrder += 1 }
+            lastDecodedPTS = frame.pts
+            let (submitted, source) = exchange.state.withLock { state in
+                (state.submitted[unit.frameIndex], state.sources.removeValue(forKey: unit.frameIndex))
+            }
+            if let submitted { result.latencies.append(now - submitted) }
+            result.decodedFrameIndexes.append(unit.frameIndex)
+            if let source {
+                result.psnrY.append(PictureQuality.psnr(frame.pixelBuffer, source).y)
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+/// Which frames the demo's receiver should have decoded, which it did, and
+/// the difference, from the sender's log of access units.
+///
+/// Frames whose access unit went to the receiver are expected back, except
+/// the ones it could not decode because an earlier access unit was left
+/// out: from each left-out unit to the next keyframe, in decode order (a
+/// closed GOP refers to nothing before its IDR/IRAP; H.264 8.2.1, H.265
+/// 8.3.2).
+struct DemoFrameAccount {
+    /// Access units encoded before the receiver joined.
+    var notSent = 0
+    /// Access units the sender left out (`--drop-every`).
+    var droppedBySender = 0
+    /// Frames expected lost: the left-out ones and those up to the next keyframe.
+    var expectedLost: [Int] = []
+    /// Frames lost in fact: sent but not decoded, and left out.
+    var actualLost: Set<Int> = []
+    /// Frames decoded.
+    var decoded: Set<Int> = []
+    /// Frames expected back but not decoded, ascending.
+    var missing: [Int] = []
+    /// Frames decoded but not expected, ascending.
+    var unexpected: [Int] = []
+
+    init(produced: [DemoAccessUnit], wire: [DemoAccessUnit], decodedFrameIndexes: [Int]) {
+        var lostSinceDrop = false
+        for unit in produced {
+            guard unit.sentToReceiver else {
+                notSent += 1
+                continue
+            }
+            if unit.droppedBySender {
+                droppedBySender += 1
+                lostSinceDrop = true
+                expectedLost.append(unit.frameIndex)
+            } else if lostSinceDrop && !unit.isKeyframe {
+                expectedLost.append(unit.frameIndex)
+            } else {
+                lostSinceDrop = false
+            }
+        }
+        let sent = Set(wire.map(\.frameIndex))
+        let expectedDecoded = sent.subtracting(expectedLost)
+        decoded = Set(decodedFrameIndexes)
+        missing = expectedDecoded.subtracting(decoded).sorted()
+        unexpected = decoded.subtracting(expectedDecoded).sorted()
+        actualLost = sent.subtracting(decoded).union(
+            produced.filter { $0.sentToReceiver && $0.droppedBySender }.map(\.frameIndex))
+    }
+}
+
+/// The demo's closing report: what was encoded, sent, received, decoded and
+/// lost (against what the sender's drops and a late join make expected),
+/// rates and latency, picture quality against the pass marks, the backends,
+/// and the verdict.
+struct DemoReport {
+    let options: DemoOptions
+    let sender: DemoSenderResult
+    let receiver: DemoReceiverResult
+    let state: DemoExchange.State
+    let port: Int
+    let wallSeconds: Double
+    let account: DemoFrameAccount
+
+    init(
+        options: DemoOptions, sender: DemoSenderResult, receiver: DemoReceiverResult, state: DemoExchange.State,
+        port: Int, wallSeconds: Double
+    ) {
+        self.options = options
+        self.sender = sender
+        self.receiver = receiver
+        self.state = state
+        self.port = port
+        self.wallSeconds = wallSeconds
+        account = DemoFrameAccount(
+            produced: state.produced, wire: state.wire, decodedFrameIndexes: receiver.decodedFrameIndexes)
+    }
+
+    /// Every frame expected came back, once and in order, and nothing else went wrong.
+    var countsPassed: Bool {
+        account.missing.isEmpty && account.unexpected.isEmpty && receiver.ptsOutOfOrder == 0
+            && receiver.accessUnitsReceived == state.wire.count && receiver.assemblerDrops.isEmpty
+            && Set(account.expectedLost) == account.actualLost && sender.encoderDroppedFrames == 0
+    }
+
+    private var averagePSNR: Double {
+        receiver.psnrY.isEmpty ? 0 : receiver.psnrY.reduce(0, +) / Double(receiver.psnrY.count)
+    }
+
+    private var minimumPSNR: Double { receiver.psnrY.min() ?? 0 }
+
+    /// The luma PSNR reached both pass marks.
+    var psnrPassed: Bool {
+        !receiver.psnrY.isEmpty && averagePSNR >= options.minimumAveragePSNR
+            && minimumPSNR >= options.minimumFramePSNR
+    }
+
+    var passed: Bool { countsPassed && psnrPassed }
+
+    /// The report as a two-column table.
+    var text: String {
+        var table = ReportTable()
+        table.add(title, "")
+        addFrames(to: &table)
+        addRates(to: &table)
+        addQuality(to: &table)
+        addBackends(to: &table)
+        var verdicts: [String] = []
+        if !countsPassed { verdicts.append("frames were lost or out of order") }
+        if !psnrPassed { verdicts.append("PSNR below the pass mark") }
+        table.section(passed ? "result: PASS" : "result: FAIL — " + verdicts.joined(separator: ", "))
+        return table.rendered
+    }
+
+    private var title: String {
+        let second = options.secondSize
+        var title = "codecs demo: \(options.codec.displayName) \(options.width)x\(options.height)"
+        if options.resolutionChange { title += " → \(second.width)x\(second.height) at frame \(options.changeFrame)" }
+        title += ", \(options.frames) frames at \(options.frameRate) fps"
+        title += options.pace ? ", paced" : ", unpaced"
+        title += ", over tcp://127.0.0.1:\(port)"
+        return title
+    }
+
+    private func addFrames(to table: inout ReportTable) {
+        table.section("frames")
+        table.add("encoded", "\(state.produced.count)")
+        if account.notSent > 0 {
+            table.add("before the receiver joined", "\(account.notSent) (late join after \(options.lateJoin) frames)")
+        }
+        table.add("sent", "\(state.produced.count - account.notSent - account.droppedBySender)")
+        table.add("received", "\(receiver.accessUnitsReceived)")
+        table.add("decoded", "\(account.decoded.count)")
+        var dropLine = "\(account.actualLost.count)"
+        if options.dropEvery != nil {
+            let expected = account.expectedLost.count
+            dropLine +=
+                " (expected \(expected): \(account.droppedBySender) access units left out by the sender,"
+                + " \(expected - account.droppedBySender) skipped until the next keyframe)"
+        }
+        table.add("dropped", dropLine)
+        let missing = account.missing
+        table.add("lost", "\(missing.count)" + (missing.isEmpty ? "" : " (frames \(Self.listed(missing)))"))
+        if !account.unexpected.isEmpty { table.add("decoded but not expected", Self.listed(account.unexpected)) }
+        if receiver.ptsOutOfOrder > 0 { table.add("out of order", "\(receiver.ptsOutOfOrder)") }
+        if !receiver.assemblerDrops.isEmpty {
+            table.add("assembler dropped", receiver.assemblerDrops.joined(separator: "; "))
+        }
+        if !receiver.decoderDrops.isEmpty {
+            table.add("decoder dropped", receiver.decoderDrops.joined(separator: "; "))
+        }
+        if sender.encoderDroppedFrames > 0 { table.add("encoder dropped", "\(sender.encoderDroppedFrames)") }
+    }
+
+    private func addRates(to table: inout ReportTable) {
+        table.section("rates")
+        let streamSeconds = Double(options.frames) / Double(options.frameRate)
+        table.add("bit rate", formattedBitRate(Double(sender.bytesProduced * 8) / streamSeconds))
+        let smallestRead = receiver.smallestRead == .max ? 0 : receiver.smallestRead
+        table.add(
+            "bytes on the wire",
+            "\(receiver.bytesReceived) in \(receiver.reads) reads of 1…65536 bytes (smallest \(smallestRead))")
+        table.add("encode fps", formatted(Double(sender.framesEncoded) / max(sender.encodeSeconds, 1e-9)))
+        table.add("decode fps", formatted(Double(account.decoded.count) / max(receiver.decodeSeconds, 1e-9)))
+        table.add("wall time", formatted(wallSeconds, digits: 2) + " s")
+        if let latency = LatencySummary(receiver.latencies) {
+            let figures = [latency.p50, latency.p95, latency.maximum].map(formattedMilliseconds)
+            table.add("latency p50 / p95 / max", figures.joined(separator: " / ") + "  (submit → decoded)")
+        }
+    }
+
+    private func addQuality(to table: inout ReportTable) {
+        table.section("quality")
+        table.add(
+            "PSNR Y average",
+            formatted(averagePSNR, digits: 2) + " dB  (pass: ≥ \(formatted(options.minimumAveragePSNR)) dB)")
+        table.add(
+            "PSNR Y minimum",
+            formatted(minimumPSNR, digits: 2) + " dB  (pass: ≥ \(formatted(options.minimumFramePSNR)) dB)")
+    }
+
+    private func addBackends(to table: inout ReportTable) {
+        table.section("backends")
+        table.add("encoder", sender.encoderBackends.joined(separator: "; "))
+        table.add("decoder", receiver.decoderBackend + (receiver.decoderReason.map { " (\($0))" } ?? ""))
+        table.add("formats received", receiver.formats.joined(separator: " → "))
+    }
+
+    /// The first twelve of `indexes`, and how many there are when more.
+    private static func listed(_ indexes: [Int]) -> String {
+        let shown = indexes.prefix(12).map(String.init).joined(separator: ", ")
+        return indexes.count > 12 ? shown + ", … (\(indexes.count))" : shown
+    }
+}

@@ -1,0 +1,76 @@
+import MediaCore
+import Synchronization
+
+/// One access unit as the sender produced it, in decode order.
+struct DemoAccessUnit: Sendable {
+    /// Position in decode order over the whole stream (0-based).
+    var sequence: Int
+    var frameIndex: Int
+    var pts: MediaTime
+    var dts: MediaTime
+    var isKeyframe: Bool
+    var width: Int
+    var height: Int
+    var byteCount: Int
+    /// Whether the receiver had joined (sent from its first keyframe on).
+    var sentToReceiver: Bool
+    /// Whether `--drop-every` left it out.
+    var droppedBySender: Bool
+}
+
+/// State the sender and receiver threads share, behind one lock.
+final class DemoExchange: Sendable {
+    struct State {
+        /// Every access unit the encoder produced, in decode order.
+        var produced: [DemoAccessUnit] = []
+        /// The access units put on the wire to the receiver, in order. Annex-B
+        /// has no timestamps; this log carries them alongside the bytes, as an
+        /// RTP header would, and the receiver pairs its k-th access unit with
+        /// entry k.
+        var wire: [DemoAccessUnit] = []
+        /// Monotonic time each frame was handed to the encoder, by frame index.
+        var submitted: [Int: Double] = [:]
+        /// Source frames waiting to be compared, by frame index.
+        var sources: [Int: PixelBuffer] = [:]
+        var framesSubmitted = 0
+        var receiverMayConnect = false
+        var failure: String? = nil
+    }
+
+    let state = Mutex(State())
+    /// The receiver thread's findings, once it has ended.
+    let receiverResult = Mutex(DemoReceiverResult())
+}
+
+/// One run of the demo.
+struct DemoRun {
+    let options: DemoOptions
+
+    /// Runs the sender on this thread and the receiver on another, then
+    /// compares what each saw.
+    func run() throws(MediaError) -> DemoReport {
+        let listener = try TCPListener(host: "127.0.0.1", port: 0)
+        let port = listener.port
+        let exchange = DemoExchange()
+        let options = self.options
+
+        let started = monotonicSeconds()
+        let receiver = WorkerThread {
+            let result = DemoReceiver(options: options, exchange: exchange, port: port).run()
+            exchange.receiverResult.withLock { $0 = result }
+        }
+        let broadcaster = StreamBroadcaster(listener: listener)
+        let sender = DemoSender(options: options, exchange: exchange, broadcaster: broadcaster).run()
+        receiver.join()
+        let wallSeconds = monotonicSeconds() - started
+        listener.close()
+
+        let received = exchange.receiverResult.withLock { $0 }
+        let state = exchange.state.withLock { $0 }
+        if let failure = state.failure {
+            throw MediaError(.backendFailure, failure)
+        }
+        return DemoReport(
+            options: options, sender: sender, receiver: received, state: state, port: port, wallSeconds: wallSeconds)
+    }
+}

@@ -1,0 +1,162 @@
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Bytes that arrive in chunks: a file, standard input or a TCP connection.
+///
+/// The chunk sizes carry no meaning; whoever reads them (FormatConv's
+/// ``AccessUnitAssembler``, say) must accept any split.
+protocol ByteSource: AnyObject {
+    /// The next at most `maximumCount` bytes; an empty result is the end of
+    /// the stream.
+    func read(upTo maximumCount: Int) throws(MediaError) -> [UInt8]
+}
+
+extension ByteSource {
+    /// Everything up to the end of the stream.
+    func readAll(chunkSize: Int = 1 << 20) throws(MediaError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = try read(upTo: chunkSize)
+            if chunk.isEmpty { return bytes }
+            bytes += chunk
+        }
+    }
+}
+
+/// A place bytes are written to in order: a file or standard output.
+protocol ByteSink: AnyObject {
+    /// Writes all of `bytes`.
+    func write(_ bytes: [UInt8]) throws(MediaError)
+    /// Ends the stream; for a file, closes it.
+    func close() throws(MediaError)
+}
+
+/// The text of `errno` value `code`, for messages.
+func systemErrorText(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+/// A file read with `read(2)`; `-` is standard input, which is read but
+/// never closed.
+final class FileByteSource: ByteSource {
+    let path: String
+    private var descriptor: Int32
+
+    init(path: String) throws(MediaError) {
+        self.path = path
+        descriptor = try openFile(path, flags: O_RDONLY, standardDescriptor: 0, purpose: "reading")
+    }
+
+    deinit { close() }
+
+    func read(upTo maximumCount: Int) throws(MediaError) -> [UInt8] {
+        guard descriptor >= 0 else { return [] }
+        return try readChunk(upTo: maximumCount, failure: "\(path): read failed") {
+            Glibc.read(descriptor, $0, $1)
+        }
+    }
+
+    /// Closes the file (standard input stays open).
+    func close() {
+        if descriptor > 2 { _ = Glibc.close(descriptor) }
+        descriptor = -1
+    }
+}
+
+/// A file written with `write(2)`, created or truncated; `-` is standard
+/// output, which is written but never closed.
+final class FileByteSink: ByteSink {
+    let path: String
+    private var descriptor: Int32
+
+    init(path: String) throws(MediaError) {
+        self.path = path
+        descriptor = try openFile(
+            path, flags: O_WRONLY | O_CREAT | O_TRUNC, standardDescriptor: 1, purpose: "writing")
+    }
+
+    deinit {
+        if descriptor > 2 { _ = Glibc.close(descriptor) }
+    }
+
+    func write(_ bytes: [UInt8]) throws(MediaError) {
+        precondition(descriptor >= 0, "write to \(path) after close")
+        try writeAll(bytes, failure: "\(path): write failed") { Glibc.write(descriptor, $0, $1) }
+    }
+
+    func close() throws(MediaError) {
+        let open = descriptor
+        descriptor = -1
+        guard open > 2 else { return }
+        guard Glibc.close(open) == 0 else {
+            throw MediaError(.system, "\(path): close failed: \(systemErrorText())")
+        }
+    }
+}
+
+/// At most `maximumCount` bytes from `call` (`read(2)`, `recv(2)`: given
+/// a buffer and its size, it returns the byte count or -1), again while it
+/// fails with `EINTR`; any other failure throws an error that starts with
+/// `failure`.
+func readChunk(
+    upTo maximumCount: Int, failure: @autoclosure () -> String, _ call: (UnsafeMutableRawPointer, Int) -> Int
+) throws(MediaError) -> [UInt8] {
+    precondition(maximumCount > 0, "a read needs a positive byte count")
+    var code: Int32 = 0
+    let bytes = [UInt8](unsafeUninitializedCapacity: maximumCount) { buffer, count in
+        count = 0
+        while true {
+            let received = call(buffer.baseAddress!, maximumCount)
+            if received >= 0 {
+                count = received
+            } else if errno == EINTR {
+                continue
+            } else {
+                code = errno
+            }
+            return
+        }
+    }
+    if code != 0 { throw MediaError(.system, "\(failure()): \(systemErrorText(code))") }
+    return bytes
+}
+
+/// Writes all of `bytes` with `call` (`write(2)`, `send(2)`: given bytes
+/// and their count, it returns how many it took or -1), looping over partial
+/// writes and `EINTR`; any other failure throws an error that starts with
+/// `failure`.
+func writeAll(
+    _ bytes: [UInt8], failure: @autoclosure () -> String, _ call: (UnsafeRawPointer, Int) -> Int
+) throws(MediaError) {
+    var code: Int32 = 0
+    bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = call(buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                code = errno
+                return
+            }
+            offset += written
+        }
+    }
+    if code != 0 { throw MediaError(.system, "\(failure()): \(systemErrorText(code))") }
+}
+
+/// The descriptor of `path` opened with `flags` (new files get mode 0644),
+/// or `standardDescriptor` for `-`. `purpose` ("reading", "writing") goes
+/// into the error message.
+private func openFile(_ path: String, flags: Int32, standardDescriptor: Int32, purpose: String) throws(MediaError)
+    -> Int32
+{
+    guard path != "-" else { return standardDescriptor }
+    let descriptor = open(path, flags | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+        throw MediaError(.system, "\(path): cannot open for \(purpose): \(systemErrorText())")
+    }
+    return descriptor
+}

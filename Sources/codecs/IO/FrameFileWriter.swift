@@ -1,0 +1,55 @@
+import FormatConv
+import MediaCore
+import MediaIO
+
+/// Decoded pictures to a file: Y4M (MediaIO's ``Y4MWriter``), or the planes
+/// packed one frame after another without headers (a ``FileByteSink``).
+/// `-` is standard output.
+final class FrameFileWriter {
+    private let y4m: Y4MWriter?
+    private let packed: (any ByteSink)?
+
+    /// Opens `path` for frames of one size and layout. `packedPlanes` asks
+    /// for headerless frames; Y4M holds I420 or I010 frames only.
+    init(
+        path: String, packedPlanes: Bool, size: PictureSize, format: PixelFormat,
+        frameRate: (numerator: Int, denominator: Int)
+    ) throws(MediaError) {
+        if packedPlanes {
+            y4m = nil
+            packed = try FileByteSink(path: path)
+        } else {
+            guard format == .i420 || format == .i010 else {
+                throw .unsupported(
+                    "Y4M holds I420 or I010 frames, not \(format); choose --pixel-format i420/i010 "
+                        + "or an output name without .y4m for packed \(format) frames")
+            }
+            y4m = try Y4MWriter(
+                path: path,
+                header: Y4MHeader(width: size.width, height: size.height, frameRate: frameRate, pixelFormat: format))
+            packed = nil
+        }
+    }
+
+    func write(_ buffer: PixelBuffer) throws(MediaError) {
+        if let y4m { try y4m.write(buffer) } else { try packed!.write(buffer.packedBytes()) }
+    }
+
+    func close() throws(MediaError) {
+        try y4m?.close()
+        try packed?.close()
+    }
+
+    /// The frame rate a Y4M header gets for a stream of `description`: its
+    /// VUI timing when that gives 1 to 240 frames a second, else `fallback`.
+    /// VUI timing of a variable-rate stream can be a clock tick rather than
+    /// a frame (H.264 E.2.1 fixed_frame_rate_flag 0), hence the check.
+    static func frameRate(
+        of description: FormatDescription?, fallback: (numerator: Int, denominator: Int) = (30, 1)
+    ) -> (numerator: Int, denominator: Int) {
+        guard let duration = description?.vuiFrameRate, duration.isValid, duration.value > 0,
+            (1...240).contains(duration.timescale / Int32(clamping: duration.value))
+        else { return fallback }
+        return (Int(duration.timescale), Int(duration.value))
+    }
+}

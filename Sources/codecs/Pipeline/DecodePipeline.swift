@@ -1,0 +1,216 @@
+import DecodeSession
+import FormatConv
+import MediaCore
+
+/// Annex-B bytes in chunks of any size → access units, through FormatConv's
+/// ``AccessUnitAssembler``.
+///
+/// When the codec is not known beforehand it is told from the first NAL
+/// unit headers (``AnnexB/detectCodec(in:)``) once ``detectionWindow`` bytes
+/// have arrived, so that the guess rests on more than one header; bytes
+/// wait until then. A stream with no start code in its first
+/// ``detectionLimit`` bytes is an error; a shorter one is read as H.264 at
+/// its end, which the assembler then reports as dropped NAL units.
+struct AccessUnitReader {
+    static let detectionWindow = 256
+    static let detectionLimit = 1 << 20
+
+    private(set) var codec: CodecType?
+    private let frameDuration: MediaTime?
+    private var assembler: AccessUnitAssembler?
+    private var pending: [UInt8] = []
+
+    /// `frameDuration` numbers the access units (the assembler's default
+    /// is the stream's VUI timing, else 1/30 s).
+    init(codec: CodecType?, frameDuration: MediaTime? = nil) {
+        self.codec = codec
+        self.frameDuration = frameDuration
+        if let codec { assembler = AccessUnitAssembler(codec: codec, frameDuration: frameDuration) }
+    }
+
+    /// The access units (and dropped NAL units) that `bytes` completes.
+    mutating func append(_ bytes: some Collection<UInt8>) throws(MediaError) -> [AssemblerOutput] {
+        if assembler != nil { return assembler!.append(bytes) }
+        pending += bytes
+        if pending.count >= Self.detectionWindow, let detected = AnnexB.detectCodec(in: pending) {
+            return start(detected)
+        }
+        if pending.count > Self.detectionLimit {
+            throw .invalidData("no Annex-B start code in the first \(pending.count) bytes")
+        }
+        return []
+    }
+
+    /// Ends the current access unit at the bytes given so far (a boundary
+    /// known from outside the stream).
+    mutating func endAccessUnit() -> [AssemblerOutput] {
+        assembler?.endAccessUnit() ?? []
+    }
+
+    /// Hands out the last access unit at the end of the stream.
+    mutating func finish() -> [AssemblerOutput] {
+        var outputs: [AssemblerOutput] = []
+        if assembler == nil {
+            if pending.isEmpty { return [] }
+            outputs = start(AnnexB.detectCodec(in: pending) ?? .h264)
+        }
+        return outputs + assembler!.finish()
+    }
+
+    private mutating func start(_ detected: CodecType) -> [AssemblerOutput] {
+        codec = detected
+        assembler = AccessUnitAssembler(codec: detected, frameDuration: frameDuration)
+        defer { pending = [] }
+        return assembler!.append(pending)
+    }
+}
+
+/// What a command does with what a ``DecodePipeline`` produces.
+protocol DecodedFrameSink {
+    /// True once the sink wants nothing more (a frame limit reached); the
+    /// pipeline then stops decoding.
+    var isSatisfied: Bool { get }
+    /// The assembler left out `nalUnitCount` NAL units for `reason`.
+    mutating func assemblerDropped(_ nalUnitCount: Int, reason: String)
+    /// An access unit is about to be decoded; false skips it. The sink may
+    /// set its timestamps.
+    mutating func willDecode(_ sample: inout CompressedSample) throws(MediaError) -> Bool
+    /// The access units to decode changed to `description` (called for the
+    /// first one too); `scaledTo` is the size its pictures are scaled to when
+    /// the pipeline keeps the first picture size.
+    mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?)
+    /// Decoded frames, in output order.
+    mutating func receive(_ frames: [DecodedFrame]) throws(MediaError)
+}
+
+extension DecodedFrameSink {
+    var isSatisfied: Bool { false }
+    mutating func willDecode(_ sample: inout CompressedSample) throws(MediaError) -> Bool { true }
+    mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {}
+}
+
+/// A picture size in pixels.
+struct PictureSize: Equatable {
+    var width: Int
+    var height: Int
+}
+
+/// How a ``DecodePipeline`` makes its ``DecompressionSession``.
+struct DecoderSettings {
+    var decoder: CodecBackend = .automatic
+    var output = DecoderOutputAttributes()
+    var threadCount: Int? = nil
+    /// Pictures of a later size are scaled to the first size (a Y4M file
+    /// holds one): a new session starts at each size change.
+    var keepsFirstPictureSize = false
+}
+
+/// The one path from coded video to pictures that `codecs decode`,
+/// `codecs stream receive` and `codecs demo` share: Annex-B bytes in chunks
+/// of any size → ``AccessUnitReader`` → ``DecompressionSession`` → frames
+/// handed to `sink`. Samples that come whole (from a container) enter at
+/// ``decode(_:)``.
+///
+/// The session is made for the first access unit the sink accepts and
+/// carries on across format changes (unless ``DecoderSettings/keepsFirstPictureSize``).
+struct DecodePipeline<Sink: DecodedFrameSink> {
+    var sink: Sink
+    private var reader: AccessUnitReader
+    private let settings: DecoderSettings
+    /// The session in use; nil until the first access unit.
+    private(set) var session: DecompressionSession?
+    /// The format of the last access unit decoded.
+    private(set) var currentFormat: FormatDescription?
+    private var firstPictureSize: PictureSize?
+    /// Time spent in the decoder, in seconds.
+    private(set) var decodeSeconds = 0.0
+
+    init(codec: CodecType?, frameDuration: MediaTime? = nil, settings: DecoderSettings, sink: Sink) {
+        reader = AccessUnitReader(codec: codec, frameDuration: frameDuration)
+        self.settings = settings
+        self.sink = sink
+    }
+
+    /// The codec, once known.
+    var codec: CodecType? { reader.codec }
+
+    /// Takes the next bytes of the stream.
+    mutating func append(_ bytes: some Collection<UInt8>) throws(MediaError) {
+        try handle(reader.append(bytes))
+    }
+
+    /// Ends the current access unit (a boundary known from outside the stream).
+    mutating func endAccessUnit() throws(MediaError) {
+        try handle(reader.endAccessUnit())
+    }
+
+    /// Decodes a whole sample (from a container, say).
+    mutating func decode(_ sample: CompressedSample) throws(MediaError) {
+        try handle([.sample(sample)])
+    }
+
+    /// Ends the stream: the last access unit, then the frames the decoder
+    /// held back. Nothing more is decoded once the sink is satisfied.
+    mutating func finish() throws(MediaError) {
+        guard !sink.isSatisfied else { return }
+        try handle(reader.finish())
+        guard let session, !sink.isSatisfied else { return }
+        try deliver(timed { () throws(MediaError) in try session.finish() })
+    }
+
+    private mutating func handle(_ outputs: [AssemblerOutput]) throws(MediaError) {
+        for output in outputs where !sink.isSatisfied {
+            switch output {
+            case .dropped(let reason, let count):
+                sink.assemblerDropped(count, reason: reason)
+            case .sample(var sample):
+                guard try sink.willDecode(&sample) else { continue }
+                try prepareSession(for: sample.formatDescription)
+                let session = session!
+                try deliver(timed { () throws(MediaError) in try session.decode(sample) })
+            }
+        }
+    }
+
+    private mutating func prepareSession(for description: FormatDescription) throws(MediaError) {
+        if description != currentFormat {
+            var scaledTo: PictureSize? = nil
+            if settings.keepsFirstPictureSize, let size = firstPictureSize,
+                size != PictureSize(width: description.width, height: description.height)
+            {
+                scaledTo = size
+            }
+            sink.formatChanged(to: description, scaledTo: scaledTo)
+            currentFormat = description
+            if let scaledTo {
+                if let session { try deliver(timed { () throws(MediaError) in try session.finish() }) }
+                var output = settings.output
+                output.width = scaledTo.width
+                output.height = scaledTo.height
+                session = try makeSession(description, output: output)
+            }
+        }
+        if session == nil { session = try makeSession(description, output: settings.output) }
+    }
+
+    private func makeSession(_ description: FormatDescription, output: DecoderOutputAttributes) throws(MediaError)
+        -> DecompressionSession
+    {
+        try DecompressionSession(
+            formatDescription: description, decoder: settings.decoder, output: output,
+            threadCount: settings.threadCount)
+    }
+
+    private mutating func timed(_ work: () throws(MediaError) -> [DecodedFrame]) throws(MediaError) -> [DecodedFrame] {
+        let before = monotonicSeconds()
+        defer { decodeSeconds += monotonicSeconds() - before }
+        return try work()
+    }
+
+    private mutating func deliver(_ frames: [DecodedFrame]) throws(MediaError) {
+        if firstPictureSize == nil, let first = frames.first {
+            firstPictureSize = PictureSize(width: first.pixelBuffer.width, height: first.pixelBuffer.height)
+        }
+        try sink.receive(frames)
+    }
+}
