@@ -86,7 +86,7 @@ struct EncodeSettings {
     func properties() -> CompressionProperties {
         var properties = CompressionProperties()
         properties.preset = preset
-        properties.quality = crf
+        properties.constantRateFactor = crf
         properties.maxKeyFrameInterval = keyint
         properties.realTime = realTime
         properties.expectedFrameRate = 30

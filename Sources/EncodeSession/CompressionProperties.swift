@@ -5,10 +5,11 @@ import NativeCodecs
 /// properties in Swift terms.
 ///
 /// Every property is optional or has a neutral default, and `nil` means "the
-/// encoder's own default". Rate control is one of three modes, chosen by
+/// encoder's own default". Rate control is one of four modes, chosen by
 /// which property is set: ``averageBitRate`` (ABR, optionally capped by
-/// ``dataRateLimits``), ``quality`` (constant rate factor) or ``constantQP``;
-/// none set gives constant quality at ``defaultQuality(for:)``.
+/// ``dataRateLimits``), ``quality`` (VideoToolbox's 0 … 1),
+/// ``constantRateFactor`` (x264/x265 CRF) or ``constantQP``; none set gives
+/// constant quality at ``defaultConstantRateFactor(for:)``.
 ///
 /// ```swift
 /// var properties = CompressionProperties()
@@ -27,8 +28,14 @@ public struct CompressionProperties: Sendable, Hashable {
     /// A cap on the bit rate: the VBV/HRD maximum rate and buffer size
     /// (H.264 Annex C, H.265 Annex C).
     public var dataRateLimits: DataRateLimits?
-    /// Constant rate factor, 0 … 51 (lower is better); x264/x265 `--crf`.
+    /// VideoToolbox's `Quality`: 0 … 1, higher is better. Mapped per backend:
+    /// x264 and x265 encode at constant rate factor 51 × (1 − quality)
+    /// (0.55 → CRF 22.95); VA-API at constant QP round(51 × (1 − quality)),
+    /// at least 1.
     public var quality: Double?
+    /// Constant rate factor, 0 … 51 (lower is better); x264/x265 `--crf`.
+    /// VA-API has no such mode and refuses it.
+    public var constantRateFactor: Double?
     /// Constant quantizer for every picture, 0 … 51; x264/x265 `--qp`.
     public var constantQP: Int?
     /// The profile to write; `nil` picks the highest the settings need.
@@ -146,7 +153,7 @@ public struct CompressionProperties: Sendable, Hashable {
     /// of 28 loses about 3 dB PSNR against x264 at 23 on natural-looking
     /// content; 25 brings both codecs to the same quality, near 40 dB on the
     /// synthetic test clip.
-    public static func defaultQuality(for codec: CodecType) -> Double {
+    public static func defaultConstantRateFactor(for codec: CodecType) -> Double {
         EncoderSettings.defaultConstantRateFactor(for: codec)
     }
 
@@ -188,12 +195,16 @@ public struct CompressionProperties: Sendable, Hashable {
                     "dataRateLimits.maxBitRate \(limits.maxBitRate): must be at least averageBitRate (\(average))")
             }
         }
-        try check("quality", quality, 0...51)
+        try check("quality", quality, 0...1)
+        try check("constantRateFactor", constantRateFactor, 0...51)
         try check("constantQP", constantQP, 0...51)
-        let modes = [averageBitRate != nil, quality != nil, constantQP != nil].filter { $0 }.count
+        let modes = [averageBitRate != nil, quality != nil, constantRateFactor != nil, constantQP != nil].filter {
+            $0
+        }.count
         if modes > 1 {
             throw .invalidArgument(
-                "averageBitRate, quality and constantQP: set at most one of them (they are rate-control modes)")
+                "averageBitRate, quality, constantRateFactor and constantQP: set at most one of them (they are "
+                    + "rate-control modes)")
         }
         if constantQP != nil, dataRateLimits != nil {
             throw .invalidArgument("dataRateLimits: not allowed with constantQP (constant QP has no rate limit)")
@@ -205,11 +216,12 @@ public struct CompressionProperties: Sendable, Hashable {
                     "profile \(profile.rawValue): \(codec) allows \(allowed.map(\.rawValue).joined(separator: ", "))")
             }
         }
-        if let profile, codec == .h264, constantQP == 0 || quality == 0 {
+        if let profile, codec == .h264, constantQP == 0 || constantRateFactor == 0 || quality == 1 {
             // x264 codes QP 0 losslessly, which only High 4:4:4 Predictive allows
             // (H.264 A.2.6, qpprime_y_zero_transform_bypass_flag).
             throw .invalidArgument(
-                "profile \(profile.rawValue): lossless coding (constantQP 0 or quality 0) needs High 4:4:4 "
+                "profile \(profile.rawValue): lossless coding (constantQP 0, constantRateFactor 0 or quality 1) needs "
+                    + "High 4:4:4 "
                     + "Predictive; leave profile unset or use a QP from 1 to 51")
         }
         if let level {

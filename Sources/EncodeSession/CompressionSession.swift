@@ -358,11 +358,11 @@ public final class CompressionSession {
             let header = data[range.lowerBound]
             switch codec {
             case .h264:
-                // H.264 table 7-1: 7 SPS, 8 PPS, 9 AUD, 13 SPS extension.
-                return ![7, 8, 9, 13].contains(header & 0x1F)
+                let type = H264NALUnitType(rawValue: header)
+                return !type.isParameterSet && type != .accessUnitDelimiter
             case .hevc:
-                // H.265 table 7-1: 32 VPS, 33 SPS, 34 PPS, 35 AUD.
-                return !(32...35).contains((header >> 1) & 0x3F)
+                let type = HEVCNALUnitType(rawValue: header >> 1)
+                return !type.isParameterSet && type != .accessUnitDelimiter
             }
         }
         if kept.count == ranges.count { return data }

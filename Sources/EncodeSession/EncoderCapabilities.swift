@@ -101,6 +101,7 @@ extension CompressionSession {
                 maximum: 1_000_000_000),
             EncoderPropertyInfo(name: "dataRateLimits", type: .rateLimits, minimum: 1_000, maximum: 1_000_000_000),
             EncoderPropertyInfo(name: "constantQP", type: .integer, minimum: 0, maximum: 51),
+            EncoderPropertyInfo(name: "quality", type: .number, minimum: 0, maximum: 1),
             EncoderPropertyInfo(
                 name: "profile", type: .enumeration, allowedValues: profiles.map(\.rawValue)),
             EncoderPropertyInfo(
@@ -116,7 +117,7 @@ extension CompressionSession {
         ]
         if software {
             list += [
-                EncoderPropertyInfo(name: "quality", type: .number, minimum: 0, maximum: 51),
+                EncoderPropertyInfo(name: "constantRateFactor", type: .number, minimum: 0, maximum: 51),
                 EncoderPropertyInfo(
                     name: "preset", type: .string, allowedValues: CompressionProperties.presets),
                 EncoderPropertyInfo(name: "threadCount", type: .integer, minimum: 1, maximum: 128),

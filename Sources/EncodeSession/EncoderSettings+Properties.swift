@@ -7,7 +7,8 @@ extension EncoderSettings {
         self.init()
         averageBitRate = properties.averageBitRate
         dataRateLimits = properties.dataRateLimits.map { ($0.maxBitRate, $0.bufferSize) }
-        constantRateFactor = properties.quality
+        constantRateFactor = properties.constantRateFactor
+        quality = properties.quality
         constantQP = properties.constantQP
         profile = properties.profile?.rawValue
         level = properties.level

@@ -5,46 +5,59 @@ import Synchronization
 ///
 /// Every `final class` that owns a C object increments its kind in `init` and
 /// decrements it in `deinit`. The counters are one dictionary behind a
-/// `Mutex`, so each update costs a lock and a dictionary update; they are
-/// kept in release builds too, so leaks can be checked in benchmarks.
-public enum LiveObjects {
-    /// A kind of tracked object.
-    public struct Kind: RawRepresentable, Sendable, Hashable {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+/// `Mutex`, so each update costs a lock and a dictionary update — in debug
+/// builds only: in release builds (``isCounting`` false) the updates compile
+/// to nothing and every count reads 0. Package-internal: tests, the `codecs`
+/// tool and the benchmarks of this package read it; applications do not.
+package enum LiveObjects {
+    /// Whether this build counts (debug builds); release builds do not.
+    #if DEBUG
+        package static let isCounting = true
+    #else
+        package static let isCounting = false
+    #endif
 
-        public static let pixelBuffer = Kind(rawValue: "PixelBuffer")
-        public static let x264Encoder = Kind(rawValue: "x264Encoder")
-        public static let x265Encoder = Kind(rawValue: "x265Encoder")
-        public static let codecContext = Kind(rawValue: "AVCodecContext")
-        public static let avFrame = Kind(rawValue: "AVFrame")
-        public static let avPacket = Kind(rawValue: "AVPacket")
-        public static let hwDevice = Kind(rawValue: "AVHWDeviceContext")
-        public static let swsContext = Kind(rawValue: "SwsContext")
-        public static let formatContext = Kind(rawValue: "AVFormatContext")
-        public static let vaDisplay = Kind(rawValue: "VADisplay")
-        public static let bsfContext = Kind(rawValue: "AVBSFContext")
+    /// A kind of tracked object.
+    package struct Kind: RawRepresentable, Sendable, Hashable {
+        package var rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
+
+        package static let pixelBuffer = Kind(rawValue: "PixelBuffer")
+        package static let x264Encoder = Kind(rawValue: "x264Encoder")
+        package static let x265Encoder = Kind(rawValue: "x265Encoder")
+        package static let codecContext = Kind(rawValue: "AVCodecContext")
+        package static let avFrame = Kind(rawValue: "AVFrame")
+        package static let avPacket = Kind(rawValue: "AVPacket")
+        package static let hwDevice = Kind(rawValue: "AVHWDeviceContext")
+        package static let swsContext = Kind(rawValue: "SwsContext")
+        package static let formatContext = Kind(rawValue: "AVFormatContext")
+        package static let vaDisplay = Kind(rawValue: "VADisplay")
+        package static let bsfContext = Kind(rawValue: "AVBSFContext")
     }
 
     private static let counts = Mutex<[Kind: Int]>([:])
 
     /// Records that one object of `kind` was created.
-    public static func increment(_ kind: Kind) {
+    @inline(__always)
+    package static func increment(_ kind: Kind) {
+        guard isCounting else { return }
         counts.withLock { $0[kind, default: 0] += 1 }
     }
 
     /// Records that one object of `kind` was released.
-    public static func decrement(_ kind: Kind) {
+    @inline(__always)
+    package static func decrement(_ kind: Kind) {
+        guard isCounting else { return }
         counts.withLock { $0[kind, default: 0] -= 1 }
     }
 
     /// The number of objects of `kind` alive now.
-    public static func count(_ kind: Kind) -> Int {
+    package static func count(_ kind: Kind) -> Int {
         counts.withLock { $0[kind, default: 0] }
     }
 
     /// Every kind with a non-zero count.
-    public static func snapshot() -> [Kind: Int] {
+    package static func snapshot() -> [Kind: Int] {
         counts.withLock { $0.filter { $0.value != 0 } }
     }
 }

@@ -1,7 +1,7 @@
 import MediaCore
 
 /// The stream header of a YUV4MPEG2 (`.y4m`) file: picture size, frame rate,
-/// interlacing, pixel aspect ratio, colour space and comments.
+/// interlacing, pixel aspect ratio, color space and comments.
 ///
 /// A Y4M file is one text line `YUV4MPEG2 W1280 H720 F30:1 Ip A1:1 C420jpeg`
 /// followed by frames, each a `FRAME` line and the planes packed without
@@ -13,7 +13,7 @@ import MediaCore
 /// | `F` | frame rate `num:den` | ``frameRate``; `0:0` means unknown |
 /// | `I` | interlacing `p`, `t`, `b`, `m` | ``interlacing`` |
 /// | `A` | pixel aspect `num:den` | ``pixelAspect``; `0:0` means unknown |
-/// | `C` | colour space | `420jpeg`, `420paldv`, `420mpeg2`, `420` → `.i420`; `420p10` → `.i010` |
+/// | `C` | color space | `420jpeg`, `420paldv`, `420mpeg2`, `420` → `.i420`; `420p10` → `.i010` |
 /// | `X` | application comment | kept in ``comments`` |
 ///
 /// Colour spaces our pixel formats do not cover (4:2:2, 4:4:4, mono, 12-bit
@@ -133,7 +133,7 @@ public struct Y4MHeader: Sendable, Hashable {
     ///
     /// - Throws: ``MediaError/Code/invalidData`` for a missing signature, a
     ///   malformed or missing value; ``MediaError/Code/unsupported`` for a
-    ///   colour space or tag we do not handle. Each message names the tag.
+    ///   color space or tag we do not handle. Each message names the tag.
     init(parsing line: String) throws(MediaError) {
         var tokens = line.split(separator: " ", omittingEmptySubsequences: true)
         guard tokens.first == Substring(Self.signature) else {
@@ -173,7 +173,7 @@ public struct Y4MHeader: Sendable, Hashable {
             case "C":
                 guard Self.pixelFormat(forColorSpace: value) != nil else {
                     throw .unsupported(
-                        "Y4M colour space \"C\(value)\" is not supported: only 4:2:0 (C420jpeg, C420paldv, C420mpeg2, C420) and C420p10 are"
+                        "Y4M color space \"C\(value)\" is not supported: only 4:2:0 (C420jpeg, C420paldv, C420mpeg2, C420) and C420p10 are"
                     )
                 }
                 colorSpace = value
@@ -226,7 +226,7 @@ public struct Y4MHeader: Sendable, Hashable {
         var colorSpace = colorSpaceTag
         if let tag = colorSpace {
             guard Self.pixelFormat(forColorSpace: tag) == pixelFormat else {
-                throw .invalidArgument("Y4M colour space C\(tag) does not describe pixel format \(pixelFormat)")
+                throw .invalidArgument("Y4M color space C\(tag) does not describe pixel format \(pixelFormat)")
             }
         } else if pixelFormat == .i010 {
             colorSpace = "420p10"

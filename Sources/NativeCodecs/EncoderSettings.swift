@@ -12,6 +12,8 @@ package struct EncoderSettings: Sendable, Hashable {
     }
     /// Constant rate factor, 0 … 51 (x264/x265 `--crf`).
     package var constantRateFactor: Double?
+    /// VideoToolbox-style quality, 0 … 1 (higher is better).
+    package var quality: Double?
     package var constantQP: Int?
     /// `baseline`, `main`, `high`, `main10` (x264/x265 profile names).
     package var profile: String?
@@ -42,6 +44,15 @@ package struct EncoderSettings: Sendable, Hashable {
     private var limits: Limits?
 
     package init() {}
+
+    /// The constant rate factor x264 and x265 use: ``constantRateFactor``, or
+    /// 51 × (1 − ``quality``).
+    package var effectiveConstantRateFactor: Double? { constantRateFactor ?? quality.map { 51 * (1 - $0) } }
+
+    /// The constant QP VA-API uses: ``constantQP``, or round(51 × (1 − ``quality``)), at least 1.
+    package var effectiveConstantQP: Int? {
+        constantQP ?? quality.map { max(1, Int((51 * (1 - $0)).rounded())) }
+    }
 
     /// The constant rate factor used when no rate control is set: x264's and
     /// x265's own defaults (23 and 28 would be theirs; 25 keeps HEVC close to

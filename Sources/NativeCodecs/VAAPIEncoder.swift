@@ -201,7 +201,8 @@ struct VAAPIEncoderSettings: Sendable {
         }
         if options.constantRateFactor != nil {
             throw .unsupported(
-                "quality: VA-API has no constant-quality (CRF) mode here; use constantQP or averageBitRate")
+                "constantRateFactor: VA-API has no constant-rate-factor (CRF) mode; use quality, constantQP or "
+                    + "averageBitRate")
         }
         codec = configuration.codec
         width = configuration.width
@@ -220,7 +221,7 @@ struct VAAPIEncoderSettings: Sendable {
             }
             bufferSize = options.dataRateLimits?.bufferSize
         } else {
-            rateControl = .constantQP(options.constantQP)
+            rateControl = .constantQP(options.effectiveConstantQP)
             bufferSize = nil
         }
         let levelScale = configuration.codec == .h264 ? 10.0 : 30.0  // level_idc: H.264 A.3 ×10, H.265 A.4 ×30

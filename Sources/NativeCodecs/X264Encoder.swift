@@ -1,4 +1,5 @@
 import CX264
+import FormatConv
 import MediaCore
 
 #if canImport(Glibc)
@@ -87,7 +88,7 @@ final class X264Encoder: EncoderBackend {
         } else {
             param.rc.i_rc_method = CX264_RC_CRF()
             param.rc.f_rf_constant = Float(
-                options.constantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .h264))
+                options.effectiveConstantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .h264))
         }
         if let limits = options.dataRateLimits {
             param.rc.i_vbv_max_bitrate = Int32(max(1, limits.maxBitRate / 1000))
@@ -134,12 +135,12 @@ final class X264Encoder: EncoderBackend {
         var sets: [[UInt8]] = []
         for index in 0..<Int(count) {
             let nal = nals![index]
-            // H.264 table 7-1: 7 = SPS, 8 = PPS go to the format description;
-            // the version SEI (6) travels in the first picture, as x264 writes
-            // it there itself when it repeats headers in-band.
-            switch nal.i_type {
-            case 7, 8: sets.append(Self.payloadWithoutPrefix(nal))
-            case 6: leadingSEI += UnsafeRawBufferPointer(start: nal.p_payload, count: Int(nal.i_payload))
+            // SPS and PPS go to the format description; the version SEI
+            // travels in the first picture, as x264 writes it there itself
+            // when it repeats headers in-band.
+            switch H264NALUnitType(rawValue: UInt8(truncatingIfNeeded: nal.i_type)) {
+            case .sps, .pps: sets.append(Self.payloadWithoutPrefix(nal))
+            case .sei: leadingSEI += UnsafeRawBufferPointer(start: nal.p_payload, count: Int(nal.i_payload))
             default: continue
             }
         }

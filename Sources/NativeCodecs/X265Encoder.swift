@@ -1,4 +1,5 @@
 import CX265
+import FormatConv
 import MediaCore
 
 /// The HEVC software backend: one `x265_encoder` driven through the function
@@ -95,7 +96,7 @@ final class X265Encoder: EncoderBackend {
         } else {
             p.pointee.rc.rateControlMode = CX265_RC_CRF()
             p.pointee.rc.rfConstant =
-                options.constantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .hevc)
+                options.effectiveConstantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .hevc)
         }
         if let limits = options.dataRateLimits {
             p.pointee.rc.vbvMaxBitrate = Int32(max(1, limits.maxBitRate / 1000))
@@ -159,13 +160,13 @@ final class X265Encoder: EncoderBackend {
         for index in 0..<Int(count) {
             let nal = nals![index]
             let bytes = UnsafeRawBufferPointer(start: nal.payload, count: Int(nal.sizeBytes))
-            // H.265 table 7-1: 32 = VPS, 33 = SPS, 34 = PPS go to the format
-            // description; prefix SEI (39, x265's settings) goes in front of
-            // the first picture.
-            switch nal.type {
-            case 32...34: sets.append(Array(bytes.dropFirst(4)))
-            case 39: leadingSEI += bytes
-            default: continue
+            // VPS, SPS and PPS go to the format description; the prefix SEI
+            // (x265's settings) goes in front of the first picture.
+            let type = HEVCNALUnitType(rawValue: UInt8(truncatingIfNeeded: nal.type))
+            if type.isParameterSet {
+                sets.append(Array(bytes.dropFirst(4)))
+            } else if type == .prefixSEI {
+                leadingSEI += bytes
             }
         }
         parameterSets = sets
@@ -230,8 +231,7 @@ final class X265Encoder: EncoderBackend {
         var irap = false
         for index in 0..<Int(count) {
             total += Int(nals[index].sizeBytes)
-            // H.265 7.4.2.2: BLA_W_LP (16) … RSV_IRAP_VCL23 (23) are IRAP pictures.
-            if (16...23).contains(nals[index].type) { irap = true }
+            if HEVCNALUnitType(rawValue: UInt8(truncatingIfNeeded: nals[index].type)).isIRAP { irap = true }
         }
         let data = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
             var offset = 0

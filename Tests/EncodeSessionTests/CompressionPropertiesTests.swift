@@ -25,13 +25,29 @@ import Testing
             $0.averageBitRate = 200_000
             $0.dataRateLimits = .init(maxBitRate: 100_000, bufferSize: 100_000)
         },
-        .init(codec: .h264, message: "quality 52.0: must be from 0.0 to 51.0") { $0.quality = 52 },
-        .init(codec: .hevc, message: "quality -1.0: must be from 0.0 to 51.0") { $0.quality = -1 },
-        .init(codec: .h264, message: "quality nan: must be from 0.0 to 51.0") { $0.quality = .nan },
+        .init(codec: .h264, message: "constantRateFactor 52.0: must be from 0.0 to 51.0") {
+            $0.constantRateFactor = 52
+        },
+        .init(codec: .hevc, message: "constantRateFactor -1.0: must be from 0.0 to 51.0") {
+            $0.constantRateFactor = -1
+        },
+        .init(codec: .hevc, message: "quality 1.5: must be from 0.0 to 1.0") { $0.quality = 1.5 },
+        .init(codec: .h264, message: "constantRateFactor nan: must be from 0.0 to 51.0") {
+            $0.constantRateFactor = .nan
+        },
+        .init(codec: .h264, message: "quality nan: must be from 0.0 to 1.0") { $0.quality = .nan },
         .init(codec: .h264, message: "constantQP 52: must be from 0 to 51") { $0.constantQP = 52 },
-        .init(codec: .h264, message: "averageBitRate, quality and constantQP: set at most one of them") {
+        .init(
+            codec: .h264, message: "averageBitRate, quality, constantRateFactor and constantQP: set at most one of them"
+        ) {
             $0.averageBitRate = 100_000
-            $0.quality = 20
+            $0.constantRateFactor = 20
+        },
+        .init(
+            codec: .h264, message: "averageBitRate, quality, constantRateFactor and constantQP: set at most one of them"
+        ) {
+            $0.quality = 0.5
+            $0.constantRateFactor = 20
         },
         .init(codec: .hevc, message: "dataRateLimits: not allowed with constantQP") {
             $0.constantQP = 20
@@ -39,7 +55,10 @@ import Testing
         },
         .init(codec: .hevc, message: "profile high: hevc allows main, main10") { $0.profile = .high },
         .init(codec: .h264, message: "profile main10: h264 allows baseline, main, high") { $0.profile = .main10 },
-        .init(codec: .h264, message: "profile high: lossless coding (constantQP 0 or quality 0) needs High 4:4:4") {
+        .init(
+            codec: .h264,
+            message: "profile high: lossless coding (constantQP 0, constantRateFactor 0 or quality 1) needs High 4:4:4"
+        ) {
             $0.profile = .high
             $0.constantQP = 0
         },
@@ -115,7 +134,7 @@ import Testing
         },
         GoodValue(codec: .h264, name: "constant QP") { $0.constantQP = 30 },
         GoodValue(codec: .h264, name: "VBV-capped CRF") {
-            $0.quality = 26
+            $0.constantRateFactor = 26
             $0.dataRateLimits = .init(maxBitRate: 500_000, bufferSize: 1_000_000)
         },
         GoodValue(codec: .hevc, name: "open GOP, 4 threads, preset fast") {

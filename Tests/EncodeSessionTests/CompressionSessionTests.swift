@@ -134,7 +134,7 @@ import Testing
         let description = session.formatDescription
         let signal = try #require(description.videoSignal)
         #expect(signal.fullRange)
-        #expect(signal.colourPrimaries == 1 && signal.transferCharacteristics == 1 && signal.matrixCoefficients == 1)
+        #expect(signal.colorPrimaries == 1 && signal.transferCharacteristics == 1 && signal.matrixCoefficients == 1)
         #expect(description.sampleAspectRatio == SampleAspectRatio(horizontal: 4, vertical: 3))
     }
 

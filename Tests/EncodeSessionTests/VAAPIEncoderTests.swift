@@ -307,12 +307,12 @@ struct VAAPIEncoderTests {
         let directory = try TemporaryDirectory()
         let device = try TestVADriver.makeDevice(in: directory)
         var properties = CompressionProperties()
-        properties.quality = 23
+        properties.constantRateFactor = 23
         let error = #expect(throws: MediaError.self) {
             try Self.session(.hardware, device: device, properties: properties)
         }
         #expect(error?.code == .unsupported)
-        #expect(error?.message.hasPrefix("quality:") == true)
+        #expect(error?.message.hasPrefix("constantRateFactor:") == true)
         Self.expectNoLiveObjects()
     }
 

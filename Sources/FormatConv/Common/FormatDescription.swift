@@ -59,7 +59,7 @@ public struct FormatDescription: Sendable, Hashable {
     /// 2 × `num_units_in_tick` / `time_scale`; HEVC: `vui_num_units_in_tick` /
     /// `vui_time_scale`); nil when the stream carries no timing.
     public let vuiFrameRate: MediaTime?
-    /// The VUI video signal type (range and colour description); nil when absent.
+    /// The VUI video signal type (range and color description); nil when absent.
     public let videoSignal: VideoSignalType?
     /// The VUI sample aspect ratio; nil when absent or unspecified.
     public let sampleAspectRatio: SampleAspectRatio?
@@ -126,19 +126,19 @@ public struct VideoSignalType: Sendable, Hashable {
     /// `video_full_range_flag`: true for full (0–255) range, false for limited.
     public var fullRange: Bool
     /// `colour_primaries` (Table E-3); 2 (unspecified) when not described.
-    public var colourPrimaries: Int
+    public var colorPrimaries: Int
     /// `transfer_characteristics` (Table E-4); 2 (unspecified) when not described.
     public var transferCharacteristics: Int
     /// `matrix_coefficients` (Table E-5); 2 (unspecified) when not described.
     public var matrixCoefficients: Int
 
     public init(
-        videoFormat: Int = 5, fullRange: Bool = false, colourPrimaries: Int = 2, transferCharacteristics: Int = 2,
+        videoFormat: Int = 5, fullRange: Bool = false, colorPrimaries: Int = 2, transferCharacteristics: Int = 2,
         matrixCoefficients: Int = 2
     ) {
         self.videoFormat = videoFormat
         self.fullRange = fullRange
-        self.colourPrimaries = colourPrimaries
+        self.colorPrimaries = colorPrimaries
         self.transferCharacteristics = transferCharacteristics
         self.matrixCoefficients = matrixCoefficients
     }

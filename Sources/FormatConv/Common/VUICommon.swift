@@ -33,7 +33,7 @@ enum VUICommon {
         signal.videoFormat = reader.u(3)  // video_format
         signal.fullRange = reader.flag()  // video_full_range_flag
         if reader.flag() {  // colour_description_present_flag
-            signal.colourPrimaries = reader.u(8)
+            signal.colorPrimaries = reader.u(8)
             signal.transferCharacteristics = reader.u(8)
             signal.matrixCoefficients = reader.u(8)
         }

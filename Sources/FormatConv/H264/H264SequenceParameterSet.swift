@@ -210,7 +210,7 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
 
     // MARK: Derived values
 
-    /// `ChromaArrayType` (7.4.2.1.1): 0 when the colour planes are coded separately.
+    /// `ChromaArrayType` (7.4.2.1.1): 0 when the color planes are coded separately.
     public var chromaArrayType: Int { separate_colour_plane_flag ? 0 : chroma_format_idc }
 
     /// `CropUnitX` and `CropUnitY` (7-19 … 7-22).

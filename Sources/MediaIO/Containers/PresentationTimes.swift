@@ -5,7 +5,7 @@ import NativeCodecs
 
 extension LiveObjects.Kind {
     /// A libavcodec bitstream parser (`AVCodecParserContext`).
-    public static let codecParser = LiveObjects.Kind(rawValue: "AVCodecParserContext")
+    package static let codecParser = LiveObjects.Kind(rawValue: "AVCodecParserContext")
 }
 
 /// Gives samples in decode order presentation times from their picture order

@@ -90,7 +90,7 @@ struct EncodeOptions: Sendable {
             guard let crf = Double(text), (0...51).contains(crf) else {
                 throw .init(description: "--crf \(text): expected a number from 0 to 51")
             }
-            properties.quality = crf
+            properties.constantRateFactor = crf
         }
         if let qp = try arguments.integer("qp", in: 0...51) { properties.constantQP = qp }
     }

@@ -149,7 +149,7 @@ struct FormatDescriptionTests {
             $0.timing = (1, 60)
             $0.reorder = (1, 3)
         }
-        #expect(description.videoSignal?.colourPrimaries == 1)
+        #expect(description.videoSignal?.colorPrimaries == 1)
         #expect(description.sampleAspectRatio == SampleAspectRatio(horizontal: 12, vertical: 11))
         #expect(description.vuiFrameRate == MediaTime(value: 1, timescale: 30))
         #expect(description.maxReorderFrames == 1)

@@ -116,7 +116,7 @@ struct H264SequenceParameterSetTests {
         #expect(
             vui.videoSignal
                 == VideoSignalType(
-                    videoFormat: 5, fullRange: true, colourPrimaries: 9, transferCharacteristics: 16,
+                    videoFormat: 5, fullRange: true, colorPrimaries: 9, transferCharacteristics: 16,
                     matrixCoefficients: 9))
         #expect(vui.chroma_sample_loc_type_top_field == 1)
         #expect(vui.num_units_in_tick == 1001 && vui.time_scale == 60000)

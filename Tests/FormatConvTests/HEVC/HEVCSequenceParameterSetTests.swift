@@ -65,7 +65,7 @@ struct HEVCSequenceParameterSetTests {
         let vui = try #require(sps.vui)
         #expect(vui.sampleAspectRatio == SampleAspectRatio(horizontal: 1, vertical: 1))
         #expect(vui.videoSignal?.fullRange == true)
-        #expect(vui.videoSignal?.colourPrimaries == 9 && vui.videoSignal?.transferCharacteristics == 16)
+        #expect(vui.videoSignal?.colorPrimaries == 9 && vui.videoSignal?.transferCharacteristics == 16)
         #expect(vui.vui_hrd_parameters_present_flag)
         #expect(vui.min_spatial_segmentation_idc == 4095)
         #expect(sps.frameDuration == MediaTime(value: 1001, timescale: 30000))

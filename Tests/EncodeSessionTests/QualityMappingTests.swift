@@ -1,0 +1,47 @@
+import FormatConv
+import MediaCore
+import MediaIO
+import TestSupport
+import Testing
+
+@testable import EncodeSession
+
+/// VideoToolbox-style `quality` (0 … 1) maps to each backend's own control:
+/// x264/x265 constant rate factor 51 × (1 − quality), VA-API constant QP
+/// round(51 × (1 − quality)). The mapped encode is the same bitstream as the
+/// one asked for directly.
+@Suite(.serialized) struct QualityMappingTests {
+    static func bytes(
+        _ codec: CodecType, encoder: CodecBackend = .software, _ change: (inout CompressionProperties) -> Void
+    ) throws -> [UInt8] {
+        var properties = CompressionProperties()
+        properties.threadCount = 1
+        properties.maxKeyFrameInterval = 10
+        change(&properties)
+        let session = try CompressionSession(
+            width: 160, height: 120, codec: codec, encoder: encoder, properties: properties)
+        let samples = try EncodeTest.encodeClip(session, clip: SyntheticClip(width: 160, height: 120, frameCount: 12))
+        return try EncodeTest.annexB(samples)
+    }
+
+    @Test(arguments: [CodecType.h264, .hevc])
+    func softwareQualityIsAConstantRateFactor(codec: CodecType) throws {
+        let viaQuality = try Self.bytes(codec) { $0.quality = 0.55 }
+        let viaCRF = try Self.bytes(codec) { $0.constantRateFactor = 51 * (1 - 0.55) }
+        #expect(viaQuality == viaCRF)
+        // A higher quality spends more bits.
+        let better = try Self.bytes(codec) { $0.quality = 0.8 }
+        #expect(better.count > viaQuality.count, "quality 0.8: \(better.count) bytes, 0.55: \(viaQuality.count)")
+    }
+
+    @Test(.enabled(if: TestVADriver.compilerAvailable, "the test VA driver needs gcc"))
+    func vaapiQualityIsAConstantQP() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        let viaQuality = try Self.bytes(.h264, encoder: .vaapi(device: device)) { $0.quality = 0.6 }
+        let viaQP = try Self.bytes(.h264, encoder: .vaapi(device: device)) { $0.constantQP = 20 }  // round(51 × 0.4)
+        #expect(viaQuality == viaQP)
+        let other = try Self.bytes(.h264, encoder: .vaapi(device: device)) { $0.constantQP = 30 }
+        #expect(other != viaQP)
+    }
+}
