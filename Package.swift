@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "DecodeSession",
             dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
-        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "NativeCodecs", "CFFmpeg"]),
+        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "NativeCodecs"]),
 
         .executableTarget(
             name: "codecs",

@@ -1,4 +1,3 @@
-import CFFmpeg
 import FormatConv
 import MediaCore
 import NativeCodecs
@@ -65,8 +64,7 @@ public final class MovieReader {
     /// parameter sets.
     public private(set) var formatDescription: FormatDescription?
 
-    private let context: InputFormatContext
-    private let packet: Packet
+    private let demuxer: Demuxer
     private let timeBaseNumerator: Int64
     private let outputLengthSize: Int
     private var parameterSets: ParameterSetStore
@@ -89,54 +87,35 @@ public final class MovieReader {
     ///   without an H.264/HEVC video track (the message lists the tracks
     ///   found); `.invalidData` for a malformed record or first sample.
     public init(path: String) throws(MediaError) {
-        let context = try InputFormatContext(path: path)
-        let format = context.pointer.pointee
-        let demuxerName = String(cString: format.iformat.pointee.name)
-        guard let container = ContainerFormat(demuxerName: demuxerName) else {
+        let demuxer = try Demuxer(path: path)
+        guard let container = ContainerFormat(demuxerName: demuxer.formatName) else {
             throw .unsupported(
-                "'\(path)' is a \(demuxerName) file; MovieReader reads MP4, QuickTime, Matroska and MPEG-TS")
+                "'\(path)' is a \(demuxer.formatName) file; MovieReader reads MP4, QuickTime, Matroska and MPEG-TS")
         }
-        var chosen: Int? = nil
-        var tracksFound: [String] = []
-        for index in 0..<Int(format.nb_streams) {
-            let stream = format.streams[index]!
-            let parameters = stream.pointee.codecpar.pointee
-            let isVideo = parameters.codec_type == AVMEDIA_TYPE_VIDEO
-            let isCover = stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
-            if chosen == nil && isVideo && !isCover
-                && (parameters.codec_id == AV_CODEC_ID_H264 || parameters.codec_id == AV_CODEC_ID_HEVC)
-            {
-                chosen = index
-            } else {
-                stream.pointee.discard = AVDISCARD_ALL
-            }
-            tracksFound.append("track \(index): \(Self.describe(parameters))")
-        }
-        guard let trackIndex = chosen else {
+        let chosen = demuxer.streams.first { $0.isVideo && !$0.isAttachedPicture && $0.codec != nil }
+        guard let stream = chosen, let codec = stream.codec else {
+            let tracksFound = demuxer.streams.map { "track \($0.index): \(Self.describe($0))" }
             let list = tracksFound.isEmpty ? "no tracks" : tracksFound.joined(separator: "; ")
             throw .unsupported("'\(path)' has no H.264 or HEVC video track (found \(list))")
         }
-        let stream = format.streams[trackIndex]!
-        let parameters = stream.pointee.codecpar.pointee
-        let codec: CodecType = parameters.codec_id == AV_CODEC_ID_H264 ? .h264 : .hevc
+        let trackIndex = stream.index
+        demuxer.select(stream: trackIndex)
 
         self.path = path
-        self.context = context
+        self.demuxer = demuxer
         self.container = container
         self.trackIndex = trackIndex
         self.codec = codec
-        self.packet = try Packet()
-        self.sampleEntryType = container == .mp4 ? Self.fourCC(parameters.codec_tag) : nil
-        let timeBase = stream.pointee.time_base
-        self.timeBaseNumerator = Int64(timeBase.num)
-        self.timescale = timeBase.den
-        self.duration = Self.time(stream.pointee.duration, numerator: Int64(timeBase.num), timescale: timeBase.den)
-        self.frameCount = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
+        self.sampleEntryType = container == .mp4 ? Self.fourCC(stream.codecTag) : nil
+        let timeBaseNumerator = Int64(stream.timeBaseNumerator)
+        self.timeBaseNumerator = timeBaseNumerator
+        self.timescale = stream.timeBaseDenominator
+        self.duration = Self.time(
+            stream.duration, numerator: timeBaseNumerator, timescale: stream.timeBaseDenominator)
+        self.frameCount = stream.frameCount > 0 ? Int(stream.frameCount) : nil
         self.rebuildsDecodeTimes = container == .matroska
 
-        let extradata: [UInt8] =
-            parameters.extradata_size > 0 && parameters.extradata != nil
-            ? Array(UnsafeBufferPointer(start: parameters.extradata, count: Int(parameters.extradata_size))) : []
+        let extradata = stream.extradata
         let recordName = SampleLayout.recordName(codec)
         if container != .mpegTS && extradata.first == 1 {
             let stored = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
@@ -199,25 +178,17 @@ public final class MovieReader {
     // MARK: - Packets to samples
 
     private func readSample() throws(MediaError) -> CompressedSample? {
-        while true {
-            packet.unreference()
-            guard try context.read(into: packet) else {
-                reachedEnd = true
-                return nil
-            }
-            let raw = packet.pointer.pointee
-            guard raw.stream_index == Int32(trackIndex) else { continue }
-            let bytes = raw.size > 0 ? Array(UnsafeBufferPointer(start: raw.data, count: Int(raw.size))) : []
-            let pts = Self.time(raw.pts, numerator: timeBaseNumerator, timescale: timescale)
-            let dts = Self.time(raw.dts, numerator: timeBaseNumerator, timescale: timescale)
-            let duration =
-                raw.duration > 0
-                ? Self.time(raw.duration, numerator: timeBaseNumerator, timescale: timescale) : .invalid
-            let isKeyframe = raw.flags & CFFmpeg_AV_PKT_FLAG_KEY() != 0
-            packet.unreference()
-            defer { packetNumber += 1 }
-            return try makeSample(bytes, pts: pts, dts: dts, duration: duration, isKeyframe: isKeyframe)
+        guard let packet = try demuxer.readPacket() else {
+            reachedEnd = true
+            return nil
         }
+        let pts = Self.time(packet.pts, numerator: timeBaseNumerator, timescale: timescale)
+        let dts = Self.time(packet.dts, numerator: timeBaseNumerator, timescale: timescale)
+        let duration =
+            packet.duration > 0
+            ? Self.time(packet.duration, numerator: timeBaseNumerator, timescale: timescale) : .invalid
+        defer { packetNumber += 1 }
+        return try makeSample(packet.data, pts: pts, dts: dts, duration: duration, isKeyframe: packet.isKeyframe)
     }
 
     private func makeSample(
@@ -329,8 +300,8 @@ public final class MovieReader {
         try tagged("track \(track) \(what)", body)
     }
 
-    private static func time(_ ticks: Int64, numerator: Int64, timescale: Int32) -> MediaTime {
-        guard ticks != CFFmpeg_AV_NOPTS_VALUE(), timescale > 0 else { return .invalid }
+    private static func time(_ ticks: Int64?, numerator: Int64, timescale: Int32) -> MediaTime {
+        guard let ticks, timescale > 0 else { return .invalid }
         return MediaTime(value: ticks &* numerator, timescale: timescale)
     }
 
@@ -340,11 +311,9 @@ public final class MovieReader {
     }
 
     /// `"video h264 (avc1)"`, `"audio aac (mp4a)"`: what a track holds, for messages.
-    private static func describe(_ parameters: AVCodecParameters) -> String {
-        let kind = av_get_media_type_string(parameters.codec_type).map { String(cString: $0) } ?? "unknown"
-        let name = String(cString: avcodec_get_name(parameters.codec_id))
-        let tag = fourCC(parameters.codec_tag).map { " (\($0))" } ?? ""
-        return "\(kind) \(name)\(tag)"
+    private static func describe(_ stream: DemuxedStream) -> String {
+        let tag = fourCC(stream.codecTag).map { " (\($0))" } ?? ""
+        return "\(stream.mediaType ?? "unknown") \(stream.codecName)\(tag)"
     }
 
     /// A codec tag as four printable characters, or nil.

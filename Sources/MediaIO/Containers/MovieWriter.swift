@@ -1,4 +1,3 @@
-import CFFmpeg
 import FormatConv
 import MediaCore
 import NativeCodecs
@@ -67,15 +66,15 @@ public final class MovieWriter {
     public private(set) var sampleCount = 0
 
     private let options: MovieWriterOptions
-    private let context: OutputFormatContext
-    private let packet: Packet
+    private let muxer: Muxer
     private var track: Track?
     private var annexBWriter: AnnexBWriter
     private var finished = false
 
-    /// What the first sample fixed: the stream, its description and timescale.
+    /// What the first sample fixed: the muxer's stream index, its description
+    /// and timescale.
     private struct Track {
-        var stream: UnsafeMutablePointer<AVStream>
+        var stream: Int
         var description: FormatDescription
         var sampleTimescale: Int32
         var lastDTS: MediaTime
@@ -99,8 +98,7 @@ public final class MovieWriter {
         self.container = container
         self.options = options
         self.annexBWriter = AnnexBWriter(policy: options.parameterSets, insertAccessUnitDelimiters: true)
-        self.packet = try Packet()
-        self.context = try OutputFormatContext(path: path, muxerName: container.muxerName)
+        self.muxer = try Muxer(path: path, formatName: container.muxerName)
     }
 
     /// Appends one sample (decode order). The first sample creates the track.
@@ -152,100 +150,53 @@ public final class MovieWriter {
         guard track != nil else {
             throw .invalidArgument("'\(path)': no samples were appended, so there is no track to write")
         }
-        try Libav.check(av_write_trailer(context.pointer), while: "writing the \(container) trailer")
-        try context.closeFile()
+        try muxer.writeTrailer(while: "writing the \(container) trailer")
+        try muxer.closeFile()
     }
 
     private func createTrack(for sample: CompressedSample) throws(MediaError) -> Track {
         let description = sample.formatDescription
-        guard let stream = avformat_new_stream(context.pointer, nil), let parameters = stream.pointee.codecpar
-        else {
-            throw MediaError(.outOfMemory, "avformat_new_stream failed")
-        }
-        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
-        parameters.pointee.codec_id = description.codec == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC
-        parameters.pointee.width = Int32(description.width)
-        parameters.pointee.height = Int32(description.height)
-        parameters.pointee.profile = Int32(description.profile)
-        parameters.pointee.level = Int32(description.level)
-        if container.storesLengthPrefixedSamples {
-            // ISO/IEC 14496-15 5.3.3 / 8.3.3: the record goes into the sample
-            // entry as it is. libavformat copies extradata whose first byte is
-            // configurationVersion 1 verbatim (it rebuilds only Annex-B extradata).
-            var record = description.record
-            if description.codec == .hevc {
-                record = try SampleLayout.hvcCMarkingArraysComplete(record)
-            }
-            try setExtradata(record, on: parameters)
-        }
-        if description.codec == .hevc && (container == .mp4 || container == .quickTime) {
-            parameters.pointee.codec_tag = CFFmpeg_MKTAG(
-                UInt8(ascii: "h"), UInt8(ascii: "v"), UInt8(ascii: "c"), UInt8(ascii: "1"))
+        // ISO/IEC 14496-15 5.3.3 / 8.3.3: the record goes into the sample entry
+        // as it is. libavformat copies extradata whose first byte is
+        // configurationVersion 1 verbatim (it rebuilds only Annex-B extradata).
+        // MPEG-TS has no record: its parameter sets travel in band.
+        let record: [UInt8]?
+        switch (container.storesLengthPrefixedSamples, description.codec) {
+        case (false, _): record = nil
+        case (true, .hevc): record = try SampleLayout.hvcCMarkingArraysComplete(description.record)
+        case (true, _): record = description.record
         }
         let timescale = sample.pts.timescale
-        stream.pointee.time_base = AVRational(num: 1, den: timescale)
+        var frameRate: (numerator: Int32, denominator: Int32)? = nil
         if let frame = description.vuiFrameRate, frame.isValid, frame.value > 0 {
-            stream.pointee.avg_frame_rate = AVRational(num: frame.timescale, den: Int32(clamping: frame.value))
+            frameRate = (frame.timescale, Int32(clamping: frame.value))
         }
+        let stream = try muxer.addVideoStream(
+            MuxedVideoStream(
+                codec: description.codec, width: description.width, height: description.height,
+                profile: description.profile, level: description.level, extradata: record,
+                codecTag: description.codec == .hevc && (container == .mp4 || container == .quickTime) ? "hvc1" : nil,
+                timescale: timescale, frameRate: frameRate))
 
-        var dictionary: OpaquePointer? = nil
-        defer { av_dict_free(&dictionary) }
         var movieFlags: [String] = []
         if options.fastStart { movieFlags.append("faststart") }
         if options.fragmented { movieFlags += ["frag_keyframe", "empty_moov", "default_base_moof"] }
-        if !movieFlags.isEmpty {
-            av_dict_set(&dictionary, "movflags", movieFlags.map { "+" + $0 }.joined(), 0)
-        }
-        try Libav.check(
-            avformat_write_header(context.pointer, &dictionary), while: "writing the \(container) header of '\(path)'")
+        let muxerOptions = movieFlags.isEmpty ? [:] : ["movflags": movieFlags.map { "+" + $0 }.joined()]
+        try muxer.writeHeader(options: muxerOptions, while: "writing the \(container) header of '\(path)'")
         return Track(
             stream: stream, description: description, sampleTimescale: timescale,
             lastDTS: .invalid)
     }
 
-    private func setExtradata(_ bytes: [UInt8], on parameters: UnsafeMutablePointer<AVCodecParameters>)
-        throws(MediaError)
-    {
-        let padding = Int(CFFmpeg_AV_INPUT_BUFFER_PADDING_SIZE())
-        guard let memory = av_mallocz(bytes.count + padding) else {
-            throw MediaError(.outOfMemory, "av_mallocz(\(bytes.count + padding)) failed")
-        }
-        let extradata = memory.assumingMemoryBound(to: UInt8.self)
-        bytes.withUnsafeBufferPointer { source in
-            extradata.update(from: source.baseAddress!, count: source.count)
-        }
-        // The codec parameters own extradata from here on (freed with the context).
-        parameters.pointee.extradata = extradata
-        parameters.pointee.extradata_size = Int32(bytes.count)
-    }
-
     private func writePacket(_ payload: [UInt8], sample: CompressedSample, dts: MediaTime, track: Track)
         throws(MediaError)
     {
-        guard payload.count <= Int(Int32.max) else {
+        guard payload.count <= Muxer.maximumPacketSize else {
             throw .invalidArgument("sample \(sampleCount) of \(payload.count) bytes is too large for libavformat")
         }
-        let avPacket = packet.pointer
-        try Libav.check(av_new_packet(avPacket, Int32(payload.count)), while: "allocating a packet")
-        payload.withUnsafeBufferPointer { source in
-            if let base = source.baseAddress { avPacket.pointee.data.update(from: base, count: source.count) }
-        }
-        let streamTimeBase = track.stream.pointee.time_base
-        avPacket.pointee.pts = ticks(sample.pts, in: streamTimeBase)
-        avPacket.pointee.dts = ticks(dts, in: streamTimeBase)
-        avPacket.pointee.duration = sample.duration.isValid ? ticks(sample.duration, in: streamTimeBase) : 0
-        avPacket.pointee.stream_index = track.stream.pointee.index
-        avPacket.pointee.flags = sample.isKeyframe ? CFFmpeg_AV_PKT_FLAG_KEY() : 0
-        // On return the muxer holds the payload (or freed it) and the packet is blank again.
-        let code = av_interleaved_write_frame(context.pointer, avPacket)
-        if code < 0 {
-            packet.unreference()
-            throw Libav.error(code, while: "writing sample \(sampleCount) (pts \(sample.pts))")
-        }
-    }
-
-    /// `time` in ticks of `timeBase`, rounded to nearest.
-    private func ticks(_ time: MediaTime, in timeBase: AVRational) -> Int64 {
-        av_rescale_q(time.value, AVRational(num: 1, den: time.timescale), timeBase)
+        try muxer.writePacket(
+            payload, stream: track.stream, pts: sample.pts, dts: dts,
+            duration: sample.duration.isValid ? sample.duration : nil, isKeyframe: sample.isKeyframe,
+            while: "writing sample \(sampleCount) (pts \(sample.pts))")
     }
 }

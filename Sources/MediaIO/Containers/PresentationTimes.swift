@@ -1,12 +1,6 @@
-import CFFmpeg
 import FormatConv
 import MediaCore
 import NativeCodecs
-
-extension LiveObjects.Kind {
-    /// A libavcodec bitstream parser (`AVCodecParserContext`).
-    package static let codecParser = LiveObjects.Kind(rawValue: "AVCodecParserContext")
-}
 
 /// Gives samples in decode order presentation times from their picture order
 /// counts, for streams that carry none (Annex-B elementary streams, where
@@ -56,51 +50,5 @@ public enum PresentationTimes {
             timed.duration = frameDuration
             return timed
         }
-    }
-}
-
-/// Owns one libavcodec parser (`av_parser_init` / `av_parser_close`) and the
-/// codec context it needs (`avcodec_alloc_context3` / `avcodec_free_context`).
-final class PictureOrderCounter {
-    private let parser: UnsafeMutablePointer<AVCodecParserContext>
-    private let context: UnsafeMutablePointer<AVCodecContext>
-
-    init(codec: CodecType) throws(MediaError) {
-        let id = codec == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC
-        guard let parser = av_parser_init(Int32(id.rawValue)) else {
-            throw .unavailable("libavcodec has no \(codec) parser")
-        }
-        guard let context = avcodec_alloc_context3(nil) else {
-            av_parser_close(parser)
-            throw MediaError(.outOfMemory, "avcodec_alloc_context3 failed")
-        }
-        // Each call gets one whole access unit.
-        parser.pointee.flags |= CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES()
-        self.parser = parser
-        self.context = context
-        LiveObjects.increment(.codecParser)
-        LiveObjects.increment(.codecContext)
-    }
-
-    deinit {
-        av_parser_close(parser)
-        var context: UnsafeMutablePointer<AVCodecContext>? = self.context
-        avcodec_free_context(&context)
-        LiveObjects.decrement(.codecParser)
-        LiveObjects.decrement(.codecContext)
-    }
-
-    /// The picture order count of one Annex-B access unit (with its
-    /// parameter sets when they are new).
-    func pictureOrderCount(of accessUnit: [UInt8]) throws(MediaError) -> Int {
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        var outputSize: Int32 = 0
-        let consumed = accessUnit.withUnsafeBufferPointer { input in
-            av_parser_parse2(
-                parser, context, &output, &outputSize, input.baseAddress, Int32(input.count),
-                CFFmpeg_AV_NOPTS_VALUE(), CFFmpeg_AV_NOPTS_VALUE(), 0)
-        }
-        try Libav.check(consumed, while: "parsing an access unit for its picture order count")
-        return Int(parser.pointee.output_picture_number)
     }
 }

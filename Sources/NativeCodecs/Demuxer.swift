@@ -1,0 +1,147 @@
+import CFFmpeg
+import MediaCore
+
+/// One track of a file opened by a ``Demuxer``, as libavformat describes it
+/// after probing (`AVStream` and its `AVCodecParameters`).
+package struct DemuxedStream: Sendable {
+    /// The track's index among the file's tracks.
+    package var index: Int
+    /// `"video"`, `"audio"`, `"subtitle"`, …; nil when libavutil has no name for it.
+    package var mediaType: String?
+    /// Whether the track is video.
+    package var isVideo: Bool
+    /// Whether the track is a cover image (`AV_DISPOSITION_ATTACHED_PIC`), not a movie.
+    package var isAttachedPicture: Bool
+    /// The codec when it is H.264 or HEVC, else nil.
+    package var codec: CodecType?
+    /// libavcodec's name for the codec (`"h264"`, `"aac"`), for messages.
+    package var codecName: String
+    /// The container's codec tag (an MP4 sample entry type such as `avc1`,
+    /// packed little-endian), 0 when there is none.
+    package var codecTag: UInt32
+    /// The timestamps' time base: `timeBaseNumerator / timeBaseDenominator` seconds per tick.
+    package var timeBaseNumerator: Int32
+    package var timeBaseDenominator: Int32
+    /// The track's duration in ticks, when the container states it.
+    package var duration: Int64?
+    /// The number of frames the container says the track has (0 when unknown).
+    package var frameCount: Int64
+    /// The codec's global header (`extradata`): the avcC/hvcC record in MP4 and
+    /// Matroska, empty when there is none.
+    package var extradata: [UInt8]
+}
+
+/// One packet read by a ``Demuxer``, copied out of libavformat's buffer.
+package struct DemuxedPacket: Sendable {
+    /// The track it belongs to.
+    package var streamIndex: Int
+    package var data: [UInt8]
+    /// Presentation and decode times in the track's time base; nil when the
+    /// container has none.
+    package var pts: Int64?
+    package var dts: Int64?
+    /// The duration in the track's time base; 0 or less when unknown.
+    package var duration: Int64
+    package var isKeyframe: Bool
+}
+
+/// Reads a media file through libavformat: owns one demuxing
+/// `AVFormatContext` (`avformat_open_input` / `avformat_close_input`), probed
+/// with `avformat_find_stream_info`, and the packet it reads into.
+///
+/// `init` opens and probes the file and lists its tracks; ``select(stream:)``
+/// keeps one track, and ``readPacket()`` returns that track's packets in file
+/// order, copied into Swift arrays.
+package final class Demuxer {
+    /// libavformat's name for the demuxer, such as `"mov,mp4,m4a,3gp,3g2,mj2"`.
+    package let formatName: String
+    /// Every track in the file, in file order.
+    package let streams: [DemuxedStream]
+
+    private let context: UnsafeMutablePointer<AVFormatContext>
+    private let packet: LibavPacket
+    private var selectedStream: Int?
+
+    /// Opens and probes `path`.
+    ///
+    /// - Throws: libavformat's errors for a file that cannot be opened or probed.
+    package init(path: String) throws(MediaError) {
+        let packet = try LibavPacket()
+        var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        let opened = avformat_open_input(&context, path, nil, nil)
+        guard opened >= 0, let context else {
+            throw Libav.error(opened, while: "opening '\(path)'")
+        }
+        let probed = avformat_find_stream_info(context, nil)
+        if probed < 0 {
+            var closing: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&closing)
+            throw Libav.error(probed, while: "reading the stream information of '\(path)'")
+        }
+        self.context = context
+        self.packet = packet
+        self.formatName = String(cString: context.pointee.iformat.pointee.name)
+        self.streams = (0..<Int(context.pointee.nb_streams)).map { index in
+            Self.describe(context.pointee.streams[index]!, index: index)
+        }
+        LiveObjects.increment(.formatContext)
+    }
+
+    deinit {
+        var context: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&context)
+        LiveObjects.decrement(.formatContext)
+    }
+
+    /// Keeps only the track at `index`: libavformat discards the others
+    /// (`AVDISCARD_ALL`) and ``readPacket()`` skips any it still returns.
+    package func select(stream index: Int) {
+        precondition(streams.indices.contains(index), "stream \(index) is not in the file")
+        for other in streams.indices where other != index {
+            context.pointee.streams[other]!.pointee.discard = AVDISCARD_ALL
+        }
+        selectedStream = index
+    }
+
+    /// The next packet of the selected track (of any track before
+    /// ``select(stream:)``), or nil at the end of the file.
+    package func readPacket() throws(MediaError) -> DemuxedPacket? {
+        while true {
+            packet.unreference()
+            let code = av_read_frame(context, packet.pointer)
+            if Libav.isEndOfFile(code) { return nil }
+            try Libav.check(code, while: "reading a packet")
+            defer { packet.unreference() }
+            let raw = packet.pointer.pointee
+            let streamIndex = Int(raw.stream_index)
+            if let selectedStream, streamIndex != selectedStream { continue }
+            return DemuxedPacket(
+                streamIndex: streamIndex,
+                data: raw.size > 0 ? Array(UnsafeBufferPointer(start: raw.data, count: Int(raw.size))) : [],
+                pts: Libav.timestamp(raw.pts), dts: Libav.timestamp(raw.dts), duration: raw.duration,
+                isKeyframe: raw.flags & CFFmpeg_AV_PKT_FLAG_KEY() != 0)
+        }
+    }
+
+    private static func describe(_ stream: UnsafeMutablePointer<AVStream>, index: Int) -> DemuxedStream {
+        let parameters = stream.pointee.codecpar.pointee
+        let codec: CodecType? =
+            switch parameters.codec_id {
+            case AV_CODEC_ID_H264: .h264
+            case AV_CODEC_ID_HEVC: .hevc
+            default: nil
+            }
+        let extradata: [UInt8] =
+            parameters.extradata_size > 0 && parameters.extradata != nil
+            ? Array(UnsafeBufferPointer(start: parameters.extradata, count: Int(parameters.extradata_size))) : []
+        return DemuxedStream(
+            index: index,
+            mediaType: av_get_media_type_string(parameters.codec_type).map { String(cString: $0) },
+            isVideo: parameters.codec_type == AVMEDIA_TYPE_VIDEO,
+            isAttachedPicture: stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0,
+            codec: codec, codecName: String(cString: avcodec_get_name(parameters.codec_id)),
+            codecTag: parameters.codec_tag, timeBaseNumerator: stream.pointee.time_base.num,
+            timeBaseDenominator: stream.pointee.time_base.den, duration: Libav.timestamp(stream.pointee.duration),
+            frameCount: stream.pointee.nb_frames, extradata: extradata)
+    }
+}

@@ -1,0 +1,169 @@
+import CFFmpeg
+import MediaCore
+
+/// The codec parameters of a video track that a ``Muxer`` adds.
+package struct MuxedVideoStream: Sendable {
+    package var codec: CodecType
+    package var width: Int
+    package var height: Int
+    /// The bitstream's profile and level numbers (H.264 `profile_idc` /
+    /// `level_idc`, HEVC `general_profile_idc` / `general_level_idc`).
+    package var profile: Int
+    package var level: Int
+    /// The codec's global header (`extradata`), written byte for byte; nil for none.
+    package var extradata: [UInt8]?
+    /// The sample entry type to write (`"hvc1"`), four ASCII characters;
+    /// nil lets the muxer choose.
+    package var codecTag: String?
+    /// Ticks per second of the track's timestamps (the time base asked for;
+    /// the muxer may pick another when it writes the header).
+    package var timescale: Int32
+    /// The average frame rate, frames per `frameRateDenominator` seconds, when known.
+    package var frameRate: (numerator: Int32, denominator: Int32)?
+
+    package init(
+        codec: CodecType, width: Int, height: Int, profile: Int, level: Int, extradata: [UInt8]?,
+        codecTag: String?, timescale: Int32, frameRate: (numerator: Int32, denominator: Int32)?
+    ) {
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.profile = profile
+        self.level = level
+        self.extradata = extradata
+        self.codecTag = codecTag
+        self.timescale = timescale
+        self.frameRate = frameRate
+    }
+}
+
+/// Writes a media file through libavformat: owns one muxing `AVFormatContext`
+/// (`avformat_alloc_output_context2` / `avformat_free_context`), the file it
+/// writes (`avio_open` / `avio_closep`) and the packet it writes from.
+///
+/// The order is libavformat's: ``addVideoStream(_:)`` for each track,
+/// ``writeHeader(options:while:)`` once, ``writePacket(_:stream:pts:dts:duration:isKeyframe:while:)``
+/// in decode order, then ``writeTrailer(while:)`` and ``closeFile()``. A muxer
+/// released before that leaves an unfinished file behind.
+package final class Muxer {
+    /// The largest payload one packet can carry (libavformat sizes packets with `int`).
+    package static let maximumPacketSize = Int(Int32.max)
+
+    private let context: UnsafeMutablePointer<AVFormatContext>
+    private let packet: LibavPacket
+
+    /// Creates the muxer libavformat calls `formatName` (`"mp4"`, `"matroska"`)
+    /// and opens `path` for writing.
+    ///
+    /// - Throws: libavformat's errors when there is no such muxer or the file
+    ///   cannot be created.
+    package init(path: String, formatName: String) throws(MediaError) {
+        let packet = try LibavPacket()
+        var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        let allocated = avformat_alloc_output_context2(&context, nil, formatName, path)
+        guard allocated >= 0, let context else {
+            throw Libav.error(allocated, while: "creating a \(formatName) muxer for '\(path)'")
+        }
+        let opened = avio_open(&context.pointee.pb, path, CFFmpeg_AVIO_FLAG_WRITE())
+        if opened < 0 {
+            avformat_free_context(context)
+            throw Libav.error(opened, while: "opening '\(path)' for writing")
+        }
+        self.context = context
+        self.packet = packet
+        LiveObjects.increment(.formatContext)
+    }
+
+    deinit {
+        avio_closep(&context.pointee.pb)
+        avformat_free_context(context)
+        LiveObjects.decrement(.formatContext)
+    }
+
+    /// Adds a video track and returns its index.
+    package func addVideoStream(_ track: MuxedVideoStream) throws(MediaError) -> Int {
+        guard let stream = avformat_new_stream(context, nil), let parameters = stream.pointee.codecpar else {
+            throw MediaError(.outOfMemory, "avformat_new_stream failed")
+        }
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = NativeLibraries.codecID(track.codec)
+        parameters.pointee.width = Int32(track.width)
+        parameters.pointee.height = Int32(track.height)
+        parameters.pointee.profile = Int32(track.profile)
+        parameters.pointee.level = Int32(track.level)
+        if let extradata = track.extradata {
+            // The codec parameters own extradata from here on (freed with the context).
+            parameters.pointee.extradata = try Libav.paddedCopy(of: extradata)
+            parameters.pointee.extradata_size = Int32(extradata.count)
+        }
+        if let tag = track.codecTag {
+            let characters = Array(tag.utf8)
+            precondition(characters.count == 4, "a codec tag has four characters, not '\(tag)'")
+            parameters.pointee.codec_tag = CFFmpeg_MKTAG(characters[0], characters[1], characters[2], characters[3])
+        }
+        stream.pointee.time_base = AVRational(num: 1, den: track.timescale)
+        if let frameRate = track.frameRate {
+            stream.pointee.avg_frame_rate = AVRational(num: frameRate.numerator, den: frameRate.denominator)
+        }
+        return Int(stream.pointee.index)
+    }
+
+    /// Writes the file header (`avformat_write_header`) with muxer `options`
+    /// such as `["movflags": "+faststart"]`; options the muxer does not know
+    /// are ignored. `action` names the step in the error message.
+    package func writeHeader(options: [String: String], while action: @autoclosure () -> String)
+        throws(MediaError)
+    {
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
+            av_dict_set(&dictionary, key, value, 0)
+        }
+        try Libav.check(avformat_write_header(context, &dictionary), while: action())
+    }
+
+    /// Writes one packet of track `stream` (`av_interleaved_write_frame`),
+    /// with its times rescaled to the time base the muxer chose for the track,
+    /// rounded to nearest. A nil `duration` is written as unknown (0).
+    ///
+    /// - Precondition: `data.count` ≤ ``maximumPacketSize``.
+    package func writePacket(
+        _ data: [UInt8], stream: Int, pts: MediaTime, dts: MediaTime, duration: MediaTime?, isKeyframe: Bool,
+        while action: @autoclosure () -> String
+    ) throws(MediaError) {
+        precondition(data.count <= Self.maximumPacketSize, "a packet of \(data.count) bytes is too large")
+        let avPacket = packet.pointer
+        try Libav.check(av_new_packet(avPacket, Int32(data.count)), while: "allocating a packet")
+        data.withUnsafeBufferPointer { source in
+            if let base = source.baseAddress { avPacket.pointee.data.update(from: base, count: source.count) }
+        }
+        let timeBase = context.pointee.streams[stream]!.pointee.time_base
+        avPacket.pointee.pts = Self.ticks(pts, in: timeBase)
+        avPacket.pointee.dts = Self.ticks(dts, in: timeBase)
+        avPacket.pointee.duration = duration.map { Self.ticks($0, in: timeBase) } ?? 0
+        avPacket.pointee.stream_index = Int32(stream)
+        avPacket.pointee.flags = isKeyframe ? CFFmpeg_AV_PKT_FLAG_KEY() : 0
+        // On return the muxer holds the payload (or freed it) and the packet is blank again.
+        let code = av_interleaved_write_frame(context, avPacket)
+        if code < 0 {
+            packet.unreference()
+            throw Libav.error(code, while: action())
+        }
+    }
+
+    /// Writes the index or trailer (`av_write_trailer`). `action` names the
+    /// step in the error message.
+    package func writeTrailer(while action: @autoclosure () -> String) throws(MediaError) {
+        try Libav.check(av_write_trailer(context), while: action())
+    }
+
+    /// Closes the file early (after the trailer), reporting a failed flush.
+    package func closeFile() throws(MediaError) {
+        try Libav.check(avio_closep(&context.pointee.pb), while: "closing the output file")
+    }
+
+    /// `time` in ticks of `timeBase`, rounded to nearest.
+    private static func ticks(_ time: MediaTime, in timeBase: AVRational) -> Int64 {
+        av_rescale_q(time.value, AVRational(num: 1, den: time.timescale), timeBase)
+    }
+}
