@@ -16,8 +16,8 @@ import Synchronization
 /// try await consumer.value
 /// ```
 ///
-/// **Back-pressure.** At most `capacity` samples wait to be decoded and at
-/// most `capacity` pictures wait to be consumed; `decode` suspends while the
+/// **Back-pressure.** At most `queueDepth` samples wait to be decoded and at
+/// most `queueDepth` pictures wait to be consumed; `decode` suspends while the
 /// input queue is full, and the decoding task suspends while the output queue
 /// is, so a slow consumer slows the producer instead of growing memory.
 ///
@@ -29,26 +29,31 @@ import Synchronization
 /// Accounting matches the synchronous session: ``statistics`` adds up, and
 /// ``drops`` includes samples and pictures discarded by ``flush()``.
 public final class AsyncDecompressionSession: Sendable {
-    /// The pictures, in presentation order; ends after ``finish()``.
+    /// The pictures, in presentation order; ends after ``finish()`` or
+    /// ``invalidate()``.
     public let frames: Frames
     /// The decoder in use when the session was created.
     public let backend: String
+    /// Where the session decoded when it was created (see
+    /// ``DecompressionSession/backendInUse``).
+    public let backendInUse: CodecBackend
     /// Why hardware was not used, as the session was created.
     public let fallbackReason: String?
+    /// The most samples waiting for the decoder, and pictures waiting for the consumer.
+    public let queueDepth: Int
+
+    /// The pictures of an ``AsyncDecompressionSession``, in presentation order.
+    public typealias Frames = SessionOutput<DecodedFrame>
 
     private let input: BoundedChannel<Command>
-    private let output: BoundedChannel<Event>
+    private let output: BoundedChannel<SessionEvent<DecodedFrame>>
     private let ledger: LedgerBox
 
     private enum Command: @unchecked Sendable {
         case sample(CompressedSample, userValue: (any Sendable)?, generation: Int)
         case flush
         case finish
-    }
-
-    enum Event: Sendable {
-        case frame(DecodedFrame)
-        case failure(MediaError)
+        case invalidate
     }
 
     private final class LedgerBox: Sendable {
@@ -67,29 +72,33 @@ public final class AsyncDecompressionSession: Sendable {
         /// Samples or pictures discarded by ``flush()`` outside the inner session.
         var discardedQueued: [DropReport] = []
         var discardedDecoded: [DropReport] = []
+        /// Why a sample refused by the input queue was discarded (the latest purge).
+        var discardReason = "discarded by flush()"
     }
 
     /// Creates a session; the arguments are those of
     /// ``DecompressionSession/init(formatDescription:decoder:output:threadCount:)``.
     ///
-    /// - Parameter capacity: the most samples queued for decoding, and the
-    ///   most pictures waiting to be consumed.
+    /// - Parameter queueDepth: the most samples queued for decoding, and the
+    ///   most pictures waiting to be consumed (1 … 1024).
     public init(
         formatDescription: FormatDescription, decoder: CodecBackend = .automatic,
-        output attributes: DecoderOutputAttributes = .init(), threadCount: Int? = nil, capacity: Int = 8
+        output attributes: DecoderOutputAttributes = .init(), threadCount: Int? = nil, queueDepth: Int = 8
     ) throws(MediaError) {
-        guard capacity >= 1 else { throw .invalidArgument("capacity \(capacity): must be at least 1") }
+        try checkQueueDepth(queueDepth)
         let session = try DecompressionSession(
             formatDescription: formatDescription, decoder: decoder, output: attributes, threadCount: threadCount)
         backend = session.backend
+        backendInUse = session.backendInUse
         fallbackReason = session.fallbackReason
-        let input = BoundedChannel<Command>(capacity: capacity)
-        let output = BoundedChannel<Event>(capacity: capacity)
+        self.queueDepth = queueDepth
+        let input = BoundedChannel<Command>(capacity: queueDepth)
+        let output = BoundedChannel<SessionEvent<DecodedFrame>>(capacity: queueDepth)
         let ledger = LedgerBox()
         self.input = input
         self.output = output
         self.ledger = ledger
-        self.frames = Frames(channel: output)
+        self.frames = SessionOutput(channel: output)
         Task.detached {
             await Self.run(session, input: input, output: output, ledger: ledger)
         }
@@ -107,14 +116,16 @@ public final class AsyncDecompressionSession: Sendable {
     /// - Throws: ``MediaError/Code/invalidated`` after ``finish()``.
     public func decode(_ sample: CompressedSample, userValue: (any Sendable)? = nil) async throws(MediaError) {
         let generation = try ledger.withLock { ledger throws(MediaError) -> Int in
-            guard !ledger.finished else { throw MediaError(.invalidated, "decode after finish()") }
+            guard !ledger.finished else {
+                throw MediaError(.invalidated, "the decompression session was finished or invalidated")
+            }
             ledger.submitted += 1
             return input.generation
         }
         let queued = await input.send(
             .sample(sample, userValue: userValue, generation: generation), generation: generation)
         if !queued {
-            ledger.withLock { $0.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()")) }
+            ledger.withLock { $0.discardedQueued.append(DropReport(pts: sample.pts, reason: $0.discardReason)) }
         }
     }
 
@@ -127,7 +138,7 @@ public final class AsyncDecompressionSession: Sendable {
             for case .sample(let sample, _, _) in queued {
                 ledger.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()"))
             }
-            for case .frame(let frame) in decoded {
+            for case .element(let frame) in decoded {
                 ledger.discardedDecoded.append(
                     DropReport(pts: frame.pts, reason: "decoded but discarded by flush() before delivery"))
             }
@@ -143,6 +154,29 @@ public final class AsyncDecompressionSession: Sendable {
             return !ledger.finished
         }
         if first { _ = await input.send(.finish) }
+    }
+
+    /// Discards queued samples and pictures not yet consumed (each listed in
+    /// ``drops``), closes the decoder and ends ``frames``; later ``decode(_:userValue:)``
+    /// calls throw ``MediaError/Code/invalidated``.
+    public func invalidate() async {
+        ledger.withLock {
+            $0.finished = true
+            $0.discardReason = "discarded by invalidate()"
+        }
+        let queued = input.purge()
+        let decoded = output.purge()
+        ledger.withLock { ledger in
+            for case .sample(let sample, _, _) in queued {
+                ledger.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by invalidate()"))
+            }
+            for case .element(let frame) in decoded {
+                ledger.discardedDecoded.append(
+                    DropReport(pts: frame.pts, reason: "decoded but discarded by invalidate() before delivery"))
+            }
+        }
+        _ = await input.send(.invalidate)
+        input.finish()
     }
 
     /// Where every sample stands: `submitted == decoded + dropped + pending`,
@@ -163,7 +197,8 @@ public final class AsyncDecompressionSession: Sendable {
     }
 
     private static func run(
-        _ session: DecompressionSession, input: BoundedChannel<Command>, output: BoundedChannel<Event>,
+        _ session: DecompressionSession, input: BoundedChannel<Command>,
+        output: BoundedChannel<SessionEvent<DecodedFrame>>,
         ledger: LedgerBox
     ) async {
         func publish() {
@@ -175,7 +210,7 @@ public final class AsyncDecompressionSession: Sendable {
             }
         }
         func send(_ frames: [DecodedFrame], generation: Int?) async {
-            for frame in frames where !(await output.send(.frame(frame), generation: generation)) {
+            for frame in frames where !(await output.send(.element(frame), generation: generation)) {
                 ledger.withLock {
                     $0.discardedDecoded.append(
                         DropReport(pts: frame.pts, reason: "decoded but discarded by flush() before delivery"))
@@ -187,7 +222,7 @@ public final class AsyncDecompressionSession: Sendable {
             case .sample(let sample, let userValue, let generation):
                 guard generation == input.generation else {
                     ledger.withLock {
-                        $0.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()"))
+                        $0.discardedQueued.append(DropReport(pts: sample.pts, reason: $0.discardReason))
                     }
                     continue
                 }
@@ -202,6 +237,11 @@ public final class AsyncDecompressionSession: Sendable {
             case .flush:
                 session.flush()
                 publish()
+            case .invalidate:
+                session.invalidate()
+                publish()
+                output.finish()
+                return
             case .finish:
                 do {
                     let frames = try session.finish()
@@ -216,41 +256,5 @@ public final class AsyncDecompressionSession: Sendable {
             }
         }
         output.finish()
-    }
-
-    /// The pictures of an ``AsyncDecompressionSession``, in presentation order.
-    /// One iterator at a time.
-    public struct Frames: AsyncSequence, Sendable {
-        public typealias Element = DecodedFrame
-        public typealias Failure = MediaError
-
-        let channel: BoundedChannel<Event>
-
-        public func makeAsyncIterator() -> Iterator { Iterator(channel: channel) }
-
-        public struct Iterator: AsyncIteratorProtocol {
-            public typealias Element = DecodedFrame
-            public typealias Failure = MediaError
-
-            let channel: BoundedChannel<Event>
-
-            public mutating func next() async throws(MediaError) -> DecodedFrame? {
-                try await Self.take(from: channel)
-            }
-
-            public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaError)
-                -> DecodedFrame?
-            {
-                try await Self.take(from: channel)
-            }
-
-            private static func take(from channel: BoundedChannel<Event>) async throws(MediaError) -> DecodedFrame? {
-                switch await channel.receive() {
-                case .frame(let frame): return frame
-                case .failure(let error): throw error
-                case nil: return nil
-                }
-            }
-        }
     }
 }

@@ -1,4 +1,5 @@
 import DecodeSession
+import EncodeSession
 import FormatConv
 import Foundation
 import MediaCore
@@ -32,7 +33,7 @@ import Testing
         let (path, samples) = try Self.reorderedSamples(directory)
         let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
         let session = try AsyncDecompressionSession(
-            formatDescription: samples[0].formatDescription, decoder: .software, capacity: 2)
+            formatDescription: samples[0].formatDescription, decoder: .software, queueDepth: 2)
         let consumer = Task {
             var frames: [DecodedFrame] = []
             for try await frame in session.frames {
@@ -59,7 +60,7 @@ import Testing
         let samples = try TestStreams.samples(ofFile: path, codec: .h264)
         let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
         let session = try AsyncDecompressionSession(
-            formatDescription: samples[0].formatDescription, decoder: .software, capacity: 4)
+            formatDescription: samples[0].formatDescription, decoder: .software, queueDepth: 4)
         // No consumer yet: queues fill up to their capacity.
         for sample in samples[0..<6] { try await session.decode(sample) }
         await session.flush()
@@ -79,5 +80,35 @@ import Testing
         #expect(statistics == DecodeStatistics(submitted: 26, decoded: 20, dropped: 6))
         #expect(session.drops.count == 6)
         #expect(session.drops.allSatisfy { $0.reason.contains("flush") })
+    }
+
+    @Test func queueDepthIsCheckedLikeTheEncoder() throws {
+        let encoder = try CompressionSession(width: 160, height: 120, codec: .h264, encoder: .software)
+        #expect(throws: MediaError.invalidArgument("queueDepth 0: must be from 1 to 1024")) {
+            try AsyncDecompressionSession(formatDescription: encoder.formatDescription, queueDepth: 0)
+        }
+    }
+
+    @Test func invalidateEndsTheSequenceAndAccountsForEverySample() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make("ainvalidate", in: directory, codec: .h264, frames: 20)
+        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        let session = try AsyncDecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, queueDepth: 4)
+        #expect(session.backendInUse == .software)
+        for sample in samples[0..<6] { try await session.decode(sample) }
+        await session.invalidate()
+        var delivered = 0
+        for try await _ in session.frames { delivered += 1 }
+        await #expect {
+            try await session.decode(samples[6])
+        } throws: { ($0 as? MediaError)?.code == .invalidated }
+        let statistics = session.statistics
+        #expect(statistics.submitted == 6)
+        #expect(statistics.pending == 0)
+        #expect(statistics.decoded + statistics.dropped == 6)
+        #expect(statistics.decoded == delivered)
+        #expect(session.drops.allSatisfy { $0.reason.contains("invalidate()") }, "\(session.drops.map(\.reason))")
     }
 }

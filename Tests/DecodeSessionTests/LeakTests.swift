@@ -49,7 +49,7 @@ import Testing
         }
         do {
             // A session abandoned with work queued and nobody consuming.
-            let session = try AsyncDecompressionSession(formatDescription: samples[0].formatDescription, capacity: 2)
+            let session = try AsyncDecompressionSession(formatDescription: samples[0].formatDescription, queueDepth: 2)
             for sample in samples[0..<3] { try await session.decode(sample) }
         }
         try await expectNoLiveObjects()

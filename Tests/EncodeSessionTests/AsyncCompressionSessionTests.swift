@@ -47,13 +47,16 @@ import Testing
         await #expect {
             try await session.encode(small, pts: MediaTime(value: 6, timescale: 30))
         } throws: { ($0 as? MediaError)?.code == .invalidArgument }
+        let consumer = Task {
+            var count = 0
+            for try await _ in session.samples { count += 1 }
+            return count
+        }
         try await session.finish()
         await #expect {
             try await session.encode(frame, pts: MediaTime(value: 7, timescale: 30))
         } throws: { ($0 as? MediaError)?.code == .invalidated }
-        var count = 0
-        for try await _ in session.samples { count += 1 }
-        #expect(count == 1)
+        #expect(try await consumer.value == 1)
     }
 
     @Test func invalidateEndsTheSequence() async throws {
@@ -85,6 +88,11 @@ import Testing
             width: 160, height: 120, codec: .h264, encoder: .hardware, properties: properties, queueDepth: depth,
             hardwareFactory: factory)
         let clip = SyntheticClip(width: 160, height: 120, frameCount: 10)
+        let consumer = Task {
+            var count = 0
+            for try await _ in session.samples { count += 1 }
+            return count
+        }
         let accepted = Atomic<Int>(0)
         let producer = Task {
             for index in 0..<clip.frameCount {
@@ -103,9 +111,7 @@ import Testing
         try await producer.value
         #expect(accepted.load(ordering: .sequentiallyConsistent) == clip.frameCount)
         try await session.finish()
-        var count = 0
-        for try await _ in session.samples { count += 1 }
-        #expect(count == clip.frameCount)
+        #expect(try await consumer.value == clip.frameCount)
     }
 }
 

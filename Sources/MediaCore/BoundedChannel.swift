@@ -7,7 +7,11 @@ import Synchronization
 /// Elements carry the channel's *generation*: ``purge()`` empties the queue
 /// and starts a new generation, and a `send` tagged with an older one is
 /// refused, so nothing from before a purge gets in after it.
-final class BoundedChannel<Element: Sendable>: Sendable {
+///
+/// Both asynchronous sessions run on two of these: the input queue (frames
+/// or samples waiting for the encoder or decoder) and the output queue behind
+/// ``SessionOutput`` (samples or pictures waiting for the consumer).
+package final class BoundedChannel<Element: Sendable>: Sendable {
     private struct State {
         var buffer: [Element] = []
         var head = 0
@@ -43,21 +47,21 @@ final class BoundedChannel<Element: Sendable>: Sendable {
         case waiting
     }
 
-    let capacity: Int
+    package let capacity: Int
     private let state = Mutex(State())
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity >= 1)
         self.capacity = capacity
     }
 
     /// The current generation (for tagging sends).
-    var generation: Int { state.withLock { $0.generation } }
+    package var generation: Int { state.withLock { $0.generation } }
 
     /// Appends `element`, waiting while the queue is full. Returns false (and
     /// drops nothing else) when the channel is finished or `generation` is
     /// given and is no longer current.
-    func send(_ element: Element, generation: Int? = nil) async -> Bool {
+    package func send(_ element: Element, generation: Int? = nil) async -> Bool {
         while true {
             let step = state.withLock { s -> SendStep in
                 if s.finished { return .refused }
@@ -92,7 +96,7 @@ final class BoundedChannel<Element: Sendable>: Sendable {
     }
 
     /// The next element, or nil once the channel is finished and empty.
-    func receive() async -> Element? {
+    package func receive() async -> Element? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
             let step = state.withLock { s -> ReceiveStep in
                 if let element = s.popFirst() {
@@ -117,7 +121,7 @@ final class BoundedChannel<Element: Sendable>: Sendable {
     }
 
     /// Empties the queue, starts a new generation and returns what was queued.
-    func purge() -> [Element] {
+    package func purge() -> [Element] {
         let (removed, senders) = state.withLock { s -> ([Element], [CheckedContinuation<Void, Never>]) in
             var removed: [Element] = []
             while let element = s.popFirst() { removed.append(element) }
@@ -132,7 +136,7 @@ final class BoundedChannel<Element: Sendable>: Sendable {
 
     /// Ends the channel: queued elements are still received, then nil;
     /// further sends are refused.
-    func finish() {
+    package func finish() {
         let (receiver, senders) = state.withLock {
             s -> (CheckedContinuation<Element?, Never>?, [CheckedContinuation<Void, Never>]) in
             s.finished = true
