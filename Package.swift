@@ -95,6 +95,7 @@ let package = Package(
             name: "RoundTripTests",
             dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
         .testTarget(name: "CodecsToolTests", dependencies: ["TestSupport", "MediaCore"]),
+        .testTarget(name: "NativeCodecsTests", dependencies: ["NativeCodecs", "MediaCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

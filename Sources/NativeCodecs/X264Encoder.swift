@@ -297,12 +297,15 @@ enum X264Status {
     /// the error x264 logged, when it logged one.
     static func check(_ status: Int32, _ call: String, log: X264Log) throws(MediaError) {
         guard status < 0 else { return }
-        throw error("\(call) returned \(status)", log: log, code: .backendFailure)
+        throw error("\(call) returned \(status)", log: log, code: .backendFailure, status: status)
     }
 
-    static func error(_ what: String, log: X264Log, code: MediaError.Code) -> MediaError {
+    /// The error for `what`, with the message x264 logged (if any), the
+    /// library and its return value (nil for calls that return a pointer).
+    static func error(_ what: String, log: X264Log, code: MediaError.Code, status: Int32? = nil) -> MediaError {
         let detail = log.takeLastError()
-        return MediaError(code, "x264: \(what)" + (detail.map { ": \($0)" } ?? ""))
+        return MediaError(
+            code, "x264: \(what)" + (detail.map { ": \($0)" } ?? ""), library: "x264", status: status.map(Int.init))
     }
 }
 

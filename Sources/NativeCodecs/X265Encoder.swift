@@ -280,9 +280,11 @@ final class X265Encoder: EncoderBackend {
 
 /// The one place x265 return codes become ``MediaError``s. x265 returns a
 /// negative number on failure and logs its reason at `X265_LOG_ERROR`.
+/// The one place x265 return values become ``MediaError``s: negative values
+/// are failures that keep the library and the value.
 enum X265Status {
     static func check(_ status: Int32, _ call: String) throws(MediaError) {
         guard status < 0 else { return }
-        throw .backendFailure("x265: \(call) returned \(status)")
+        throw MediaError(.backendFailure, "x265: \(call) returned \(status)", library: "x265", status: Int(status))
     }
 }
