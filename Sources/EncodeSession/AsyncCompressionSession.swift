@@ -171,20 +171,8 @@ public final class AsyncCompressionSession: Sendable {
     ) async throws(MediaError) {
         try admission.withLock { state throws(MediaError) in
             try Self.checkOpen(state)
-            guard frame.width == width, frame.height == height else {
-                throw .invalidArgument(
-                    "frame size \(frame.width)x\(frame.height): this session encodes \(width)x\(height) frames")
-            }
-            guard formats.contains(frame.format) else {
-                throw .unsupported(
-                    "pixel format \(frame.format): this session takes \(formats.map(\.rawValue).joined(separator: ", "))"
-                )
-            }
-            guard pts.isValid else { throw MediaError(.invalidTimestamp, "pts is invalid; every frame needs one") }
-            if let lastPTS = state.lastPTS, pts <= lastPTS {
-                throw MediaError(
-                    .invalidTimestamp, "pts \(pts) does not come after the previous frame's pts \(lastPTS)")
-            }
+            try CompressionSession.check(
+                frame, pts: pts, after: state.lastPTS, width: width, height: height, formats: formats)
             state.lastPTS = pts
         }
         try await push(.frame(frame, pts, duration, options))

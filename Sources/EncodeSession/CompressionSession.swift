@@ -204,25 +204,35 @@ public final class CompressionSession {
     /// Checks that `frame` suits this session and that `pts` comes after the
     /// last one; returns the backend timestamp.
     func check(_ frame: PixelBuffer, pts: MediaTime) throws(MediaError) -> Int64 {
-        guard frame.width == width, frame.height == height else {
-            throw .invalidArgument(
-                "frame size \(frame.width)x\(frame.height): this session encodes \(width)x\(height) frames")
-        }
-        guard acceptedPixelFormats.contains(frame.format) else {
-            throw .unsupported(
-                "pixel format \(frame.format): this session takes \(acceptedPixelFormats.map(\.rawValue).joined(separator: ", ")); convert with PixelTransfer"
-            )
-        }
-        guard pts.isValid else { throw MediaError(.invalidTimestamp, "pts is invalid; every frame needs one") }
-        if let lastPTS, pts <= lastPTS {
-            throw MediaError(.invalidTimestamp, "pts \(pts) does not come after the previous frame's pts \(lastPTS)")
-        }
+        try Self.check(
+            frame, pts: pts, after: lastPTS, width: width, height: height, formats: acceptedPixelFormats)
         let ticks = pts.converted(toTimescale: Self.backendTimescale).value
         if let lastTicks, ticks <= lastTicks {
             throw MediaError(
                 .invalidTimestamp, "pts \(pts) is less than 1/\(Self.backendTimescale) s after the previous frame")
         }
         return ticks
+    }
+
+    /// The checks both sessions make before a frame is queued or encoded:
+    /// its size, its pixel format, and a valid `pts` later than `lastPTS`.
+    static func check(
+        _ frame: PixelBuffer, pts: MediaTime, after lastPTS: MediaTime?, width: Int, height: Int,
+        formats: [PixelFormat]
+    ) throws(MediaError) {
+        guard frame.width == width, frame.height == height else {
+            throw .invalidArgument(
+                "frame size \(frame.width)x\(frame.height): this session encodes \(width)x\(height) frames")
+        }
+        guard formats.contains(frame.format) else {
+            throw .unsupported(
+                "pixel format \(frame.format): this session takes \(formats.map(\.rawValue).joined(separator: ", ")); "
+                    + "convert with PixelTransfer")
+        }
+        guard pts.isValid else { throw MediaError(.invalidTimestamp, "pts is invalid; every frame needs one") }
+        if let lastPTS, pts <= lastPTS {
+            throw MediaError(.invalidTimestamp, "pts \(pts) does not come after the previous frame's pts \(lastPTS)")
+        }
     }
 
     /// Encodes one frame and returns the samples that are complete, in
