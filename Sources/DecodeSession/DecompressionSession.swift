@@ -68,6 +68,8 @@ public final class DecompressionSession {
     public private(set) var fallbackReason: String?
     /// Each dropped sample's pts and why, in the order they were dropped.
     public private(set) var drops: [DropReport] = []
+    /// ``drops`` coalesced: each distinct reason once, with how many samples it dropped.
+    public var dropReasons: ReasonTally { ReasonTally(drops.map(\.reason)) }
     /// The default most bytes of samples kept for replay after a decoder
     /// failure (64 MiB: about 90 s of a 6 Mbit/s stream).
     public static let defaultReplayByteLimit = 64 << 20

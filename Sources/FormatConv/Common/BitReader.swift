@@ -16,6 +16,9 @@ public struct BitReader: Sendable {
     public private(set) var bitPosition: Int = 0
     /// Set once a read ran past the end or an exp-Golomb code was too long.
     public private(set) var overrun = false
+    /// Values out of range in fields decoding does not need, read with
+    /// ``ue(_:tolerating:)`` and accepted (clamped), one message each.
+    public private(set) var warnings: [String] = []
 
     /// A reader over `rbsp`, which must already be free of emulation-prevention bytes.
     public init(rbsp: [UInt8], context: String) {
@@ -105,6 +108,22 @@ public struct BitReader: Sendable {
     public mutating func ue(_ name: String, from lower: Int, through upper: Int) throws(MediaError) -> Int {
         let value = ue()
         try check(value, from: lower, through: upper, name)
+        return value
+    }
+
+    /// Reads `ue(v)`, the syntax element `name`, a field decoding does not
+    /// need (VUI bitstream restrictions, chroma sample location): a value
+    /// outside `range` is accepted as FFmpeg accepts it, clamped into the range,
+    /// and recorded in ``warnings``; only a truncated read throws.
+    public mutating func ue(_ name: String, tolerating range: ClosedRange<Int>) throws(MediaError) -> Int {
+        let value = ue()
+        if overrun { throw truncated(at: name) }
+        guard range.contains(value) else {
+            warnings.append(
+                "\(context): \(name) = \(value) is out of range \(range.lowerBound)...\(range.upperBound); "
+                    + "accepted as \(min(max(value, range.lowerBound), range.upperBound)) (decoding does not use it)")
+            return min(max(value, range.lowerBound), range.upperBound)
+        }
         return value
     }
 

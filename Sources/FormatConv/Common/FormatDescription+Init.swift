@@ -81,7 +81,7 @@ extension FormatDescription {
             chromaFormat: sps.chromaFormat, bitDepth: sps.bitDepthLuma, bitDepthChroma: sps.bitDepthChroma,
             maxReferenceFrames: sps.max_num_ref_frames, maxReorderFrames: sps.vui?.max_num_reorder_frames,
             vuiFrameRate: sps.frameDuration, videoSignal: sps.vui?.videoSignal,
-            sampleAspectRatio: sps.vui?.sampleAspectRatio)
+            sampleAspectRatio: sps.vui?.sampleAspectRatio, warnings: parsedSPS.flatMap(\.warnings))
     }
 
     /// A description of an HEVC stream from its parameter sets: at least one VPS
@@ -127,6 +127,7 @@ extension FormatDescription {
     private init(hevcRecord: HEVCDecoderConfigurationRecord, bytes: [UInt8]) throws(MediaError) {
         try Self.rejectThreeByteLengths(hevcRecord.lengthSizeMinusOne, record: "hvcC")
         var firstSPS: HEVCSequenceParameterSet?
+        var warnings: [String] = []
         var counts: [Int: Int] = [:]
         for (arrayIndex, array) in hevcRecord.arrays.enumerated() {
             for (index, nal) in array.nalUnits.enumerated() {
@@ -145,6 +146,7 @@ extension FormatDescription {
                     case 33:
                         let sps = try HEVCSequenceParameterSet(nal: nal)
                         if firstSPS == nil { firstSPS = sps }
+                        warnings += sps.warnings
                     case 34: _ = try HEVCPictureParameterSet(nal: nal)
                     default: break
                     }
@@ -168,7 +170,7 @@ extension FormatDescription {
             bitDepthChroma: 8 + sps.bit_depth_chroma_minus8,
             maxReferenceFrames: sps.sps_max_dec_pic_buffering_minus1.last ?? 0,
             maxReorderFrames: sps.sps_max_num_reorder_pics.last, vuiFrameRate: sps.frameDuration,
-            videoSignal: sps.vui?.videoSignal, sampleAspectRatio: sps.vui?.sampleAspectRatio)
+            videoSignal: sps.vui?.videoSignal, sampleAspectRatio: sps.vui?.sampleAspectRatio, warnings: warnings)
     }
 
     /// Rejects a record whose `lengthSizeMinusOne` is 2 (3-byte NAL lengths),

@@ -63,13 +63,17 @@ public struct FormatDescription: Sendable, Hashable {
     public let videoSignal: VideoSignalType?
     /// The VUI sample aspect ratio; nil when absent or unspecified.
     public let sampleAspectRatio: SampleAspectRatio?
+    /// Fields of the parameter sets that were out of range but not needed for
+    /// decoding (VUI bitstream restrictions, chroma sample location) and were
+    /// accepted as FFmpeg accepts them, one message each; empty for clean sets.
+    public let warnings: [String]
 
     init(
         codec: CodecType, nalUnitHeaderLength: Int, parameterSets: [[UInt8]], record: [UInt8], width: Int,
         height: Int, codedWidth: Int, codedHeight: Int, profile: Int, level: Int, tier: Int?,
         chromaFormat: ChromaFormat, bitDepth: Int, bitDepthChroma: Int, maxReferenceFrames: Int,
         maxReorderFrames: Int?, vuiFrameRate: MediaTime?, videoSignal: VideoSignalType?,
-        sampleAspectRatio: SampleAspectRatio?
+        sampleAspectRatio: SampleAspectRatio?, warnings: [String] = []
     ) {
         self.codec = codec
         self.nalUnitHeaderLength = nalUnitHeaderLength
@@ -90,6 +94,7 @@ public struct FormatDescription: Sendable, Hashable {
         self.vuiFrameRate = vuiFrameRate
         self.videoSignal = videoSignal
         self.sampleAspectRatio = sampleAspectRatio
+        self.warnings = warnings
     }
 
     /// How many parameter sets ``parameterSets`` holds.

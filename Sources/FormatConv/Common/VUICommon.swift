@@ -45,21 +45,22 @@ enum VUICommon {
     /// (each 0...5).
     static func readChromaLocation(_ reader: inout BitReader) throws(MediaError) -> (top: Int, bottom: Int)? {
         guard reader.flag() else { return nil }  // chroma_loc_info_present_flag
-        let top = try reader.ue("chroma_sample_loc_type_top_field", in: 0...5)
-        let bottom = try reader.ue("chroma_sample_loc_type_bottom_field", in: 0...5)
+        let top = try reader.ue("chroma_sample_loc_type_top_field", tolerating: 0...5)
+        let bottom = try reader.ue("chroma_sample_loc_type_bottom_field", tolerating: 0...5)
         return (top, bottom)
     }
 
     /// The four limits that close `bitstream_restriction_flag`'s fields in both
     /// codecs: `max_bytes_per_pic_denom`, the bits-per-block denominator
     /// (`max_bits_per_mb_denom` in H.264, `max_bits_per_min_cu_denom` in H.265),
-    /// `log2_max_mv_length_horizontal` and `log2_max_mv_length_vertical`. Read and
-    /// range-checked, not kept.
+    /// `log2_max_mv_length_horizontal` and `log2_max_mv_length_vertical`. Read,
+    /// not kept; values out of range are warnings (an encoder in the wild
+    /// writes `log2_max_mv_length_horizontal = 16`, and FFmpeg decodes it).
     static func skipRestrictionLimits(_ reader: inout BitReader, bitsDenominatorName: String) throws(MediaError) {
-        _ = try reader.ue("max_bytes_per_pic_denom", in: 0...16)
-        _ = try reader.ue(bitsDenominatorName, in: 0...16)
-        _ = try reader.ue("log2_max_mv_length_horizontal", in: 0...15)
-        _ = try reader.ue("log2_max_mv_length_vertical", in: 0...15)
+        _ = try reader.ue("max_bytes_per_pic_denom", tolerating: 0...16)
+        _ = try reader.ue(bitsDenominatorName, tolerating: 0...16)
+        _ = try reader.ue("log2_max_mv_length_horizontal", tolerating: 0...15)
+        _ = try reader.ue("log2_max_mv_length_vertical", tolerating: 0...15)
     }
 
     /// Parses `vui_parameters()` with `parse` from a copy of `reader`, which stands
@@ -68,14 +69,17 @@ enum VUICommon {
     /// error.
     static func parseTolerantly<VUI>(
         from reader: BitReader, _ parse: (inout BitReader) throws(MediaError) -> VUI
-    ) throws(MediaError) -> VUI? {
+    ) throws(MediaError) -> (vui: VUI?, warnings: [String]) {
         var vuiReader = reader
         do {
             let parsed = try parse(&vuiReader)
-            return vuiReader.overrun ? nil : parsed
+            if vuiReader.overrun {
+                return (nil, vuiReader.warnings + ["\(reader.context): the VUI is cut short; ignored"])
+            }
+            return (parsed, vuiReader.warnings)
         } catch {
             guard vuiReader.overrun else { throw error }
-            return nil
+            return (nil, vuiReader.warnings + ["\(reader.context): the VUI is cut short; ignored"])
         }
     }
 

@@ -38,6 +38,9 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
     public var frame_crop_top_offset = 0
     public var frame_crop_bottom_offset = 0
     public var vui: VUI?
+    /// Fields decoding does not need that were out of range (or a VUI cut
+    /// short) and were accepted anyway, one message each; empty for a clean SPS.
+    public var warnings: [String] = []
 
     /// H.264 E.1.1 video usability information (the parts that describe the format).
     public struct VUI: Sendable, Hashable {
@@ -136,7 +139,7 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
         let vui_parameters_present_flag = r.flag()
         try r.finish(after: "vui_parameters_present_flag")
         if vui_parameters_present_flag {
-            vui = try VUICommon.parseTolerantly(from: r, Self.parseVUI)
+            (vui, warnings) = try VUICommon.parseTolerantly(from: r, Self.parseVUI)
         }
     }
 
@@ -186,8 +189,9 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
         if vui.bitstream_restriction_flag {
             _ = r.flag()  // motion_vectors_over_pic_boundaries_flag
             try VUICommon.skipRestrictionLimits(&r, bitsDenominatorName: "max_bits_per_mb_denom")
-            let max_num_reorder_frames = try r.ue("max_num_reorder_frames", in: 0...16)
-            let max_dec_frame_buffering = try r.ue("max_dec_frame_buffering", in: 0...16)
+            // FFmpeg clips both to 16 with a warning.
+            let max_num_reorder_frames = try r.ue("max_num_reorder_frames", tolerating: 0...16)
+            let max_dec_frame_buffering = try r.ue("max_dec_frame_buffering", tolerating: 0...16)
             vui.max_num_reorder_frames = max_num_reorder_frames
             vui.max_dec_frame_buffering = max_dec_frame_buffering
         }

@@ -28,6 +28,9 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
     public var sps_temporal_mvp_enabled_flag = false
     public var strong_intra_smoothing_enabled_flag = false
     public var vui: VUI?
+    /// Fields decoding does not need that were out of range (or a VUI cut
+    /// short) and were accepted anyway, one message each; empty for a clean SPS.
+    public var warnings: [String] = []
 
     /// H.265 E.2.1 video usability information (the parts that describe the format).
     public struct VUI: Sendable, Hashable {
@@ -132,7 +135,7 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
         try r.finish(after: "vui_parameters_present_flag")
         if vui_parameters_present_flag {
             let maxSubLayersMinus1 = sps_max_sub_layers_minus1
-            vui = try VUICommon.parseTolerantly(from: r) { (vuiReader) throws(MediaError) in
+            (vui, warnings) = try VUICommon.parseTolerantly(from: r) { (vuiReader) throws(MediaError) in
                 try Self.parseVUI(&vuiReader, maxSubLayersMinus1: maxSubLayersMinus1)
             }
         }
@@ -221,7 +224,7 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
             _ = r.flag()  // tiles_fixed_structure_flag
             _ = r.flag()  // motion_vectors_over_pic_boundaries_flag
             _ = r.flag()  // restricted_ref_pic_lists_flag
-            let min_spatial_segmentation_idc = try r.ue("min_spatial_segmentation_idc", in: 0...4095)
+            let min_spatial_segmentation_idc = try r.ue("min_spatial_segmentation_idc", tolerating: 0...4095)
             vui.min_spatial_segmentation_idc = min_spatial_segmentation_idc
             try VUICommon.skipRestrictionLimits(&r, bitsDenominatorName: "max_bits_per_min_cu_denom")
         }

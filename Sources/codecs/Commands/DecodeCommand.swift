@@ -107,11 +107,13 @@ private func printSummary(_ pipeline: DecodePipeline<DecodedFrameFiles>) {
     if output.paths.count > 1 {
         lines.append("the picture size changed; one file per size: " + output.paths.sorted().joined(separator: ", "))
     }
-    for drop in output.inputDrops { lines.append("input dropped \(drop)") }
-    let drops = session?.drops ?? []
-    if !drops.isEmpty {
-        lines.append("dropped \(drops.count) sample(s):")
-        for drop in drops { lines.append("  \(drop)") }
+    for warning in pipeline.warnings.lines { lines.append("warning: \(warning)") }
+    for drop in ReasonTally(output.inputDrops).lines { lines.append("input dropped \(drop)") }
+    let reasons = session?.dropReasons ?? ReasonTally()
+    if !reasons.isEmpty {
+        // One line per distinct reason; `drops` keeps each sample's pts for the API.
+        lines.append("dropped \(reasons.total) sample(s):")
+        for reason in reasons.lines { lines.append("  \(reason)") }
     }
     printError(lines.joined(separator: "\n"))
 }

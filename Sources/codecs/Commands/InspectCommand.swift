@@ -233,6 +233,7 @@ struct InspectReport {
                         ])
                     })
             ),
+            ("warnings", .array(d.warnings.map { .string($0) })),
         ])
     }
 
@@ -247,6 +248,7 @@ struct InspectReport {
             lines.append(
                 "  [\(setIndex)] \(parameterSetName(set, codec: d.codec)) \(set.count) bytes: \(hex(set))")
         }
+        for warning in d.warnings { lines.append("  warning: \(warning)") }
         return lines
     }
 

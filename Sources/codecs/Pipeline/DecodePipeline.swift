@@ -114,6 +114,9 @@ struct DecoderSettings {
 /// The session is made for the first access unit the sink accepts and
 /// carries on across format changes (unless ``DecoderSettings/keepsFirstPictureSize``).
 struct DecodePipeline<Sink: DecodedFrameSink> {
+    /// Parameter-set fields accepted although out of range, one line per
+    /// distinct message, counted once per format they appeared in.
+    private(set) var warnings = ReasonTally()
     var sink: Sink
     private var reader: AccessUnitReader
     private let settings: DecoderSettings
@@ -174,6 +177,7 @@ struct DecodePipeline<Sink: DecodedFrameSink> {
 
     private mutating func prepareSession(for description: FormatDescription) throws(MediaError) {
         if description != currentFormat {
+            for warning in description.warnings { warnings.add(warning) }
             var scaledTo: PictureSize? = nil
             if settings.keepsFirstPictureSize, let size = firstPictureSize,
                 size != PictureSize(width: description.width, height: description.height)

@@ -49,12 +49,12 @@ struct VUICommonTests {
         let location = try #require(try VUICommon.readChromaLocation(&present))
         #expect(location.top == 1 && location.bottom == 2)
         #expect(present.bitPosition == 7)
+        // Out of range: accepted (clamped) with a warning, as FFmpeg does.
         var outOfRange = Self.reader("1" + "00111" + "1")
-        #expect {
-            try VUICommon.readChromaLocation(&outOfRange)
-        } throws: { error in
-            (error as? MediaError)?.message.contains("chroma_sample_loc_type_top_field = 6") == true
-        }
+        let clamped = try #require(try VUICommon.readChromaLocation(&outOfRange))
+        #expect(clamped.top == 5 && clamped.bottom == 0)
+        #expect(outOfRange.warnings.count == 1)
+        #expect(outOfRange.warnings.first?.contains("chroma_sample_loc_type_top_field = 6") == true)
     }
 
     @Test("the restriction limits name the codec's bits denominator")
@@ -62,11 +62,17 @@ struct VUICommonTests {
         var valid = Self.reader("1" + "00100" + "00110" + "0001000")
         try VUICommon.skipRestrictionLimits(&valid, bitsDenominatorName: "max_bits_per_min_cu_denom")
         #expect(valid.bitPosition == 18)
-        var tooMany = Self.reader("1" + "000010010")
-        #expect {
-            try VUICommon.skipRestrictionLimits(&tooMany, bitsDenominatorName: "max_bits_per_min_cu_denom")
-        } throws: { error in
-            (error as? MediaError)?.message.contains("max_bits_per_min_cu_denom = 17 is out of range 0...16") == true
+        // Decoding does not use these limits: out of range is a warning, as in FFmpeg.
+        var tooMany = Self.reader("1" + "000010010" + "1" + "1")
+        try VUICommon.skipRestrictionLimits(&tooMany, bitsDenominatorName: "max_bits_per_min_cu_denom")
+        #expect(tooMany.warnings.count == 1)
+        #expect(
+            tooMany.warnings.first?.contains("max_bits_per_min_cu_denom = 17 is out of range 0...16; accepted as 16")
+                == true, "\(tooMany.warnings)")
+        // A truncated one still throws.
+        var truncated = Self.reader("1" + "0000100")
+        #expect(throws: MediaError.self) {
+            try VUICommon.skipRestrictionLimits(&truncated, bitsDenominatorName: "max_bits_per_min_cu_denom")
         }
     }
 
@@ -77,9 +83,12 @@ struct VUICommonTests {
         func parse(_ r: inout BitReader) throws(MediaError) -> Int {
             try r.ue("chroma_sample_loc_type_top_field", in: 0...5)
         }
-        #expect(try VUICommon.parseTolerantly(from: Self.reader("011"), parse) == 2)
-        #expect(try VUICommon.parseTolerantly(from: Self.reader("00000000"), parse) == nil)
-        #expect(try VUICommon.parseTolerantly(from: Self.reader("0"), { r in r.u(16) }) == nil)
+        #expect(try VUICommon.parseTolerantly(from: Self.reader("011"), parse).vui == 2)
+        #expect(try VUICommon.parseTolerantly(from: Self.reader("011"), parse).warnings.isEmpty)
+        let cut = try VUICommon.parseTolerantly(from: Self.reader("00000000"), parse)
+        #expect(cut.vui == nil)
+        #expect(cut.warnings.count == 1 && cut.warnings[0].hasSuffix("the VUI is cut short; ignored"))
+        #expect(try VUICommon.parseTolerantly(from: Self.reader("0"), { r in r.u(16) }).vui == nil)
         #expect(throws: MediaError.self) { try VUICommon.parseTolerantly(from: Self.reader("00111"), parse) }
     }
 }

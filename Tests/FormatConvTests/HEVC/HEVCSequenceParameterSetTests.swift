@@ -80,13 +80,6 @@ struct HEVCSequenceParameterSetTests {
             ("bit_depth_luma_minus8", { @Sendable (b: inout HEVCSPSBuilder) in b.bitDepthLumaMinus8 = 9 }),
             ("conf_win_right_offset", { @Sendable (b: inout HEVCSPSBuilder) in b.window = (16, 16, 0, 0) }),
             ("sps_max_sub_layers_minus1", { @Sendable (b: inout HEVCSPSBuilder) in b.subLayersMinus1 = 7 }),
-            (
-                "min_spatial_segmentation_idc",
-                { @Sendable (b: inout HEVCSPSBuilder) in
-                    b.vui = true
-                    b.minSpatialSegmentation = 4096
-                }
-            ),
         ] as [(String, @Sendable (inout HEVCSPSBuilder) -> Void)])
     func rangeErrors(field: String, change: @Sendable (inout HEVCSPSBuilder) -> Void) {
         var b = HEVCSPSBuilder()
@@ -98,6 +91,18 @@ struct HEVCSequenceParameterSetTests {
             #expect(error.code == .invalidData)
             #expect(error.message.contains(field), "\(error.message)")
         }
+    }
+
+    /// min_spatial_segmentation_idc (a VUI bitstream restriction decoding
+    /// does not use) out of range is accepted with a warning, as FFmpeg does.
+    @Test func outOfRangeSegmentationIsAWarning() throws {
+        var b = HEVCSPSBuilder()
+        b.vui = true
+        b.minSpatialSegmentation = 4096
+        let sps = try HEVCSequenceParameterSet(nal: b.nal())
+        #expect(sps.vui?.min_spatial_segmentation_idc == 4095)
+        #expect(sps.warnings.count == 1)
+        #expect(sps.warnings.first?.contains("min_spatial_segmentation_idc = 4096 is out of range 0...4095") == true)
     }
 
     @Test("truncations and corruptions never crash")
