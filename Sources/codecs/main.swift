@@ -39,4 +39,12 @@ guard let command = commands[name] else {
     printError("codecs: unknown command '\(name)'\n\n\(usage)")
     exit(2)
 }
-exit(command(Array(arguments.dropFirst())))
+let status = command(Array(arguments.dropFirst()))
+// A report that could not be written (a full disk, `> /dev/full`, a closed
+// pipe) is a failure, not a silent success.
+if !flushStandardOutput() {
+    let code = errno
+    printError("codecs \(name): cannot write to standard output: \(String(cString: strerror(code)))")
+    exit(status == 0 ? 1 : status)
+}
+exit(status)

@@ -42,12 +42,25 @@ func runConvert(_ arguments: [String]) -> Int32 {
         return 2
     }
     do {
+        try refuseOutputOverInput(input: options.input, output: options.output)
+    } catch {
+        printError("codecs convert: \(error)")
+        return 1
+    }
+    do throws(MediaError) {
         let report = try convert(options)
+        guard report.samples > 0 else {
+            throw MediaError.invalidData(
+                "\(options.input): no access unit could be read, so nothing was written (is it an H.264/HEVC "
+                    + "stream?)")
+        }
         printError(
             "codecs convert: \(report.samples) samples (\(report.keyframes) keyframes) from \(options.input) "
                 + "to \(options.output)")
         return 0
     } catch {
+        // A failed conversion leaves no partial file behind.
+        removeUnfinishedOutput(options.output)
         printError("codecs convert: \(error.message)")
         return 1
     }

@@ -52,6 +52,12 @@ func runDecode(_ arguments: [String]) -> Int32 {
         printError("codecs decode: -i IN and -o OUT are required\n\n\(decodeUsage)")
         return 2
     }
+    do {
+        try refuseOutputOverInput(input: inputPath, output: outputPath)
+    } catch {
+        printError("codecs decode: \(error)")
+        return 1
+    }
     let inputKind = MediaFileKind(path: inputPath)
     let output = DecodedFrameFiles(
         outputPath: outputPath, packedPlanes: MediaFileKind(path: outputPath, standardStream: .y4m) != .y4m)
@@ -60,16 +66,23 @@ func runDecode(_ arguments: [String]) -> Int32 {
         try decode(inputPath, container: inputKind?.container, through: &pipeline)
         try pipeline.sink.close()
         if standardErrorIsTerminal { pipeline.sink.progress.end() }
-        printSummary(pipeline)
         guard pipeline.session != nil else {
             throw .invalidData(
                 "\(inputPath): no decodable access unit (is it an Annex-B \(pipeline.codec?.rawValue ?? "H.264/HEVC") "
                     + "stream?)")
         }
+        guard pipeline.sink.framesWritten > 0 else {
+            let reason = pipeline.session?.dropReasons.entries.first?.reason ?? "the decoder returned no picture"
+            throw .invalidData("\(inputPath): no frame could be decoded (\(reason))")
+        }
+        printSummary(pipeline)
         return 0
     } catch {
-        printError("codecs decode: \(error)")
+        // The summary first, then the error as the last line, once.
         printSummary(pipeline)
+        printError("codecs decode: \(error.message)")
+        // A failed decode leaves no partial file behind.
+        for path in pipeline.sink.paths { removeUnfinishedOutput(path) }
         return 1
     }
 }

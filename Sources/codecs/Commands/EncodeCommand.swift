@@ -49,10 +49,18 @@ func runEncode(_ arguments: [String]) -> Int32 {
         printError("codecs encode: \(error) (codecs encode --help lists the options)")
         return 2
     }
+    do {
+        try refuseOutputOverInput(input: plan.input, output: plan.output)
+    } catch {
+        printError("codecs encode: \(error)")
+        return 1
+    }
     do throws(MediaError) {
         try plan.run()
         return 0
     } catch {
+        // A failed encode leaves no partial file behind.
+        removeUnfinishedOutput(plan.output)
         printError("codecs encode: \(error.message)")
         return 1
     }

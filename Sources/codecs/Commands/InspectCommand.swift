@@ -63,6 +63,10 @@ func runInspect(_ arguments: [String]) -> Int32 {
         printError("codecs inspect: \(error.message)")
         return 1
     }
+    guard !bytes.isEmpty else {
+        printError("codecs inspect: \(path): the file is empty")
+        return 1
+    }
     guard let codec = codecChoice ?? kind?.annexBCodec ?? AnnexB.detectCodec(in: bytes) else {
         printError("codecs inspect: \(path): no NAL units found (is this an Annex-B stream?)")
         return 1

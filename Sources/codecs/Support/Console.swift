@@ -22,3 +22,10 @@ func writeError(_ text: String) {
 
 /// Whether standard error is a terminal (progress lines are shown only then).
 var standardErrorIsTerminal: Bool { isatty(2) != 0 }
+
+/// Flushes standard output; false when anything written to it was lost (a
+/// full disk, `> /dev/full`, a closed pipe), with `errno` set.
+func flushStandardOutput() -> Bool {
+    // fflush(NULL) flushes every output stream and reports any failure.
+    fflush(nil) == 0
+}

@@ -1,0 +1,126 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every command on inputs a hostile or careless user gives it: it exits
+/// non-zero with one line naming the problem, never destroys its input and
+/// never leaves a file that looks complete.
+@Suite struct HostileInputTests {
+    static var tool: String { TestPaths.codecsExecutable.path }
+
+    /// A short H.264 Annex-B stream made by ffmpeg.
+    static func stream(in directory: TemporaryDirectory, name: String = "in.h264") throws -> String {
+        let path = directory.path(name)
+        _ = try runChecked(
+            "ffmpeg",
+            [
+                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25",
+                "-frames:v", "10", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-g", "5", "-f", "h264", "-y", path,
+            ])
+        return path
+    }
+
+    static func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    /// The output is the input under another name (the same path, a symlink,
+    /// `dir/../dir/name`): refused before anything is opened for writing.
+    @Test func anOutputThatIsTheInputIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = try Self.stream(in: directory)
+        let original = try #require(Self.contents(input))
+        let link = directory.path("link.h264")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: input)
+        let otherSpelling = directory.url.appendingPathComponent("sub/../in.h264").path
+        try FileManager.default.createDirectory(atPath: directory.path("sub"), withIntermediateDirectories: true)
+        for arguments in [
+            ["convert", "-i", input, "-o", input], ["convert", "-i", input, "-o", link],
+            ["convert", "-i", input, "-o", otherSpelling], ["decode", "-i", input, "-o", link],
+        ] {
+            let result = try runProcess(Self.tool, arguments)
+            #expect(result.status == 1, "\(arguments)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].contains("refusing to overwrite the input"), "\(result.stderr)")
+            #expect(Self.contents(input) == original, "\(arguments) changed the input")
+        }
+    }
+
+    /// 1 KB of random bytes: convert fails and leaves no output file.
+    @Test(arguments: ["out.mp4", "out.h264", "out.mkv"])
+    func randomBytesConvertToNothingAndFail(output: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var generator = SystemRandomNumberGenerator()
+        let noise = Data((0..<1024).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let input = directory.path("noise.h264")
+        try noise.write(to: URL(fileURLWithPath: input))
+        let result = try runProcess(Self.tool, ["convert", "-i", input, "-o", directory.path(output)])
+        #expect(result.status == 1)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path(output)), "a partial \(output) was left")
+    }
+
+    /// A stream whose every sample is dropped (its keyframes removed): decode
+    /// fails, naming why, instead of exiting 0 with nothing.
+    @Test func decodeWithNoFrameFails() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let bytes = [UInt8](try #require(Self.contents(try Self.stream(in: directory))))
+        // Drop every IDR slice (NAL type 5): no sample can be decoded.
+        var starts: [Int] = []
+        var index = 0
+        while index + 3 <= bytes.count {
+            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
+                starts.append(index + 3)
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        var kept: [UInt8] = []
+        for (n, start) in starts.enumerated() {
+            var end = n + 1 < starts.count ? starts[n + 1] - 3 : bytes.count
+            while end > start, n + 1 < starts.count, bytes[end - 1] == 0 { end -= 1 }
+            if bytes[start] & 0x1F == 5 { continue }
+            kept += [0, 0, 0, 1] + bytes[start..<end]
+        }
+        let input = directory.path("no-idr.h264")
+        try Data(kept).write(to: URL(fileURLWithPath: input))
+        let output = directory.path("out.y4m")
+        let result = try runProcess(Self.tool, ["decode", "-i", input, "-o", output])
+        #expect(result.status == 1)
+        let last = result.stderr.split(separator: "\n").last ?? ""
+        #expect(
+            last.hasPrefix("codecs decode: ")
+                && (last.contains("no frame could be decoded") || last.contains("no decodable access unit")),
+            "\(result.stderr)")
+        #expect(!result.stderr.contains("invalidData:"), "internal names leak: \(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "decoded 0 frames").count == 2, "one summary: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test func inspectOfAnEmptyFileSaysSo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let empty = directory.path("empty.h264")
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        let result = try runProcess(Self.tool, ["inspect", empty])
+        #expect(result.status == 1)
+        #expect(result.stderr == "codecs inspect: \(empty): the file is empty\n")
+    }
+
+    /// A report written to a full device is a failure, not exit 0.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func writingToAFullDeviceFails() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = try Self.stream(in: directory)
+        let result = try runProcess("/bin/sh", ["-c", "\"$0\" inspect \"$1\" --nals > /dev/full", Self.tool, input])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot write to standard output: No space left on device"), "\(result.stderr)")
+    }
+}
