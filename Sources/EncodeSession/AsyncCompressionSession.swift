@@ -176,9 +176,10 @@ public final class AsyncCompressionSession: Sendable {
     /// call returned; ``invalidate()`` drops frames still queued. That can be
     /// up to `queueDepth` frames after this call returns, so do not write into
     /// a frame once it is given here: take each frame from a
-    /// `PixelBufferPool` (such as ``CompressionSession/makePixelBufferPool(format:capacity:)``
-    /// makes), which hands a buffer out again only when no other reference
-    /// to it remains. Samples from ``samples`` belong to the consumer.
+    /// `PixelBufferPool`, which hands a buffer out again only when no other
+    /// reference to it remains
+    /// (``CompressionSession/makePixelBufferPool(format:capacity:)`` makes one
+    /// of the right geometry). Samples from ``samples`` belong to the consumer.
     ///
     /// - Throws: `MediaError.Code.invalidTimestamp` when `pts` does not
     ///   increase, `.invalidArgument` / `.unsupported` for a frame the
