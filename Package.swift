@@ -72,8 +72,12 @@ let package = Package(
             dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO"],
             path: "Examples/StreamRoundTrip"),
 
-        // Helpers shared by the test targets: running ffmpeg/ffprobe, framemd5, fixtures.
-        .target(name: "TestSupport", dependencies: ["MediaCore"], path: "Tests/TestSupport"),
+        // Helpers shared by the test targets: running ffmpeg/ffprobe, framemd5,
+        // fixtures, MD5 and PSNR, clip encoding and decode-all through the sessions.
+        .target(
+            name: "TestSupport",
+            dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO"],
+            path: "Tests/TestSupport"),
 
         .testTarget(name: "MediaCoreTests", dependencies: ["TestSupport", "MediaCore"]),
         .testTarget(name: "FormatConvTests", dependencies: ["TestSupport", "FormatConv", "MediaCore"]),

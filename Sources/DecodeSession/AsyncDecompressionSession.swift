@@ -79,8 +79,13 @@ public final class AsyncDecompressionSession: Sendable {
     /// Creates a session; the arguments are those of
     /// ``DecompressionSession/init(formatDescription:decoder:output:threadCount:)``.
     ///
-    /// - Parameter queueDepth: the most samples queued for decoding, and the
-    ///   most pictures waiting to be consumed (1 … 1024).
+    /// - Parameters:
+    ///   - formatDescription: the parameter sets of the first samples.
+    ///   - decoder: where to decode (`CodecBackend`).
+    ///   - attributes: the layout and size of output pictures.
+    ///   - threadCount: software frame threads, nil or 0 for one per core.
+    ///   - queueDepth: the most samples queued for decoding, and the most
+    ///     pictures waiting to be consumed (1 … 1024).
     public init(
         formatDescription: FormatDescription, decoder: CodecBackend = .automatic,
         output attributes: DecoderOutputAttributes = .init(), threadCount: Int? = nil, queueDepth: Int = 8
@@ -113,7 +118,17 @@ public final class AsyncDecompressionSession: Sendable {
 
     /// Queues `sample` for decoding; suspends only while the queue is full.
     ///
-    /// - Throws: ``MediaError/Code/invalidated`` after ``finish()``.
+    /// **Ownership.** `sample` is a value: the session keeps it (sharing the
+    /// storage of its `data`, not copying the bytes) and `userValue` in its
+    /// queue until the decoding task passes them to
+    /// ``DecompressionSession/decode(_:userValue:)``, which keeps what that
+    /// method describes; ``flush()`` and ``invalidate()`` discard samples still
+    /// queued. Pictures from ``frames`` belong to the consumer, under the same
+    /// rules as the pictures ``DecompressionSession/decode(_:userValue:)``
+    /// returns.
+    ///
+    /// - Throws: `MediaError.Code.invalidated` after ``finish()`` or
+    ///   ``invalidate()``.
     public func decode(_ sample: CompressedSample, userValue: (any Sendable)? = nil) async throws(MediaError) {
         let generation = try ledger.withLock { ledger throws(MediaError) -> Int in
             guard !ledger.finished else {
@@ -158,7 +173,7 @@ public final class AsyncDecompressionSession: Sendable {
 
     /// Discards queued samples and pictures not yet consumed (each listed in
     /// ``drops``), closes the decoder and ends ``frames``; later ``decode(_:userValue:)``
-    /// calls throw ``MediaError/Code/invalidated``.
+    /// calls throw `MediaError.Code.invalidated`.
     public func invalidate() async {
         ledger.withLock {
             $0.finished = true

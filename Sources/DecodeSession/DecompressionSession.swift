@@ -18,9 +18,9 @@ import PixelTransfer
 /// **Output.** `decode` returns the pictures that became ready, in
 /// presentation order (libavcodec reorders B-frames). Pictures in the
 /// decoder's own layout (I420, I010; NV12 or P010 after a hardware download)
-/// are handed out without copying: the ``PixelBuffer`` keeps the decoder's
+/// are handed out without copying: the `PixelBuffer` keeps the decoder's
 /// frame referenced and releases it when it dies. Another layout or size asked
-/// for in ``DecoderOutputAttributes`` is made with a ``PixelTransferSession``
+/// for in ``DecoderOutputAttributes`` is made with a `PixelTransferSession`
 /// into pooled buffers.
 ///
 /// **Format changes.** A sample whose description differs from the current
@@ -118,14 +118,15 @@ public final class DecompressionSession {
     /// Creates a session for samples of `formatDescription`.
     ///
     /// - Parameters:
-    ///   - decoder: where to decode (``CodecBackend``).
+    ///   - formatDescription: the parameter sets of the first samples.
+    ///   - decoder: where to decode (`CodecBackend`).
     ///   - output: the layout and size of output pictures.
     ///   - threadCount: software frame threads, nil or 0 for one per core.
-    /// - Throws: ``MediaError/Code/unsupported`` for a stream whose pictures
+    /// - Throws: `MediaError.Code.unsupported` for a stream whose pictures
     ///   have no output layout (4:2:2, 4:4:4, more than 10 bits) unless
     ///   `output.pixelFormat` asks for a conversion;
-    ///   ``MediaError/Code/unavailable`` when `.hardware` has no usable device;
-    ///   ``MediaError/Code/invalidArgument`` for a bad output size or thread count.
+    ///   `MediaError.Code.unavailable` when `.hardware` has no usable device;
+    ///   `MediaError.Code.invalidArgument` for a bad output size or thread count.
     public convenience init(
         formatDescription: FormatDescription, decoder: CodecBackend = .automatic,
         output: DecoderOutputAttributes = .init(), threadCount: Int? = nil
@@ -197,10 +198,31 @@ public final class DecompressionSession {
     /// Damaged data is not an error (see the type's documentation on
     /// recovery); a sample that cannot be decoded is listed in ``drops``.
     ///
-    /// - Throws: ``MediaError/Code/unsupported`` when the sample's description
-    ///   has no output layout; ``MediaError/Code/unavailable`` when `.hardware`
+    /// **Ownership of the sample.** The caller keeps `sample`. Its bytes are
+    /// copied into a libavcodec packet during this call, and the decoder
+    /// keeps nothing of the caller's. The session keeps the sample's pts,
+    /// duration, keyframe flag and `userValue` until its picture is returned
+    /// or the sample is dropped. For replay after a decoder failure it also
+    /// keeps the sample's `data` array (a value whose storage it shares, not
+    /// a copy of the bytes) while the sample belongs to the group of pictures
+    /// that starts at the last keyframe at or before the oldest sample still
+    /// in the decoder: it lets go once a later keyframe starts that group, or
+    /// at ``flush()``, ``finish()``, ``invalidate()``, a format change that
+    /// builds a new decoder, or a group larger than the replay limit.
+    ///
+    /// **Ownership of the pictures.** The returned frames belong to the
+    /// caller. A picture in the decoder's own layout shares libavcodec's
+    /// frame memory: it stays valid as long as its `PixelBuffer` lives, even
+    /// after the session is invalidated, and the decoder may go on reading
+    /// that memory as a reference picture, so treat its planes as read-only
+    /// (convert or copy it to change pixels). A converted or scaled picture
+    /// is a buffer of the session's pool (or its own allocation when the pool
+    /// is exhausted), reused only once the caller releases it.
+    ///
+    /// - Throws: `MediaError.Code.unsupported` when the sample's description
+    ///   has no output layout; `MediaError.Code.unavailable` when `.hardware`
     ///   was chosen and libavcodec cannot decode the stream on the device;
-    ///   ``MediaError/Code/backendFailure`` when `.hardware` was chosen and the
+    ///   `MediaError.Code.backendFailure` when `.hardware` was chosen and the
     ///   device fails while decoding (the message carries what the driver
     ///   reported; the session tries the device again at the next keyframe).
     ///   The sample, and every sample in flight, is then listed in ``drops``.
@@ -280,7 +302,7 @@ public final class DecompressionSession {
     public var isInvalidated: Bool { decoderSlot == nil }
 
     /// Closes the decoder and frees it now; later ``decode(_:userValue:)`` and
-    /// ``finish()`` calls throw ``MediaError/Code/invalidated`` and ``flush()``
+    /// ``finish()`` calls throw `MediaError.Code.invalidated` and ``flush()``
     /// does nothing. Pictures still inside the decoder are discarded and their
     /// samples listed in ``drops`` (call ``finish()`` first to keep them).
     public func invalidate() {

@@ -32,7 +32,7 @@ import Synchronization
 /// later calls throw it.
 ///
 /// Samples arrive in decode order; ``samples`` has one consumer. The same
-/// queue (``MediaCore/BoundedChannel``) runs ``AsyncDecompressionSession``.
+/// bounded queue runs DecodeSession's `AsyncDecompressionSession`.
 public final class AsyncCompressionSession: Sendable {
     /// The encoded samples, in decode order; ends after ``finish()`` or
     /// ``invalidate()``, or throws the encoder's error.
@@ -80,9 +80,16 @@ public final class AsyncCompressionSession: Sendable {
 
     /// Creates the session and its encoding task.
     ///
-    /// - Parameter queueDepth: frames that may wait for the encoder before
-    ///   ``encode(_:pts:duration:options:)`` suspends, and samples that may
-    ///   wait for the consumer (1 … 1024).
+    /// - Parameters:
+    ///   - width: the width of every frame (even, 16 … 16384).
+    ///   - height: the height of every frame (even, 16 … 16384).
+    ///   - codec: H.264 or HEVC.
+    ///   - encoder: where to encode; `.automatic` tries VA-API hardware and
+    ///     falls back to software.
+    ///   - properties: the compression properties.
+    ///   - queueDepth: frames that may wait for the encoder before
+    ///     ``encode(_:pts:duration:options:)`` suspends, and samples that may
+    ///     wait for the consumer (1 … 1024).
     /// - Throws: the errors of ``CompressionSession``'s initializer, and
     ///   `.invalidArgument` for a queue depth out of range.
     public convenience init(
@@ -162,7 +169,19 @@ public final class AsyncCompressionSession: Sendable {
 
     /// Queues one frame; suspends while the queue is full.
     ///
-    /// - Throws: ``MediaError/Code/invalidTimestamp`` when `pts` does not
+    /// **Ownership.** The session keeps a reference to `frame` from the moment
+    /// it is queued until the encoding task is done with it: it has passed
+    /// the frame to ``CompressionSession/encode(_:pts:duration:options:)``
+    /// (which reads it during that call only) and queued the samples that
+    /// call returned; ``invalidate()`` drops frames still queued. That can be
+    /// up to `queueDepth` frames after this call returns, so do not write into
+    /// a frame once it is given here: take each frame from a
+    /// `PixelBufferPool`, which hands a buffer out again only when no other
+    /// reference to it remains
+    /// (``CompressionSession/makePixelBufferPool(format:capacity:)`` makes one
+    /// of the right geometry). Samples from ``samples`` belong to the consumer.
+    ///
+    /// - Throws: `MediaError.Code.invalidTimestamp` when `pts` does not
     ///   increase, `.invalidArgument` / `.unsupported` for a frame the
     ///   session cannot take, `.invalidated` after ``finish()`` or
     ///   ``invalidate()``, or the encoder's earlier failure.

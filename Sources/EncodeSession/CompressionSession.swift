@@ -30,13 +30,13 @@ private struct PendingFrame {
 /// for sample in try session.finish() { send(sample) }
 /// ```
 ///
-/// **Input**: `.i420` or `.nv12` ``PixelBuffer``s of the session's size
+/// **Input**: `.i420` or `.nv12` `PixelBuffer`s of the session's size
 /// (`.i010` for HEVC ``CompressionProperties/Profile/main10``), or `.bgra`
 /// frames, which a `PixelTransferSession` converts first (BT.601, limited
 /// range), each with a presentation time later than the one before. ``makePixelBufferPool(format:capacity:)``
 /// gives buffers of the right geometry.
 ///
-/// **Output**: ``CompressedSample``s in decode order, each holding one
+/// **Output**: `CompressedSample`s in decode order, each holding one
 /// picture's NAL units behind 4-byte big-endian lengths, with presentation
 /// and decode times, duration, keyframe and depends-on-others flags.
 /// Parameter sets (and access unit delimiters) never appear in a sample:
@@ -97,11 +97,11 @@ public final class CompressionSession {
 
     /// Creates a session and opens its encoder.
     ///
-    /// - Throws: ``MediaError/Code/invalidArgument`` for a size that is not
+    /// - Throws: `MediaError.Code.invalidArgument` for a size that is not
     ///   even and within 16 … 16384, or a property out of range (the
-    ///   message names it and its range); ``MediaError/Code/unavailable``
+    ///   message names it and its range); `MediaError.Code.unavailable`
     ///   when `.hardware` cannot be used (the message carries the reason);
-    ///   ``MediaError/Code/backendFailure`` when the encoder fails to open.
+    ///   `MediaError.Code.backendFailure` when the encoder fails to open.
     public convenience init(
         width: Int, height: Int, codec: CodecType, encoder: CodecBackend = .automatic,
         properties: CompressionProperties = .init()
@@ -238,14 +238,28 @@ public final class CompressionSession {
     /// Encodes one frame and returns the samples that are complete, in
     /// decode order (often none at first: the encoder looks ahead).
     ///
+    /// **Ownership.** The caller keeps `frame`; the session holds it for the
+    /// duration of this call only. x264 and x265 get pointers to its planes
+    /// and copy the picture into their own look-ahead frames before the call
+    /// returns; the VA-API encoder copies it into its upload frame. (`.bgra`
+    /// frames, and `.nv12` frames for x265, are first converted into a buffer
+    /// of the session's, which the encoder reads instead.) Once `encode`
+    /// returns, the session keeps no reference to `frame`: the caller may
+    /// write into it again or hand it back to its pool. The returned samples
+    /// belong to the caller; their bytes were copied out of the encoder's
+    /// memory.
+    ///
     /// - Parameters:
+    ///   - frame: the picture, of the session's size and one of
+    ///     ``acceptedPixelFormats``.
     ///   - pts: presentation time; must be later than the previous frame's.
     ///   - duration: how long the frame shows; `.invalid` takes it from the
     ///     next frame's `pts` (or the expected frame rate at the end).
-    /// - Throws: ``MediaError/Code/invalidTimestamp`` when `pts` does not
-    ///   increase, ``MediaError/Code/invalidArgument`` /
-    ///   ``MediaError/Code/unsupported`` for a frame of another size or
-    ///   format, ``MediaError/Code/invalidated`` after ``invalidate()`` or
+    ///   - options: per-frame requests, such as forcing a keyframe.
+    /// - Throws: `MediaError.Code.invalidTimestamp` when `pts` does not
+    ///   increase, `MediaError.Code.invalidArgument` /
+    ///   `MediaError.Code.unsupported` for a frame of another size or
+    ///   format, `MediaError.Code.invalidated` after ``invalidate()`` or
     ///   ``finish()``, and the backend's errors.
     public func encode(
         _ frame: PixelBuffer, pts: MediaTime, duration: MediaTime = .invalid, options: FrameOptions = .init()
@@ -279,8 +293,8 @@ public final class CompressionSession {
 
     /// Changes the average bit rate for the frames that follow.
     ///
-    /// - Throws: ``MediaError/Code/invalidArgument`` outside 1 000 … 1 000 000 000;
-    ///   ``MediaError/Code/unsupported`` unless the session was created in
+    /// - Throws: `MediaError.Code.invalidArgument` outside 1 000 … 1 000 000 000;
+    ///   `MediaError.Code.unsupported` unless the session was created in
     ///   constant-bit-rate mode: ``CompressionProperties/averageBitRate`` with
     ///   ``CompressionProperties/dataRateLimits`` whose `maxBitRate` equals it
     ///   (x264 retargets a running encoder only then; x265 cannot). The new rate
@@ -316,7 +330,7 @@ public final class CompressionSession {
     public var isInvalidated: Bool { engine == nil }
 
     /// Closes the encoder and frees it now; later calls throw
-    /// ``MediaError/Code/invalidated``. Frames still inside the encoder are
+    /// `MediaError.Code.invalidated`. Frames still inside the encoder are
     /// discarded (call ``finish()`` first to keep them).
     public func invalidate() { engine = nil }
 

@@ -19,13 +19,8 @@ import Testing
             hevc
             ? ["-c:v", "libx265", "-x265-params", "log-level=error:bframes=3:keyint=15"]
             : ["-c:v", "libx264", "-bf", "3", "-g", "15"]
-        try runChecked(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                "testsrc2=size=320x240:rate=30", "-frames:v", "\(Self.frames)", "-pix_fmt", "yuv420p",
-            ]
-                + encoder + extra + [path])
+        try ffmpegTestPattern(
+            size: "320x240", frames: Self.frames, arguments: ["-pix_fmt", "yuv420p"] + encoder + extra, to: path)
     }
 
     /// The NAL units of an Annex-B file other than parameter sets and AUDs, in order.

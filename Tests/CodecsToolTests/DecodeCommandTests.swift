@@ -10,13 +10,7 @@ import Testing
         throws -> String
     {
         let path = directory.path(name)
-        _ = try runChecked(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                "testsrc2=size=\(size):rate=30",
-                "-frames:v", "20", "-c:v", codec,
-            ] + extra + [path])
+        try ffmpegTestPattern(size: size, frames: 20, arguments: ["-c:v", codec] + extra, to: path)
         return path
     }
 
@@ -34,8 +28,8 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("decoded 20 frames"))
         let expected = try ffmpegFrameMD5(
-            path: input, outputArgs: ["-fps_mode", "passthrough", "-pix_fmt", pixelFormat])
-        let actual = try ffmpegFrameMD5(path: output, outputArgs: ["-pix_fmt", pixelFormat])
+            path: input, everyFrame: true, pixelFormat: pixelFormat)
+        let actual = try ffmpegFrameMD5(path: output, pixelFormat: pixelFormat)
         #expect(expected.count == 20)
         #expect(actual == expected)
     }
@@ -53,10 +47,10 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let secondOutput = directory.path("out-96x64.y4m")
         #expect(
-            try ffmpegFrameMD5(path: output) == ffmpegFrameMD5(path: first, outputArgs: ["-fps_mode", "passthrough"]))
+            try ffmpegFrameMD5(path: output) == ffmpegFrameMD5(path: first, everyFrame: true))
         #expect(
             try ffmpegFrameMD5(path: secondOutput)
-                == ffmpegFrameMD5(path: second, outputArgs: ["-fps_mode", "passthrough"]))
+                == ffmpegFrameMD5(path: second, everyFrame: true))
         // Standard output cannot take two sizes: an error that says so.
         let piped = try runProcess(TestPaths.codecsExecutable.path, ["decode", "-i", "-", "-o", "-"], stdin: joined)
         #expect(piped.status == 1)
@@ -163,7 +157,7 @@ import Testing
         let reason = automatic.lines.first { $0.hasPrefix("hardware not used: ") } ?? ""
         #expect(reason.hasPrefix("hardware not used: vaapi decoding failed: "), "\(automatic.lines)")
         #expect(reason.contains(vaFailure) && reason.hasSuffix("; continuing in software"), "\(reason)")
-        let expected = try ffmpegFrameMD5(path: input, outputArgs: ["-fps_mode", "passthrough", "-pix_fmt", "yuv420p"])
+        let expected = try ffmpegFrameMD5(path: input, everyFrame: true, pixelFormat: "yuv420p")
         #expect(expected.count == 20)
         #expect(try ffmpegFrameMD5(path: directory.path("auto.y4m")) == expected)
     }

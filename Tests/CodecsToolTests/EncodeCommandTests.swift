@@ -20,22 +20,15 @@ import Testing
     /// A 4:2:0 Y4M clip of `frames` frames at 25 fps from ffmpeg's testsrc2.
     static func makeClip(frames: Int, in directory: TemporaryDirectory) throws -> String {
         let path = directory.path("clip.y4m")
-        try runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(Self.width)x\(Self.height):rate=25", "-frames:v",
-                "\(frames)", "-pix_fmt", "yuv420p", "-y", path,
-            ])
+        try ffmpegTestPattern(
+            size: "\(Self.width)x\(Self.height)", rate: 25, frames: frames, arguments: ["-pix_fmt", "yuv420p"], to: path
+        )
         return path
     }
 
     /// `key_frame` of each frame in presentation order.
     static func keyFrames(_ path: String) throws -> [Bool] {
-        let text = String(
-            decoding: try runChecked(
-                "ffprobe", ["-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0", path]),
-            as: UTF8.self)
-        return text.split(separator: "\n").map { $0.hasPrefix("1") }
+        try ffprobeFrameTypes(path: path).map(\.key)
     }
 
     /// The mean PSNR of `encoded` against `source`, decoding both with ffmpeg.

@@ -45,13 +45,6 @@ struct InspectCommandTests {
         return (result.status, json)
     }
 
-    static func packetCount(_ path: String) throws -> (packets: Int, keyframes: Int) {
-        let output = try runChecked(
-            "ffprobe", ["-v", "error", "-show_entries", "packet=flags", "-of", "csv=p=0", path])
-        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
-        return (lines.count, lines.filter { $0.hasPrefix("K") }.count)
-    }
-
     @Test(arguments: clips)
     func matchesFFprobe(_ clip: Clip) throws {
         let made = try FFmpegReference.makeClip(
@@ -65,7 +58,7 @@ struct InspectCommandTests {
         let report = try #require(json)
         #expect(report["container"] as? String == "annexb")
         #expect(report["codec"] as? String == (clip.ext == "h264" ? "h264" : "hevc"))
-        let packets = try Self.packetCount(path)
+        let packets = try ffprobePacketCounts(path: path)
         #expect(report["accessUnits"] as? Int == packets.packets)
         #expect(report["keyframes"] as? Int == packets.keyframes)
         let descriptions = try #require(report["descriptions"] as? [[String: Any]])

@@ -24,12 +24,9 @@ struct InspectContainerTests {
         let clip = InspectCommandTests.clips[test.clip]
         let directory = try TemporaryDirectory()
         let path = directory.path("clip.\(test.ext)")
-        try runChecked(
-            "ffmpeg",
-            [
-                "-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc2=size=200x120:rate=25", "-frames:v", "9",
-                "-pix_fmt", clip.pixelFormat,
-            ] + clip.encoderArgs + ["-y", path])
+        try ffmpegTestPattern(
+            size: "200x120", rate: 25, frames: 9, arguments: ["-pix_fmt", clip.pixelFormat] + clip.encoderArgs, to: path
+        )
         // The same stream as ffmpeg's Annex-B (parameter sets from the record
         // before keyframes), the reference for the NAL units.
         let annexB = [UInt8](
@@ -44,7 +41,7 @@ struct InspectContainerTests {
         #expect(report["container"] as? String == (test.ext == "mov" ? "mov" : test.ext))
         #expect(report["codec"] as? String == (isH264 ? "h264" : "hevc"))
         let stream = try #require(try ffprobeStreams(path: path, countFrames: true).first)
-        let packets = try InspectCommandTests.packetCount(path)
+        let packets = try ffprobePacketCounts(path: path)
         #expect(report["accessUnits"] as? Int == stream.frameCount)
         #expect(report["accessUnits"] as? Int == packets.packets)
         #expect(report["keyframes"] as? Int == packets.keyframes)

@@ -31,7 +31,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (path, samples) = try Self.reorderedSamples(directory)
-        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
         let session = try AsyncDecompressionSession(
             formatDescription: samples[0].formatDescription, decoder: .software, queueDepth: 2)
         let consumer = Task {
@@ -58,7 +58,7 @@ import Testing
         defer { directory.remove() }
         let path = try TestStreams.make("aflush", in: directory, codec: .h264, frames: 30, encoderArgs: ["-g", "10"])
         let samples = try TestStreams.samples(ofFile: path, codec: .h264)
-        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
         let session = try AsyncDecompressionSession(
             formatDescription: samples[0].formatDescription, decoder: .software, queueDepth: 4)
         // No consumer yet: queues fill up to their capacity.

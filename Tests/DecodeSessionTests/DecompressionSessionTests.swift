@@ -51,7 +51,7 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let session = try DecompressionSession(
             formatDescription: samples[0].formatDescription, decoder: .software, threadCount: stream.threads)
         let frames = try decodeAll(session, samples)
-        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: stream.pixelFormat)
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: stream.pixelFormat)
         #expect(frames.count == stream.frames)
         #expect(frames.map { md5Hex($0.pixelBuffer) } == expected, "\(stream)")
         // 4:2:0 cropping works in units of two samples (H.264 7.4.2.1.1 CropUnitX/Y,
@@ -155,7 +155,7 @@ struct StreamCase: Sendable, CustomStringConvertible {
         defer { directory.remove() }
         let path = try TestStreams.make("flush", in: directory, codec: .h264, encoderArgs: ["-bf", "3", "-g", "10"])
         let samples = try TestStreams.samples(ofFile: path, codec: .h264)
-        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
         let session = try DecompressionSession(
             formatDescription: samples[0].formatDescription, decoder: .software, threadCount: 2)
         var before: [DecodedFrame] = []
@@ -193,15 +193,15 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let bytes =
             try [UInt8](Data(contentsOf: URL(fileURLWithPath: first)))
             + [UInt8](Data(contentsOf: URL(fileURLWithPath: second)))
-        let samples = TestStreams.samples(ofAnnexB: bytes, codec: codec)
+        let samples = TestSupport.samples(assemble(bytes, codec: codec))
         #expect(samples.count == 24)
         let session = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
         #expect(!session.canAccept(samples[12].formatDescription))
         #expect(session.canAccept(samples[0].formatDescription))
         let frames = try decodeAll(session, samples)
         let expected =
-            try TestStreams.ffmpegMD5s(first, pixelFormat: "yuv420p")
-            + TestStreams.ffmpegMD5s(second, pixelFormat: "yuv420p")
+            try ffmpegFrameMD5(path: first, everyFrame: true, pixelFormat: "yuv420p")
+            + ffmpegFrameMD5(path: second, everyFrame: true, pixelFormat: "yuv420p")
         #expect(frames.map { md5Hex($0.pixelBuffer) } == expected)
         #expect(frames[11].pixelBuffer.width == 320 && frames[12].pixelBuffer.width == 176)
         #expect(session.statistics == DecodeStatistics(submitted: 24, decoded: 24))
@@ -218,7 +218,7 @@ struct StreamCase: Sendable, CustomStringConvertible {
             "damage", in: directory, codec: .h264, frames: 40,
             encoderArgs: ["-bf", "0", "-g", "10", "-sc_threshold", "0"])
         var samples = try TestStreams.samples(ofFile: path, codec: .h264)
-        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
         #expect(samples.map(\.isKeyframe).enumerated().filter { $0.element }.map(\.offset) == [0, 10, 20, 30])
         var data = samples[13].data
         if damage == "truncated" {
@@ -263,7 +263,7 @@ struct StreamCase: Sendable, CustomStringConvertible {
         let path = try TestStreams.make(
             "nokey", in: directory, codec: .hevc, frames: 30, encoderArgs: ["-bf", "0", "-g", "10"])
         let samples = try TestStreams.samples(ofFile: path, codec: .hevc)
-        let expected = try TestStreams.ffmpegMD5s(path, pixelFormat: "yuv420p")
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
         let keyframes = samples.indices.filter { samples[$0].isKeyframe }
         #expect(keyframes.first == 0)
         let restart = try #require(keyframes.dropFirst().first)

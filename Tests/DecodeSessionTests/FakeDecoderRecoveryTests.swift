@@ -1,6 +1,7 @@
 import FormatConv
 import MediaCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import DecodeSession
@@ -136,14 +137,6 @@ struct FakeDecoderRecoveryTests {
             automaticDevicePath: nil, factory: factory, replayByteLimit: replayByteLimit)
     }
 
-    /// Decodes everything; returns the pts values of the pictures, in order.
-    static func decodeAll(_ session: DecompressionSession, _ samples: [CompressedSample]) throws -> [Int64] {
-        var out: [DecodedFrame] = []
-        for sample in samples { out += try session.decode(sample) }
-        out += try session.finish()
-        return out.map(\.pts.value)
-    }
-
     /// Sends 1…60 (counted over both fakes) for a 60-sample stream with a
     /// keyframe every 10: failures before any picture came out, after the
     /// first group, right after a keyframe while the previous group's pictures
@@ -154,7 +147,7 @@ struct FakeDecoderRecoveryTests {
         let session = try Self.session(script)
         #expect(session.backendInUse == .vaapi(device: "fake"))
         let samples = Self.samples(60, keyframeEvery: 10)
-        let delivered = try Self.decodeAll(session, samples)
+        let delivered = try decodeAll(session, samples).map(\.pts.value)
         #expect(delivered == Array(0..<60), "failure at send \(failAt)")
         #expect(session.drops.isEmpty, "\(session.drops)")
         #expect(session.statistics == DecodeStatistics(submitted: 60, decoded: 60))
@@ -168,7 +161,7 @@ struct FakeDecoderRecoveryTests {
     @Test func longGroupReplaysWithinTheByteLimit() throws {
         let script = FakeScript(failSendAt: [250])
         let session = try Self.session(script)
-        let delivered = try Self.decodeAll(session, Self.samples(300, keyframeEvery: 1000))
+        let delivered = try decodeAll(session, Self.samples(300, keyframeEvery: 1000)).map(\.pts.value)
         #expect(delivered == Array(0..<300))
         #expect(session.replayCacheOverflows == 0)
     }
@@ -179,7 +172,7 @@ struct FakeDecoderRecoveryTests {
     @Test func overflowingReplayCacheDropsExplicitly() throws {
         let script = FakeScript(failSendAt: [250])
         let session = try Self.session(script, replayByteLimit: 10_000)
-        let delivered = try Self.decodeAll(session, Self.samples(320, keyframeEvery: 300))
+        let delivered = try decodeAll(session, Self.samples(320, keyframeEvery: 300)).map(\.pts.value)
         #expect(session.replayCacheOverflows == 1)
         #expect(Set(delivered).count == delivered.count, "a picture was delivered twice")
         #expect(delivered == delivered.sorted())
@@ -197,7 +190,7 @@ struct FakeDecoderRecoveryTests {
     @Test func invalidDataDropsToTheNextKeyframe() throws {
         let script = FakeScript(failSendAt: [15], invalidData: true)
         let session = try Self.session(script, backend: .software)
-        let delivered = try Self.decodeAll(session, Self.samples(30, keyframeEvery: 10))
+        let delivered = try decodeAll(session, Self.samples(30, keyframeEvery: 10)).map(\.pts.value)
         // Send 15 is sample 14; 12 and 13 were held in the decoder behind it.
         #expect(delivered == Array(0..<12) + Array(20..<30))
         // 15…19 are dropped as they arrive; 12…14 when the keyframe drains the decoder.

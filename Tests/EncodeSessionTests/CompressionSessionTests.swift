@@ -2,6 +2,7 @@ import FormatConv
 import Foundation
 import MediaCore
 import MediaIO
+import TestSupport
 import Testing
 
 @testable import EncodeSession
@@ -36,11 +37,11 @@ import Testing
             width: Self.width, height: Self.height, codec: test.codec, encoder: .software)
         #expect(session.backend == (test.codec == .h264 ? "x264" : "x265"))
         #expect(session.fallbackReason == nil)
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         #expect(samples.count == 30)
         #expect(session.droppedFrames.isEmpty)
         let decoded = try EncodeTest.decode(
-            try EncodeTest.annexB(samples), codec: test.codec, width: Self.width, height: Self.height)
+            try annexBStream(samples), codec: test.codec, width: Self.width, height: Self.height)
         #expect(decoded.count == 30)
         let i420Clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 30)
         let quality = EncodeTest.psnr(decoded: decoded, clip: i420Clip)
@@ -67,9 +68,9 @@ import Testing
         #expect(session.acceptedPixelFormats == [.i010, .bgra])
         #expect(session.formatDescription.bitDepth == 10)
         #expect(session.formatDescription.profile == 2)
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         let decoded = try EncodeTest.decode(
-            try EncodeTest.annexB(samples), codec: .hevc, width: Self.width, height: Self.height, format: .i010)
+            try annexBStream(samples), codec: .hevc, width: Self.width, height: Self.height, format: .i010)
         #expect(decoded.count == 20)
         let quality = EncodeTest.psnr(decoded: decoded, clip: clip)
         #expect(quality.mean >= 38, "Main10: mean PSNR \(quality.mean) dB")
@@ -107,7 +108,7 @@ import Testing
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: codec, encoder: .software,
             properties: Self.properties { $0.maxKeyFrameInterval = 5 })
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         let forbidden: Set<Int> = codec == .h264 ? [7, 8, 9, 13] : [32, 33, 34, 35]
         let sei: Set<Int> = codec == .h264 ? [6] : [39, 40]
         var sawSEI = false
@@ -166,7 +167,7 @@ import Testing
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: .h264, encoder: .software,
             properties: Self.properties { $0.slicesPerFrame = 4 })
-        for sample in try EncodeTest.encodeClip(session, clip: clip) {
+        for sample in try encodeClip(session, clip: clip) {
             let slices = try EncodeTest.nalTypes(sample).filter { $0 == 1 || $0 == 5 }
             #expect(slices.count == 4, "pts \(sample.pts)")
         }
@@ -197,12 +198,12 @@ import Testing
                 $0.maxKeyFrameInterval = test.interval
                 $0.maxBFrames = test.bFrames
             })
-        let samples = try EncodeTest.encodeClip(session, clip: clip, forceKeyFrames: test.forced)
+        let samples = try encodeClip(session, clip: clip, forceKeyFrames: test.forced)
         let expected = EncodeTest.expectedKeyframes(count: count, interval: test.interval, forced: test.forced)
         let flagged = samples.filter(\.isKeyframe).map { Int($0.pts.converted(toTimescale: 30).value) }.sorted()
         #expect(flagged == expected, "\(test): isKeyframe at \(flagged)")
         for sample in samples where sample.isKeyframe { #expect(!sample.dependsOnOthers) }
-        let probed = try EncodeTest.probeFrames(try EncodeTest.annexB(samples), codec: test.codec)
+        let probed = try EncodeTest.probeFrames(try annexBStream(samples), codec: test.codec)
         #expect(probed.count == count)
         let probedKeys = probed.indices.filter { probed[$0].key }
         #expect(probedKeys == expected, "\(test): ffprobe key_frame at \(probedKeys)")
@@ -218,7 +219,7 @@ import Testing
                 $0.openGOP = openGOP
                 $0.maxKeyFrameInterval = 10
             })
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         let keyframes = samples.filter(\.isKeyframe).sorted { $0.pts < $1.pts }
         #expect(keyframes.map(\.pts) == [0, 10, 20].map { clip.presentationTime(ofFrame: $0) })
         // H.265 table 7-1: 19/20 IDR, 21 CRA.
@@ -227,7 +228,7 @@ import Testing
         #expect(types.first == 19 || types.first == 20)
         #expect(types.dropFirst().allSatisfy { $0 == later || (!openGOP && $0 == 20) }, "IRAP types \(types)")
         let decoded = try EncodeTest.decode(
-            try EncodeTest.annexB(samples), codec: .hevc, width: Self.width, height: Self.height)
+            try annexBStream(samples), codec: .hevc, width: Self.width, height: Self.height)
         #expect(decoded.count == 25)
     }
 
@@ -239,7 +240,7 @@ import Testing
                 $0.maxKeyFrameIntervalDuration = 0.5
                 $0.expectedFrameRate = 30
             })
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         let flagged = samples.filter(\.isKeyframe).map { Int($0.pts.converted(toTimescale: 30).value) }.sorted()
         #expect(flagged == [0, 15])
     }
@@ -250,7 +251,7 @@ import Testing
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: codec, encoder: .software,
             properties: Self.properties { $0.maxBFrames = 3 })
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         #expect(samples.count == 30)
         #expect(Set(samples.map(\.pts)) == Set((0..<30).map { clip.presentationTime(ofFrame: $0) }))
         #expect(samples.contains { $0.dts < $0.pts }, "no sample decodes before it shows")
@@ -271,7 +272,7 @@ import Testing
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: codec, encoder: .software,
             properties: Self.properties { $0.allowFrameReordering = false })
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         #expect(samples.map(\.pts) == (0..<20).map { clip.presentationTime(ofFrame: $0) })
         for sample in samples { #expect(sample.dts == sample.pts) }
     }
@@ -302,7 +303,7 @@ import Testing
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: codec, encoder: .software,
             properties: Self.properties { $0.averageBitRate = target })
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         #expect(samples.count == count)
         let bits = Double(samples.map(\.data.count).reduce(0, +) * 8)
         let rate = bits / (Double(count) / 30)
@@ -519,7 +520,7 @@ import Testing
             width: Self.width, height: Self.height, codec: .h264, encoder: .hardware, properties: properties,
             hardwareFactory: factory)
         let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 10)
-        let samples = try EncodeTest.encodeClip(session, clip: clip)
+        let samples = try encodeClip(session, clip: clip)
         #expect(samples.count == 8)
         #expect(session.droppedFrames == [3, 7].map { clip.presentationTime(ofFrame: $0) })
     }

@@ -6,45 +6,15 @@ import TestSupport
 
 @testable import EncodeSession
 
-/// Helpers for the encode tests: the synthetic clip through a session,
-/// Annex-B output, and decoding and probing through the ffmpeg CLI.
+/// Helpers for the encode tests: decoding and probing encoded streams
+/// through the ffmpeg CLI, expected keyframes, NAL unit types.
 enum EncodeTest {
-    /// Encodes the first `count` frames of `clip` and drains the session.
-    static func encodeClip(
-        _ session: CompressionSession, clip: SyntheticClip, count: Int? = nil, forceKeyFrames: Set<Int> = []
-    ) throws -> [CompressedSample] {
-        var samples: [CompressedSample] = []
-        for index in 0..<(count ?? clip.frameCount) {
-            let options = FrameOptions(forceKeyFrame: forceKeyFrames.contains(index))
-            samples += try session.encode(
-                clip.frame(at: index), pts: clip.presentationTime(ofFrame: index), options: options)
-        }
-        samples += try session.finish()
-        return samples
-    }
-
-    /// Annex-B bytes with the parameter sets before every keyframe, written
-    /// by FormatConv's AnnexBWriter.
-    static func annexB(_ samples: [CompressedSample]) throws -> [UInt8] {
-        var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
-        var out: [UInt8] = []
-        for sample in samples { out += try writer.write(sample) }
-        return out
-    }
-
-    /// Writes `stream` to a temporary file named for its codec.
-    static func write(_ stream: [UInt8], codec: CodecType, in directory: TemporaryDirectory) throws -> String {
-        let path = directory.path(codec == .h264 ? "stream.h264" : "stream.hevc")
-        try Data(stream).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
     /// Decodes `stream` with libavcodec (the ffmpeg CLI) into PixelBuffers.
     static func decode(
         _ stream: [UInt8], codec: CodecType, width: Int, height: Int, format: PixelFormat = .i420
     ) throws -> [PixelBuffer] {
         let directory = try TemporaryDirectory()
-        let path = try write(stream, codec: codec, in: directory)
+        let path = try writeAnnexBFile(stream, codec: codec, in: directory)
         let frames = try ffmpegDecodeRaw(
             path: path, width: width, height: height, pixelFormat: format == .i010 ? "yuv420p10le" : "yuv420p")
         return try frames.map { data in
@@ -70,18 +40,7 @@ enum EncodeTest {
     /// ffprobe's `key_frame` and `pict_type` for each frame, in presentation order.
     static func probeFrames(_ stream: [UInt8], codec: CodecType) throws -> [(key: Bool, type: String)] {
         let directory = try TemporaryDirectory()
-        let path = try write(stream, codec: codec, in: directory)
-        let text = String(
-            decoding: try runChecked(
-                "ffprobe",
-                [
-                    "-v", "error", "-show_frames", "-show_entries", "frame=key_frame,pict_type", "-of", "csv=p=0",
-                    path,
-                ]), as: UTF8.self)
-        return text.split(separator: "\n").map { line in
-            let fields = line.split(separator: ",").map(String.init)
-            return (fields.first == "1", fields.count > 1 ? fields[1] : "")
-        }
+        return try ffprobeFrameTypes(path: try writeAnnexBFile(stream, codec: codec, in: directory))
     }
 
     /// The frame indices that should be keyframes for `count` frames with at
@@ -116,50 +75,11 @@ enum EncodeTest {
         SyntheticClip(width: width, height: height, frameCount: index + 1, format: format).frame(at: index)
     }
 
-    /// Encodes the first `count` frames of the synthetic clip of the
-    /// session's size in `format` and drains the session.
-    static func encodeClip(
-        _ session: CompressionSession, count: Int, format: PixelFormat = .i420, forceKeyFrames: Set<Int> = []
-    ) throws -> [CompressedSample] {
-        let clip = SyntheticClip(width: session.width, height: session.height, frameCount: count, format: format)
-        return try encodeClip(session, clip: clip, count: count, forceKeyFrames: forceKeyFrames)
-    }
-
     /// Decodes `stream` with ffmpeg into packed `pixelFormat` frames, back to back.
     static func decode(_ stream: [UInt8], codec: CodecType, pixelFormat: String = "yuv420p") throws -> Data {
         let directory = try TemporaryDirectory()
-        let path = try write(stream, codec: codec, in: directory)
+        let path = try writeAnnexBFile(stream, codec: codec, in: directory)
         return try runChecked(
             "ffmpeg", ["-v", "error", "-nostdin", "-i", path, "-f", "rawvideo", "-pix_fmt", pixelFormat, "-"])
-    }
-
-    /// PSNR in dB between two 8-bit sample arrays of the same length.
-    static func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
-        precondition(a.count == b.count)
-        var sum = 0.0
-        for index in a.indices {
-            let difference = Double(Int(a[index]) - Int(b[index]))
-            sum += difference * difference
-        }
-        if sum == 0 { return 100 }
-        return 10 * log10(255 * 255 / (sum / Double(a.count)))
-    }
-
-    /// The worst frame's PSNR (luma and chroma weighted 4:2) of packed I420
-    /// frames against the synthetic clip.
-    static func worstPSNR(decoded: Data, width: Int, height: Int, count: Int) -> Double {
-        let clip = SyntheticClip(width: width, height: height, frameCount: count)
-        let frameSize = width * height * 3 / 2
-        let lumaSize = width * height
-        var worst = Double.infinity
-        for index in 0..<count {
-            let start = decoded.startIndex + index * frameSize
-            let picture = [UInt8](decoded[start..<start + frameSize])
-            let original = clip.frame(at: index).packedBytes()
-            let luma = psnr(Array(original[..<lumaSize]), Array(picture[..<lumaSize]))
-            let chroma = psnr(Array(original[lumaSize...]), Array(picture[lumaSize...]))
-            worst = min(worst, (4 * luma + 2 * chroma) / 6)
-        }
-        return worst
     }
 }

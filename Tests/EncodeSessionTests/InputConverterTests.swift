@@ -66,7 +66,7 @@ import Testing
         samples += try session.finish()
         #expect(samples.count == Self.frameCount)
         let decoded = try EncodeTest.decode(
-            try EncodeTest.annexB(samples), codec: codec, width: Self.width, height: Self.height)
+            try annexBStream(samples), codec: codec, width: Self.width, height: Self.height)
         let reference = try Self.referenceI420(frames)
         #expect(decoded.count == Self.frameCount)
         for (index, (picture, expected)) in zip(decoded, reference).enumerated() {
@@ -90,7 +90,7 @@ import Testing
                 width: Self.width, height: Self.height, codec: .h264, encoder: .software)
             var samples = try session.encode(input, pts: MediaTime(value: 0, timescale: 30))
             samples += try session.finish()
-            streams.append(try EncodeTest.annexB(samples))
+            streams.append(try annexBStream(samples))
         }
         #expect(streams[0] == streams[1])
         // Frames already in an encoder layout pass through untouched.

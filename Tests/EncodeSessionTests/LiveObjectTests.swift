@@ -1,5 +1,6 @@
 import MediaCore
 import MediaIO
+import TestSupport
 import Testing
 
 @testable import EncodeSession
@@ -26,7 +27,7 @@ import Testing
         do {
             let session = try CompressionSession(width: 160, height: 120, codec: codec, encoder: .software)
             releasedBackend = session.backendObject
-            _ = try EncodeTest.encodeClip(session, clip: clip)
+            _ = try encodeClip(session, clip: clip)
         }
         #expect(releasedBackend == nil, "releasing the session must close the encoder")
     }

@@ -20,8 +20,8 @@ import Testing
         change(&properties)
         let session = try CompressionSession(
             width: 160, height: 120, codec: codec, encoder: encoder, properties: properties)
-        let samples = try EncodeTest.encodeClip(session, clip: SyntheticClip(width: 160, height: 120, frameCount: 12))
-        return try EncodeTest.annexB(samples)
+        let samples = try encodeClip(session, clip: SyntheticClip(width: 160, height: 120, frameCount: 12))
+        return try annexBStream(samples)
     }
 
     /// The settings x264 / x265 write into their version SEI ("options: …" /

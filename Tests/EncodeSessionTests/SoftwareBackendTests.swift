@@ -2,6 +2,7 @@ import FormatConv
 import Foundation
 import MediaCore
 import MediaIO
+import TestSupport
 import Testing
 
 @testable import EncodeSession

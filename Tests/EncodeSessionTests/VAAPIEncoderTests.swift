@@ -53,23 +53,6 @@ struct VAAPIEncoderTests {
         return luma + cb + cr
     }
 
-    /// The worst frame's PSNR (luma and chroma weighted 4:2) of decoded I420
-    /// frames against the synthetic originals.
-    static func worstPSNR(decoded: Data, count: Int, format: PixelFormat) -> Double {
-        let lumaSize = width * height
-        let frameSize = lumaSize * 3 / 2
-        var worst = Double.infinity
-        for index in 0..<count {
-            let start = decoded.startIndex + index * frameSize
-            let picture = [UInt8](decoded[start..<start + frameSize])
-            let original = i420Bytes(index, format: format)
-            let luma = EncodeTest.psnr(Array(original[..<lumaSize]), Array(picture[..<lumaSize]))
-            let chroma = EncodeTest.psnr(Array(original[lumaSize...]), Array(picture[lumaSize...]))
-            worst = min(worst, (4 * luma + 2 * chroma) / 6)
-        }
-        return worst
-    }
-
     static func expectNoLiveObjects(sourceLocation: SourceLocation = #_sourceLocation) {
         for kind in LiveObjects.Kind.vaapiEncoderKinds {
             #expect(LiveObjects.count(kind) == 0, "\(kind.rawValue) still alive", sourceLocation: sourceLocation)
@@ -86,7 +69,7 @@ struct VAAPIEncoderTests {
             #expect(session.backend == "vaapi")
             #expect(session.fallbackReason == nil)
             let count = 30
-            let samples = try EncodeTest.encodeClip(session, count: count, format: format)
+            let samples = try encodeClip(session, count: count, format: format)
             #expect(samples.count == count)
             #expect(samples.map(\.pts) == (0..<count).map { EncodeTest.pts($0) })
             #expect(samples.first?.isKeyframe == true)
@@ -100,9 +83,11 @@ struct VAAPIEncoderTests {
                 let types = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4).map { $0.first! & 0x1F }
                 #expect(!types.contains(7) && !types.contains(8), "parameter sets left in a sample: \(types)")
             }
-            let decoded = try EncodeTest.decode(try EncodeTest.annexB(samples), codec: .h264)
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .h264)
             #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
-            let psnr = Self.worstPSNR(decoded: decoded, count: count, format: format)
+            let psnr = worstI420PSNR(decoded: decoded, width: Self.width, height: Self.height, count: count) {
+                Self.i420Bytes($0, format: format)
+            }
             #expect(psnr >= 38, "worst frame \(psnr) dB")
         }
         Self.expectNoLiveObjects()
@@ -123,11 +108,13 @@ struct VAAPIEncoderTests {
                 width: Self.width, height: Self.height, codec: .h264, encoder: .vaapi(device: device))
             #expect(session.backend == "vaapi")
             let count = 20
-            let samples = try EncodeTest.encodeClip(session, count: count, format: .i420)
+            let samples = try encodeClip(session, count: count, format: .i420)
             #expect(samples.count == count)
-            let decoded = try EncodeTest.decode(try EncodeTest.annexB(samples), codec: .h264)
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .h264)
             #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
-            let psnr = Self.worstPSNR(decoded: decoded, count: count, format: .i420)
+            let psnr = worstI420PSNR(decoded: decoded, width: Self.width, height: Self.height, count: count) {
+                Self.i420Bytes($0, format: .i420)
+            }
             #expect(psnr >= 38, "worst frame \(psnr) dB")
 
             let encoders = CompressionSession.encoders(vaapiDevice: device)
@@ -171,11 +158,11 @@ struct VAAPIEncoderTests {
             var properties = CompressionProperties()
             properties.maxKeyFrameInterval = 12
             let session = try Self.session(.hardware, device: device, properties: properties)
-            let samples = try EncodeTest.encodeClip(session, count: 40, forceKeyFrames: [5, 30])
+            let samples = try encodeClip(session, count: 40, forceKeyFrames: [5, 30])
             // The interval counts from the latest keyframe, forced ones included.
             let expected = [0, 5, 17, 29, 30]
             #expect(samples.indices.filter { samples[$0].isKeyframe } == expected)
-            let probed = try EncodeTest.probeFrames(try EncodeTest.annexB(samples), codec: .h264)
+            let probed = try EncodeTest.probeFrames(try annexBStream(samples), codec: .h264)
             #expect(probed.count == 40)
             #expect(probed.indices.filter { probed[$0].key } == expected)
             #expect(probed.indices.filter { probed[$0].type == "I" } == expected)
@@ -192,10 +179,13 @@ struct VAAPIEncoderTests {
             var properties = CompressionProperties()
             properties.constantQP = qp
             let session = try Self.session(.hardware, device: device, properties: properties)
-            let samples = try EncodeTest.encodeClip(session, count: 20)
-            let stream = try EncodeTest.annexB(samples)
+            let samples = try encodeClip(session, count: 20)
+            let stream = try annexBStream(samples)
             let decoded = try EncodeTest.decode(stream, codec: .h264)
-            let psnr = EncodeTest.worstPSNR(decoded: decoded, width: Self.width, height: Self.height, count: 20)
+            let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 20)
+            let psnr = worstI420PSNR(decoded: decoded, width: Self.width, height: Self.height, count: 20) {
+                clip.frame(at: $0).packedBytes()
+            }
             results.append((samples.reduce(0) { $0 + $1.data.count }, psnr))
         }
         #expect(results[0].bytes > 2 * results[1].bytes, "QP 18 vs 38 sizes: \(results)")

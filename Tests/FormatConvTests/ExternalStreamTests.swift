@@ -66,20 +66,12 @@ struct ExternalStreamTests {
             ], chromaFormat: .yuv422, bitDepth: 10),
     ]
 
-    /// Packet count and keyframe count as ffprobe's parser sees them.
-    static func probePackets(_ path: String) throws -> (packets: Int, keyframes: Int) {
-        let output = try runChecked(
-            "ffprobe", ["-v", "error", "-show_entries", "packet=flags", "-of", "csv=p=0", path])
-        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
-        return (lines.count, lines.filter { $0.hasPrefix("K") }.count)
-    }
-
     static func check(path: String, codec: CodecType, chromaFormat: ChromaFormat, bitDepth: Int) throws {
         let stream = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let outputs = assemble(stream, codec: codec)
         #expect(drops(outputs).isEmpty, "\(drops(outputs).prefix(3))")
         let got = samples(outputs)
-        let probed = try probePackets(path)
+        let probed = try ffprobePacketCounts(path: path)
         #expect(got.count == probed.packets, "access units vs ffprobe packets")
         #expect(got.filter(\.isKeyframe).count == probed.keyframes, "keyframes vs ffprobe")
         let info = try #require(try ffprobeStreams(path: path).first)
@@ -101,13 +93,10 @@ struct ExternalStreamTests {
         #expect(carried == original)
 
         // Written back as Annex-B, the stream decodes to the same frames.
-        var writer = AnnexBWriter(policy: .beforeEveryKeyframe, insertAccessUnitDelimiters: true)
-        var rewritten: [UInt8] = []
-        for sample in got { rewritten += try writer.write(sample) }
+        let rewritten = try annexBStream(got, insertAccessUnitDelimiters: true)
         let directory = try TemporaryDirectory()
-        let rewrittenPath = directory.path("rewritten." + (codec == .h264 ? "h264" : "hevc"))
-        try Data(rewritten).write(to: URL(fileURLWithPath: rewrittenPath))
-        let format = codec == .h264 ? "h264" : "hevc"
+        let rewrittenPath = try writeAnnexBFile(rewritten, codec: codec, in: directory, name: "rewritten")
+        let format = annexBFileExtension(codec)
         let expected = try ffmpegFrameMD5(path: path, extraInputArgs: ["-f", format])
         #expect(expected.count == got.count)
         #expect(try ffmpegFrameMD5(path: rewrittenPath, extraInputArgs: ["-f", format]) == expected)
@@ -117,12 +106,9 @@ struct ExternalStreamTests {
     func encoderStream(_ encoding: Encoding) throws {
         let directory = try TemporaryDirectory()
         let input = directory.path("in.y4m")
-        try runChecked(
-            "ffmpeg",
-            [
-                "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30",
-                "-pix_fmt", encoding.pixelFormat, "-strict", "-1", input,
-            ])
+        try ffmpegTestPattern(
+            size: "320x240", rate: 25, frames: 30, arguments: ["-pix_fmt", encoding.pixelFormat, "-strict", "-1"],
+            to: input)
         let output = directory.path("out." + (encoding.codec == .h264 ? "264" : "265"))
         let command = encoding.command.map { $0 == "IN" ? input : $0 == "OUT" ? output : $0 }
         try runChecked(command[0], Array(command.dropFirst()))
@@ -154,9 +140,7 @@ struct ExternalStreamTests {
         let directory = try TemporaryDirectory()
         let input = directory.path("in.y4m")
         let output = directory.path("out.264")
-        try runChecked(
-            "ffmpeg",
-            ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=160x128:rate=25", "-frames:v", "20", input])
+        try ffmpegTestPattern(size: "160x128", rate: 25, frames: 20, to: input)
         try runChecked(
             "x264", ["--quiet", "--no-progress", "--open-gop", "--keyint", "8", "--bframes", "0", "-o", output, input])
         let stream = Array(try Data(contentsOf: URL(fileURLWithPath: output)))
@@ -186,9 +170,7 @@ struct ExternalStreamTests {
         for size in ["320x240", "160x128"] {
             let input = directory.path("\(size).y4m")
             let output = directory.path("\(size).264")
-            try runChecked(
-                "ffmpeg",
-                ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=25", "-frames:v", "5", input])
+            try ffmpegTestPattern(size: size, rate: 25, frames: 5, to: input)
             try runChecked("x264", ["--quiet", "--no-progress", "-o", output, input])
             joined += Array(try Data(contentsOf: URL(fileURLWithPath: output)))
         }

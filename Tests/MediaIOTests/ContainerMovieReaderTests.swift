@@ -78,8 +78,8 @@ extension ContainerTests {
 
             let expected = try ffmpegFrameMD5(path: path)
             #expect(expected.count == ContainerMedia.frameCount)
-            let annexB = try ContainerMedia.annexB(samples)
-            #expect(try ContainerMedia.frameMD5s(ofAnnexB: annexB, codec: file.codec, in: directory) == expected)
+            let annexB = try annexBStream(samples)
+            #expect(try ffmpegFrameMD5(annexB: annexB, codec: file.codec, in: directory) == expected)
         }
 
         /// Files with NAL length sizes 1, 2, 4 and the legacy 3 (crafted here:
@@ -109,7 +109,7 @@ extension ContainerTests {
                 }
                 try ContainerMedia.write(samples, to: path)
                 var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-                let record = try #require(ContainerMedia.boxPayload("avcC", in: bytes))
+                let record = try #require(isoBoxPayload("avcC", in: bytes))
                 bytes[record.offset + 4] = (bytes[record.offset + 4] & 0xFC) | 2
                 try Data(bytes).write(to: URL(fileURLWithPath: path))
             } else {
@@ -125,7 +125,7 @@ extension ContainerTests {
             #expect(read.count == ContainerMedia.frameCount)
             #expect(read.allSatisfy { $0.formatDescription.nalUnitHeaderLength == (size == 3 ? 4 : size) })
             #expect(
-                try ContainerMedia.frameMD5s(ofAnnexB: try ContainerMedia.annexB(read), codec: .h264, in: directory)
+                try ffmpegFrameMD5(annexB: try annexBStream(read), codec: .h264, in: directory)
                     == expected)
         }
 
@@ -134,7 +134,7 @@ extension ContainerTests {
         @Test(arguments: [CodecType.h264, .hevc])
         func inBandChangesMakeNewDescriptions(codec: CodecType) throws {
             let directory = try TemporaryDirectory()
-            let ext = ContainerMedia.fileExtension(codec)
+            let ext = annexBFileExtension(codec)
             let first = directory.path("a.\(ext)")
             let second = directory.path("b.\(ext)")
             try ContainerMedia.encode(codec, to: first, bFrames: 0)
@@ -154,7 +154,7 @@ extension ContainerTests {
             #expect(samples[30].isKeyframe)
             let expected = try ffmpegFrameMD5(path: joined)
             #expect(
-                try ContainerMedia.frameMD5s(ofAnnexB: try ContainerMedia.annexB(samples), codec: codec, in: directory)
+                try ffmpegFrameMD5(annexB: try annexBStream(samples), codec: codec, in: directory)
                     == expected)
         }
 
@@ -177,12 +177,7 @@ extension ContainerTests {
             }
 
             let mpeg4 = directory.path("mpeg4.mp4")
-            try runChecked(
-                "ffmpeg",
-                [
-                    "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                    "testsrc2=size=64x48:rate=30", "-frames:v", "3", "-c:v", "mpeg4", mpeg4,
-                ])
+            try ffmpegTestPattern(size: "64x48", frames: 3, arguments: ["-c:v", "mpeg4"], to: mpeg4)
             do {
                 _ = try MovieReader(path: mpeg4)
                 Issue.record("an MPEG-4 Part 2 track was accepted")

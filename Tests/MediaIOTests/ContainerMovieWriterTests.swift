@@ -34,7 +34,7 @@ extension ContainerTests {
             // The sample entry holds FormatConv's record as it is (hvcC with
             // array_completeness set, which hvc1 requires).
             let description = samples[0].formatDescription
-            let box = try #require(try ContainerMedia.boxPayload(codec == .h264 ? "avcC" : "hvcC", inFile: output))
+            let box = try #require(try isoBoxPayload(codec == .h264 ? "avcC" : "hvcC", inFile: output))
             let expected =
                 codec == .h264 ? description.record : try SampleLayout.hvcCMarkingArraysComplete(description.record)
             #expect(box == expected)
@@ -80,7 +80,7 @@ extension ContainerTests {
             let samples = try ContainerMedia.withLengthSize(size, withoutSEI)
             let output = directory.path("length\(size).mp4")
             try ContainerMedia.write(samples, to: output)
-            let record = try #require(try ContainerMedia.boxPayload("avcC", inFile: output))
+            let record = try #require(try isoBoxPayload("avcC", inFile: output))
             #expect(Int(record[4] & 3) + 1 == size)
             #expect(try ffmpegFrameMD5(path: output) == (try ffmpegFrameMD5(path: source)))
             let back = try MovieReader(path: output)
@@ -98,15 +98,15 @@ extension ContainerTests {
             let fast = directory.path("fast.mp4")
             try ContainerMedia.write(samples, to: fast, options: MovieWriterOptions(fastStart: true))
             let fastBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fast)))
-            let moov = try #require(ContainerMedia.boxPayload("moov", in: fastBytes)).offset
-            let mdat = try #require(ContainerMedia.boxPayload("mdat", in: fastBytes)).offset
+            let moov = try #require(isoBoxPayload("moov", in: fastBytes)).offset
+            let mdat = try #require(isoBoxPayload("mdat", in: fastBytes)).offset
             #expect(moov < mdat)
             #expect(try ffmpegFrameMD5(path: fast) == expected)
 
             let fragmented = directory.path("fragmented.mp4")
             try ContainerMedia.write(samples, to: fragmented, options: MovieWriterOptions(fragmented: true))
             let fragmentedBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fragmented)))
-            #expect(ContainerMedia.boxPayload("moof", in: fragmentedBytes) != nil)
+            #expect(isoBoxPayload("moof", in: fragmentedBytes) != nil)
             #expect(try ffmpegFrameMD5(path: fragmented) == expected)
             #expect(try ContainerMedia.samples(of: fragmented).map(\.data) == samples.map(\.data))
         }

@@ -23,58 +23,14 @@ enum ContainerMedia {
             codec == .h264
             ? ["-c:v", "libx264", "-bf", "\(bFrames)", "-g", "15"]
             : ["-c:v", "libx265", "-x265-params", "log-level=error:bframes=\(bFrames):keyint=15:min-keyint=15"]
-        try runChecked(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
-                "testsrc2=size=\(size):rate=30", "-frames:v", "\(frameCount)", "-pix_fmt", "yuv420p",
-            ]
-                + encoder + extra + [path])
+        try ffmpegTestPattern(
+            size: size, frames: frameCount, arguments: ["-pix_fmt", "yuv420p"] + encoder + extra, to: path)
     }
 
     /// Every sample of the video track of `path`, read by ``MovieReader``.
     static func samples(of path: String) throws -> [CompressedSample] {
         let reader = try MovieReader(path: path)
         return try reader.readAllSamples()
-    }
-
-    /// The samples as an Annex-B elementary stream (FormatConv's writer).
-    static func annexB(_ samples: [CompressedSample]) throws -> [UInt8] {
-        var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
-        var bytes: [UInt8] = []
-        for sample in samples { bytes += try writer.write(sample) }
-        return bytes
-    }
-
-    /// FFmpeg's per-frame MD5s of an Annex-B stream held in memory.
-    static func frameMD5s(ofAnnexB bytes: [UInt8], codec: CodecType, in directory: TemporaryDirectory) throws
-        -> [String]
-    {
-        let path = directory.path("decoded-\(UUID().uuidString).\(codec == .h264 ? "h264" : "hevc")")
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return try ffmpegFrameMD5(path: path)
-    }
-
-    /// The payload of the first box of `type` in a file (a flat search: the
-    /// four-character type preceded by its 32-bit size).
-    static func boxPayload(_ type: String, inFile path: String) throws -> [UInt8]? {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        return boxPayload(type, in: bytes)?.payload
-    }
-
-    static func boxPayload(_ type: String, in bytes: [UInt8]) -> (offset: Int, payload: [UInt8])? {
-        let tag = Array(type.utf8)
-        var index = 4
-        while index + 4 <= bytes.count {
-            if bytes[index..<(index + 4)].elementsEqual(tag) {
-                let size = bytes[(index - 4)..<index].reduce(0) { $0 << 8 | Int($1) }
-                if size >= 8 && index - 4 + size <= bytes.count {
-                    return (index + 4, Array(bytes[(index + 4)..<(index - 4 + size)]))
-                }
-            }
-            index += 1
-        }
-        return nil
     }
 
     /// Encodes a 64x48 H.264 MP4 into `path` with slices of at most 200 bytes
@@ -113,5 +69,4 @@ enum ContainerMedia {
         try writer.finish()
     }
 
-    static func fileExtension(_ codec: CodecType) -> String { codec == .h264 ? "h264" : "hevc" }
 }

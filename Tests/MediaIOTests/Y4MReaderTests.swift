@@ -72,13 +72,9 @@ import Testing
     func readsWhatFFmpegWrites(pixelFormat: String, width: Int, height: Int) throws {
         let directory = try TemporaryDirectory()
         let source = directory.path("ffmpeg.y4m")
-        try runChecked(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-nostdin", "-f", "lavfi", "-i",
-                "testsrc2=size=64x48:rate=25:duration=0.2", "-vf", "scale=\(width):\(height)", "-pix_fmt",
-                pixelFormat, "-strict", "-1", source,
-            ])
+        try ffmpegTestPattern(
+            size: "64x48", rate: 25, frames: 5,
+            arguments: ["-vf", "scale=\(width):\(height)", "-pix_fmt", pixelFormat, "-strict", "-1"], to: source)
         let expected = try ffmpegDecodeRaw(path: source, width: width, height: height, pixelFormat: pixelFormat)
         let reader = try Y4MReader(path: source)
         #expect(reader.header.frameRate == (25, 1))

@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 import PixelTransfer
+import TestSupport
 import Testing
 
 /// A deterministic picture with smooth gradients and a little texture, the kind
@@ -28,17 +29,6 @@ private func testPicture(width: Int, height: Int, format: PixelFormat) throws ->
         }
     }
     return buffer
-}
-
-private func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
-    precondition(a.count == b.count)
-    var sum = 0.0
-    for index in a.indices {
-        let d = Double(a[index]) - Double(b[index])
-        sum += d * d
-    }
-    if sum == 0 { return .infinity }
-    return 10 * log10((255.0 * 255.0) / (sum / Double(a.count)))
 }
 
 @Suite struct PixelTransferSessionTests {

@@ -3,6 +3,7 @@ import EncodeSession
 import FormatConv
 import MediaCore
 import MediaIO
+import TestSupport
 
 /// Encoder settings the round trips run with.
 enum EncoderSettings: String, CaseIterable, CustomStringConvertible {
@@ -53,17 +54,8 @@ func encodeClip(
     let session = try CompressionSession(
         width: width, height: height, codec: codec, encoder: encoder, properties: settings.properties)
     defer { session.invalidate() }
-    var samples: [CompressedSample] = []
-    for index in firstFrame..<(firstFrame + frames) {
-        samples += try session.encode(clip.frame(at: index), pts: frameDuration * Int64(index), duration: frameDuration)
-    }
-    samples += try session.finish()
-    var stream: [UInt8] = []
-    var offsets: [Int] = []
-    for sample in samples {
-        offsets.append(stream.count)
-        stream += try writer.write(sample)
-    }
+    let samples = try encodeClip(session, clip: clip, frames: firstFrame..<(firstFrame + frames), durations: true)
+    let (stream, offsets) = try annexBStream(samples, writer: &writer)
     return EncodedClip(clip: clip, samples: samples, stream: stream, offsets: offsets, backend: session.backend)
 }
 
@@ -98,39 +90,16 @@ struct ChunkSizes {
 /// Feeds `bytes` to a new assembler in chunks whose sizes `sizes` draws and
 /// returns everything it produced, `finish()` included.
 func assemble(_ bytes: some Collection<UInt8>, codec: CodecType, sizes: inout ChunkSizes) -> [AssemblerOutput] {
-    // The receiver is told the frame rate, as the sender's application knows it.
-    var assembler = AccessUnitAssembler(codec: codec, frameDuration: frameDuration)
-    var outputs: [AssemblerOutput] = []
     let all = Array(bytes)
+    var chunks: [ArraySlice<UInt8>] = []
     var offset = 0
     while offset < all.count {
         let end = min(all.count, offset + sizes.next())
-        outputs += assembler.append(all[offset..<end])
+        chunks.append(all[offset..<end])
         offset = end
     }
-    return outputs + assembler.finish()
-}
-
-extension [AssemblerOutput] {
-    var samples: [CompressedSample] {
-        compactMap { if case .sample(let sample) = $0 { sample } else { nil } }
-    }
-    var dropCount: Int {
-        reduce(0) { count, output in if case .dropped = output { count + 1 } else { count } }
-    }
-}
-
-/// Decodes `samples` with one session (made from the first sample's
-/// description) and drains it.
-func decodeAll(_ samples: [CompressedSample]) throws -> (frames: [DecodedFrame], session: DecompressionSession?) {
-    guard let first = samples.first else { return ([], nil) }
-    let session = try DecompressionSession(
-        formatDescription: first.formatDescription, decoder: .software,
-        output: DecoderOutputAttributes(pixelFormat: .i420))
-    var frames: [DecodedFrame] = []
-    for sample in samples { frames += try session.decode(sample) }
-    frames += try session.finish()
-    return (frames, session)
+    // The receiver is told the frame rate, as the sender's application knows it.
+    return assemble(chunks, codec: codec, frameDuration: frameDuration)
 }
 
 /// The frame index a pts at 1/30 s per frame stands for.

@@ -3,6 +3,7 @@ import EncodeSession
 import FormatConv
 import MediaCore
 import MediaIO
+import TestSupport
 import Testing
 
 /// The least luma PSNR any frame of a 320×240 synthetic clip must keep through
@@ -15,8 +16,8 @@ func everyFrameComesBack(codec: CodecType, settings: EncoderSettings) throws {
     let encoded = try encodeClip(codec: codec, settings: settings, frames: 48)
     var sizes = ChunkSizes(1...4096)
     let outputs = assemble(encoded.stream, codec: codec, sizes: &sizes)
-    #expect(outputs.dropCount == 0)
-    let received = outputs.samples
+    #expect(drops(outputs).count == 0)
+    let received = samples(outputs)
     try #require(received.count == encoded.samples.count, "\(codec) \(settings)")
 
     for (index, (sent, got)) in zip(encoded.samples, received).enumerated() {
@@ -55,9 +56,9 @@ func everyFrameComesBack(codec: CodecType, settings: EncoderSettings) throws {
 func chunkSizesDoNotMatter(codec: CodecType, sizes range: ClosedRange<Int>) throws {
     let encoded = try encodeClip(codec: codec, frames: 30)
     var whole = ChunkSizes(encoded.stream.count...encoded.stream.count)
-    let reference = assemble(encoded.stream, codec: codec, sizes: &whole).samples
+    let reference = samples(assemble(encoded.stream, codec: codec, sizes: &whole))
     var sizes = ChunkSizes(range)
-    let chunked = assemble(encoded.stream, codec: codec, sizes: &sizes).samples
+    let chunked = samples(assemble(encoded.stream, codec: codec, sizes: &sizes))
     try #require(chunked.count == reference.count, "\(codec) chunks \(range)")
     #expect(reference.count == encoded.samples.count)
     for (index, (a, b)) in zip(reference, chunked).enumerated() {
@@ -79,8 +80,8 @@ func lateJoinStartsAtTheNextKeyframe(codec: CodecType) throws {
     let outputs = assemble(encoded.stream[encoded.offsets[joinAt]...], codec: codec, sizes: &sizes)
 
     // Everything before the second keyframe is reported, not decoded.
-    #expect(outputs.dropCount > 0)
-    let received = outputs.samples
+    #expect(drops(outputs).count > 0)
+    let received = samples(outputs)
     #expect(received.count == encoded.samples.count - keyframes[1])
     #expect(received.first?.isKeyframe == true)
     #expect(received.map(\.data) == encoded.samples[keyframes[1]...].map(\.data))
@@ -111,7 +112,7 @@ func droppedAccessUnitRecoversAtTheNextKeyframe(codec: CodecType) throws {
         numbers.append(index)
     }
     var sizes = ChunkSizes(1...700)
-    let received = assemble(wire, codec: codec, sizes: &sizes).samples
+    let received = samples(assemble(wire, codec: codec, sizes: &sizes))
     try #require(received.count == numbers.count)
 
     var decodable: [CompressedSample] = []
@@ -171,7 +172,7 @@ func resolutionChangeMidStream(codec: CodecType) throws {
     let second = try encodeClip(
         codec: codec, frames: 24, width: 160, height: 120, firstFrame: 24, writer: &writer)
     var sizes = ChunkSizes(1...1024)
-    let received = assemble(first.stream + second.stream, codec: codec, sizes: &sizes).samples
+    let received = samples(assemble(first.stream + second.stream, codec: codec, sizes: &sizes))
     try #require(received.count == first.samples.count + second.samples.count)
 
     var descriptions: [FormatDescription] = []

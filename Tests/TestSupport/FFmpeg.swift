@@ -4,15 +4,20 @@ import Foundation
 /// stream of `path`, in output order.
 ///
 /// `extraInputArgs` go before `-i` (for instance `["-f", "h264"]` for a raw
-/// stream); `outputArgs` after it (for instance `["-pix_fmt", "yuv420p"]`).
-/// Lines look like `0, 0, 0, 1, 115200, 5f4d…` (stream, dts, pts, duration,
-/// size, hash); comment lines start with `#`.
-public func ffmpegFrameMD5(path: String, extraInputArgs: [String] = [], outputArgs: [String] = []) throws
-    -> [String]
-{
+/// stream); `outputArgs` after it (for instance `["-vf", "crop=64:48"]`).
+/// `everyFrame` keeps every decoded frame (`-fps_mode passthrough`: no
+/// frame-rate conversion); `pixelFormat` converts the frames before hashing
+/// (`-pix_fmt`). Lines look like `0, 0, 0, 1, 115200, 5f4d…` (stream, dts,
+/// pts, duration, size, hash); comment lines start with `#`.
+public func ffmpegFrameMD5(
+    path: String, extraInputArgs: [String] = [], everyFrame: Bool = false, pixelFormat: String? = nil,
+    outputArgs: [String] = []
+) throws -> [String] {
+    let frameArgs = everyFrame ? ["-fps_mode", "passthrough"] : []
+    let formatArgs = pixelFormat.map { ["-pix_fmt", $0] } ?? []
     let arguments =
         ["-hide_banner", "-loglevel", "error", "-nostdin"] + extraInputArgs + ["-i", path, "-map", "0:v:0"]
-        + outputArgs + ["-f", "framemd5", "-"]
+        + frameArgs + formatArgs + outputArgs + ["-f", "framemd5", "-"]
     let output = try runChecked("ffmpeg", arguments)
     return parseFrameMD5(String(decoding: output, as: UTF8.self))
 }
@@ -105,4 +110,41 @@ public func ffmpegDecodeRaw(
         throw ProcessError("ffmpeg produced \(output.count) bytes, not a multiple of the frame size \(frameSize)")
     }
     return stride(from: 0, to: output.count, by: frameSize).map { output.subdata(in: $0..<($0 + frameSize)) }
+}
+
+/// How many packets the first video stream of `path` has, and how many of
+/// them are keyframes (flag `K`), as ffprobe's parser splits the stream.
+public func ffprobePacketCounts(path: String) throws -> (packets: Int, keyframes: Int) {
+    let output = try runChecked(
+        "ffprobe", ["-v", "error", "-show_entries", "packet=flags", "-of", "csv=p=0", path])
+    let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
+    return (lines.count, lines.filter { $0.hasPrefix("K") }.count)
+}
+
+/// ffprobe's `key_frame` flag and `pict_type` (`I`, `P`, `B`) of each decoded
+/// frame of `path`, in presentation order.
+public func ffprobeFrameTypes(path: String) throws -> [(key: Bool, type: String)] {
+    let text = String(
+        decoding: try runChecked(
+            "ffprobe",
+            ["-v", "error", "-show_frames", "-show_entries", "frame=key_frame,pict_type", "-of", "csv=p=0", path]),
+        as: UTF8.self)
+    return text.split(separator: "\n").map { line in
+        let fields = line.split(separator: ",").map(String.init)
+        return (fields.first == "1", fields.count > 1 ? fields[1] : "")
+    }
+}
+
+/// Runs ffmpeg on its `testsrc2` test pattern (`size` as `WxH`, `rate` frames
+/// per second), `frames` frames of it, with `arguments` (pixel format,
+/// encoder, muxer options) before the output `path`, which is replaced.
+public func ffmpegTestPattern(size: String, rate: Int = 30, frames: Int, arguments: [String] = [], to path: String)
+    throws
+{
+    try runChecked(
+        "ffmpeg",
+        [
+            "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
+            "testsrc2=size=\(size):rate=\(rate)", "-frames:v", "\(frames)",
+        ] + arguments + [path])
 }

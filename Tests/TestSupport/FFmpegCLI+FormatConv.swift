@@ -24,17 +24,14 @@ public enum FFmpegReference {
         public var probe: ProbedVideo
     }
 
+    /// A reference clip that could not be made or read.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
     }
 
     /// True when both `ffmpeg` and `ffprobe` are on the PATH.
     public static var isAvailable: Bool {
-        ["ffmpeg", "ffprobe"].allSatisfy { tool in
-            (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").contains {
-                FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
-            }
-        }
+        ["ffmpeg", "ffprobe"].allSatisfy { findExecutable($0) != nil }
     }
 
     /// Encodes `frames` frames of `testsrc2` at `width`×`height` with the given
@@ -46,44 +43,24 @@ public enum FFmpegReference {
         width: Int, height: Int, frames: Int = 3, pixelFormat: String, encoderArgs: [String], ext: String,
         mp4Args: [String] = []
     ) throws -> Clip {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "formatconv-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let raw = directory.appendingPathComponent("clip.\(ext)").path
-        let mp4 = directory.appendingPathComponent("clip.mp4").path
-        _ = try run(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-nostdin", "-f", "lavfi", "-i",
-                "testsrc2=size=\(width)x\(height):rate=25", "-frames:v", "\(frames)", "-pix_fmt", pixelFormat,
-            ]
-                + encoderArgs + ["-y", raw])
-        _ = try run(
+        let directory = try TemporaryDirectory(prefix: "formatconv")
+        let raw = directory.path("clip.\(ext)")
+        let mp4 = directory.path("clip.mp4")
+        try ffmpegTestPattern(
+            size: "\(width)x\(height)", rate: 25, frames: frames, arguments: ["-pix_fmt", pixelFormat] + encoderArgs,
+            to: raw)
+        try runChecked(
             "ffmpeg",
             ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", raw, "-c", "copy"] + mp4Args + ["-y", mp4])
-        let json = try run(
+        let json = try runChecked(
             "ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_streams", "-of", "json", raw])
         let annexB = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
         let mp4Bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: mp4)))
         let boxType = ext == "h264" ? "avcC" : "hvcC"
-        guard let record = box(named: boxType, in: mp4Bytes) else {
+        guard let record = isoBoxPayload(boxType, in: mp4Bytes)?.payload else {
             throw Failure(description: "no \(boxType) box in the MP4 ffmpeg wrote")
         }
         return Clip(annexB: annexB, mp4Record: record, probe: try parseProbe(json))
-    }
-
-    /// The payload of the first box of type `name` found by scanning `file` for
-    /// its four-character code (the 32-bit size sits just before it).
-    public static func box(named name: String, in file: [UInt8]) -> [UInt8]? {
-        let code = Array(name.utf8)
-        guard code.count == 4, file.count >= 8 else { return nil }
-        for index in 4..<(file.count - 3) where Array(file[index..<index + 4]) == code {
-            let size = file[(index - 4)..<index].reduce(0) { $0 << 8 | Int($1) }
-            guard size >= 8, index - 4 + size <= file.count else { continue }
-            return Array(file[(index + 4)..<(index - 4 + size)])
-        }
-        return nil
     }
 
     /// The NAL units of an Annex-B stream (start codes and trailing zero bytes
@@ -117,25 +94,5 @@ public enum FFmpegReference {
             codecName: stream["codec_name"] as? String ?? "", profileName: stream["profile"] as? String ?? "",
             level: int("level"), width: int("width"), height: int("height"), codedWidth: int("coded_width"),
             codedHeight: int("coded_height"), pixelFormat: stream["pix_fmt"] as? String ?? "")
-    }
-
-    private static func run(_ tool: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(
-                description: "\(tool) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
-                    + String(decoding: errorData, as: UTF8.self))
-        }
-        return data
     }
 }

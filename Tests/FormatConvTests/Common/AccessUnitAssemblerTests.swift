@@ -1,4 +1,5 @@
 import FormatConv
+import TestSupport
 import Testing
 
 /// What an assembler output is, in comparable form.
@@ -24,28 +25,6 @@ enum Emitted: Equatable, CustomStringConvertible {
         case .dropped(let reason, let count): "dropped(\(count): \(reason))"
         }
     }
-}
-
-/// Feeds `chunks` then finishes.
-func assemble(
-    _ chunks: [ArraySlice<UInt8>], codec: CodecType, frameDuration: MediaTime? = nil, lengthSize: Int = 4
-) -> [AssemblerOutput] {
-    var assembler = AccessUnitAssembler(codec: codec, frameDuration: frameDuration, nalUnitHeaderLength: lengthSize)
-    var outputs: [AssemblerOutput] = []
-    for chunk in chunks { outputs += assembler.append(chunk) }
-    return outputs + assembler.finish()
-}
-
-func assemble(_ stream: [UInt8], codec: CodecType, frameDuration: MediaTime? = nil) -> [AssemblerOutput] {
-    assemble([stream[...]], codec: codec, frameDuration: frameDuration)
-}
-
-func samples(_ outputs: [AssemblerOutput]) -> [CompressedSample] {
-    outputs.compactMap { if case .sample(let s) = $0 { s } else { nil } }
-}
-
-func drops(_ outputs: [AssemblerOutput]) -> [(reason: String, count: Int)] {
-    outputs.compactMap { if case .dropped(let r, let c) = $0 { (r, c) } else { nil } }
 }
 
 struct AccessUnitAssemblerTests {
