@@ -3,7 +3,7 @@ SWIFT ?= swift
 QUICK ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all build demo test lint format bench fuzz sanitize leakcheck soak docs bootstrap clean
+.PHONY: all build demo test lint format bench fuzz fuzz-smoke sanitize leakcheck soak docs bootstrap clean
 
 all: build
 
@@ -20,6 +20,13 @@ demo: bootstrap
 test: bootstrap lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) fuzz-smoke
+
+# Every libFuzzer target built and run for a few seconds (part of `make test`,
+# so a harness that no longer builds or an input that crashes fails CI).
+FUZZ_SMOKE_SECONDS ?= 5
+fuzz-smoke:
+	FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) ./scripts/fuzz
 
 lint:
 	$(SWIFT) format lint --strict --recursive --configuration .swift-format Package.swift Sources Tests Examples Benchmarks
