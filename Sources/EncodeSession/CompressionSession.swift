@@ -15,6 +15,25 @@ private struct PendingFrame {
     var duration: MediaTime
     /// The next submitted frame's pts, once known.
     var nextPTS: MediaTime?
+    /// A copy of the encoder's input, kept while a hardware encoder under
+    /// `.automatic` holds the frame, so software can encode it again if the
+    /// hardware fails before returning it.
+    var retained: PixelBuffer?
+}
+
+/// A switch from a failing hardware encoder to software in the middle of a
+/// stream (``CompressionSession/fallbacks``).
+public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
+    /// The number of frames submitted before the first one software encoded
+    /// (every frame from there on, and the frames the hardware still held,
+    /// are encoded by software; none is lost).
+    public var frameIndex: Int
+    /// The presentation time of the first frame software encoded.
+    public var pts: MediaTime
+    /// What the hardware reported.
+    public var reason: String
+
+    public var description: String { "frame \(frameIndex) (pts \(pts)): \(reason)" }
 }
 
 /// Turns raster frames into H.264 or HEVC samples: the role of
@@ -64,17 +83,26 @@ public final class CompressionSession {
     /// The properties the session was created with (``setAverageBitRate(_:)``
     /// updates ``CompressionProperties/averageBitRate``).
     public private(set) var properties: CompressionProperties
-    /// SPS/PPS (H.264) or VPS/SPS/PPS (HEVC) of every sample the session
-    /// produces; available right after creation.
-    public let formatDescription: FormatDescription
+    /// SPS/PPS (H.264) or VPS/SPS/PPS (HEVC) of the samples the session
+    /// produces; available right after creation. It changes only when a
+    /// hardware encoder fails mid-stream under `.automatic` (see
+    /// ``fallbacks``); every sample carries the description it was coded with.
+    public private(set) var formatDescription: FormatDescription
     /// The encoder in use by name: `"x264"`, `"x265"` or `"vaapi"`.
-    public let backend: String
+    public private(set) var backend: String
     /// Where the session runs: `.software`, or `.vaapi(device:)` with the
     /// device it opened.
-    public let backendInUse: CodecBackend
-    /// Why `.automatic` did not use hardware; `nil` when it did or when
-    /// software was asked for.
-    public let fallbackReason: String?
+    public private(set) var backendInUse: CodecBackend
+    /// Why `.automatic` does not use hardware (at creation, or since a
+    /// mid-stream failure); `nil` when it does or when software was asked for.
+    public private(set) var fallbackReason: String?
+    /// Mid-stream switches from a failing hardware encoder to software (under
+    /// `.automatic` only), with the frame and the reason. After a switch the
+    /// session continues in software from the first frame the hardware had not
+    /// returned, with a forced keyframe and, when the parameter sets differ, a
+    /// new ``formatDescription``; no frame is lost. Decode times restart with
+    /// the software encoder's at the switch.
+    public private(set) var fallbacks: [EncoderFallback] = []
     /// Presentation times of frames the encoder took but never returned.
     public private(set) var droppedFrames: [MediaTime] = []
 
@@ -82,6 +110,12 @@ public final class CompressionSession {
     static let backendTimescale: Int32 = 90_000
 
     private var engine: (any EncoderBackend)?
+    /// What the backends were opened with (a fallback opens software with it).
+    private let configuration: EncoderConfiguration
+    /// Whether a hardware failure may switch the session to software: the
+    /// caller asked for `.automatic` and hardware is in use.
+    private var mayFallBack: Bool
+    private var framesSubmitted = 0
     private let bitDepth: Int
     private let defaultDuration: MediaTime
     private var lastPTS: MediaTime?
@@ -175,6 +209,8 @@ public final class CompressionSession {
         self.codec = codec
         self.properties = properties
         self.engine = chosen
+        self.configuration = configuration
+        self.mayFallBack = encoder == .automatic && chosen.backendInUse.isHardware
         self.backend = chosen.name
         self.backendInUse = chosen.backendInUse
         self.fallbackReason = reason
@@ -272,9 +308,57 @@ public final class CompressionSession {
         if outputTimescale == nil { outputTimescale = pts.timescale }
         if let previous = previousTicks, pending[previous] != nil { pending[previous]?.nextPTS = pts }
         previousTicks = ticks
-        pending[ticks] = PendingFrame(pts: pts, duration: duration)
-        let frames = try engine.encode(try inputConverter.encoderInput(frame), pts: ticks, forceKeyFrame: force)
+        let input = try inputConverter.encoderInput(frame)
+        var retained: PixelBuffer? = nil
+        if mayFallBack {
+            let copy = try PixelBuffer(width: input.width, height: input.height, format: input.format)
+            copy.copyPixels(from: input)
+            retained = copy
+        }
+        pending[ticks] = PendingFrame(pts: pts, duration: duration, retained: retained)
+        framesSubmitted += 1
         keyFrameRequested = false
+        let frames: [EncodedFrame]
+        do {
+            frames = try engine.encode(input, pts: ticks, forceKeyFrame: force)
+        } catch  where mayFallBack {
+            return try fallBackToSoftware(after: error)
+        }
+        return try samples(from: frames)
+    }
+
+    /// Replaces the failed hardware encoder by software: encodes again, from
+    /// a forced keyframe, every frame the hardware had not returned (the
+    /// current one included), under a new format description when the
+    /// software encoder's parameter sets differ.
+    private func fallBackToSoftware(after error: MediaError) throws(MediaError) -> [CompressedSample] {
+        let failed = backend
+        let software = try EncoderBackends.software(configuration)
+        let description: FormatDescription
+        switch codec {
+        case .h264: description = try FormatDescription(h264ParameterSets: software.parameterSets)
+        case .hevc: description = try FormatDescription(hevcParameterSets: software.parameterSets)
+        }
+        let held = pending.sorted { $0.key < $1.key }
+        let reason = "\(failed) failed: \(error.message)"
+        fallbacks.append(
+            EncoderFallback(
+                frameIndex: framesSubmitted - held.count, pts: held.first?.value.pts ?? lastPTS ?? .zero,
+                reason: reason))
+        engine = software
+        mayFallBack = false
+        backend = software.name
+        backendInUse = software.backendInUse
+        fallbackReason = reason + "; continuing in software"
+        formatDescription = description
+        var frames: [EncodedFrame] = []
+        for (index, (ticks, entry)) in held.enumerated() {
+            guard let input = entry.retained else {
+                throw .backendFailure("\(reason); frame at pts \(entry.pts) was not kept and cannot be encoded again")
+            }
+            pending[ticks]?.retained = nil
+            frames += try software.encode(input, pts: ticks, forceKeyFrame: index == 0)
+        }
         return try samples(from: frames)
     }
 
@@ -284,8 +368,13 @@ public final class CompressionSession {
     public func finish() throws(MediaError) -> [CompressedSample] {
         let engine = try activeEngine()
         finished = true
-        let frames = try engine.finish()
-        let result = try samples(from: frames)
+        var result: [CompressedSample]
+        do {
+            result = try samples(from: try engine.finish())
+        } catch  where mayFallBack {
+            result = try fallBackToSoftware(after: error)
+            result += try samples(from: try self.engine!.finish())
+        }
         droppedFrames.append(contentsOf: pending.values.map(\.pts).sorted())
         pending.removeAll()
         return result

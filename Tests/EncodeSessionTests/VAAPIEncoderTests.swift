@@ -277,6 +277,46 @@ struct VAAPIEncoderTests {
         Self.expectNoLiveObjects()
     }
 
+    /// Under `.automatic`, the same failure switches the session to x264 at
+    /// the first frame the hardware had not returned: every frame comes out
+    /// once, the switch starts with a keyframe, and FFmpeg decodes the whole
+    /// stream above 38 dB.
+    @Test func failureInTheMiddleOfTheStreamFallsBackWithoutLosingAFrame() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["encode:6"])
+        do {
+            let session = try Self.session(.automatic, device: device)
+            #expect(session.backendInUse.isHardware)
+            let count = 12
+            var samples: [CompressedSample] = []
+            for index in 0..<count {
+                samples += try session.encode(EncodeTest.frame(index), pts: EncodeTest.pts(index))
+            }
+            samples += try session.finish()
+            // Each frame exactly once (software reorders with B-frames: decode order differs).
+            #expect(samples.count == count)
+            #expect(samples.map(\.pts).sorted() == (0..<count).map { EncodeTest.pts($0) })
+            #expect(session.droppedFrames.isEmpty)
+            #expect(session.backend == "x264")
+            #expect(session.backendInUse == .software)
+            // Frames 0…3 came out of the hardware; 4 and 5 were inside it.
+            #expect(session.fallbacks.count == 1)
+            #expect(session.fallbacks.first?.frameIndex == 4)
+            #expect(session.fallbacks.first?.pts == EncodeTest.pts(4))
+            #expect(session.fallbacks.first?.reason.hasPrefix("vaapi failed: h264_vaapi: encoding frame 6") == true)
+            #expect(session.fallbackReason?.hasSuffix("; continuing in software") == true)
+            #expect(samples[4].isKeyframe && samples[4].pts == EncodeTest.pts(4))
+            #expect(samples[4...].allSatisfy { $0.formatDescription == session.formatDescription })
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .h264)
+            #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
+            let psnr = worstI420PSNR(decoded: decoded, width: Self.width, height: Self.height, count: count) {
+                Self.i420Bytes($0, format: .i420)
+            }
+            #expect(psnr >= 38, "worst frame \(psnr) dB")
+        }
+        Self.expectNoLiveObjects()
+    }
+
     @Test func hevcIsUnavailableOnADriverWithoutHEVCEncode() throws {
         let directory = try TemporaryDirectory()
         let device = try TestVADriver.makeDevice(in: directory)
