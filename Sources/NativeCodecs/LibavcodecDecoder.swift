@@ -20,9 +20,12 @@ package final class LibavcodecDecoder {
     package let codec: CodecType
     package let hardware: HardwareDevice?
     private let context: UnsafeMutablePointer<AVCodecContext>
-    private let packet: UnsafeMutablePointer<AVPacket>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    private let downloadFrame: UnsafeMutablePointer<AVFrame>
+    private let packetOwner: LibavPacket
+    private let frameOwner: LibavFrame
+    private let downloadFrameOwner: LibavFrame
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
+    private var frame: UnsafeMutablePointer<AVFrame> { frameOwner.pointer }
+    private var downloadFrame: UnsafeMutablePointer<AVFrame> { downloadFrameOwner.pointer }
     private let negotiation: FormatNegotiation
     /// The error lines FFmpeg logged during the latest call into a hardware
     /// decoder that logged any (see ``HardwareLog``).
@@ -50,23 +53,16 @@ package final class LibavcodecDecoder {
         let negotiation = FormatNegotiation(
             hardwareFormat: hardware?.pixelFormat, deviceName: hardware?.name ?? "",
             allowSoftware: allowSoftwareFallback)
-        // From here on, a failure frees what was allocated.
-        var packet: UnsafeMutablePointer<AVPacket>? = nil
-        var frame: UnsafeMutablePointer<AVFrame>? = nil
-        var downloadFrame: UnsafeMutablePointer<AVFrame>? = nil
-        func cleanUp() {
-            avcodec_free_context(&context)
-            av_packet_free(&packet)
-            av_frame_free(&frame)
-            av_frame_free(&downloadFrame)
-        }
+        // From here on, a failure frees the context (the packet and frames free themselves).
+        func cleanUp() { avcodec_free_context(&context) }
         // Extradata must be av_malloc'd with zeroed padding; the context frees it.
-        let padding = Int(CFFmpeg_AV_INPUT_BUFFER_PADDING_SIZE())
-        guard let extradata = av_mallocz(record.count + padding)?.assumingMemoryBound(to: UInt8.self) else {
+        let extradata: UnsafeMutablePointer<UInt8>
+        do {
+            extradata = try Libav.paddedCopy(of: record)
+        } catch {
             cleanUp()
-            throw MediaError(.outOfMemory, "av_mallocz(\(record.count + padding)) failed")
+            throw error
         }
-        record.withUnsafeBufferPointer { extradata.update(from: $0.baseAddress!, count: record.count) }
         allocated.pointee.extradata = extradata
         allocated.pointee.extradata_size = Int32(record.count)
         if let hardware {
@@ -92,19 +88,17 @@ package final class LibavcodecDecoder {
             let detail = openErrors.isEmpty ? "" : " (\(HardwareLog.summary(openErrors)))"
             throw .backendFailure("cannot open the \(codec) decoder with this format description: \(failure)\(detail)")
         }
-        packet = av_packet_alloc()
-        frame = av_frame_alloc()
-        downloadFrame = av_frame_alloc()
-        guard let packet, let frame, let downloadFrame else {
+        do {
+            packetOwner = try LibavPacket()
+            frameOwner = try LibavFrame()
+            downloadFrameOwner = try LibavFrame()
+        } catch {
             cleanUp()
-            throw MediaError(.outOfMemory, "av_packet_alloc/av_frame_alloc failed")
+            throw error
         }
         self.codec = codec
         self.hardware = hardware
         self.context = allocated
-        self.packet = packet
-        self.frame = frame
-        self.downloadFrame = downloadFrame
         self.negotiation = negotiation
         LiveObjects.increment(.libavcodecDecoder)
     }
@@ -112,12 +106,6 @@ package final class LibavcodecDecoder {
     deinit {
         var context: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&context)
-        var packet: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&packet)
-        var frame: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&frame)
-        var downloadFrame: UnsafeMutablePointer<AVFrame>? = downloadFrame
-        av_frame_free(&downloadFrame)
         LiveObjects.decrement(.libavcodecDecoder)
     }
 

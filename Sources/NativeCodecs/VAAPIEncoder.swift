@@ -327,36 +327,6 @@ private final class HardwareFrames {
     }
 }
 
-private final class FrameHolder {
-    var frame: UnsafeMutablePointer<AVFrame>?
-
-    init() throws(MediaError) {
-        guard let frame = av_frame_alloc() else { throw MediaError(.outOfMemory, "av_frame_alloc: out of memory") }
-        self.frame = frame
-        LiveObjects.increment(.vaapiEncoderFrame)
-    }
-
-    deinit {
-        av_frame_free(&frame)
-        LiveObjects.decrement(.vaapiEncoderFrame)
-    }
-}
-
-private final class PacketHolder {
-    var packet: UnsafeMutablePointer<AVPacket>?
-
-    init() throws(MediaError) {
-        guard let packet = av_packet_alloc() else { throw MediaError(.outOfMemory, "av_packet_alloc: out of memory") }
-        self.packet = packet
-        LiveObjects.increment(.vaapiEncoderPacket)
-    }
-
-    deinit {
-        av_packet_free(&packet)
-        LiveObjects.decrement(.vaapiEncoderPacket)
-    }
-}
-
 private final class CodecContextHolder {
     var context: UnsafeMutablePointer<AVCodecContext>?
 
@@ -379,9 +349,9 @@ final class VAAPIPipeline {
     private let device: HardwareDevice
     private let frames: HardwareFrames
     private let codecContext: CodecContextHolder
-    private let uploadFrame: FrameHolder
-    private let hardwareFrame: FrameHolder
-    private let packet: PacketHolder
+    private let uploadFrame: LibavFrame
+    private let hardwareFrame: LibavFrame
+    private let packet: LibavPacket
     private let settings: VAAPIEncoderSettings
 
     init(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) {
@@ -392,9 +362,9 @@ final class VAAPIPipeline {
         device = try HardwareDevice.vaapi(path: devicePath, kind: .vaapiEncoderDevice)
         frames = try HardwareFrames(device: device, width: settings.width, height: settings.height)
         codecContext = try CodecContextHolder(codec)
-        uploadFrame = try FrameHolder()
-        hardwareFrame = try FrameHolder()
-        packet = try PacketHolder()
+        uploadFrame = try LibavFrame(kind: .vaapiEncoderFrame)
+        hardwareFrame = try LibavFrame(kind: .vaapiEncoderFrame)
+        packet = try LibavPacket(kind: .vaapiEncoderPacket)
 
         let context = codecContext.context!
         context.pointee.width = Int32(settings.width)
@@ -432,7 +402,7 @@ final class VAAPIPipeline {
         try Libav.check(
             avcodec_open2(context, codec, nil), while: "avcodec_open2(\(settings.encoderName))", as: .unavailable)
 
-        let upload = uploadFrame.frame!
+        let upload = uploadFrame.pointer
         upload.pointee.format = AV_PIX_FMT_NV12.rawValue
         upload.pointee.width = Int32(settings.width)
         upload.pointee.height = Int32(settings.height)
@@ -450,10 +420,10 @@ final class VAAPIPipeline {
 
     /// Uploads `frame` to a VA surface and submits it.
     func send(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool, frameNumber: Int) throws(MediaError) {
-        let upload = uploadFrame.frame!
+        let upload = uploadFrame.pointer
         try Libav.check(av_frame_make_writable(upload), while: "av_frame_make_writable")
         Self.copy(frame, toNV12: upload)
-        let hardware = hardwareFrame.frame!
+        let hardware = hardwareFrame.pointer
         av_frame_unref(hardware)
         try Libav.check(av_hwframe_get_buffer(frames.reference, hardware, 0), while: "av_hwframe_get_buffer")
         try Libav.check(av_hwframe_transfer_data(hardware, upload, 0), while: "av_hwframe_transfer_data (upload)")
@@ -474,7 +444,7 @@ final class VAAPIPipeline {
     /// The next finished packet, copied out of libavcodec's buffer; `nil`
     /// when the encoder needs more input or has drained.
     func receivePacket() throws(MediaError) -> VAAPIPacket? {
-        let packet = self.packet.packet!
+        let packet = self.packet.pointer
         let status = avcodec_receive_packet(codecContext.context, packet)
         if status == Libav.tryAgain || Libav.isEndOfFile(status) { return nil }
         try Libav.check(status, while: "\(settings.encoderName): receiving a packet")

@@ -1,27 +1,55 @@
 import CFFmpeg
 import MediaCore
 
-/// Owns one `AVPacket` (`av_packet_alloc` / `av_packet_free`), reused by a
-/// ``Demuxer`` or ``Muxer`` for every packet it reads or writes.
+/// The owner of every `AVPacket`: `av_packet_alloc` in `init`,
+/// `av_packet_free` in `deinit` and nowhere else. The demuxer, the muxer, the
+/// decoder and the VA-API encoder each reuse one for every packet.
 final class LibavPacket {
     let pointer: UnsafeMutablePointer<AVPacket>
+    private let kind: LiveObjects.Kind
 
-    init() throws(MediaError) {
+    /// A packet counted as `kind` in ``LiveObjects``.
+    init(kind: LiveObjects.Kind = .avPacket) throws(MediaError) {
         guard let packet = av_packet_alloc() else {
             throw MediaError(.outOfMemory, "av_packet_alloc failed")
         }
         pointer = packet
-        LiveObjects.increment(.avPacket)
+        self.kind = kind
+        LiveObjects.increment(kind)
     }
 
     deinit {
         var packet: UnsafeMutablePointer<AVPacket>? = pointer
         av_packet_free(&packet)
-        LiveObjects.decrement(.avPacket)
+        LiveObjects.decrement(kind)
     }
 
     /// Drops the payload it references (`av_packet_unref`).
     func unreference() { av_packet_unref(pointer) }
+}
+
+/// The owner of every reusable `AVFrame`: `av_frame_alloc` in `init`,
+/// `av_frame_free` in `deinit` and nowhere else (``DecodedPicture`` owns the
+/// frames it hands out the same way).
+final class LibavFrame {
+    let pointer: UnsafeMutablePointer<AVFrame>
+    private let kind: LiveObjects.Kind
+
+    /// A frame counted as `kind` in ``LiveObjects``.
+    init(kind: LiveObjects.Kind = .avFrame) throws(MediaError) {
+        guard let frame = av_frame_alloc() else {
+            throw MediaError(.outOfMemory, "av_frame_alloc failed")
+        }
+        pointer = frame
+        self.kind = kind
+        LiveObjects.increment(kind)
+    }
+
+    deinit {
+        var frame: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&frame)
+        LiveObjects.decrement(kind)
+    }
 }
 
 extension Libav {
