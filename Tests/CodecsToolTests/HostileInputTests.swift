@@ -107,7 +107,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let empty = directory.path("empty.h264")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         let result = try runProcess(Self.tool, ["inspect", empty])
         #expect(result.status == 1)
         #expect(result.stderr == "codecs inspect: \(empty): the file is empty\n")
