@@ -51,8 +51,22 @@ public enum AssemblerOutput: Sendable {
 ///
 /// Chunk boundaries never change the result: a NAL unit is handled only once
 /// the start code after it has arrived (or at ``finish()``).
+///
+/// Memory is bounded: an access unit in progress (its NAL units, and a NAL
+/// unit whose end has not arrived) may hold at most
+/// ``maximumAccessUnitSize`` bytes. Past that — a peer sending one endless NAL
+/// unit, say — the access unit is dropped and reported, the bytes up to the
+/// next start code are discarded as they arrive, and samples resume at the
+/// next keyframe. (Only here can chunking matter: the drop happens at the
+/// first `append` that crosses the limit.)
 public struct AccessUnitAssembler: Sendable {
+    /// The default ``maximumAccessUnitSize``: 64 MiB, several times the
+    /// largest coded picture of an 8K stream at high quality.
+    public static let defaultMaximumAccessUnitSize = 64 << 20
+
     public let codec: CodecType
+    /// The most bytes one access unit in progress may hold (see the type's notes).
+    public let maximumAccessUnitSize: Int
     /// The frame duration given to `init`; nil means VUI timing, else 1/30 s.
     public let frameDuration: MediaTime?
     /// The length-prefix size of the samples: 1, 2 or 4.
@@ -73,6 +87,8 @@ public struct AccessUnitAssembler: Sendable {
     private var description: FormatDescription?
     /// Whether a keyframe with its parameter sets has been seen.
     private var synchronized = false
+    /// Why samples wait for a keyframe again (an oversized access unit).
+    private var resyncReason: String?
     private var nextTime: MediaTime?
 
     private struct UnitState {
@@ -93,7 +109,14 @@ public struct AccessUnitAssembler: Sendable {
     ///     timing of the stream, or 1/30 s without one.
     ///   - nalUnitHeaderLength: the length-prefix size of the samples, 1, 2 or
     ///     4 (anything else is a precondition failure).
-    public init(codec: CodecType, frameDuration: MediaTime? = nil, nalUnitHeaderLength: Int = 4) {
+    ///   - maximumAccessUnitSize: the most bytes an access unit in progress
+    ///     may hold (at least 1 024).
+    public init(
+        codec: CodecType, frameDuration: MediaTime? = nil, nalUnitHeaderLength: Int = 4,
+        maximumAccessUnitSize: Int = defaultMaximumAccessUnitSize
+    ) {
+        precondition(maximumAccessUnitSize >= 1024, "maximumAccessUnitSize must be at least 1024")
+        self.maximumAccessUnitSize = maximumAccessUnitSize
         precondition(
             [1, 2, 4].contains(nalUnitHeaderLength), "nalUnitHeaderLength must be 1, 2 or 4, not \(nalUnitHeaderLength)"
         )
@@ -138,8 +161,38 @@ public struct AccessUnitAssembler: Sendable {
         pendingStart = newPending
         var outputs: [AssemblerOutput] = []
         for range in completed { handle(range, into: &outputs) }
+        dropOversizedAccessUnit(into: &outputs)
         compact()
         return outputs
+    }
+
+    /// The bytes the access unit in progress holds: its NAL units and the one
+    /// whose end has not arrived.
+    package var bytesInProgress: Int {
+        guard let first = unit.ranges.first?.lowerBound ?? pendingStart else { return 0 }
+        return buffer.count - first
+    }
+
+    /// Drops the access unit in progress when it holds more than
+    /// ``maximumAccessUnitSize`` bytes, and waits for the next keyframe.
+    private mutating func dropOversizedAccessUnit(into outputs: inout [AssemblerOutput]) {
+        guard bytesInProgress > maximumAccessUnitSize else { return }
+        // When the unending NAL unit would start the next access unit, the
+        // one gathered before it is complete: hand it out, drop only the rest.
+        if let start = pendingStart, unit.hasVCL, startsNewAccessUnit(at: start) { emit(into: &outputs) }
+        let count = unit.ranges.count + (pendingStart == nil ? 0 : 1)
+        let reason = "an access unit grew past the maximum of \(maximumAccessUnitSize) bytes"
+        outputs.append(
+            .dropped(
+                reason: "\(reason); dropped, and its bytes up to the next start code discarded",
+                nalUnitCount: count))
+        unit = UnitState()
+        pendingStart = nil
+        scanFrom = max(scanFrom, buffer.count - 2)
+        if synchronized {
+            synchronized = false
+            resyncReason = reason
+        }
     }
 
     /// Ends the stream: the last NAL unit (which no start code terminates) and
@@ -208,6 +261,21 @@ public struct AccessUnitAssembler: Sendable {
         unit.payloadBytes += range.count
     }
 
+    /// Whether the NAL unit starting at `start` (whose end has not arrived)
+    /// begins a new access unit after the one gathered, judged from its first
+    /// bytes as ``handle(_:into:)`` judges a whole one.
+    private func startsNewAccessUnit(at start: Int) -> Bool {
+        let available = min(buffer.count - start, 64)
+        guard available >= codec.nalHeaderSize else { return false }
+        return buffer.withUnsafeBytes { input in
+            let bytes = UnsafeRawBufferPointer(rebasing: input[start..<start + available])
+            let kind = NALUnitKind(codec: codec, bytes)
+            if kind.isAccessUnitDelimiter || (!kind.isVCL && kind.startsAccessUnitAfterVCL) { return true }
+            guard kind.isVCL else { return false }
+            return SliceStart(codec: codec, kind: kind, bytes).startsNewPicture(after: unit.lastSlice)
+        }
+    }
+
     /// Hands out the gathered access unit (or the reason it cannot be one).
     private mutating func emit(into outputs: inout [AssemblerOutput]) {
         var state = unit
@@ -236,12 +304,13 @@ public struct AccessUnitAssembler: Sendable {
         }
         if !synchronized {
             guard state.isKeyframe else {
-                outputs.append(
-                    .dropped(
-                        reason: "access unit before the first keyframe; decoding starts at a keyframe",
-                        nalUnitCount: state.ranges.count))
+                let reason =
+                    resyncReason.map { "access unit after \($0); samples resume at the next keyframe" }
+                    ?? "access unit before the first keyframe; decoding starts at a keyframe"
+                outputs.append(.dropped(reason: reason, nalUnitCount: state.ranges.count))
                 return
             }
+            resyncReason = nil
         }
         let spsId = activeSequenceParameterSetID(ppsId: state.ppsId)
         if storeChanged || description == nil || (spsId != nil && spsId != activeSPS) {
