@@ -13,6 +13,7 @@ private let streamHelp = """
                                [--listen ADDRESS] [--wait-clients N]
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
+                               [--timeout SECONDS]
 
     serve encodes IN.y4m and sends it as an Annex-B elementary stream to every
     client that connects, with parameter sets before every keyframe; a client
@@ -41,6 +42,7 @@ private let streamHelp = """
       --frames N                 stop after N decoded frames
       --fps RATE                 the frame rate written to OUT.y4m, e.g. 30 or 30000/1001
                                  (default: the stream's VUI timing when it gives 1…240 fps, else 30)
+      --timeout SECONDS          give up when the server sends nothing for this long (default 10)
     """
 
 /// `codecs stream serve` and `codecs stream receive`.
@@ -182,9 +184,10 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
     let decoder: CodecBackend
     let frameLimit: Int?
     var frameRate: (numerator: Int, denominator: Int)? = nil
+    var idleTimeout = 10.0
     do {
         let parsed = try Arguments(
-            arguments, valueOptions: ["o", "output", "codec", "decoder", "frames", "fps"], flagOptions: [])
+            arguments, valueOptions: ["o", "output", "codec", "decoder", "frames", "fps", "timeout"], flagOptions: [])
         guard parsed.positional.count == 1, let url = parseTCPURL(parsed.positional[0]) else {
             throw Arguments.UsageError(description: "receive needs one tcp://HOST:PORT address")
         }
@@ -206,6 +209,12 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
             }
             frameRate = (numerator, denominator)
         }
+        if let text = parsed.value("timeout") {
+            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
+                throw Arguments.UsageError(description: "--timeout \(text): expected seconds from 0.001 to 86400")
+            }
+            idleTimeout = seconds
+        }
     } catch {
         printError("codecs stream receive: \(error)")
         return 2
@@ -216,20 +225,21 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
             decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420), keepsFirstPictureSize: true),
         sink: ReceivedFrameFile(output: output, frameLimit: frameLimit, frameRate: frameRate))
     do throws(MediaError) {
-        try receive(from: address.host, port: address.port, through: &pipeline)
+        try receive(from: address.host, port: address.port, idleTimeout: idleTimeout, through: &pipeline)
         return 0
     } catch {
-        printError("codecs stream receive: \(error)")
+        printError("codecs stream receive: \(error.message)")
         return 1
     }
 }
 
 /// Reads Annex-B from the TCP server at `host:port` into `pipeline` until
 /// the server closes the connection or the frame limit is reached.
-private func receive(from host: String, port: Int, through pipeline: inout DecodePipeline<ReceivedFrameFile>)
-    throws(MediaError)
-{
+private func receive(
+    from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
+) throws(MediaError) {
     let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
+    connection.idleTimeout = idleTimeout
     while !pipeline.sink.isSatisfied {
         let chunk = try connection.read(upTo: 65536)
         if chunk.isEmpty { break }

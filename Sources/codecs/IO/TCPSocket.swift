@@ -14,6 +14,9 @@ final class TCPConnection: ByteSource {
     private(set) var descriptor: Int32
     /// The peer's address as `HOST:PORT`, for messages.
     let peer: String
+    /// The longest a read waits for the peer's next byte, in seconds; nil
+    /// waits for ever. A peer silent for longer is an error, not a hang.
+    var idleTimeout: Double?
 
     init(adopting descriptor: Int32, peer: String) {
         self.descriptor = descriptor
@@ -79,6 +82,18 @@ final class TCPConnection: ByteSource {
     /// closed the connection (end of stream).
     func read(upTo maximumCount: Int) throws(MediaError) -> [UInt8] {
         guard descriptor >= 0 else { return [] }
+        if let idleTimeout {
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            var ready: Int32
+            repeat {
+                ready = poll(&waiting, 1, Int32(min(idleTimeout * 1000, Double(Int32.max))))
+            } while ready < 0 && errno == EINTR
+            if ready == 0 {
+                throw MediaError(
+                    .system,
+                    "\(peer) sent nothing for \(formattedSeconds(idleTimeout)) s; giving up (--timeout sets the wait)")
+            }
+        }
         return try readChunk(upTo: maximumCount, failure: "receive from \(peer)") { recv(descriptor, $0, $1, 0) }
     }
 
@@ -186,4 +201,9 @@ func parseTCPURL(_ text: String) -> (host: String, port: Int)? {
         return nil
     }
     return (host, port)
+}
+
+/// `10` or `0.5`, for messages.
+private func formattedSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
 }
