@@ -108,3 +108,16 @@ func vaapiEncoderAvailable() -> Bool {
     #expect(output.contains("60 of 60 frames back"), "\(output)")
     #expect(output.contains("PASS"))
 }
+
+/// A frame lost where nothing explains it (decoded, then discarded by the
+/// test's fault hook) fails the demo: exit 1, "lost 1 (frames 40)", FAIL.
+@Test func demoExitsOneOnALostFrame() throws {
+    let result = try runProcess(
+        TestPaths.codecsExecutable.path, ["demo", "--frames", "60", "--size", "320x240", "--no-pace"],
+        environment: ["CODECS_DEMO_FAULT": "lose-decoded-frame:40"])
+    let report = String(decoding: result.stdout, as: UTF8.self)
+    #expect(result.status == 1, "\(report)\n\(result.stderr)")
+    #expect(reportCount(report, "lost") == 1, "\(report)")
+    #expect(report.contains("(frames 40)"), "\(report)")
+    #expect(report.contains("result: FAIL"), "\(report)")
+}

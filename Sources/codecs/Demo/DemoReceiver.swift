@@ -41,7 +41,7 @@ struct DemoReceiver {
             codec: options.codec, frameDuration: MediaTime(value: 1, timescale: Int32(options.frameRate)),
             settings: DecoderSettings(
                 decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
-            sink: DemoFrameCheck(exchange: exchange))
+            sink: DemoFrameCheck(exchange: exchange, losing: Self.injectedLoss()))
         do {
             try receive(through: &pipeline)
         } catch {
@@ -55,6 +55,16 @@ struct DemoReceiver {
             result.decoderDrops += session.drops.map { "\($0)" }
         }
         return result
+    }
+
+    /// The frame a test asks the receiver to lose after decoding it
+    /// (`CODECS_DEMO_FAULT=lose-decoded-frame:N`), standing for a loss no
+    /// sender drop explains; the report must then fail.
+    private static func injectedLoss() -> Int? {
+        guard let value = getenv("CODECS_DEMO_FAULT").map({ String(cString: $0) }),
+            value.hasPrefix("lose-decoded-frame:")
+        else { return nil }
+        return Int(value.dropFirst("lose-decoded-frame:".count))
     }
 
     /// A deterministic sequence of read sizes: mostly large reads, some of a
@@ -131,8 +141,13 @@ struct DemoFrameCheck: DecodedFrameSink {
     private var waitingForKeyframe = false
     private var unitsByPTS: [MediaTime: DemoAccessUnit] = [:]
     private var lastDecodedPTS: MediaTime? = nil
+    /// A frame to discard after decoding (a test's injected loss).
+    private let losing: Int?
 
-    init(exchange: DemoExchange) { self.exchange = exchange }
+    init(exchange: DemoExchange, losing: Int? = nil) {
+        self.exchange = exchange
+        self.losing = losing
+    }
 
     mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
         result.assemblerDrops.append("\(nalUnitCount) NAL units: \(reason)")
@@ -171,6 +186,7 @@ struct DemoFrameCheck: DecodedFrameSink {
                 result.decoderDrops.append("a frame with pts \(frame.pts) that was never sent")
                 continue
             }
+            if unit.frameIndex == losing { continue }
             if let last = lastDecodedPTS, frame.pts <= last { result.ptsOutOfOrder += 1 }
             lastDecodedPTS = frame.pts
             let (submitted, source) = exchange.state.withLock { state in
