@@ -27,6 +27,8 @@ private let streamHelp = """
       --no-pace                  send as fast as the encoder runs instead of at the clip's frame rate
       --loop                     repeat the clip until stopped (timestamps keep increasing)
       --wait-clients N           clients to wait for before the first frame (default 1)
+      --client-buffer BYTES      how far a client may fall behind before it is dropped, so one
+                                 slow client never holds up the others (default 16777216)
     \(EncodeOptions.help)
     Without --keyint, serve puts a keyframe every two seconds so joiners start soon.
 
@@ -73,10 +75,13 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
     let input: String
     let port: Int
     let waitClients: Int
+    let clientBuffer: Int
     do {
         parsed = try Arguments(
             arguments,
-            valueOptions: EncodeOptions.valueOptions.union(["i", "input", "port", "listen", "wait-clients"]),
+            valueOptions: EncodeOptions.valueOptions.union([
+                "i", "input", "port", "listen", "wait-clients", "client-buffer",
+            ]),
             flagOptions: EncodeOptions.flagOptions.union(["no-pace", "loop"]))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
             throw Arguments.UsageError(description: "serve needs -i IN.y4m")
@@ -90,6 +95,7 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
         input = path
         port = number
         waitClients = try parsed.integer("wait-clients", in: 1...64, default: 1)!
+        clientBuffer = try parsed.integer("client-buffer", in: 65_536...1 << 30, default: 16 << 20)!
         encodeOptions = try EncodeOptions(parsed)
     } catch {
         printError("codecs stream serve: \(error)")
@@ -98,7 +104,8 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
     do {
         try serve(
             input: input, port: port, listenAddress: parsed.value("listen") ?? "0.0.0.0", options: encodeOptions,
-            pace: !parsed.flag("no-pace"), loop: parsed.flag("loop"), waitClients: waitClients)
+            pace: !parsed.flag("no-pace"), loop: parsed.flag("loop"), waitClients: waitClients,
+            clientBuffer: clientBuffer)
         return 0
     } catch {
         printError("codecs stream serve: \(error)")
@@ -108,7 +115,7 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
 
 private func serve(
     input: String, port: Int, listenAddress: String, options: EncodeOptions, pace: Bool, loop: Bool,
-    waitClients: Int
+    waitClients: Int, clientBuffer: Int
 ) throws(MediaError) {
     var reader = try Y4MReader(path: input)
     let header = reader.header
@@ -131,7 +138,7 @@ private func serve(
     var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
 
     let listener = try TCPListener(host: listenAddress, port: port)
-    let broadcaster = StreamBroadcaster(listener: listener)
+    let broadcaster = StreamBroadcaster(listener: listener, maximumQueuedBytes: clientBuffer)
     broadcaster.log = { printError("codecs stream serve: \($0)") }
     printError(
         "codecs stream serve: \(options.codec.displayName) \(header.width)x\(header.height) from \(input) "

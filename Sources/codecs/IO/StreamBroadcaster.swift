@@ -1,5 +1,9 @@
 import MediaCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Sends Annex-B access units to every connected client of a ``TCPListener``.
 ///
 /// A client that connects mid-stream is held back until the next keyframe:
@@ -7,22 +11,37 @@ import MediaCore
 /// first bytes are a complete, decodable access unit (H.264 7.4.1.2.3 and
 /// H.265 7.4.2.4.4: an IDR/IRAP access unit starts a coded video sequence).
 /// A client whose connection fails is dropped and reported; the others carry on.
+///
+/// Each client has its own queue: an access unit is queued for every started
+/// client and written as far as its socket takes it without waiting, so one
+/// client that stops reading never holds up the others. A client whose queue
+/// grows past ``maximumQueuedBytes`` has fallen too far behind and is dropped,
+/// with the reason in the log. With `maximumQueuedBytes` nil (the demo, which
+/// measures its one receiver) every send waits until the client took it.
 final class StreamBroadcaster {
     private final class Client {
         let connection: TCPConnection
         var started = false
         var accessUnitsSent = 0
         var bytesSent = 0
+        /// Bytes queued and not yet written, oldest first.
+        var queue: [UInt8] = []
+        var queueStart = 0
+        var queuedBytes: Int { queue.count - queueStart }
         init(_ connection: TCPConnection) { self.connection = connection }
     }
 
     private let listener: TCPListener
     private var clients: [Client] = []
+    /// The most bytes a client may fall behind before it is dropped; nil:
+    /// sends wait for the client instead.
+    let maximumQueuedBytes: Int?
     /// Called with a line of text when a client comes or goes.
     var log: (String) -> Void = { _ in }
 
-    init(listener: TCPListener) {
+    init(listener: TCPListener, maximumQueuedBytes: Int? = nil) {
         self.listener = listener
+        self.maximumQueuedBytes = maximumQueuedBytes
     }
 
     /// The number of connected clients.
@@ -33,6 +52,14 @@ final class StreamBroadcaster {
     func acceptPending(timeoutMilliseconds: Int32 = 0) throws(MediaError) {
         var timeout = timeoutMilliseconds
         while let connection = try listener.accept(timeoutMilliseconds: timeout) {
+            if let limit = maximumQueuedBytes {
+                // The kernel's send buffer is part of how far a client may fall
+                // behind: keep it within the same bound (Linux would let it grow
+                // to megabytes on its own).
+                var size = Int32(min(limit, 1 << 20))
+                _ = setsockopt(
+                    connection.descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             clients.append(Client(connection))
             log("client \(connection.peer) connected; it starts at the next keyframe")
             timeout = 0
@@ -51,7 +78,19 @@ final class StreamBroadcaster {
                 client.started = true
             }
             do {
-                try client.connection.send(accessUnit)
+                if let limit = maximumQueuedBytes {
+                    client.queue += accessUnit
+                    try flush(client)
+                    if client.queuedBytes > limit {
+                        log(
+                            "client \(client.connection.peer) dropped: it fell \(client.queuedBytes) bytes behind "
+                                + "(more than \(limit)); it does not read fast enough")
+                        client.connection.close()
+                        return true
+                    }
+                } else {
+                    try client.connection.send(accessUnit)
+                }
             } catch {
                 log("client \(client.connection.peer) left after \(client.accessUnitsSent) access units (\(error))")
                 return true
@@ -64,14 +103,40 @@ final class StreamBroadcaster {
         return receivers
     }
 
+    /// Writes as much of `client`'s queue as its socket takes now.
+    private func flush(_ client: Client) throws(MediaError) {
+        while client.queuedBytes > 0 {
+            let sent = try client.connection.sendAvailable(client.queue[client.queueStart...])
+            if sent == 0 { break }
+            client.queueStart += sent
+        }
+        if client.queueStart > 1 << 20, client.queueStart * 2 > client.queue.count {
+            client.queue.removeFirst(client.queueStart)
+            client.queueStart = 0
+        }
+    }
+
     /// Starts every waiting client with the next access unit, keyframe or
     /// not (for a sender that tracks keyframes itself).
     func startWaitingClients() {
         for client in clients { client.started = true }
     }
 
-    /// Ends every connection after the bytes already sent.
-    func closeAll() {
+    /// Ends every connection after the bytes already sent; a client's queue
+    /// gets up to `drainSeconds` to go out.
+    func closeAll(drainSeconds: Double = 5) {
+        let deadline = monotonicSeconds() + drainSeconds
+        for client in clients where client.queuedBytes > 0 {
+            while client.queuedBytes > 0, monotonicSeconds() < deadline {
+                guard client.connection.waitUntilWritable(milliseconds: 100) else { continue }
+                guard (try? flush(client)) != nil else { break }
+            }
+            if client.queuedBytes > 0 {
+                log(
+                    "client \(client.connection.peer): \(client.queuedBytes) bytes not taken in \(Int(drainSeconds)) s; closing"
+                )
+            }
+        }
         for client in clients {
             client.connection.shutdownSending()
             log(

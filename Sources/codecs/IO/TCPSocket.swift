@@ -78,6 +78,28 @@ final class TCPConnection: ByteSource {
         try writeAll(bytes, failure: "send to \(peer)") { Glibc.send(descriptor, $0, $1, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Sends as much of `bytes` as the socket takes now without waiting;
+    /// returns how many bytes went (0 when its buffer is full).
+    func sendAvailable(_ bytes: ArraySlice<UInt8>) throws(MediaError) -> Int {
+        guard descriptor >= 0 else { throw MediaError(.system, "send to \(peer): connection closed") }
+        while true {
+            let sent = bytes.withUnsafeBytes { buffer in
+                Glibc.send(descriptor, buffer.baseAddress!, buffer.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if sent >= 0 { return sent }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return 0 }
+            throw MediaError(.system, "send to \(peer): \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// Waits up to `milliseconds` for room to send; whether there is.
+    func waitUntilWritable(milliseconds: Int32) -> Bool {
+        var waiting = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        return poll(&waiting, 1, milliseconds) > 0
+    }
+
     /// Reads at most `maximumCount` bytes; an empty result means the peer
     /// closed the connection (end of stream).
     func read(upTo maximumCount: Int) throws(MediaError) -> [UInt8] {

@@ -1,0 +1,57 @@
+import Foundation
+import MediaCore
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One client that connects to `codecs stream serve` and never reads must not
+/// hold up the others: it is dropped once it falls `--client-buffer` bytes
+/// behind, with the reason in the server's log, while a reading client gets
+/// every frame.
+@Test func aClientThatStopsReadingIsDroppedAndTheOthersCarryOn() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let clip = directory.path("clip.y4m")
+    let frames = 150
+    try writeClip(to: clip, frames: frames)
+    let server = try BackgroundProcess(
+        TestPaths.codecsExecutable.path,
+        [
+            "stream", "serve", "-i", clip, "--port", "0", "--listen", "127.0.0.1", "--no-pace", "--wait-clients", "2",
+            "--client-buffer", "65536", "--keyint", "10", "--crf", "18",
+        ])
+    defer { server.terminate() }
+    let port = try #require(server.waitForError { listeningPort($0) }, "\(server.standardError)")
+
+    // The silent client: a small receive buffer, connected, never read.
+    let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(silent >= 0)
+    defer { close(silent) }
+    var small: Int32 = 4096
+    _ = setsockopt(silent, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    try #require(connected == 0)
+
+    let output = directory.path("received.y4m")
+    let receiver = try runProcess(
+        TestPaths.codecsExecutable.path, ["stream", "receive", "tcp://127.0.0.1:\(port)", "-o", output])
+    #expect(receiver.status == 0, "\(receiver.stderr)")
+    #expect(try ffmpegFrameMD5(path: output).count == frames, "\(receiver.stderr)")
+
+    let served = server.wait()
+    #expect(served.status == 0, "\(served.stderr)")
+    let dropped = served.stderr.split(separator: "\n").filter { $0.contains("dropped: it fell") }
+    #expect(dropped.count == 1, "\(served.stderr)")
+    #expect(dropped.first?.contains("(more than 65536); it does not read fast enough") == true)
+}
