@@ -39,7 +39,12 @@ guard let command = commands[name] else {
     printError("codecs: unknown command '\(name)'\n\n\(usage)")
     exit(2)
 }
-let status = command(Array(arguments.dropFirst()))
+StopSignal.install()
+var status = command(Array(arguments.dropFirst()))
+if let signal = StopSignal.requested {
+    printError("codecs \(name): stopped by \(StopSignal.name(signal)); what was written so far is complete")
+    if status == 0 { status = 128 + signal }
+}
 // A report that could not be written (a full disk, `> /dev/full`, a closed
 // pipe) is a failure, not a silent success.
 if !flushStandardOutput() {

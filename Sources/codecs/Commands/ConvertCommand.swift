@@ -176,7 +176,7 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
             fastStart: options.fastStart, fragmented: options.fragmented, parameterSets: options.parameterSets))
     var resized = LengthSizeChanger(target: options.lengthSize)
     var report = ConvertReport()
-    while let sample = try source.next() {
+    while StopSignal.requested == nil, let sample = try source.next() {
         try sink.write(try resized.apply(to: sample))
         report.samples += 1
         if sample.isKeyframe { report.keyframes += 1 }

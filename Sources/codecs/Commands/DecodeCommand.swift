@@ -95,10 +95,10 @@ private func decode(
 ) throws(MediaError) {
     if container != nil {
         let reader = try MovieReader(path: path)
-        while let sample = try reader.nextSample() { try pipeline.decode(sample) }
+        while StopSignal.requested == nil, let sample = try reader.nextSample() { try pipeline.decode(sample) }
     } else {
         let input = try FileByteSource(path: path)
-        while true {
+        while StopSignal.requested == nil {
             let chunk = try input.read(upTo: 1 << 16)
             if chunk.isEmpty { break }
             try pipeline.append(chunk)

@@ -136,7 +136,7 @@ private struct EncodePlan {
         }
 
         let start = monotonicSeconds()
-        while frameLimit.map({ frames < $0 }) ?? true, let frame = try reader.readFrame() {
+        while frameLimit.map({ frames < $0 }) ?? true, StopSignal.requested == nil, let frame = try reader.readFrame() {
             let pts = MediaTime(value: Int64(frames) * ticksPerFrame, timescale: timescale)
             try emit(session.encode(frame, pts: pts))
             frames += 1

@@ -160,7 +160,7 @@ private func serve(
     let start = monotonicSeconds()
     var frameIndex: Int64 = 0
     var framesInPass = 0
-    while true {
+    while StopSignal.requested == nil {
         guard let frame = try reader.readFrame() else {
             guard loop, framesInPass > 0 else { break }
             reader = try Y4MReader(path: input)
@@ -247,7 +247,7 @@ private func receive(
 ) throws(MediaError) {
     let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
     connection.idleTimeout = idleTimeout
-    while !pipeline.sink.isSatisfied {
+    while !pipeline.sink.isSatisfied, StopSignal.requested == nil {
         let chunk = try connection.read(upTo: 65536)
         if chunk.isEmpty { break }
         try pipeline.append(chunk)

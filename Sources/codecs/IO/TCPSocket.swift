@@ -108,8 +108,10 @@ final class TCPConnection: ByteSource {
             var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             var ready: Int32
             repeat {
+                if StopSignal.requested != nil { return [] }
                 ready = poll(&waiting, 1, Int32(min(idleTimeout * 1000, Double(Int32.max))))
             } while ready < 0 && errno == EINTR
+            if StopSignal.requested != nil { return [] }
             if ready == 0 {
                 throw MediaError(
                     .system,
