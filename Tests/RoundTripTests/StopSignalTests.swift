@@ -48,4 +48,36 @@ import Testing
         let header = try #require(FileManager.default.contents(atPath: output)?.firstIndex(of: 0x0A)).advanced(by: 1)
         #expect(size == header + frames * frameBytes)
     }
+
+    /// `encode` from a live pipe into MP4, stopped by SIGINT: the file gets
+    /// its index and holds every frame the summary reports.
+    @Test func encodeToMP4FinishesTheFileOnSIGINT() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let output = directory.path("live.mp4")
+        let script = """
+            ffmpeg -loglevel error -re -f lavfi -i testsrc2=size=320x240:rate=30 -pix_fmt yuv420p \
+                -f yuv4mpegpipe - 2>/dev/null | "$0" encode -i - -o "$1" &
+            pid=$!
+            sleep 2
+            kill -INT $pid
+            wait $pid
+            echo "status=$?"
+            """
+        let result = try runProcess("/bin/sh", ["-c", script, TestPaths.codecsExecutable.path, output])
+        let stdout = String(decoding: result.stdout, as: UTF8.self)
+        #expect(stdout.contains("status=130"), "\(stdout)\n\(result.stderr)")
+        #expect(result.stderr.contains("stopped by SIGINT"), "\(result.stderr)")
+        let words = result.stderr.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        let encoded = words.firstIndex(of: "encoded").flatMap { Int(words[$0 + 1]) }
+        let frames = try #require(encoded, "\(result.stderr)")
+        #expect(frames > 0)
+        let probed = try runChecked(
+            "ffprobe",
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                "-of", "csv=p=0", output,
+            ])
+        #expect(String(decoding: probed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "\(frames)")
+    }
 }
