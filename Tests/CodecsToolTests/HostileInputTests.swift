@@ -123,4 +123,20 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot write to standard output: No space left on device"), "\(result.stderr)")
     }
+
+    /// A Y4M header with `F0:0` (rate unknown, as the format allows) encodes
+    /// at the default 30 fps instead of failing with "expectedFrameRate -nan".
+    @Test func unknownY4MFrameRateEncodesAt30fps() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = directory.path("unknown-rate.y4m")
+        var bytes = Data("YUV4MPEG2 W64 H48 F0:0 Ip A1:1 C420jpeg\n".utf8)
+        for _ in 0..<3 { bytes += Data("FRAME\n".utf8) + Data(repeating: 128, count: 64 * 48 * 3 / 2) }
+        try bytes.write(to: URL(fileURLWithPath: input))
+        let output = directory.path("out.h264")
+        let result = try runProcess(Self.tool, ["encode", "-i", input, "-o", output])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("nan"))
+        #expect(try ffmpegFrameMD5(path: output).count == 3)
+    }
 }

@@ -109,7 +109,11 @@ private struct EncodePlan {
         let reader = try Y4MReader(path: input)
         let header = reader.header
         var properties = encode.properties
-        properties.expectedFrameRate = Double(header.frameRate.numerator) / Double(header.frameRate.denominator)
+        // Y4M's F0:0 means "unknown": keep the encoder's 30 fps instead of 0/0.
+        let frameDuration = header.frameDuration
+        if frameDuration.isValid {
+            properties.expectedFrameRate = Double(frameDuration.timescale) / Double(frameDuration.value)
+        }
         switch header.pixelFormat {
         case .i420, .nv12: break
         case .i010 where encode.codec == .hevc: properties.profile = .main10
@@ -126,8 +130,10 @@ private struct EncodePlan {
         let progress = ProgressLine()
         var frames = 0
         var bytes = 0
-        let timescale = Int32(clamping: header.frameRate.numerator)
-        let ticksPerFrame = Int64(header.frameRate.denominator)
+        // Frame times from the header's rate; 1/30 s when it says F0:0 (unknown)
+        // or a rate that does not fit a timescale.
+        let timescale = frameDuration.isValid ? frameDuration.timescale : 30
+        let ticksPerFrame = frameDuration.isValid ? frameDuration.value : 1
 
         func emit(_ samples: [CompressedSample]) throws(MediaError) {
             for sample in samples {
