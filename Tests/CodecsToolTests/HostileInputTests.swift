@@ -139,4 +139,17 @@ import Testing
         #expect(!result.stderr.contains("nan"))
         #expect(try ffmpegFrameMD5(path: output).count == 3)
     }
+
+    /// H.264 converted into a file named `.hevc` is refused, not written under
+    /// the wrong name.
+    @Test func convertRefusesACodecTheOutputNameContradicts() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = try Self.stream(in: directory)
+        let output = directory.path("wrong.hevc")
+        let result = try runProcess(Self.tool, ["convert", "-i", input, "-o", output])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("the extension names HEVC but"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
 }

@@ -177,6 +177,12 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
     var resized = LengthSizeChanger(target: options.lengthSize)
     var report = ConvertReport()
     while StopSignal.requested == nil, let sample = try source.next() {
+        if let named = options.outputKind.annexBCodec, named != sample.formatDescription.codec {
+            throw .invalidArgument(
+                "\(options.output): the extension names \(named.displayName) but \(options.input) holds "
+                    + "\(sample.formatDescription.codec.displayName); use a \(sample.formatDescription.codec == .h264 ? ".h264" : ".hevc") output"
+            )
+        }
         try sink.write(try resized.apply(to: sample))
         report.samples += 1
         if sample.isKeyframe { report.keyframes += 1 }
