@@ -152,4 +152,13 @@ import Testing
         #expect(result.stderr.contains("the extension names HEVC but"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: output))
     }
+
+    /// `--frame-rate` outside 1…1000 fps is a usage error at once, whichever
+    /// way it is spelled.
+    @Test(arguments: ["1/9223372036854775807", "0", "1001", "1/2", "30/0", "-30"])
+    func convertFrameRateOutOfRangeIsAUsageError(rate: String) throws {
+        let result = try runProcess(Self.tool, ["convert", "-i", "in.h264", "-o", "out.mp4", "--frame-rate", rate])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("codecs convert: --frame-rate \(rate): expected frames per second"))
+    }
 }

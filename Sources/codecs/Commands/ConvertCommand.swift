@@ -151,7 +151,11 @@ struct ConvertOptions {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count <= 2, let numerator = Int32(parts[0]), numerator > 0 else { return nil }
         let denominator = parts.count == 2 ? Int64(parts[1]) : 1
-        guard let denominator, denominator > 0, Double(numerator) / Double(denominator) <= 1000 else { return nil }
+        // 1 to 1000 frames per second, as the help says (a denominator near
+        // Int64.max would pass a one-sided check and fail inside libavformat).
+        guard let denominator, (1...1_000_000).contains(denominator),
+            (1...1000).contains(Double(numerator) / Double(denominator))
+        else { return nil }
         return MediaTime(value: denominator, timescale: numerator)
     }
 
