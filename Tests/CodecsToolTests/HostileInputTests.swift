@@ -161,4 +161,26 @@ import Testing
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("codecs convert: --frame-rate \(rate): expected frames per second"))
     }
+
+    /// Outputs are written under a hidden temporary name and renamed when
+    /// complete: a failing command leaves an existing file as it was and no
+    /// temporary file behind; a successful one leaves only the output.
+    @Test func outputsAppearOnlyWhenComplete() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let noise = directory.path("noise.h264")
+        try Data((0..<2048).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(fileURLWithPath: noise))
+        let existing = directory.path("old.mp4")
+        try Data("an older file".utf8).write(to: URL(fileURLWithPath: existing))
+        let failed = try runProcess(Self.tool, ["convert", "-i", noise, "-o", existing])
+        #expect(failed.status == 1)
+        #expect(Self.contents(existing) == Data("an older file".utf8), "the old file was touched")
+        let input = try Self.stream(in: directory)
+        let output = directory.path("good.mp4")
+        let converted = try runProcess(Self.tool, ["convert", "-i", input, "-o", output])
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(try ffmpegFrameMD5(path: output).count == 10)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        #expect(!names.contains { $0.contains(".partial-") }, "\(names)")
+    }
 }

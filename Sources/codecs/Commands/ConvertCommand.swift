@@ -49,18 +49,11 @@ func runConvert(_ arguments: [String]) -> Int32 {
     }
     do throws(MediaError) {
         let report = try convert(options)
-        guard report.samples > 0 else {
-            throw MediaError.invalidData(
-                "\(options.input): no access unit could be read, so nothing was written (is it an H.264/HEVC "
-                    + "stream?)")
-        }
         printError(
             "codecs convert: \(report.samples) samples (\(report.keyframes) keyframes) from \(options.input) "
                 + "to \(options.output)")
         return 0
     } catch {
-        // A failed conversion leaves no partial file behind.
-        removeUnfinishedOutput(options.output)
         printError("codecs convert: \(error.message)")
         return 1
     }
@@ -190,6 +183,11 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
         try sink.write(try resized.apply(to: sample))
         report.samples += 1
         if sample.isKeyframe { report.keyframes += 1 }
+    }
+    guard report.samples > 0 else {
+        // The sink is not finished, so nothing appears under the output's name.
+        throw .invalidData(
+            "\(options.input): no access unit could be read, so nothing was written (is it an H.264/HEVC stream?)")
     }
     try sink.finish()
     return report

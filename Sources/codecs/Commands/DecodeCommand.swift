@@ -81,8 +81,6 @@ func runDecode(_ arguments: [String]) -> Int32 {
         // The summary first, then the error as the last line, once.
         printSummary(pipeline)
         printError("codecs decode: \(error.message)")
-        // A failed decode leaves no partial file behind.
-        for path in pipeline.sink.paths { removeUnfinishedOutput(path) }
         return 1
     }
 }

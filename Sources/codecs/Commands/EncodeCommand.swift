@@ -59,8 +59,6 @@ func runEncode(_ arguments: [String]) -> Int32 {
         try plan.run()
         return 0
     } catch {
-        // A failed encode leaves no partial file behind.
-        removeUnfinishedOutput(plan.output)
         printError("codecs encode: \(error.message)")
         return 1
     }

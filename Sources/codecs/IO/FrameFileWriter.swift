@@ -8,6 +8,8 @@ import MediaIO
 final class FrameFileWriter {
     private let y4m: Y4MWriter?
     private let packed: (any ByteSink)?
+    /// The file under its temporary name until ``close()``.
+    private let output: PendingOutput
 
     /// Opens `path` for frames of one size and layout. `packedPlanes` asks
     /// for headerless frames; Y4M holds I420 or I010 frames only.
@@ -15,29 +17,51 @@ final class FrameFileWriter {
         path: String, packedPlanes: Bool, size: PictureSize, format: PixelFormat,
         frameRate: (numerator: Int, denominator: Int)
     ) throws(MediaError) {
+        let output = PendingOutput(path)
+        self.output = output
         if packedPlanes {
             y4m = nil
-            packed = try FileByteSink(path: path)
+            do throws(MediaError) {
+                packed = try FileByteSink(path: output.writePath)
+            } catch {
+                throw output.naming(error)
+            }
         } else {
             guard format == .i420 || format == .i010 else {
                 throw .unsupported(
                     "Y4M holds I420 or I010 frames, not \(format); choose --pixel-format i420/i010 "
                         + "or an output name without .y4m for packed \(format) frames")
             }
-            y4m = try Y4MWriter(
-                path: path,
-                header: Y4MHeader(width: size.width, height: size.height, frameRate: frameRate, pixelFormat: format))
+            do throws(MediaError) {
+                y4m = try Y4MWriter(
+                    path: output.writePath,
+                    header: Y4MHeader(
+                        width: size.width, height: size.height, frameRate: frameRate, pixelFormat: format))
+            } catch {
+                throw output.naming(error)
+            }
             packed = nil
         }
     }
 
     func write(_ buffer: PixelBuffer) throws(MediaError) {
-        if let y4m { try y4m.write(buffer) } else { try packed!.write(buffer.packedBytes()) }
+        do throws(MediaError) {
+            if let y4m { try y4m.write(buffer) } else { try packed!.write(buffer.packedBytes()) }
+        } catch {
+            throw output.naming(error)
+        }
     }
 
+    /// Closes the file and moves it to its final name; without this call
+    /// the file is removed.
     func close() throws(MediaError) {
-        try y4m?.close()
-        try packed?.close()
+        do throws(MediaError) {
+            try y4m?.close()
+            try packed?.close()
+        } catch {
+            throw output.naming(error)
+        }
+        try output.commit()
     }
 
     /// The frame rate a Y4M header gets for a stream of `description`: its

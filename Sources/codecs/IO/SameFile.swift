@@ -16,10 +16,3 @@ func refuseOutputOverInput(input: String, output: String) throws(Arguments.Usage
         )
     }
 }
-
-/// Removes `path` (an output left unfinished by a failed command), unless it is
-/// standard output.
-func removeUnfinishedOutput(_ path: String) {
-    guard path != "-" else { return }
-    unlink(path)
-}

@@ -13,6 +13,8 @@ final class SampleSink {
     private let movie: MovieWriter?
     private let file: (any ByteSink)?
     private var annexB: AnnexBWriter
+    /// The file under its temporary name until ``finish()``.
+    private let output: PendingOutput
 
     /// Opens `path` as `kind` (an Annex-B or container kind). `options`
     /// carries the container's settings; its `parameterSets` also says where
@@ -20,14 +22,20 @@ final class SampleSink {
     init(path: String, kind: MediaFileKind, options: MovieWriterOptions = MovieWriterOptions()) throws(MediaError) {
         precondition(kind.holdsCompressedVideo, "\(path): a sample sink writes H.264/HEVC, not raw video")
         annexB = AnnexBWriter(policy: options.parameterSets)
-        if let container = kind.container {
-            var options = options
-            options.container = container
-            movie = try MovieWriter(path: path, options: options)
-            file = nil
-        } else {
-            movie = nil
-            file = try FileByteSink(path: path)
+        let output = PendingOutput(path)
+        self.output = output
+        do throws(MediaError) {
+            if let container = kind.container {
+                var options = options
+                options.container = container
+                movie = try MovieWriter(path: output.writePath, options: options)
+                file = nil
+            } else {
+                movie = nil
+                file = try FileByteSink(path: output.writePath)
+            }
+        } catch {
+            throw output.naming(error)
         }
     }
 
@@ -35,18 +43,28 @@ final class SampleSink {
     /// Annex-B, parameter sets and start codes included).
     @discardableResult
     func write(_ sample: CompressedSample) throws(MediaError) -> Int {
-        if let movie {
-            try movie.append(sample)
-            return sample.data.count
+        do throws(MediaError) {
+            if let movie {
+                try movie.append(sample)
+                return sample.data.count
+            }
+            let bytes = try annexB.write(sample)
+            try file!.write(bytes)
+            return bytes.count
+        } catch {
+            throw output.naming(error)
         }
-        let bytes = try annexB.write(sample)
-        try file!.write(bytes)
-        return bytes.count
     }
 
-    /// Completes the output (container index, trailer) and closes it.
+    /// Completes the output (container index, trailer), closes it and moves
+    /// it to its final name. Without this call the file is removed.
     func finish() throws(MediaError) {
-        try movie?.finish()
-        try file?.close()
+        do throws(MediaError) {
+            try movie?.finish()
+            try file?.close()
+        } catch {
+            throw output.naming(error)
+        }
+        try output.commit()
     }
 }
