@@ -183,4 +183,21 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         #expect(!names.contains { $0.contains(".partial-") }, "\(names)")
     }
+
+    /// `inspect --json --nals` on a stream of 300 000 access unit delimiters
+    /// lists every one, streamed, as valid JSON (the list is never held whole).
+    @Test func inspectListsAMillionTinyNALUnitsAsValidJSON() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = directory.path("auds.h264")
+        var bytes: [UInt8] = [0, 0, 0, 1, 0x67, 0x42, 0x00, 0x1E, 0x95, 0xA0, 0x50, 0x7E, 0x40]
+        for _ in 0..<300_000 { bytes += [0, 0, 1, 0x09, 0xF0] }
+        try Data(bytes).write(to: URL(fileURLWithPath: input))
+        let result = try runProcess(Self.tool, ["inspect", input, "--json", "--nals"])
+        let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
+        let units = json?["nalUnits"] as? [[String: Any]] ?? []
+        #expect(units.count == 300_001)
+        #expect(units.last?["name"] as? String == "AUD")
+        #expect(units.last?["offset"] as? Int == bytes.count - 5)
+    }
 }

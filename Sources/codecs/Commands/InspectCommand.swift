@@ -72,7 +72,7 @@ func runInspect(_ arguments: [String]) -> Int32 {
         return 1
     }
     let report = InspectReport(bytes: bytes, codec: codec, listNALUnits: options.flag("nals"))
-    print(options.flag("json") ? report.json.serialized() : report.text)
+    if options.flag("json") { report.printJSON() } else { report.printText() }
     return report.accessUnits == 0 && report.nalUnitCount == 0 ? 1 : 0
 }
 
@@ -136,13 +136,21 @@ struct InspectReport {
     var accessUnits = 0
     var keyframes = 0
     var descriptions: [FormatDescription] = []
+    /// Drops coalesced: one entry per distinct reason, its NAL units summed.
     var dropped: [(reason: String, nalUnitCount: Int)] = []
     var nalUnitCount = 0
-    var nalUnits: [NALUnit]?
+    /// Whether ``printText()`` and ``printJSON()`` list every NAL unit; the
+    /// list is produced while it is printed, never held whole (a stream of
+    /// millions of tiny NAL units stays within a few bytes per unit).
+    let listsNALUnits: Bool
+    private let bytes: [UInt8]
 
     init(bytes: [UInt8], codec: CodecType, listNALUnits: Bool) {
         self.codec = codec
+        self.bytes = bytes
+        self.listsNALUnits = listNALUnits
         var assembler = AccessUnitAssembler(codec: codec)
+        var drops = ReasonTally()
         for output in assembler.append(bytes) + assembler.finish() {
             switch output {
             case .sample(let sample):
@@ -150,9 +158,10 @@ struct InspectReport {
                 if sample.isKeyframe { keyframes += 1 }
                 if descriptions.last != sample.formatDescription { descriptions.append(sample.formatDescription) }
             case .dropped(let reason, let count):
-                dropped.append((reason, count))
+                drops.add(reason, count: count)
             }
         }
+        dropped = drops.entries.map { ($0.reason, $0.count) }
         if descriptions.isEmpty {
             // No decodable access unit (no keyframe, say): still describe the
             // stream from whatever parameter sets it carries.
@@ -167,13 +176,40 @@ struct InspectReport {
             }
             if store.isComplete, let description = try? store.makeDescription() { descriptions = [description] }
         }
-        var units: [NALUnit] = []
+        for _ in AnnexB.nalUnits(in: bytes) { nalUnitCount += 1 }
+    }
+
+    /// Calls `body` with each NAL unit, in stream order.
+    private func forEachNALUnit(_ body: (NALUnit) -> Void) {
         for location in AnnexB.nalUnits(in: bytes) {
-            nalUnitCount += 1
-            guard listNALUnits else { continue }
-            units.append(NALUnit(offset: location.startCodeOffset, range: location.range, of: bytes, codec: codec))
+            body(NALUnit(offset: location.startCodeOffset, range: location.range, of: bytes, codec: codec))
         }
-        nalUnits = listNALUnits ? units : nil
+    }
+
+    /// Writes the report as text; with ``listsNALUnits`` one line per NAL unit.
+    func printText() {
+        print(text)
+        guard listsNALUnits else { return }
+        print("NAL units (offset of start code, size without it):")
+        forEachNALUnit { print($0.textLine) }
+    }
+
+    /// Writes the report as JSON; with ``listsNALUnits`` the `nalUnits`
+    /// array is written one unit at a time.
+    func printJSON() {
+        let head = json.serialized()
+        guard listsNALUnits else {
+            print(head)
+            return
+        }
+        // `head` is an object ending in "\n}": reopen it for the last member.
+        print(head.dropLast(2) + ",\n  \"nalUnits\": [", terminator: "")
+        var first = true
+        forEachNALUnit { unit in
+            print((first ? "\n    " : ",\n    ") + unit.json.serialized(indent: 4), terminator: "")
+            first = false
+        }
+        print(first ? "]\n}" : "\n  ]\n}")
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
@@ -211,9 +247,6 @@ struct InspectReport {
                     })
             ),
         ]
-        if let nalUnits {
-            members.append(("nalUnits", .array(nalUnits.map(\.json))))
-        }
         return .object(members)
     }
 
@@ -266,10 +299,6 @@ struct InspectReport {
         }
         for drop in dropped {
             lines.append("dropped \(drop.nalUnitCount) NAL unit(s): \(drop.reason)")
-        }
-        if let nalUnits {
-            lines.append("NAL units (offset of start code, size without it):")
-            lines += nalUnits.map(\.textLine)
         }
         return lines.joined(separator: "\n")
     }
