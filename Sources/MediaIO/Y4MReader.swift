@@ -28,6 +28,10 @@ public final class Y4MReader {
     public private(set) var frameParameters: String?
     /// The number of frames read so far.
     public private(set) var framesRead = 0
+    /// Whether the last ``readFrame()`` failed because the file ends inside a
+    /// frame: the frames before it were whole, so a caller may keep them and
+    /// report the torn tail instead of discarding everything.
+    public private(set) var endsInsideAFrame = false
 
     private let input: BufferedInput
 
@@ -116,6 +120,7 @@ public final class Y4MReader {
             received += try result.get()
         }
         guard received == header.frameByteCount else {
+            endsInsideAFrame = true
             throw .invalidData(
                 "\(input.path): frame \(framesRead) at offset \(frameOffset) is truncated: \(received) of \(header.frameByteCount) bytes"
             )

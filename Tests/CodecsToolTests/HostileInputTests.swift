@@ -200,4 +200,41 @@ import Testing
         #expect(units.last?["name"] as? String == "AUD")
         #expect(units.last?["offset"] as? Int == bytes.count - 5)
     }
+
+    /// A codec that the stream's own NAL unit headers contradict (by --codec
+    /// or by the file name) is named as the problem, not as a missing PPS.
+    @Test func decodeNamesACodecMismatch() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let input = try Self.stream(in: directory)
+        let mislabelled = directory.path("mislabelled.hevc")
+        try FileManager.default.copyItem(atPath: input, toPath: mislabelled)
+        for arguments in [["-i", input, "--codec", "hevc"], ["-i", mislabelled]] {
+            let result = try runProcess(Self.tool, ["decode"] + arguments + ["-o", directory.path("out.y4m")])
+            #expect(result.status == 1)
+            let last = result.stderr.split(separator: "\n").last ?? ""
+            #expect(last.contains("says HEVC, but the stream's NAL unit headers are H.264"), "\(result.stderr)")
+            #expect(!result.stderr.contains("PPS"), "\(result.stderr)")
+        }
+    }
+
+    /// A Y4M file whose last frame is cut short: the whole frames before it
+    /// are encoded, and a warning says what was left out.
+    @Test func aTornLastY4MFrameKeepsTheFramesBeforeIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var bytes = Data("YUV4MPEG2 W64 H48 F25:1 Ip A1:1 C420jpeg\n".utf8)
+        for index in 0..<4 {
+            bytes += Data("FRAME\n".utf8) + Data(repeating: UInt8(40 * index), count: 64 * 48 * 3 / 2)
+        }
+        bytes.removeLast(1000)
+        let input = directory.path("torn.y4m")
+        try bytes.write(to: URL(fileURLWithPath: input))
+        let output = directory.path("out.h264")
+        let result = try runProcess(Self.tool, ["encode", "-i", input, "-o", output])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("warning: \(input): frame 3 at offset"), "\(result.stderr)")
+        #expect(result.stderr.contains("the 3 whole frames before it were encoded"))
+        #expect(try ffmpegFrameMD5(path: output).count == 3)
+    }
 }

@@ -63,7 +63,10 @@ func runDecode(_ arguments: [String]) -> Int32 {
         outputPath: outputPath, packedPlanes: MediaFileKind(path: outputPath, standardStream: .y4m) != .y4m)
     var pipeline = DecodePipeline(codec: codec ?? inputKind?.annexBCodec, settings: settings, sink: output)
     do throws(MediaError) {
-        try decode(inputPath, container: inputKind?.container, through: &pipeline)
+        let named: (codec: CodecType, by: String)? =
+            codec.map { ($0, "--codec \($0.rawValue)") }
+            ?? inputKind?.annexBCodec.map { ($0, "the name \(inputPath)") }
+        try decode(inputPath, container: inputKind?.container, named: named, through: &pipeline)
         try pipeline.sink.close()
         if standardErrorIsTerminal { pipeline.sink.progress.end() }
         guard pipeline.session != nil else {
@@ -89,16 +92,27 @@ func runDecode(_ arguments: [String]) -> Int32 {
 /// ``MovieReader``, with the container's timestamps), or Annex-B bytes from
 /// a file or standard input.
 private func decode(
-    _ path: String, container: ContainerFormat?, through pipeline: inout DecodePipeline<DecodedFrameFiles>
+    _ path: String, container: ContainerFormat?, named: (codec: CodecType, by: String)?,
+    through pipeline: inout DecodePipeline<DecodedFrameFiles>
 ) throws(MediaError) {
     if container != nil {
         let reader = try MovieReader(path: path)
         while StopSignal.requested == nil, let sample = try reader.nextSample() { try pipeline.decode(sample) }
     } else {
         let input = try FileByteSource(path: path)
+        var first = true
         while StopSignal.requested == nil {
             let chunk = try input.read(upTo: 1 << 16)
             if chunk.isEmpty { break }
+            // A codec the stream's own NAL unit headers contradict would only
+            // show up later as missing parameter sets; say what is wrong now.
+            if first, let named, let detected = AnnexB.detectCodec(in: chunk), detected != named.codec {
+                throw .invalidArgument(
+                    "\(named.by) says \(named.codec.displayName), but the stream's NAL unit headers are "
+                        + "\(detected.displayName); name it .\(detected == .h264 ? "h264" : "hevc") or pass --codec "
+                        + "\(detected.rawValue)")
+            }
+            first = false
             try pipeline.append(chunk)
         }
     }

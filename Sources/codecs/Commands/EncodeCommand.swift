@@ -140,7 +140,17 @@ private struct EncodePlan {
         }
 
         let start = monotonicSeconds()
-        while frameLimit.map({ frames < $0 }) ?? true, StopSignal.requested == nil, let frame = try reader.readFrame() {
+        var tornTail: String? = nil
+        while frameLimit.map({ frames < $0 }) ?? true, StopSignal.requested == nil {
+            let frame: PixelBuffer
+            do throws(MediaError) {
+                guard let next = try reader.readFrame() else { break }
+                frame = next
+            } catch  where reader.endsInsideAFrame && frames > 0 {
+                // Keep the whole frames before a torn last one; say what was left out.
+                tornTail = error.message
+                break
+            }
             let pts = MediaTime(value: Int64(frames) * ticksPerFrame, timescale: timescale)
             try emit(session.encode(frame, pts: pts))
             frames += 1
@@ -162,5 +172,6 @@ private struct EncodePlan {
             summary += "; \(session.droppedFrames.count) frames dropped by the encoder"
         }
         printError(summary)
+        if let tornTail { printError("warning: \(tornTail); the \(frames) whole frames before it were encoded") }
     }
 }
