@@ -233,7 +233,7 @@ struct InspectReport {
     }
 
     var json: JSONValue {
-        var members: [(String, JSONValue)] = [
+        let members: [(String, JSONValue)] = [
             ("container", .string("annexb")),
             ("codec", .string(codec.rawValue)),
             ("accessUnits", .int(accessUnits)),
