@@ -147,18 +147,24 @@ public final class AsyncDecompressionSession: Sendable {
     /// Discards queued samples, pictures not yet consumed and the decoder's
     /// state; decoding resumes at the next keyframe.
     public func flush() async {
+        discardQueuedWork(by: "flush()")
+        _ = await input.send(.flush)
+    }
+
+    /// Empties both queues, listing each discarded sample and picture in
+    /// ``drops`` as discarded by `operation`.
+    private func discardQueuedWork(by operation: String) {
         let queued = input.purge()
         let decoded = output.purge()
         ledger.withLock { ledger in
             for case .sample(let sample, _, _) in queued {
-                ledger.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by flush()"))
+                ledger.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by \(operation)"))
             }
             for case .element(let frame) in decoded {
                 ledger.discardedDecoded.append(
-                    DropReport(pts: frame.pts, reason: "decoded but discarded by flush() before delivery"))
+                    DropReport(pts: frame.pts, reason: "decoded but discarded by \(operation) before delivery"))
             }
         }
-        _ = await input.send(.flush)
     }
 
     /// Drains the decoder: the remaining pictures are delivered and then
@@ -179,17 +185,7 @@ public final class AsyncDecompressionSession: Sendable {
             $0.finished = true
             $0.discardReason = "discarded by invalidate()"
         }
-        let queued = input.purge()
-        let decoded = output.purge()
-        ledger.withLock { ledger in
-            for case .sample(let sample, _, _) in queued {
-                ledger.discardedQueued.append(DropReport(pts: sample.pts, reason: "discarded by invalidate()"))
-            }
-            for case .element(let frame) in decoded {
-                ledger.discardedDecoded.append(
-                    DropReport(pts: frame.pts, reason: "decoded but discarded by invalidate() before delivery"))
-            }
-        }
+        discardQueuedWork(by: "invalidate()")
         _ = await input.send(.invalidate)
         input.finish()
     }
