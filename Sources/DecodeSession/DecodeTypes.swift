@@ -69,15 +69,65 @@ public struct DecodeStatistics: Sendable, Hashable, CustomStringConvertible {
 
 /// A sample whose picture was not delivered, and why.
 public struct DropReport: Sendable, Hashable, CustomStringConvertible {
+    /// Why a sample was dropped, as a kind to match on (``reason`` says it in words).
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// Before the first keyframe, or after a loss until the next one: its
+        /// picture would refer to one that is missing.
+        case waitingForKeyframe
+        /// The decoder flagged the picture as damaged, or it was decoded from
+        /// data after damage.
+        case damaged
+        /// The decoder failed (hardware malfunction, bad data) with the sample in flight.
+        case decoderFailure
+        /// A replacement decoder could not rebuild it (the replay cache overflowed).
+        case notReplayable
+        /// The stream's format changed and this sample's picture did not come out first.
+        case formatChange
+        /// The picture could not be put in the requested output layout.
+        case outputFailure
+        /// The decoder held it at the end of the stream and never returned it.
+        case notReturned
+        /// Discarded on purpose: ``DecompressionSession/flush()``, `invalidate()`.
+        case discarded
+    }
+
     /// The sample's presentation time.
     public var pts: MediaTime
+    /// Why, as a kind.
+    public var kind: Kind
     /// Why, in words.
     public var reason: String
 
-    public init(pts: MediaTime, reason: String) {
+    public init(pts: MediaTime, kind: Kind, reason: String) {
         self.pts = pts
+        self.kind = kind
         self.reason = reason
     }
 
+    /// A report whose kind is ``Kind/discarded`` (a sample let go on purpose).
+    public init(pts: MediaTime, reason: String) {
+        self.init(pts: pts, kind: .discarded, reason: reason)
+    }
+
     public var description: String { "pts \(pts): \(reason)" }
+}
+
+/// Where decoding resumed after a loss: the keyframe (IDR, IRAP or recovery
+/// point) from which pictures are complete again, and how many samples were
+/// dropped since the last picture delivered.
+public struct RecoveryReport: Sendable, Hashable, CustomStringConvertible {
+    /// The presentation time of the keyframe decoding resumed at.
+    public var pts: MediaTime
+    /// The samples dropped between the last picture delivered and this keyframe.
+    public var droppedSamples: Int
+    /// What caused the loss, in words.
+    public var cause: String
+
+    public init(pts: MediaTime, droppedSamples: Int, cause: String) {
+        self.pts = pts
+        self.droppedSamples = droppedSamples
+        self.cause = cause
+    }
+
+    public var description: String { "resumed at pts \(pts) after \(droppedSamples) dropped sample(s): \(cause)" }
 }

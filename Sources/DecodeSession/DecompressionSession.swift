@@ -68,6 +68,9 @@ public final class DecompressionSession {
     public private(set) var fallbackReason: String?
     /// Each dropped sample's pts and why, in the order they were dropped.
     public private(set) var drops: [DropReport] = []
+    /// Where decoding resumed after each loss: the keyframe, how many samples
+    /// were dropped since the last picture delivered, and why.
+    public private(set) var recoveries: [RecoveryReport] = []
     /// ``drops`` coalesced: each distinct reason once, with how many samples it dropped.
     public var dropReasons: ReasonTally { ReasonTally(drops.map(\.reason)) }
     /// The default most bytes of samples kept for replay after a decoder
@@ -92,6 +95,8 @@ public final class DecompressionSession {
     private var resync: Resync?
     private var replay: ReplayCache
     private var replaying = false
+    /// `drops.count` when the last picture was delivered (or a recovery reported).
+    private var dropsAtLastDelivery = 0
     private var hardwareDisabled = false
     private var injectParameterSets = false
     private var transfer: PixelTransferSession?
@@ -238,16 +243,27 @@ public final class DecompressionSession {
             do {
                 try reconfigure(to: sample.formatDescription, isKeyframe: sample.isKeyframe, into: &output)
             } catch {
-                drops.append(DropReport(pts: sample.pts, reason: "format change refused: \(error.message)"))
+                drops.append(
+                    DropReport(pts: sample.pts, kind: .formatChange, reason: "format change refused: \(error.message)"))
                 throw error
             }
         }
         if let resync {
             guard sample.isKeyframe else {
-                drops.append(DropReport(pts: sample.pts, reason: "waiting for a keyframe: \(resync.reason)"))
+                drops.append(
+                    DropReport(
+                        pts: sample.pts, kind: .waitingForKeyframe, reason: "waiting for a keyframe: \(resync.reason)"))
                 return output
             }
             resynchronize(into: &output)
+            // Pictures are complete again from this keyframe on; say so when
+            // something was lost on the way here.
+            if drops.count > dropsAtLastDelivery {
+                recoveries.append(
+                    RecoveryReport(
+                        pts: sample.pts, droppedSamples: drops.count - dropsAtLastDelivery, cause: resync.reason))
+                dropsAtLastDelivery = drops.count
+            }
         }
         pending[token] = PendingSample(
             pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue)
@@ -281,7 +297,7 @@ public final class DecompressionSession {
             }
         }
         decoder.flush()
-        dropAllPending("the decoder returned no picture for this sample by the end of the stream")
+        dropAllPending("the decoder returned no picture for this sample by the end of the stream", kind: .notReturned)
         replay.reset()
         resync = Resync(reason: "decoding restarts after finish()", damagedFrom: nil)
         return output
@@ -293,7 +309,7 @@ public final class DecompressionSession {
     public func flush() {
         guard decoderSlot != nil else { return }
         decoder.flush()
-        dropAllPending("discarded by flush()")
+        dropAllPending("discarded by flush()", kind: .discarded)
         replay.reset()
         resync = Resync(reason: "flush() reset the decoder", damagedFrom: nil)
     }
@@ -307,7 +323,7 @@ public final class DecompressionSession {
     /// samples listed in ``drops`` (call ``finish()`` first to keep them).
     public func invalidate() {
         guard decoderSlot != nil else { return }
-        dropAllPending("discarded by invalidate()")
+        dropAllPending("discarded by invalidate()", kind: .discarded)
         decoderSlot = nil
         replay.reset()
         transfer = nil
@@ -354,23 +370,26 @@ public final class DecompressionSession {
         // A picture of a sample already delivered or dropped (a replay) is not repeated.
         guard let info = pending[token] else { return }
         if let damage = picture.damage {
-            drop(token, reason: damage + "; dropping until the next keyframe")
+            drop(token, kind: .damaged, reason: damage + "; dropping until the next keyframe")
             beginResync("damaged picture at pts \(info.pts)", from: token)
             return
         }
         if let resync, let first = resync.damagedFrom, token >= first {
-            drop(token, reason: "decoded after damaged data (\(resync.reason)); dropping until the next keyframe")
+            drop(
+                token, kind: .damaged,
+                reason: "decoded after damaged data (\(resync.reason)); dropping until the next keyframe")
             return
         }
         let buffer: PixelBuffer
         do {
             buffer = try outputBuffer(for: picture)
         } catch {
-            drop(token, reason: "the picture cannot be output: \(error.message)")
+            drop(token, kind: .outputFailure, reason: "the picture cannot be output: \(error.message)")
             return
         }
         pending[token] = nil
         decoded += 1
+        dropsAtLastDelivery = drops.count
         output.append(
             DecodedFrame(
                 pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
@@ -381,7 +400,7 @@ public final class DecompressionSession {
 
     private func handleFailure(_ failure: DecoderFailure, into output: inout [DecodedFrame]) throws(MediaError) {
         if let refusal = decoder.hardwareRefused {
-            dropAllPending(refusal)
+            dropAllPending(refusal, kind: .decoderFailure)
             throw .unavailable(refusal)
         }
         let onHardware = decoder.isOnHardware
@@ -389,7 +408,7 @@ public final class DecompressionSession {
             // Hardware only: no software fallback. The samples in flight are
             // lost; the decoder starts again at the next keyframe.
             let reason = decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure)")
-            dropAllPending(reason)
+            dropAllPending(reason, kind: .decoderFailure)
             decoder.flush()
             replay.reset()
             resync = Resync(reason: reason, damagedFrom: nil)
@@ -417,7 +436,7 @@ public final class DecompressionSession {
         do {
             decoder = try factory.software(formatDescription, threadCount)
         } catch {
-            dropAllPending("\(reason); no replacement decoder: \(error.message)")
+            dropAllPending("\(reason); no replacement decoder: \(error.message)", kind: .decoderFailure)
             resync = Resync(reason: reason, damagedFrom: nil)
             return
         }
@@ -428,7 +447,7 @@ public final class DecompressionSession {
                 replay.overflows > 0
                 ? "its group of pictures outgrew the replay cache (\(replay.byteLimit) bytes)"
                 : "no keyframe precedes it since the decoder started"
-            drop(token, reason: "\(reason); the picture cannot be replayed: \(why)")
+            drop(token, kind: .notReplayable, reason: "\(reason); the picture cannot be replayed: \(why)")
         }
         guard !samples.isEmpty else {
             resync = Resync(reason: reason, damagedFrom: nil)
@@ -464,7 +483,7 @@ public final class DecompressionSession {
             }
         }
         decoder.flush()
-        dropAllPending("no picture came out of the decoder (\(reason))")
+        dropAllPending("no picture came out of the decoder (\(reason))", kind: .notReturned)
         resync = nil
     }
 
@@ -474,13 +493,13 @@ public final class DecompressionSession {
         }
     }
 
-    private func drop(_ token: Int64, reason: String) {
+    private func drop(_ token: Int64, kind: DropReport.Kind, reason: String) {
         guard let info = pending.removeValue(forKey: token) else { return }
-        drops.append(DropReport(pts: info.pts, reason: reason))
+        drops.append(DropReport(pts: info.pts, kind: kind, reason: reason))
     }
 
-    private func dropAllPending(_ reason: String) {
-        for token in pending.keys.sorted() { drop(token, reason: reason) }
+    private func dropAllPending(_ reason: String, kind: DropReport.Kind) {
+        for token in pending.keys.sorted() { drop(token, kind: kind, reason: reason) }
     }
 
     // MARK: - Format changes
@@ -504,7 +523,7 @@ public final class DecompressionSession {
                 // Leftovers are dropped below.
             }
         }
-        dropAllPending("the stream format changed before this picture came out of the decoder")
+        dropAllPending("the stream format changed before this picture came out of the decoder", kind: .formatChange)
         let (backend, reason) = try Self.makeDecoder(
             description, choice: requestedBackend, threadCount: threadCount, hardwareDisabled: hardwareDisabled,
             automaticDevicePath: automaticDevicePath, factory: factory)

@@ -195,6 +195,14 @@ struct FakeDecoderRecoveryTests {
         #expect(delivered == Array(0..<12) + Array(20..<30))
         // 15…19 are dropped as they arrive; 12…14 when the keyframe drains the decoder.
         #expect(session.drops.map(\.pts.value) == Array(15..<20) + Array(12..<15))
+        // Typed reasons, and where decoding recovered.
+        #expect(
+            session.drops.map(\.kind)
+                == Array(repeating: .waitingForKeyframe, count: 5) + [.damaged, .damaged, .notReturned])
+        #expect(session.recoveries.count == 1)
+        #expect(session.recoveries.first?.pts.value == 20)
+        #expect(session.recoveries.first?.droppedSamples == 8)
+        #expect(session.recoveries.first?.cause.contains("fake software decoder failed") == true)
         #expect(script.state.withLock { $0.decodersMade } == ["software"])
         #expect(session.statistics == DecodeStatistics(submitted: 30, decoded: 22, dropped: 8))
     }
@@ -217,6 +225,11 @@ struct FakeDecoderRecoveryTests {
         delivered += try session.finish().map(\.pts.value)
         #expect(failures == 1)
         #expect(delivered == Array(0..<2) + Array(10..<20))
+        #expect(
+            session.drops.map(\.kind) == [.decoderFailure, .decoderFailure, .decoderFailure]
+                + Array(repeating: .waitingForKeyframe, count: 5))
+        #expect(session.recoveries.map(\.pts.value) == [10])
+        #expect(session.recoveries.first?.droppedSamples == 8)
         #expect(session.backendInUse == .vaapi(device: "fake"))
         #expect(session.statistics == DecodeStatistics(submitted: 20, decoded: 12, dropped: 8))
     }

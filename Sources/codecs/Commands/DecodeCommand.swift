@@ -134,6 +134,7 @@ private func printSummary(_ pipeline: DecodePipeline<DecodedFrameFiles>) {
     }
     for warning in pipeline.warnings.lines { lines.append("warning: \(warning)") }
     for drop in ReasonTally(output.inputDrops).lines { lines.append("input dropped \(drop)") }
+    for recovery in session?.recoveries ?? [] { lines.append("\(recovery)") }
     let reasons = session?.dropReasons ?? ReasonTally()
     if !reasons.isEmpty {
         // One line per distinct reason; `drops` keeps each sample's pts for the API.
