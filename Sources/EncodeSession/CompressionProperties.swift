@@ -19,7 +19,7 @@ import NativeCodecs
 /// ```
 ///
 /// The session checks each value when it is created and throws
-/// ``MediaError/Code/invalidArgument`` naming the property and its allowed
+/// `MediaError/Code/invalidArgument` naming the property and its allowed
 /// range (``validate(for:)``).
 public struct CompressionProperties: Sendable, Hashable {
     /// Target average bit rate in bits per second (VideoToolbox's
@@ -171,7 +171,7 @@ public struct CompressionProperties: Sendable, Hashable {
 
     /// Checks every property against its allowed range for `codec`.
     ///
-    /// - Throws: ``MediaError/Code/invalidArgument`` whose message names the
+    /// - Throws: `MediaError/Code/invalidArgument` whose message names the
     ///   first property out of range and the range it must lie in.
     public func validate(for codec: CodecType) throws(MediaError) {
         func check(_ name: String, _ value: Int?, _ range: ClosedRange<Int>) throws(MediaError) {

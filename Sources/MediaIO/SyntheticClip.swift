@@ -29,7 +29,7 @@ import MediaCore
 /// Costs: frames are computed on demand, one row at a time, with a few integer
 /// operations a sample (well over 100 frames a second at 1280×720 in release
 /// builds). Nothing is cached between frames; ``render(frame:into:)`` reuses a
-/// buffer, for instance one from a ``PixelBufferPool``.
+/// buffer, for instance one from a `PixelBufferPool`.
 public struct SyntheticClip: Sendable {
     /// Picture width in pixels.
     public let width: Int

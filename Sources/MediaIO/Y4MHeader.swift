@@ -76,7 +76,7 @@ public struct Y4MHeader: Sendable, Hashable {
     }
 
     /// The duration of one frame (`denominator / numerator` seconds), or
-    /// ``MediaTime/invalid`` when the rate is unknown or does not fit.
+    /// `MediaTime/invalid` when the rate is unknown or does not fit.
     public var frameDuration: MediaTime {
         guard frameRate.numerator > 0, frameRate.denominator > 0, frameRate.numerator <= Int32.max else {
             return .invalid

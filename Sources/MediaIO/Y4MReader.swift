@@ -15,11 +15,11 @@ import MediaCore
 /// are kept in ``frameParameters`` so that nothing read is lost.
 ///
 /// Costs: the file is read through a 1 MiB buffer; frame data is copied once,
-/// row by row, into the 64-byte aligned planes of a new ``PixelBuffer`` (or of
-/// one taken from a ``PixelBufferPool``).
+/// row by row, into the 64-byte aligned planes of a new `PixelBuffer` (or of
+/// one taken from a `PixelBufferPool`).
 ///
 /// Errors: a truncated frame, a line other than `FRAME`, or a bad header is a
-/// ``MediaError`` naming the offset or the tag.
+/// `MediaError` naming the offset or the tag.
 public final class Y4MReader {
     /// The stream header.
     public let header: Y4MHeader
@@ -37,8 +37,8 @@ public final class Y4MReader {
 
     /// Opens `path` (`"-"`: standard input) and reads the header.
     ///
-    /// - Throws: ``MediaError/Code/system`` when the file cannot be opened,
-    ///   ``MediaError/Code/invalidData`` or ``MediaError/Code/unsupported``
+    /// - Throws: `MediaError/Code/system` when the file cannot be opened,
+    ///   `MediaError/Code/invalidData` or `MediaError/Code/unsupported`
     ///   for a header we cannot read.
     public init(path: String) throws(MediaError) {
         input = try BufferedInput(path: path)

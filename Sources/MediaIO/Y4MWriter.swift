@@ -25,9 +25,9 @@ public final class Y4MWriter {
 
     /// Creates `path` (`"-"`: standard output) and writes the header.
     ///
-    /// - Throws: ``MediaError/Code/invalidArgument`` for a header that cannot
+    /// - Throws: `MediaError/Code/invalidArgument` for a header that cannot
     ///   be written (a pixel format other than `.i420`/`.i010`, or one that
-    ///   disagrees with its color-space tag); ``MediaError/Code/system`` when
+    ///   disagrees with its color-space tag); `MediaError/Code/system` when
     ///   the file cannot be created.
     public init(path: String, header: Y4MHeader) throws(MediaError) {
         let line = try header.serialized()

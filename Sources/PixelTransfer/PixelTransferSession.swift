@@ -1,7 +1,7 @@
 import MediaCore
 import NativeCodecs
 
-/// Converts and scales pictures between the ``PixelFormat``s CodecSessions
+/// Converts and scales pictures between the `PixelFormat`s CodecSessions
 /// handles — VideoToolbox's `VTPixelTransferSession`.
 ///
 /// ```swift
@@ -16,7 +16,7 @@ import NativeCodecs
 /// (RGB ⇄ YUV, 8 ⇄ 10 bits, any scaling) goes through libswscale with BT.601
 /// limited-range coefficients and is lossy as such conversions are.
 ///
-/// Outputs of ``transfer(_:to:width:height:)`` come from a ``PixelBufferPool``
+/// Outputs of ``transfer(_:to:width:height:)`` come from a `PixelBufferPool`
 /// per output geometry, so steady-state conversion allocates nothing; a pool
 /// holds at most ``poolCapacity`` buffers in use at once.
 ///

@@ -105,6 +105,7 @@ public struct AccessUnitAssembler: Sendable {
     }
 
     /// - Parameters:
+    ///   - codec: the stream's codec.
     ///   - frameDuration: the duration of one access unit; nil uses the VUI
     ///     timing of the stream, or 1/30 s without one.
     ///   - nalUnitHeaderLength: the length-prefix size of the samples, 1, 2 or

@@ -7,7 +7,7 @@
 /// and so does an exp-Golomb code with more than 31 leading zero bits. A parser
 /// reads its fields in spec order, range-checks each value right after reading
 /// it with ``check(_:_:_:)`` (or reads and checks in one step with
-/// ``ue(_:in:)`` and ``se(_:in:)``), and calls ``finish()`` once at the end.
+/// ``ue(_:in:)`` and ``se(_:in:)``), and calls ``finish(after:)`` once at the end.
 public struct BitReader: Sendable {
     /// What is being parsed, for error messages ("H.264 SPS").
     public let context: String

@@ -3,7 +3,9 @@ extension FormatDescription {
     /// (NAL type 7) and one PPS (type 8), optionally SPS extensions (type 13), each
     /// a NAL unit with its header and emulation-prevention bytes. The first SPS
     /// gives the size, profile and the other facts.
-    /// - Parameter nalUnitHeaderLength: the sample length-prefix size, 1, 2 or 4.
+    /// - Parameters:
+    ///   - h264ParameterSets: the SPS, PPS and SPS extension NAL units.
+    ///   - nalUnitHeaderLength: the sample length-prefix size, 1, 2 or 4.
     /// - Throws: `.invalidArgument` for a length size other than 1, 2 or 4;
     ///   `.invalidData` for a missing SPS/PPS, a NAL unit of another type or a
     ///   malformed parameter set.
@@ -88,7 +90,9 @@ extension FormatDescription {
     /// (NAL type 32), SPS (33) and PPS (34), optionally prefix/suffix SEI (39/40),
     /// which go into the hvcC SEI arrays. The VPS, SPS and PPS arrays are marked
     /// complete (array_completeness 1, as an `hvc1` sample entry requires).
-    /// - Parameter nalUnitHeaderLength: the sample length-prefix size, 1, 2 or 4.
+    /// - Parameters:
+    ///   - hevcParameterSets: the VPS, SPS, PPS and SEI NAL units.
+    ///   - nalUnitHeaderLength: the sample length-prefix size, 1, 2 or 4.
     public init(hevcParameterSets: [[UInt8]], nalUnitHeaderLength: Int = 4) throws(MediaError) {
         try self.init(
             hevcParameterSets: hevcParameterSets, nalUnitHeaderLength: nalUnitHeaderLength, arrayCompleteness: true)

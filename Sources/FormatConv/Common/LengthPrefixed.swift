@@ -30,9 +30,11 @@ public enum LengthPrefixed {
     /// Calls `body` with the range of each non-empty NAL unit of `buffer`.
     ///
     /// - Parameters:
+    ///   - buffer: length-prefixed NAL units.
     ///   - lengthSize: 1, 2 or 4.
     ///   - codec: when given, every NAL unit must be at least as long as the
     ///     codec's NAL unit header (1 byte for H.264, 2 for HEVC).
+    ///   - body: called with each NAL unit's byte range, in order.
     /// - Throws: `.invalidData` naming the offset when a length runs past the
     ///   end, when 1 to `lengthSize - 1` bytes dangle at the end, or when a NAL
     ///   unit is shorter than its header; `.invalidArgument` for a length size

@@ -111,8 +111,11 @@ public struct HEVCDecoderConfigurationRecord: Sendable, Hashable {
     /// neither 1; 0 when min_spatial_segmentation_idc is 0); chroma format, bit
     /// depths and temporalIdNested from the last SPS; numTemporalLayers the
     /// maximum sub-layer count; avgFrameRate and constantFrameRate 0.
-    /// - Parameter arrayCompleteness: array_completeness of the VPS, SPS and PPS
-    ///   arrays (true for an `hvc1` sample entry); SEI arrays always get 0.
+    /// - Parameters:
+    ///   - parameterSets: the VPS, SPS, PPS and SEI NAL units, in record order.
+    ///   - arrayCompleteness: array_completeness of the VPS, SPS and PPS
+    ///     arrays (true for an `hvc1` sample entry); SEI arrays always get 0.
+    ///   - lengthSizeMinusOne: the samples' NAL length size less one (0, 1 or 3).
     public init(parameterSets: [[UInt8]], arrayCompleteness: Bool = true, lengthSizeMinusOne: Int = 3)
         throws(MediaError)
     {

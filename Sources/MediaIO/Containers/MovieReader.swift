@@ -3,7 +3,7 @@ import MediaCore
 import NativeCodecs
 
 /// Reads the H.264 or HEVC video track of an MP4, QuickTime, Matroska or
-/// MPEG-TS file as ``CompressedSample``s, through libavformat.
+/// MPEG-TS file as `CompressedSample`s, through libavformat.
 ///
 /// ```swift
 /// let reader = try MovieReader(path: "in.mp4")
@@ -12,17 +12,17 @@ import NativeCodecs
 /// ```
 ///
 /// What comes out is always the VideoToolbox shape: length-prefixed NAL units
-/// without parameter sets, and a ``FormatDescription`` that carries them.
+/// without parameter sets, and a `FormatDescription` that carries them.
 ///
 /// - MP4 `avc1`/`hvc1` and Matroska: the description comes from the track's
 ///   `avcC`/`hvcC`. Samples keep the file's NAL length size when it is 1, 2
 ///   or 4; the legacy size 3 is converted to 4 (FormatConv's
-///   ``LengthPrefixed/convert(_:from:to:)``), and the description says 4.
+///   `LengthPrefixed/convert(_:from:to:)`), and the description says 4.
 /// - MP4 `avc3`/`hev1` (parameter sets in band, possibly none in the record):
 ///   parameter-set NAL units are lifted out of the samples into the
 ///   description; when they change, the following samples carry a new one.
 /// - MPEG-TS (Annex-B): each packet's NAL units are found by FormatConv's
-///   ``AnnexB`` scanner; parameter sets go to the description, access unit
+///   `AnnexB` scanner; parameter sets go to the description, access unit
 ///   delimiters are dropped, the rest is written with 4-byte lengths.
 ///
 /// Timestamps are the container's, in the track's timebase (`pts`/`dts` of

@@ -28,7 +28,7 @@ public struct MovieWriterOptions: Sendable {
     }
 }
 
-/// Writes ``CompressedSample``s to an MP4, QuickTime, Matroska or MPEG-TS file
+/// Writes `CompressedSample`s to an MP4, QuickTime, Matroska or MPEG-TS file
 /// through libavformat.
 ///
 /// ```swift
@@ -38,13 +38,13 @@ public struct MovieWriterOptions: Sendable {
 /// ```
 ///
 /// - MP4/QuickTime: one `avc1` (H.264) or `hvc1` (HEVC) track whose
-///   configuration record is FormatConv's ``FormatDescription/record``, written
+///   configuration record is FormatConv's `FormatDescription/record`, written
 ///   byte for byte (hvcC with `array_completeness` set to 1, as `hvc1` demands);
 ///   samples keep their length prefixes, of whatever size the description says.
 ///   Reordered frames get composition offsets (`ctts`) and an edit list so the
 ///   first frame is shown at its own presentation time.
 /// - Matroska: the record becomes CodecPrivate; samples keep their prefixes.
-/// - MPEG-TS: samples are converted to Annex-B by FormatConv's ``AnnexBWriter``
+/// - MPEG-TS: samples are converted to Annex-B by FormatConv's `AnnexBWriter`
 ///   with access unit delimiters and the parameter sets placed by
 ///   ``MovieWriterOptions/parameterSets``; a format change mid-stream is
 ///   written as new in-band parameter sets.
@@ -55,7 +55,7 @@ public struct MovieWriterOptions: Sendable {
 /// released without `finish()` leaves an unfinished file behind.
 ///
 /// MP4 and Matroska have one sample description per track here: a sample
-/// with another ``FormatDescription`` is refused (write MPEG-TS or start a new
+/// with another `FormatDescription` is refused (write MPEG-TS or start a new
 /// file).
 public final class MovieWriter {
     /// The file being written.

@@ -4,7 +4,7 @@ import NativeCodecs
 
 /// Gives samples in decode order presentation times from their picture order
 /// counts, for streams that carry none (Annex-B elementary streams, where
-/// FormatConv's ``AccessUnitAssembler`` numbers samples in decode order).
+/// FormatConv's `AccessUnitAssembler` numbers samples in decode order).
 ///
 /// The picture order count of each access unit (H.264 8.2.1, H.265 8.3.1)
 /// comes from libavcodec's H.264/HEVC parser (`output_picture_number`), not
