@@ -197,6 +197,10 @@ struct VAAPIDecoderTests {
         InjectedFailure(
             stage: "context", expected: "Failed to create decode context: 2 (resource allocation failed)",
             atCreation: false),
+        // A device whose size limit the stream exceeds.
+        InjectedFailure(
+            stage: "maxsize=176x144", expected: "Failed to create surface: 19 (resolution not supported)",
+            atCreation: false),
     ]
 
     @Test(arguments: injectedFailures)

@@ -317,6 +317,26 @@ struct VAAPIEncoderTests {
         Self.expectNoLiveObjects()
     }
 
+    /// A device that refuses pictures above its size limit: `.automatic`
+    /// falls back to x264 naming the refused call and size; within the limit
+    /// (160x120 needs 160x128 surfaces: H.264 codes whole macroblocks) the
+    /// hardware is used.
+    @Test func aSizeTheDeviceRefusesFallsBackNamingIt() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["maxsize=176x144"])
+        do {
+            let large = try Self.session(.automatic, device: device)
+            #expect(large.backend == "x264")
+            let reason = large.fallbackReason ?? ""
+            #expect(reason.contains("vaCreateSurfaces(320x240 YUV420) failed"), "\(reason)")
+            #expect(reason.contains("VA status 19"), "\(reason)")
+            let small = try CompressionSession(
+                width: 160, height: 120, codec: .h264, encoder: .vaapi(device: device))
+            #expect(small.backend == "vaapi")
+        }
+        Self.expectNoLiveObjects()
+    }
+
     @Test func hevcIsUnavailableOnADriverWithoutHEVCEncode() throws {
         let directory = try TemporaryDirectory()
         let device = try TestVADriver.makeDevice(in: directory)

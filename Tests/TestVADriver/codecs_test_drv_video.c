@@ -131,6 +131,7 @@ struct driver {
     long decode_fail_from; /* the first decode vaEndPicture that fails; 0 or 1: all */
     long decode_calls;
     int low_power_only; /* "lowpower-only": encode through EncSliceLP instead of EncSlice */
+    unsigned int max_width, max_height; /* "maxsize=WxH": larger surfaces are refused; 0: no limit */
 };
 
 #define DRIVER(ctx) ((struct driver *)(ctx)->pDriverData)
@@ -177,6 +178,8 @@ static int parse_failures(struct driver *drv, const char *spec)
             drv->decode_fail_from = strtol(item + 7, NULL, 10);
         else if (!strcmp(item, "lowpower-only"))
             drv->low_power_only = 1;
+        else if (!strncmp(item, "maxsize=", 8))
+            sscanf(item + 8, "%ux%u", &drv->max_width, &drv->max_height);
     }
     free(copy);
     return fail_init;
@@ -466,6 +469,11 @@ static VAStatus create_surfaces(VADriverContextP ctx, unsigned int format, unsig
         return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
     if (width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION)
         return VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
+    if (drv->max_width && (width > drv->max_width || height > drv->max_height)) {
+        report_error(ctx, "codecs_test: %ux%u surfaces refused (maxsize=%ux%u)", width, height, drv->max_width,
+                     drv->max_height);
+        return VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
+    }
     for (unsigned int i = 0; i < attribute_count; i++) {
         const VASurfaceAttrib *attribute = &attributes[i];
         if (!(attribute->flags & VA_SURFACE_ATTRIB_SETTABLE))
