@@ -658,6 +658,9 @@ struct ReplayCache {
     let byteLimit: Int
     private(set) var samples: [Sample] = []
     private(set) var bytes = 0
+    /// Where each group of pictures starts in `samples` (the first is 0), so
+    /// pruning looks at a handful of groups, not at every sample of a long one.
+    private var groupStarts: [Int] = []
     /// Whether `samples` starts at a keyframe and nothing after it is missing.
     private var complete = false
     /// How many times a group outgrew `byteLimit`.
@@ -669,21 +672,22 @@ struct ReplayCache {
     /// token whose picture has not come out yet (this sample's at the latest).
     mutating func record(token: Int64, data: [UInt8], isKeyframe: Bool, oldestPending: Int64) {
         if isKeyframe && !complete {
-            samples = []
-            bytes = 0
+            reset()
             complete = true
         }
         guard complete else { return }
+        if isKeyframe { groupStarts.append(samples.count) }
         samples.append(Sample(token: token, data: data, isKeyframe: isKeyframe))
         bytes += data.count
-        if let start = samples.lastIndex(where: { $0.isKeyframe && $0.token <= oldestPending }), start > 0 {
+        // Keep from the last group that starts at or before the oldest pending picture.
+        if let keep = groupStarts.lastIndex(where: { samples[$0].token <= oldestPending }), keep > 0 {
+            let start = groupStarts[keep]
             bytes -= samples[..<start].reduce(0) { $0 + $1.data.count }
             samples.removeFirst(start)
+            groupStarts = groupStarts[keep...].map { $0 - start }
         }
         if bytes > byteLimit {
-            samples = []
-            bytes = 0
-            complete = false
+            reset()
             overflows += 1
         }
     }
@@ -692,6 +696,7 @@ struct ReplayCache {
     mutating func reset() {
         samples = []
         bytes = 0
+        groupStarts = []
         complete = false
     }
 

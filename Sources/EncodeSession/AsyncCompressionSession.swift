@@ -229,13 +229,14 @@ public final class AsyncCompressionSession: Sendable {
     /// encoder and ends ``samples``.
     public func invalidate() async {
         admission.withLock { $0.closed = true }
-        _ = input.purge()
+        // Ending the output first refuses the worker's further samples, so it
+        // can never wait on a consumer while it winds down.
+        output.finish()
         _ = output.purge()
+        _ = input.purge()
         _ = await input.send(.invalidate)
         input.finish()
-        _ = output.purge()
         _ = await worker.value
-        output.finish()
     }
 
     private func push(_ job: Job) async throws(MediaError) {

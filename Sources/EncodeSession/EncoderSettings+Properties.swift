@@ -6,7 +6,7 @@ extension EncoderSettings {
     init(_ properties: CompressionProperties) {
         self.init()
         averageBitRate = properties.averageBitRate
-        dataRateLimits = properties.dataRateLimits.map { ($0.maxBitRate, $0.bufferSize) }
+        dataRateLimits = properties.dataRateLimits.map { .init(maxBitRate: $0.maxBitRate, bufferSize: $0.bufferSize) }
         constantRateFactor = properties.constantRateFactor
         quality = properties.quality
         constantQP = properties.constantQP

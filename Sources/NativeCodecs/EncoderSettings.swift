@@ -6,10 +6,7 @@ import MediaCore
 package struct EncoderSettings: Sendable, Hashable {
     package var averageBitRate: Int?
     /// VBV/HRD maximum rate and buffer size in bits.
-    package var dataRateLimits: (maxBitRate: Int, bufferSize: Int)? {
-        get { limits.map { ($0.maxBitRate, $0.bufferSize) } }
-        set { limits = newValue.map { Limits(maxBitRate: $0.maxBitRate, bufferSize: $0.bufferSize) } }
-    }
+    package var dataRateLimits: DataRateLimits?
     /// Constant rate factor, 0 … 51 (x264/x265 `--crf`).
     package var constantRateFactor: Double?
     /// VideoToolbox-style quality, 0 … 1 (higher is better).
@@ -36,12 +33,15 @@ package struct EncoderSettings: Sendable, Hashable {
     /// Sample aspect ratio (horizontal, vertical).
     package var sampleAspectRatio: SampleAspectRatio?
 
-    private struct Limits: Sendable, Hashable {
-        var maxBitRate: Int
-        var bufferSize: Int
-    }
+    package struct DataRateLimits: Sendable, Hashable {
+        package var maxBitRate: Int
+        package var bufferSize: Int
 
-    private var limits: Limits?
+        package init(maxBitRate: Int, bufferSize: Int) {
+            self.maxBitRate = maxBitRate
+            self.bufferSize = bufferSize
+        }
+    }
 
     package init() {}
 

@@ -72,13 +72,17 @@ package enum Libav {
     {
         let message = "\(action) failed: \(text(status))"
         let kind: MediaError.Code
-        switch status {
-        case CFFmpeg_AVERROR_ENOMEM(): kind = .outOfMemory
-        case _ where override != nil: kind = override!
-        case CFFmpeg_AVERROR_INVALIDDATA(), CFFmpeg_AVERROR_ENOSYS(): kind = .invalidData
-        case CFFmpeg_AVERROR_ENOENT(), CFFmpeg_AVERROR_EACCES(): kind = .system
-        case CFFmpeg_AVERROR_EINVAL(): kind = .invalidArgument
-        default: kind = .backendFailure
+        if status == CFFmpeg_AVERROR_ENOMEM() {
+            kind = .outOfMemory
+        } else if let override {
+            kind = override
+        } else {
+            switch status {
+            case CFFmpeg_AVERROR_INVALIDDATA(), CFFmpeg_AVERROR_ENOSYS(): kind = .invalidData
+            case CFFmpeg_AVERROR_ENOENT(), CFFmpeg_AVERROR_EACCES(): kind = .system
+            case CFFmpeg_AVERROR_EINVAL(): kind = .invalidArgument
+            default: kind = .backendFailure
+            }
         }
         return MediaError(kind, message, library: library, status: Int(status))
     }

@@ -222,16 +222,11 @@ public struct AccessUnitAssembler: Sendable {
             return
         }
         let (kind, slice) = buffer.withUnsafeBytes { input in
-            let bytes = UnsafeRawBufferPointer(rebasing: input[range])
-            let kind = NALUnitKind(codec: codec, bytes)
-            return (kind, kind.isVCL ? SliceStart(codec: codec, kind: kind, bytes) : nil)
+            Self.classify(UnsafeRawBufferPointer(rebasing: input[range]), codec: codec)
         }
-        if kind.isAccessUnitDelimiter {
-            if unit.hasVCL { emit(into: &outputs) }
-            return
-        }
+        if unit.hasVCL && beginsAccessUnit(kind, slice) { emit(into: &outputs) }
+        if kind.isAccessUnitDelimiter { return }
         if kind.isParameterSet {
-            if unit.hasVCL && kind.startsAccessUnitAfterVCL { emit(into: &outputs) }
             let nal = Array(buffer[range])
             do {
                 if try store.update(nal: nal) { storeChanged = true }
@@ -241,7 +236,6 @@ public struct AccessUnitAssembler: Sendable {
             return
         }
         if kind.isVCL, let slice {
-            if unit.hasVCL && slice.startsNewPicture(after: unit.lastSlice) { emit(into: &outputs) }
             if !unit.hasVCL {
                 unit.ppsId = slice.ppsId
             }
@@ -251,7 +245,6 @@ public struct AccessUnitAssembler: Sendable {
             if kind.isKeyframe { unit.isKeyframe = true }
             if kind.isReferencedByOthers && kind.layerId == 0 { unit.isReferenced = true }
         } else {
-            if unit.hasVCL && kind.startsAccessUnitAfterVCL { emit(into: &outputs) }
             if codec == .h264 && kind.type == H264NALUnitType.sei.rawValue
                 && H264SEI.containsRecoveryPoint(buffer[range])
             {
@@ -262,19 +255,30 @@ public struct AccessUnitAssembler: Sendable {
         unit.payloadBytes += range.count
     }
 
+    /// A NAL unit's kind and, for a slice, the start of its header.
+    private static func classify(_ bytes: UnsafeRawBufferPointer, codec: CodecType) -> (NALUnitKind, SliceStart?) {
+        let kind = NALUnitKind(codec: codec, bytes)
+        return (kind, kind.isVCL ? SliceStart(codec: codec, kind: kind, bytes) : nil)
+    }
+
+    /// The first-NAL-unit rule (H.264 7.4.1.2.3, H.265 7.4.2.4.4): whether a
+    /// NAL unit of `kind` begins a new access unit after the gathered one,
+    /// which holds a picture.
+    private func beginsAccessUnit(_ kind: NALUnitKind, _ slice: SliceStart?) -> Bool {
+        if kind.isAccessUnitDelimiter { return true }
+        guard kind.isVCL, let slice else { return kind.startsAccessUnitAfterVCL }
+        return slice.startsNewPicture(after: unit.lastSlice)
+    }
+
     /// Whether the NAL unit starting at `start` (whose end has not arrived)
-    /// begins a new access unit after the one gathered, judged from its first
-    /// bytes as ``handle(_:into:)`` judges a whole one.
+    /// begins a new access unit, judged from its first bytes by the same rule.
     private func startsNewAccessUnit(at start: Int) -> Bool {
         let available = min(buffer.count - start, 64)
         guard available >= codec.nalHeaderSize else { return false }
-        return buffer.withUnsafeBytes { input in
-            let bytes = UnsafeRawBufferPointer(rebasing: input[start..<start + available])
-            let kind = NALUnitKind(codec: codec, bytes)
-            if kind.isAccessUnitDelimiter || (!kind.isVCL && kind.startsAccessUnitAfterVCL) { return true }
-            guard kind.isVCL else { return false }
-            return SliceStart(codec: codec, kind: kind, bytes).startsNewPicture(after: unit.lastSlice)
+        let (kind, slice) = buffer.withUnsafeBytes { input in
+            Self.classify(UnsafeRawBufferPointer(rebasing: input[start..<start + available]), codec: codec)
         }
+        return beginsAccessUnit(kind, slice)
     }
 
     /// Hands out the gathered access unit (or the reason it cannot be one).

@@ -50,9 +50,11 @@ func runDemo(_ arguments: [String]) -> Int32 {
         print(result.text)
         // CODECS_CHECK_LIVE_OBJECTS=1 (scripts/leakcheck, scripts/soak): every
         // C context and buffer the run created must have been released by now.
-        if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" && !LiveObjects.isCounting {
-            print("live objects at exit: not counted (release build; LiveObjects counts in debug builds)")
-        } else if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" {
+        if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" {
+            guard LiveObjects.isCounting else {
+                print("live objects at exit: not counted (release build; LiveObjects counts in debug builds)")
+                return result.passed ? 0 : 1
+            }
             let alive = LiveObjects.snapshot().map { "\($0.key.rawValue) \($0.value)" }.sorted()
             print("live objects at exit: " + (alive.isEmpty ? "none" : alive.joined(separator: ", ")))
             if !alive.isEmpty { return 1 }
