@@ -98,10 +98,15 @@ public final class CompressionSession {
     public private(set) var fallbackReason: String?
     /// Mid-stream switches from a failing hardware encoder to software (under
     /// `.automatic` only), with the frame and the reason. After a switch the
-    /// session continues in software from the first frame the hardware had not
-    /// returned, with a forced keyframe and, when the parameter sets differ, a
-    /// new ``formatDescription``; no frame is lost. Decode times restart with
-    /// the software encoder's at the switch.
+    /// session continues in software from the first frame it had not
+    /// returned to the caller, with a forced keyframe and, when the parameter
+    /// sets differ, a new ``formatDescription``; no frame is lost or returned
+    /// twice, and presentation order has no gap. To make that possible with
+    /// B-frames, a hardware session under `.automatic` returns a sample only
+    /// once every frame presented before it has come out of the encoder (an
+    /// anchor picture waits for the B-pictures that precede it, which the
+    /// encoder issues right after it). Decode times restart with the software
+    /// encoder's at the switch.
     public private(set) var fallbacks: [EncoderFallback] = []
     /// Presentation times of frames the encoder took but never returned.
     public private(set) var droppedFrames: [MediaTime] = []
@@ -123,6 +128,13 @@ public final class CompressionSession {
     private var outputTimescale: Int32?
     /// Frames given to the backend and not yet returned, by backend pts.
     private var pending: [Int64: PendingFrame] = [:]
+    /// Samples a hardware encoder under `.automatic` returned that the caller
+    /// has not received yet: a sample is released only once no frame
+    /// presented before it is still inside the encoder (with B-frames, an
+    /// anchor picture waits for the B-pictures before it), so a fallback
+    /// encodes a whole reordering group again and the stream has no gap and
+    /// no repeat in presentation order.
+    private var unreleased: [(ticks: Int64, entry: PendingFrame, sample: CompressedSample)] = []
     private var previousTicks: Int64?
     private var lastDuration: MediaTime?
     private var keyFrameRequested = false
@@ -339,6 +351,10 @@ public final class CompressionSession {
         case .h264: description = try FormatDescription(h264ParameterSets: software.parameterSets)
         case .hevc: description = try FormatDescription(hevcParameterSets: software.parameterSets)
         }
+        // Frames inside the hardware and hardware samples not yet released
+        // are all encoded again, in presentation order.
+        for (ticks, entry, _) in unreleased { pending[ticks] = entry }
+        unreleased.removeAll()
         let held = pending.sorted { $0.key < $1.key }
         let reason = "\(failed) failed: \(error.message)"
         fallbacks.append(
@@ -375,6 +391,8 @@ public final class CompressionSession {
             result = try fallBackToSoftware(after: error)
             result += try samples(from: try self.engine!.finish())
         }
+        result += unreleased.map(\.sample)  // the encoder is drained: nothing before them can come out
+        unreleased.removeAll()
         droppedFrames.append(contentsOf: pending.values.map(\.pts).sorted())
         pending.removeAll()
         return result
@@ -432,7 +450,21 @@ public final class CompressionSession {
     }
 
     private func samples(from frames: [EncodedFrame]) throws(MediaError) -> [CompressedSample] {
-        var result: [CompressedSample] = []
+        let converted = try convert(frames)
+        guard mayFallBack else { return converted.map(\.sample) }
+        unreleased += converted
+        let oldestInside = pending.keys.min()
+        var count = 0
+        while count < unreleased.count, oldestInside.map({ unreleased[count].ticks < $0 }) ?? true { count += 1 }
+        let released = unreleased.prefix(count).map(\.sample)
+        unreleased.removeFirst(count)
+        return released
+    }
+
+    private func convert(_ frames: [EncodedFrame]) throws(MediaError) -> [(
+        ticks: Int64, entry: PendingFrame, sample: CompressedSample
+    )] {
+        var result: [(ticks: Int64, entry: PendingFrame, sample: CompressedSample)] = []
         result.reserveCapacity(frames.count)
         for frame in frames {
             guard let entry = pending.removeValue(forKey: frame.pts) else {
@@ -444,10 +476,10 @@ public final class CompressionSession {
             }
             lastDuration = duration
             let data = try stripParameterSets(frame.data)
-            result.append(
-                CompressedSample(
-                    data: data, formatDescription: formatDescription, pts: entry.pts, dts: decodeTime(frame.dts),
-                    duration: duration, isKeyframe: frame.isKeyframe, dependsOnOthers: frame.dependsOnOthers))
+            let sample = CompressedSample(
+                data: data, formatDescription: formatDescription, pts: entry.pts, dts: decodeTime(frame.dts),
+                duration: duration, isKeyframe: frame.isKeyframe, dependsOnOthers: frame.dependsOnOthers)
+            result.append((frame.pts, entry, sample))
         }
         return result
     }

@@ -458,12 +458,14 @@ final class VAAPIPipeline {
 
     /// Encodes one mid-grey picture in a throwaway pipeline (its own
     /// `VADisplay`) and returns the parameter sets the driver wrote in front
-    /// of it, for drivers that do not offer packed headers.
+    /// of it, for drivers that do not offer packed headers. The pipeline is
+    /// configured like the stream's (B-frames included: they change the
+    /// SPS's reference and reordering counts); one picture and the end of
+    /// the stream bring the keyframe out.
     static func primeParameterSets(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError)
         -> [[UInt8]]
     {
         var primingSettings = settings
-        primingSettings.maxBFrames = 0
         primingSettings.globalHeader = false
         let pipeline = try VAAPIPipeline(devicePath: devicePath, settings: primingSettings)
         let grey = try PixelBuffer(width: settings.width, height: settings.height, format: .nv12)

@@ -80,6 +80,13 @@ enum EncodeTest {
         let directory = try TemporaryDirectory()
         let path = try writeAnnexBFile(stream, codec: codec, in: directory)
         return try runChecked(
-            "ffmpeg", ["-v", "error", "-nostdin", "-i", path, "-f", "rawvideo", "-pix_fmt", pixelFormat, "-"])
+            "ffmpeg",
+            // Every decoded picture once: no frame-rate conversion (the
+            // default for raw output would duplicate pictures across a
+            // timestamp jump, such as an encoder switch's new IDR).
+            [
+                "-v", "error", "-nostdin", "-i", path, "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt",
+                pixelFormat, "-",
+            ])
     }
 }

@@ -49,15 +49,4 @@ import Testing
             Double(better.count) > Double(viaQuality.count) * 1.2,
             "quality 0.8: \(better.count) bytes, 0.55: \(viaQuality.count)")
     }
-
-    @Test(.enabled(if: TestVADriver.compilerAvailable, "the test VA driver needs gcc"))
-    func vaapiQualityIsAConstantQP() throws {
-        let directory = try TemporaryDirectory()
-        let device = try TestVADriver.makeDevice(in: directory)
-        let viaQuality = try Self.bytes(.h264, encoder: .vaapi(device: device)) { $0.quality = 0.6 }
-        let viaQP = try Self.bytes(.h264, encoder: .vaapi(device: device)) { $0.constantQP = 20 }  // round(51 × 0.4)
-        #expect(viaQuality == viaQP)
-        let other = try Self.bytes(.h264, encoder: .vaapi(device: device)) { $0.constantQP = 30 }
-        #expect(other != viaQP)
-    }
 }

@@ -122,8 +122,8 @@ struct VAAPIEncoderTests {
             #expect(h264?.isAvailable == true, "\(String(describing: h264))")
             #expect(h264?.usesLowPowerEntrypoint == true)
             let hevc = encoders.first { $0.name == "hevc_vaapi" }
-            #expect(hevc?.isAvailable == false)
-            #expect(hevc?.unavailableReason?.contains("no EncSlice entrypoint") == true)
+            #expect(hevc?.isAvailable == true, "\(String(describing: hevc))")
+            #expect(hevc?.usesLowPowerEntrypoint == true)
         }
         Self.expectNoLiveObjects()
     }
@@ -339,7 +339,7 @@ struct VAAPIEncoderTests {
 
     @Test func hevcIsUnavailableOnADriverWithoutHEVCEncode() throws {
         let directory = try TemporaryDirectory()
-        let device = try TestVADriver.makeDevice(in: directory)
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["no-hevc-encode"])
         do {
             let error = #expect(throws: MediaError.self) {
                 try Self.session(.hardware, device: device, codec: .hevc)
@@ -421,6 +421,170 @@ struct VAAPIEncoderTests {
         let high = profiles.first { $0["codec"] as? String == "h264" && $0["profile"] as? String == "High" }
         #expect((high?["entrypoints"] as? [String])?.contains("EncSlice") == true, "\(profiles)")
         let hevc = profiles.first { $0["codec"] as? String == "hevc" }
-        #expect((hevc?["entrypoints"] as? [String]) == ["VLD"], "\(profiles)")
+        #expect((hevc?["entrypoints"] as? [String]) == ["VLD", "EncSlice"], "\(profiles)")
+    }
+
+    /// Quality maps to a constant QP on VA-API (here, not in QualityMappingTests:
+    /// this suite's live-object checks must see every VA-API encoder).
+    @Test func vaapiQualityIsAConstantQP() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        let viaQuality = try QualityMappingTests.bytes(.h264, encoder: .vaapi(device: device)) { $0.quality = 0.6 }
+        let viaQP = try QualityMappingTests.bytes(.h264, encoder: .vaapi(device: device)) { $0.constantQP = 20 }
+        #expect(viaQuality == viaQP)  // round(51 × 0.4)
+        let other = try QualityMappingTests.bytes(.h264, encoder: .vaapi(device: device)) { $0.constantQP = 30 }
+        #expect(other != viaQP)
+        Self.expectNoLiveObjects()
+    }
+
+    /// HEVC through libavcodec's `hevc_vaapi` and the driver's x265: a Main
+    /// stream with VPS/SPS/PPS in the description that FFmpeg decodes above 38 dB.
+    @Test func hevcEncodesThroughTheDevice() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        do {
+            let session = try Self.session(.hardware, device: device, codec: .hevc)
+            #expect(session.backend == "vaapi")
+            let count = 20
+            let samples = try encodeClip(session, count: count, format: .nv12)
+            #expect(samples.count == count)
+            #expect(samples.map(\.pts) == (0..<count).map { EncodeTest.pts($0) })
+            #expect(samples.first?.isKeyframe == true)
+            let description = session.formatDescription
+            #expect(description.codec == .hevc)
+            #expect(description.parameterSets.map { ($0[0] >> 1) & 0x3F } == [32, 33, 34])
+            #expect(description.width == Self.width && description.height == Self.height)
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .hevc)
+            #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
+            let psnr = worstI420PSNR(decoded: decoded, width: Self.width, height: Self.height, count: count) {
+                Self.i420Bytes($0, format: .nv12)
+            }
+            #expect(psnr >= 38, "worst frame \(psnr) dB")
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// `encode:6` on HEVC under `.automatic`: the session continues in x265
+    /// from the first frame the hardware had not returned, with a keyframe;
+    /// every frame comes out once and FFmpeg decodes all of them above 38 dB.
+    @Test func hevcFailureInTheMiddleFallsBackToX265WithoutLosingAFrame() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["encode:6"])
+        do {
+            let session = try Self.session(.automatic, device: device, codec: .hevc)
+            #expect(session.backend == "vaapi")
+            let count = 12
+            var samples: [CompressedSample] = []
+            for index in 0..<count {
+                samples += try session.encode(EncodeTest.frame(index), pts: EncodeTest.pts(index))
+            }
+            samples += try session.finish()
+            #expect(samples.count == count)
+            #expect(samples.map(\.pts).sorted() == (0..<count).map { EncodeTest.pts($0) })
+            #expect(session.droppedFrames.isEmpty)
+            #expect(session.backend == "x265")
+            let fallback = try #require(session.fallbacks.first)
+            #expect(session.fallbacks.count == 1)
+            #expect(fallback.reason.hasPrefix("vaapi failed: hevc_vaapi: encoding frame 6"), "\(fallback.reason)")
+            let first = try #require(samples.first { $0.pts == fallback.pts })
+            #expect(first.isKeyframe)
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .hevc)
+            #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
+            let psnr = worstI420PSNR(decoded: decoded, width: Self.width, height: Self.height, count: count) {
+                Self.i420Bytes($0, format: .i420)
+            }
+            #expect(psnr >= 38, "worst frame \(psnr) dB")
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// A `bframes` device offers L1 references, so libavcodec sends B-pictures
+    /// in coding order; the driver codes every macroblock as I_PCM, so FFmpeg's
+    /// decode must equal the input exactly, frame for frame.
+    @Test func bFramesFromTheDeviceDecodeToTheInputExactly() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["bframes"])
+        do {
+            let session = try Self.session(.hardware, device: device)
+            #expect(session.backend == "vaapi")
+            let count = 16
+            let samples = try encodeClip(session, count: count, format: .nv12)
+            #expect(samples.count == count)
+            // Coding order differs from presentation order: there are B-frames.
+            #expect(samples.map(\.pts) != samples.map(\.pts).sorted())
+            #expect(samples.map(\.pts).sorted() == (0..<count).map { EncodeTest.pts($0) })
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .h264)
+            let frameSize = Self.width * Self.height * 3 / 2
+            #expect(decoded.count == count * frameSize)
+            for index in 0..<min(count, decoded.count / frameSize) {
+                let start = decoded.startIndex + index * frameSize
+                let exact = [UInt8](decoded[start..<start + frameSize]) == Self.i420Bytes(index, format: .nv12)
+                #expect(exact, "frame \(index) differs from the input")
+            }
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// B-frames and a failure at the device's 8th picture: the frames libavcodec
+    /// held for reordering are replayed in x264, so every input frame comes out
+    /// once; the ones the hardware returned decode to the input exactly.
+    @Test func bFramesAndAFailureInTheMiddleLoseNoFrame() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["bframes", "encode:8"])
+        do {
+            let session = try Self.session(.automatic, device: device)
+            #expect(session.backend == "vaapi")
+            let count = 16
+            var samples: [CompressedSample] = []
+            for index in 0..<count {
+                samples += try session.encode(EncodeTest.frame(index, format: .nv12), pts: EncodeTest.pts(index))
+            }
+            samples += try session.finish()
+            #expect(samples.count == count)
+            #expect(samples.map(\.pts).sorted() == (0..<count).map { EncodeTest.pts($0) })
+            #expect(session.droppedFrames.isEmpty)
+            #expect(session.backend == "x264")
+            let fallback = try #require(session.fallbacks.first)
+            #expect(fallback.reason.hasPrefix("vaapi failed: h264_vaapi: encoding frame"), "\(fallback.reason)")
+            // Software starts with a keyframe at the first frame the caller had
+            // not received; everything before it in decode order came from the
+            // hardware, and nothing presented later was returned before it.
+            let switchIndex = try #require(samples.firstIndex { $0.pts == fallback.pts })
+            #expect(samples[switchIndex].isKeyframe)
+            #expect(switchIndex == fallback.frameIndex)
+            #expect(samples[..<switchIndex].allSatisfy { $0.pts < fallback.pts })
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .h264)
+            let frameSize = Self.width * Self.height * 3 / 2
+            #expect(decoded.count == count * frameSize)
+            let psnr = worstI420PSNR(decoded: decoded, width: Self.width, height: Self.height, count: count) {
+                Self.i420Bytes($0, format: .nv12)
+            }
+            #expect(psnr >= 38, "worst frame \(psnr) dB")
+            for index in 0..<min(fallback.frameIndex, decoded.count / frameSize) {
+                let start = decoded.startIndex + index * frameSize
+                let exact = [UInt8](decoded[start..<start + frameSize]) == Self.i420Bytes(index, format: .nv12)
+                #expect(exact, "hardware frame \(index) differs from the input")
+            }
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// `busy:6`: the device reports its surface busy at the 6th picture; the
+    /// session treats it as a failure of the hardware and continues in x264.
+    @Test func aBusyDeviceFallsBackWithoutLosingAFrame() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["busy:6"])
+        do {
+            let session = try Self.session(.automatic, device: device)
+            let count = 10
+            let samples = try encodeClip(session, count: count)
+            #expect(samples.count == count)
+            #expect(samples.map(\.pts).sorted() == (0..<count).map { EncodeTest.pts($0) })
+            #expect(session.backend == "x264")
+            #expect(session.fallbacks.count == 1)
+            let decoded = try EncodeTest.decode(try annexBStream(samples), codec: .h264)
+            #expect(decoded.count == count * Self.width * Self.height * 3 / 2)
+        }
+        Self.expectNoLiveObjects()
     }
 }

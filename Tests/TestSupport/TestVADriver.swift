@@ -67,9 +67,13 @@ public enum TestVADriver {
 
     /// Writes a fake device file `name` in `directory` that fails the given
     /// stages (`init`, `config`, `surfaces`, `context`, `encode`, `encode:N`,
-    /// `decode:N`; see Tests/TestVADriver/README.md).
+    /// `decode:N`, `decode-after:K`, `busy:N`, …; see Tests/TestVADriver/README.md).
+    /// With `decodeReference` (an Annex-B file), the device decodes: each
+    /// picture whose slices come from that stream is written to its surface,
+    /// as libavcodec decodes it.
     public static func makeDevice(
-        in directory: TemporaryDirectory, name: String = "renderD128", failures: [String] = []
+        in directory: TemporaryDirectory, name: String = "renderD128", failures: [String] = [],
+        decodeReference: String? = nil
     )
         throws -> String
     {
@@ -77,6 +81,7 @@ public enum TestVADriver {
         let path = directory.path(name)
         var text = deviceMagic + "\n"
         if !failures.isEmpty { text += "fail=" + failures.joined(separator: ",") + "\n" }
+        if let decodeReference { text += "decode=" + decodeReference + "\n" }
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

@@ -51,15 +51,19 @@
 #include <va/va_backend.h>
 #include <va/va_drmcommon.h>
 #include <va/va_enc_h264.h>
+#include <va/va_enc_hevc.h>
 
+#include <libavcodec/avcodec.h>
 #include <x264.h>
+#include <x265.h>
 
-#define DRIVER_VENDOR "CodecSessions test driver (x264 encode, no decode)"
+#define DRIVER_VENDOR "CodecSessions test driver (x264/x265 encode, reference decode)"
 #define DEVICE_MAGIC "codecs-test-vaapi-device"
 #define MAX_PROFILES 4
 #define MAX_ENTRYPOINTS 2
 #define MAX_CONFIG_ATTRIBUTES 8
 #define MAX_DIMENSION 4096
+#define REFERENCE_KEY_BYTES 48 /* how much of a first slice identifies a reference picture */
 
 enum object_kind { KIND_CONFIG = 1, KIND_SURFACE, KIND_CONTEXT, KIND_BUFFER, KIND_IMAGE };
 
@@ -113,25 +117,67 @@ struct context {
     VAEncSequenceParameterBufferH264 sequence;
     VAEncPictureParameterBufferH264 picture;
     VAEncSliceParameterBufferH264 slice;
+    VAEncSequenceParameterBufferHEVC hevc_sequence;
+    VAEncPictureParameterBufferHEVC hevc_picture;
+    VAEncSliceParameterBufferHEVC hevc_slice;
+    uint8_t slice_key[REFERENCE_KEY_BYTES]; /* decode: the first bytes of the picture's first slice */
+    size_t slice_key_length;
+    int have_slice_key;
     uint32_t bits_per_second, target_percentage, hrd_buffer_size;
     uint32_t fps_num, fps_den;
     /* encoder state */
     x264_t *encoder;
+    x265_encoder *hevc_encoder;
+    x265_param *hevc_param;
+    x265_picture *hevc_input;
+    uint8_t *planar; /* I420 copy of an NV12 surface for x265 */
     uint32_t encoder_bits_per_second;
     int64_t frames_encoded;
+};
+
+/* The stages a failure schedule names. */
+enum stage { STAGE_CONFIG, STAGE_SURFACES, STAGE_CONTEXT, STAGE_ENCODE, STAGE_DECODE, STAGE_COUNT };
+
+static const char *const stage_names[STAGE_COUNT] = {"config", "surfaces", "context", "encode", "decode"};
+
+/* What fails and when, per stage (see the header comment). */
+struct schedule {
+    int all[STAGE_COUNT];     /* "STAGE": every call */
+    long nth[STAGE_COUNT];    /* "STAGE:N": only the Nth call (decode: the Nth and later); 0: none */
+    long after[STAGE_COUNT];  /* "STAGE-after:K": every call once K pictures were delivered; -1: none */
+    long calls[STAGE_COUNT];  /* calls so far */
+    long busy_nth;            /* "busy:N": the Nth vaEndPicture of any kind reports a busy surface */
+    long end_picture_calls;
+};
+
+/* A reference stream ("decode=PATH"): each access unit decoded by libavcodec
+ * ahead of time, found again by the first bytes of its first slice. */
+struct reference_picture {
+    uint8_t key[REFERENCE_KEY_BYTES];
+    size_t key_length;
+    uint8_t *nv12; /* width x height luma, then interleaved CbCr; NULL until decoded */
+    int width, height;
+};
+
+struct reference {
+    char path[1024];
+    int loaded; /* 1: pictures ready; -1: loading failed */
+    struct reference_picture *pictures;
+    int count;
+    int next; /* where the next search starts (decode order) */
 };
 
 struct driver {
     pthread_mutex_t lock;
     struct object **objects; /* indexed by ID; IDs are never reused */
     uint32_t count, capacity;
-    int fail_config, fail_surfaces, fail_context, fail_encode_all;
-    long fail_encode_nth; /* 0: none */
-    long encode_calls;
-    long decode_fail_from; /* the first decode vaEndPicture that fails; 0 or 1: all */
-    long decode_calls;
+    struct schedule schedule;
+    long pictures_encoded, pictures_decoded; /* delivered: coded buffers filled, surfaces decoded */
     int low_power_only; /* "lowpower-only": encode through EncSliceLP instead of EncSlice */
     unsigned int max_width, max_height; /* "maxsize=WxH": larger surfaces are refused; 0: no limit */
+    int no_hevc_encode; /* "no-hevc-encode": HEVC Main is decode-only */
+    int reorder; /* "bframes": H.264 encode offers L1 references and writes I_PCM pictures */
+    struct reference reference;
 };
 
 #define DRIVER(ctx) ((struct driver *)(ctx)->pDriverData)
@@ -161,36 +207,74 @@ static int parse_failures(struct driver *drv, const char *spec)
     char *copy = strdup(spec), *save = NULL;
     if (!copy)
         return 0;
+    struct schedule *schedule = &drv->schedule;
     for (char *item = strtok_r(copy, ", \n", &save); item; item = strtok_r(NULL, ", \n", &save)) {
-        if (!strcmp(item, "init"))
+        if (!strcmp(item, "init")) {
             fail_init = 1;
-        else if (!strcmp(item, "config"))
-            drv->fail_config = 1;
-        else if (!strcmp(item, "surfaces"))
-            drv->fail_surfaces = 1;
-        else if (!strcmp(item, "context"))
-            drv->fail_context = 1;
-        else if (!strcmp(item, "encode"))
-            drv->fail_encode_all = 1;
-        else if (!strncmp(item, "encode:", 7))
-            drv->fail_encode_nth = strtol(item + 7, NULL, 10);
-        else if (!strncmp(item, "decode:", 7))
-            drv->decode_fail_from = strtol(item + 7, NULL, 10);
-        else if (!strcmp(item, "lowpower-only"))
+            continue;
+        }
+        if (!strcmp(item, "lowpower-only")) {
             drv->low_power_only = 1;
-        else if (!strncmp(item, "maxsize=", 8))
+            continue;
+        }
+        if (!strcmp(item, "no-hevc-encode")) {
+            drv->no_hevc_encode = 1;
+            continue;
+        }
+        if (!strcmp(item, "bframes")) {
+            drv->reorder = 1;
+            continue;
+        }
+        if (!strncmp(item, "maxsize=", 8)) {
             sscanf(item + 8, "%ux%u", &drv->max_width, &drv->max_height);
+            continue;
+        }
+        if (!strncmp(item, "busy:", 5)) {
+            schedule->busy_nth = strtol(item + 5, NULL, 10);
+            continue;
+        }
+        for (int stage = 0; stage < STAGE_COUNT; stage++) {
+            size_t length = strlen(stage_names[stage]);
+            if (strncmp(item, stage_names[stage], length) != 0)
+                continue;
+            const char *rest = item + length;
+            if (*rest == 0)
+                schedule->all[stage] = 1;
+            else if (*rest == ':')
+                schedule->nth[stage] = strtol(rest + 1, NULL, 10);
+            else if (!strncmp(rest, "-after:", 7))
+                schedule->after[stage] = strtol(rest + 7, NULL, 10);
+            else
+                continue;
+            break;
+        }
     }
     free(copy);
     return fail_init;
 }
 
-/* The fake device file: first line DEVICE_MAGIC, then optional "fail=LIST". */
-static int read_device_failures(VADriverContextP ctx, struct driver *drv)
+/* Counts a call of `stage` and says whether the schedule fails it; `delivered`
+ * is how many pictures the stage has delivered so far. Called with the lock held. */
+static int scheduled_failure(struct driver *drv, enum stage stage, long delivered)
+{
+    struct schedule *schedule = &drv->schedule;
+    long call = ++schedule->calls[stage];
+    if (schedule->all[stage])
+        return 1;
+    if (schedule->after[stage] >= 0 && delivered >= schedule->after[stage])
+        return 1;
+    if (schedule->nth[stage] > 0)
+        return stage == STAGE_DECODE ? call >= schedule->nth[stage] : call == schedule->nth[stage];
+    return 0;
+}
+
+/* The fake device file: first line DEVICE_MAGIC, then optional "fail=LIST" and
+ * "decode=PATH" lines. */
+static int read_device_file(VADriverContextP ctx, struct driver *drv)
 {
     struct drm_state *drm = ctx->drm_state;
     struct stat st;
-    char text[512];
+    char text[4096];
     if (!drm || drm->fd < 0 || fstat(drm->fd, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
     ssize_t n = pread(drm->fd, text, sizeof text - 1, 0);
@@ -199,11 +283,21 @@ static int read_device_failures(VADriverContextP ctx, struct driver *drv)
     text[n] = 0;
     if (strncmp(text, DEVICE_MAGIC, strlen(DEVICE_MAGIC)) != 0)
         return 0;
+    const char *reference = strstr(text, "\ndecode=");
+    if (reference) {
+        size_t length = strcspn(reference + 8, "\n");
+        if (length < sizeof drv->reference.path) {
+            memcpy(drv->reference.path, reference + 8, length);
+            drv->reference.path[length] = 0;
+        }
+    }
     const char *fail = strstr(text, "\nfail=");
     if (!fail)
         return 0;
-    char spec[512];
+    char spec[1024];
     size_t length = strcspn(fail + 6, "\n");
+    if (length >= sizeof spec)
+        length = sizeof spec - 1;
     memcpy(spec, fail + 6, length);
     spec[length] = 0;
     return parse_failures(drv, spec);
@@ -246,9 +340,19 @@ static void object_free(struct object *object)
         free(((struct buffer *)object)->data);
         break;
     case KIND_CONTEXT:
-        if (((struct context *)object)->encoder)
-            x264_encoder_close(((struct context *)object)->encoder);
+    {
+        struct context *context = (struct context *)object;
+        if (context->encoder)
+            x264_encoder_close(context->encoder);
+        if (context->hevc_encoder)
+            x265_encoder_close(context->hevc_encoder);
+        if (context->hevc_input)
+            x265_picture_free(context->hevc_input);
+        if (context->hevc_param)
+            x265_param_free(context->hevc_param);
+        free(context->planar);
         break;
+    }
     default:
         break;
     }
@@ -297,10 +401,12 @@ static int entrypoint_supported(const struct driver *drv, VAProfile profile, VAE
 {
     if (!profile_supported(profile))
         return 0;
-    return entrypoint == VAEntrypointVLD || (entrypoint == encode_entrypoint(drv) && is_h264(profile));
+    return entrypoint == VAEntrypointVLD ||
+           (entrypoint == encode_entrypoint(drv) && (is_h264(profile) || !drv->no_hevc_encode));
 }
 
-static uint32_t attribute_value(VAProfile profile, VAEntrypoint entrypoint, VAConfigAttribType type)
+static uint32_t attribute_value(const struct driver *drv, VAProfile profile, VAEntrypoint entrypoint,
+                                VAConfigAttribType type)
 {
     int encode = is_encode(entrypoint);
     switch (type) {
@@ -311,7 +417,10 @@ static uint32_t attribute_value(VAProfile profile, VAEntrypoint entrypoint, VACo
     case VAConfigAttribEncPackedHeaders:
         return encode ? VA_ENC_PACKED_HEADER_NONE : VA_ATTRIB_NOT_SUPPORTED;
     case VAConfigAttribEncMaxRefFrames:
-        return encode ? 1 /* L0 = 1, L1 = 0 (high 16 bits): no B-frames */ : VA_ATTRIB_NOT_SUPPORTED;
+        if (!encode)
+            return VA_ATTRIB_NOT_SUPPORTED;
+        /* L0 in the low 16 bits, L1 in the high: B-frames only with "bframes" (H.264) */
+        return drv->reorder && is_h264(profile) ? (2u | (1u << 16)) : 1u;
     case VAConfigAttribEncMaxSlices:
         return encode ? 1 : VA_ATTRIB_NOT_SUPPORTED;
     default:
@@ -341,7 +450,7 @@ static VAStatus drv_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profi
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
     int n = 0;
     list[n++] = VAEntrypointVLD;
-    if (is_h264(profile))
+    if (is_h264(profile) || !DRIVER(ctx)->no_hevc_encode)
         list[n++] = encode_entrypoint(DRIVER(ctx));
     *count = n;
     return VA_STATUS_SUCCESS;
@@ -357,7 +466,7 @@ static VAStatus drv_GetConfigAttributes(VADriverContextP ctx, VAProfile profile,
     if (count < 0 || (count > 0 && !list))
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     for (int i = 0; i < count; i++)
-        list[i].value = attribute_value(profile, entrypoint, list[i].type);
+        list[i].value = attribute_value(DRIVER(ctx), profile, entrypoint, list[i].type);
     return VA_STATUS_SUCCESS;
 }
 
@@ -371,8 +480,12 @@ static VAStatus drv_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntr
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
     if (!entrypoint_supported(drv, profile, entrypoint))
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
-    if (drv->fail_config) {
-        report_error(ctx, "codecs_test: injected failure in vaCreateConfig");
+    pthread_mutex_lock(&drv->lock);
+    int fail = scheduled_failure(drv, STAGE_CONFIG, 0);
+    long call = drv->schedule.calls[STAGE_CONFIG];
+    pthread_mutex_unlock(&drv->lock);
+    if (fail) {
+        report_error(ctx, "codecs_test: injected failure in vaCreateConfig #%ld", call);
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
     int encode = is_encode(entrypoint);
@@ -394,7 +507,7 @@ static VAStatus drv_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntr
                 return VA_STATUS_ERROR_ATTR_NOT_SUPPORTED;
             break;
         default:
-            if (attribute_value(profile, entrypoint, attributes[i].type) == VA_ATTRIB_NOT_SUPPORTED)
+            if (attribute_value(drv, profile, entrypoint, attributes[i].type) == VA_ATTRIB_NOT_SUPPORTED)
                 return VA_STATUS_ERROR_ATTR_NOT_SUPPORTED;
             break;
         }
@@ -484,11 +597,13 @@ static VAStatus create_surfaces(VADriverContextP ctx, unsigned int format, unsig
             attribute->value.value.i != VA_SURFACE_ATTRIB_MEM_TYPE_VA)
             return VA_STATUS_ERROR_UNSUPPORTED_MEMORY_TYPE;
     }
-    if (drv->fail_surfaces) {
-        report_error(ctx, "codecs_test: injected failure in vaCreateSurfaces");
+    pthread_mutex_lock(&drv->lock);
+    if (scheduled_failure(drv, STAGE_SURFACES, 0)) {
+        long call = drv->schedule.calls[STAGE_SURFACES];
+        pthread_mutex_unlock(&drv->lock);
+        report_error(ctx, "codecs_test: injected failure in vaCreateSurfaces #%ld", call);
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
-    pthread_mutex_lock(&drv->lock);
     unsigned int made = 0;
     VAStatus status = VA_STATUS_SUCCESS;
     for (; made < count; made++) {
@@ -943,6 +1058,277 @@ static VAStatus drv_PutImage(VADriverContextP ctx, VASurfaceID surface, VAImageI
     return transfer(ctx, surface, image, dest_x, dest_y, src_x, src_y, src_width, src_height, 1);
 }
 
+/* ---- reference decoding ("decode=PATH") --------------------------------- */
+
+/* One NAL unit of an Annex-B buffer: [start, end), trailing zero bytes removed. */
+struct nal_span {
+    const uint8_t *start;
+    size_t size;
+};
+
+/* The next NAL unit at or after *position; 0 at the end. */
+static int next_nal(const uint8_t *data, size_t size, size_t *position, struct nal_span *nal)
+{
+    size_t i = *position;
+    while (i + 3 <= size && !(data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1))
+        i++;
+    if (i + 3 > size)
+        return 0;
+    size_t begin = i + 3, end = begin;
+    while (end + 3 <= size && !(data[end] == 0 && data[end + 1] == 0 && data[end + 2] == 1))
+        end++;
+    if (end + 3 > size)
+        end = size;
+    *position = end;
+    while (end > begin && data[end - 1] == 0)
+        end--;
+    nal->start = data + begin;
+    nal->size = end - begin;
+    return 1;
+}
+
+static int nal_is_vcl(int hevc, const struct nal_span *nal)
+{
+    if (nal->size < 3)
+        return 0;
+    if (hevc)
+        return ((nal->start[0] >> 1) & 0x3f) < 32;
+    int type = nal->start[0] & 0x1f;
+    return type >= 1 && type <= 5;
+}
+
+/* first_mb_in_slice == 0 (H.264: ue(v) 0 is a single 1 bit) or
+ * first_slice_segment_in_pic_flag (HEVC). */
+static int nal_starts_picture(int hevc, const struct nal_span *nal)
+{
+    return hevc ? (nal->start[2] & 0x80) != 0 : (nal->start[1] & 0x80) != 0;
+}
+
+static size_t key_length_of(size_t size)
+{
+    return size < REFERENCE_KEY_BYTES ? size : REFERENCE_KEY_BYTES;
+}
+
+/* Copies a decoded 8-bit 4:2:0 frame into a new NV12 picture. */
+static int store_frame(struct reference *reference, const AVFrame *frame)
+{
+    if (frame->pts < 0 || frame->pts >= reference->count)
+        return -1;
+    if (frame->format != AV_PIX_FMT_YUV420P && frame->format != AV_PIX_FMT_YUVJ420P)
+        return -1;
+    struct reference_picture *picture = &reference->pictures[frame->pts];
+    int width = frame->width, height = frame->height, chroma_width = (width + 1) / 2;
+    uint8_t *nv12 = malloc((size_t)width * (size_t)height + (size_t)chroma_width * 2 * (size_t)((height + 1) / 2));
+    if (!nv12)
+        return -1;
+    for (int y = 0; y < height; y++)
+        memcpy(nv12 + (size_t)y * (size_t)width, frame->data[0] + (ptrdiff_t)y * frame->linesize[0], (size_t)width);
+    uint8_t *chroma = nv12 + (size_t)width * (size_t)height;
+    for (int y = 0; y < (height + 1) / 2; y++) {
+        const uint8_t *cb = frame->data[1] + (ptrdiff_t)y * frame->linesize[1];
+        const uint8_t *cr = frame->data[2] + (ptrdiff_t)y * frame->linesize[2];
+        uint8_t *row = chroma + (size_t)y * (size_t)chroma_width * 2;
+        for (int x = 0; x < chroma_width; x++) {
+            row[2 * x] = cb[x];
+            row[2 * x + 1] = cr[x];
+        }
+    }
+    free(picture->nv12);
+    picture->nv12 = nv12;
+    picture->width = width;
+    picture->height = height;
+    return 0;
+}
+
+static int receive_frames(struct reference *reference, AVCodecContext *decoder, AVFrame *frame)
+{
+    for (;;) {
+        int result = avcodec_receive_frame(decoder, frame);
+        if (result == AVERROR(EAGAIN) || result == AVERROR_EOF)
+            return 0;
+        if (result < 0)
+            return -1;
+        int stored = store_frame(reference, frame);
+        av_frame_unref(frame);
+        if (stored < 0)
+            return -1;
+    }
+}
+
+/* Splits the reference stream into access units (a new one at each slice that
+ * starts a picture; parameter sets and SEI go with the next picture), then
+ * decodes each with pts = its index in decode order. */
+static int load_reference(struct reference *reference, int hevc)
+{
+    FILE *file = fopen(reference->path, "rb");
+    if (!file)
+        return -1;
+    uint8_t *data = NULL;
+    size_t size = 0, capacity = 0;
+    for (;;) {
+        if (size == capacity) {
+            capacity = capacity ? capacity * 2 : 1 << 16;
+            uint8_t *grown = realloc(data, capacity);
+            if (!grown)
+                break;
+            data = grown;
+        }
+        size_t n = fread(data + size, 1, capacity - size, file);
+        if (n == 0)
+            break;
+        size += n;
+    }
+    fclose(file);
+    if (!data || size == 0) {
+        free(data);
+        return -1;
+    }
+
+    /* pass 1: count pictures; pass 2: record each picture's key and byte range */
+    size_t *starts = NULL, *ends = NULL;
+    int count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t position = 0, pending_start = SIZE_MAX;
+        int index = -1;
+        struct nal_span nal;
+        while (next_nal(data, size, &position, &nal)) {
+            size_t nal_offset = (size_t)(nal.start - data) - 3; /* from its start code */
+            if (!nal_is_vcl(hevc, &nal)) {
+                if (pending_start == SIZE_MAX)
+                    pending_start = nal_offset;
+                continue;
+            }
+            if (nal_starts_picture(hevc, &nal)) {
+                index++;
+                if (pass == 1) {
+                    starts[index] = pending_start != SIZE_MAX ? pending_start : nal_offset;
+                    if (index > 0)
+                        ends[index - 1] = starts[index];
+                    struct reference_picture *picture = &reference->pictures[index];
+                    picture->key_length = key_length_of(nal.size);
+                    memcpy(picture->key, nal.start, picture->key_length);
+                }
+            }
+            pending_start = SIZE_MAX;
+        }
+        if (pass == 0) {
+            count = index + 1;
+            if (count == 0)
+                break;
+            reference->pictures = calloc((size_t)count, sizeof *reference->pictures);
+            starts = calloc((size_t)count, sizeof *starts);
+            ends = calloc((size_t)count, sizeof *ends);
+            if (!reference->pictures || !starts || !ends)
+                count = 0;
+            if (count == 0)
+                break;
+        } else {
+            ends[count - 1] = size;
+        }
+    }
+    reference->count = count;
+
+    int result = count > 0 ? 0 : -1;
+    const AVCodec *codec = avcodec_find_decoder(hevc ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264);
+    AVCodecContext *decoder = codec ? avcodec_alloc_context3(codec) : NULL;
+    AVPacket *packet = av_packet_alloc();
+    AVFrame *frame = av_frame_alloc();
+    if (!decoder || !packet || !frame)
+        result = -1;
+    if (result == 0) {
+        decoder->thread_count = 1;
+        if (avcodec_open2(decoder, codec, NULL) < 0)
+            result = -1;
+    }
+    for (int i = 0; result == 0 && i < count; i++) {
+        size_t length = ends[i] - starts[i];
+        if (av_new_packet(packet, (int)length) < 0) {
+            result = -1;
+            break;
+        }
+        memcpy(packet->data, data + starts[i], length);
+        packet->pts = i;
+        int sent = avcodec_send_packet(decoder, packet);
+        av_packet_unref(packet);
+        if (sent < 0 || receive_frames(reference, decoder, frame) < 0)
+            result = -1;
+    }
+    if (result == 0 && (avcodec_send_packet(decoder, NULL) < 0 || receive_frames(reference, decoder, frame) < 0))
+        result = -1;
+    av_frame_free(&frame);
+    av_packet_free(&packet);
+    avcodec_free_context(&decoder);
+    free(starts);
+    free(ends);
+    free(data);
+    return result;
+}
+
+static void reference_free(struct reference *reference)
+{
+    for (int i = 0; i < reference->count; i++)
+        free(reference->pictures[i].nv12);
+    free(reference->pictures);
+    reference->pictures = NULL;
+    reference->count = 0;
+}
+
+/* The reference picture whose first slice starts with `key`, searched in
+ * decode order from after the last one found (so repeated content resolves to
+ * the next picture), then from the start (a decoder that restarted). */
+static struct reference_picture *find_reference_picture(struct reference *reference, const uint8_t *key,
+                                                        size_t key_length)
+{
+    for (int step = 0; step < reference->count; step++) {
+        int i = (reference->next + step) % reference->count;
+        struct reference_picture *picture = &reference->pictures[i];
+        if (picture->key_length == key_length && memcmp(picture->key, key, key_length) == 0) {
+            reference->next = (i + 1) % reference->count;
+            return picture;
+        }
+    }
+    return NULL;
+}
+
+/* Decodes the current picture into its render target: the reference picture
+ * with the same first slice, written as NV12. Called with the lock held. */
+static VAStatus decode_picture(VADriverContextP ctx, struct driver *drv, struct context *context)
+{
+    struct reference *reference = &drv->reference;
+    int hevc = context->cfg.profile == VAProfileHEVCMain;
+    if (reference->loaded == 0)
+        reference->loaded = load_reference(reference, hevc) == 0 ? 1 : -1;
+    if (reference->loaded < 0) {
+        report_error(ctx, "codecs_test: the reference stream %s could not be decoded", reference->path);
+        return VA_STATUS_ERROR_DECODING_ERROR;
+    }
+    if (!context->have_slice_key) {
+        report_error(ctx, "codecs_test: a picture without slice data");
+        return VA_STATUS_ERROR_INVALID_PARAMETER;
+    }
+    struct reference_picture *picture =
+        find_reference_picture(reference, context->slice_key, context->slice_key_length);
+    if (!picture || !picture->nv12) {
+        report_error(ctx, "codecs_test: slice data not found in the reference stream %s", reference->path);
+        return VA_STATUS_ERROR_DECODING_ERROR;
+    }
+    struct surface *surface = table_get(drv, context->render_target, KIND_SURFACE);
+    if (!surface)
+        return VA_STATUS_ERROR_INVALID_SURFACE;
+    if (picture->width > surface->width || picture->height > surface->height)
+        return VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
+    int chroma_bytes = (picture->width + 1) / 2 * 2;
+    for (int y = 0; y < picture->height; y++)
+        memcpy(surface->data + (size_t)y * (size_t)surface->pitch,
+               picture->nv12 + (size_t)y * (size_t)picture->width, (size_t)picture->width);
+    uint8_t *surface_chroma = surface->data + (size_t)surface->pitch * (size_t)surface->rows;
+    const uint8_t *chroma = picture->nv12 + (size_t)picture->width * (size_t)picture->height;
+    for (int y = 0; y < (picture->height + 1) / 2; y++)
+        memcpy(surface_chroma + (size_t)y * (size_t)surface->pitch, chroma + (size_t)y * (size_t)chroma_bytes,
+               (size_t)chroma_bytes);
+    return VA_STATUS_SUCCESS;
+}
+
 /* ---- contexts and pictures ----------------------------------------------- */
 
 static VAStatus drv_CreateContext(VADriverContextP ctx, VAConfigID config_id, int width, int height, int flag,
@@ -962,8 +1348,8 @@ static VAStatus drv_CreateContext(VADriverContextP ctx, VAConfigID config_id, in
     for (int i = 0; status == VA_STATUS_SUCCESS && i < target_count; i++)
         if (!table_get(drv, targets[i], KIND_SURFACE))
             status = VA_STATUS_ERROR_INVALID_SURFACE;
-    if (status == VA_STATUS_SUCCESS && drv->fail_context) {
-        report_error(ctx, "codecs_test: injected failure in vaCreateContext");
+    if (status == VA_STATUS_SUCCESS && scheduled_failure(drv, STAGE_CONTEXT, 0)) {
+        report_error(ctx, "codecs_test: injected failure in vaCreateContext #%ld", drv->schedule.calls[STAGE_CONTEXT]);
         status = VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
     struct context *context = NULL;
@@ -1012,7 +1398,7 @@ static VAStatus drv_BeginPicture(VADriverContextP ctx, VAContextID id, VASurface
     else {
         context->render_target = target;
         context->in_picture = 1;
-        context->have_picture = context->have_slice = 0;
+        context->have_picture = context->have_slice = context->have_slice_key = 0;
         /* sequence and rate-control parameters persist until replaced */
     }
     pthread_mutex_unlock(&drv->lock);
@@ -1068,30 +1454,45 @@ static VAStatus drv_RenderPicture(VADriverContextP ctx, VAContextID id, VABuffer
             status = VA_STATUS_ERROR_INVALID_BUFFER;
             break;
         }
-        if (!is_encode(context->cfg.entrypoint))
-            continue; /* decode parameters are accepted and ignored */
+        if (!is_encode(context->cfg.entrypoint)) {
+            /* decode: parameters are accepted and ignored; the first slice's
+             * first bytes find the picture in the reference stream */
+            if (buffer->type == VASliceDataBufferType && !context->have_slice_key) {
+                context->slice_key_length = key_length_of(buffer->size);
+                memcpy(context->slice_key, buffer->data, context->slice_key_length);
+                context->have_slice_key = 1;
+            }
+            continue;
+        }
+        int hevc = context->cfg.profile == VAProfileHEVCMain;
+        void *sequence = hevc ? (void *)&context->hevc_sequence : (void *)&context->sequence;
+        void *picture = hevc ? (void *)&context->hevc_picture : (void *)&context->picture;
+        void *slice = hevc ? (void *)&context->hevc_slice : (void *)&context->slice;
+        size_t sequence_size = hevc ? sizeof context->hevc_sequence : sizeof context->sequence;
+        size_t picture_size = hevc ? sizeof context->hevc_picture : sizeof context->picture;
+        size_t slice_size = hevc ? sizeof context->hevc_slice : sizeof context->slice;
         switch (buffer->type) {
         case VAEncSequenceParameterBufferType:
-            if (buffer->size < sizeof context->sequence)
+            if (buffer->size < sequence_size)
                 status = VA_STATUS_ERROR_INVALID_PARAMETER;
             else {
-                memcpy(&context->sequence, buffer->data, sizeof context->sequence);
+                memcpy(sequence, buffer->data, sequence_size);
                 context->have_sequence = 1;
             }
             break;
         case VAEncPictureParameterBufferType:
-            if (buffer->size < sizeof context->picture)
+            if (buffer->size < picture_size)
                 status = VA_STATUS_ERROR_INVALID_PARAMETER;
             else {
-                memcpy(&context->picture, buffer->data, sizeof context->picture);
+                memcpy(picture, buffer->data, picture_size);
                 context->have_picture = 1;
             }
             break;
         case VAEncSliceParameterBufferType:
-            if (buffer->size < sizeof context->slice)
+            if (buffer->size < slice_size)
                 status = VA_STATUS_ERROR_INVALID_PARAMETER;
             else if (!context->have_slice) { /* the first slice carries type and QP delta */
-                memcpy(&context->slice, buffer->data, sizeof context->slice);
+                memcpy(slice, buffer->data, slice_size);
                 context->have_slice = 1;
             }
             break;
@@ -1245,6 +1646,389 @@ static VAStatus encode_picture(struct driver *drv, struct context *context)
     return VA_STATUS_SUCCESS;
 }
 
+/* ---- HEVC encode through x265 -------------------------------------------- */
+
+static int open_hevc_encoder(struct context *context)
+{
+    const VAEncSequenceParameterBufferHEVC *seq = &context->hevc_sequence;
+    int width = seq->pic_width_in_luma_samples, height = seq->pic_height_in_luma_samples;
+    if (width <= 0 || height <= 0 || width > context->width || height > context->height)
+        return -1;
+    x265_param *param = x265_param_alloc();
+    if (!param)
+        return -1;
+    context->hevc_param = param;
+    if (x265_param_default_preset(param, "ultrafast", "zerolatency") < 0)
+        return -1;
+    param->sourceWidth = width;
+    param->sourceHeight = height;
+    param->internalCsp = X265_CSP_I420;
+    param->frameNumThreads = 1; /* one picture in, one picture out */
+    param->bframes = 0;         /* L1 = 0: no reordering */
+    param->maxNumReferences = 1;
+    param->keyframeMax = -1;    /* IDRs only where the picture says */
+    param->scenecutThreshold = 0;
+    param->bRepeatHeaders = 1;  /* VPS/SPS/PPS before every IDR: no packed headers */
+    param->bAnnexB = 1;
+    param->logLevel = X265_LOG_ERROR;
+    x265_param_parse(param, "pools", "1");
+    uint32_t fps_num = context->fps_num, fps_den = context->fps_den;
+    if (!fps_num && seq->vui_parameters_present_flag && seq->vui_fields.bits.vui_timing_info_present_flag &&
+        seq->vui_num_units_in_tick) {
+        fps_num = seq->vui_time_scale; /* HEVC E.3.1: frame rate = time_scale / num_units_in_tick */
+        fps_den = seq->vui_num_units_in_tick;
+    }
+    param->fpsNum = fps_num ? fps_num : 30;
+    param->fpsDenom = fps_num ? fps_den : 1;
+    uint32_t rate = context->bits_per_second ? context->bits_per_second : seq->bits_per_second;
+    if (context->cfg.rate_control == VA_RC_CQP || rate == 0) {
+        param->rc.rateControlMode = X265_RC_CQP;
+        param->rc.qp = context->hevc_picture.pic_init_qp;
+    } else {
+        uint32_t target = rate;
+        if (context->cfg.rate_control == VA_RC_VBR && context->target_percentage > 0 &&
+            context->target_percentage <= 100)
+            target = (uint32_t)((uint64_t)rate * context->target_percentage / 100);
+        param->rc.rateControlMode = X265_RC_ABR;
+        param->rc.bitrate = (int)(target / 1000 ? target / 1000 : 1);
+        param->rc.vbvMaxBitrate = (int)(rate / 1000 ? rate / 1000 : 1);
+        uint32_t buffer = context->hrd_buffer_size ? context->hrd_buffer_size : rate;
+        param->rc.vbvBufferSize = (int)(buffer / 1000 ? buffer / 1000 : 1);
+    }
+    if (x265_param_apply_profile(param, "main") < 0)
+        return -1;
+    context->hevc_encoder = x265_encoder_open(param);
+    context->hevc_input = x265_picture_alloc();
+    context->planar = malloc((size_t)width * (size_t)height * 3 / 2 + 2 * (size_t)width);
+    if (!context->hevc_encoder || !context->hevc_input || !context->planar)
+        return -1;
+    x265_picture_init(param, context->hevc_input);
+    return 0;
+}
+
+/* Writes `size` bytes of Annex-B output into a coded buffer. */
+static VAStatus fill_coded_buffer(struct buffer *coded, const uint8_t *const *parts, const size_t *sizes, int count)
+{
+    size_t capacity = coded->size - sizeof(VACodedBufferSegment), total = 0;
+    VACodedBufferSegment *segment = (VACodedBufferSegment *)coded->data;
+    memset(segment, 0, sizeof *segment);
+    segment->buf = coded->data + sizeof(VACodedBufferSegment);
+    for (int i = 0; i < count; i++)
+        total += sizes[i];
+    if (total > capacity) {
+        segment->status = VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK;
+        return VA_STATUS_ERROR_NOT_ENOUGH_BUFFER;
+    }
+    uint8_t *out = segment->buf;
+    for (int i = 0; i < count; i++) {
+        memcpy(out, parts[i], sizes[i]);
+        out += sizes[i];
+    }
+    segment->size = (uint32_t)total;
+    return VA_STATUS_SUCCESS;
+}
+
+/* Encodes the current HEVC picture into its coded buffer. Called with the lock held. */
+static VAStatus encode_hevc_picture(struct driver *drv, struct context *context)
+{
+    if (!context->have_sequence || !context->have_picture || !context->have_slice)
+        return VA_STATUS_ERROR_INVALID_PARAMETER;
+    struct surface *surface = table_get(drv, context->render_target, KIND_SURFACE);
+    struct buffer *coded = table_get(drv, context->hevc_picture.coded_buf, KIND_BUFFER);
+    if (!surface)
+        return VA_STATUS_ERROR_INVALID_SURFACE;
+    if (!coded || coded->type != VAEncCodedBufferType)
+        return VA_STATUS_ERROR_INVALID_BUFFER;
+    if (!context->hevc_encoder && open_hevc_encoder(context) != 0)
+        return VA_STATUS_ERROR_ENCODING_ERROR;
+    int width = context->hevc_param->sourceWidth, height = context->hevc_param->sourceHeight;
+    int chroma_width = width / 2, chroma_height = height / 2;
+    uint8_t *luma = context->planar, *cb = luma + (size_t)width * (size_t)height;
+    uint8_t *cr = cb + (size_t)chroma_width * (size_t)chroma_height;
+    for (int y = 0; y < height; y++)
+        memcpy(luma + (size_t)y * (size_t)width, surface->data + (size_t)y * (size_t)surface->pitch, (size_t)width);
+    const uint8_t *chroma = surface->data + (size_t)surface->pitch * (size_t)surface->rows;
+    for (int y = 0; y < chroma_height; y++) {
+        const uint8_t *row = chroma + (size_t)y * (size_t)surface->pitch;
+        for (int x = 0; x < chroma_width; x++) {
+            cb[(size_t)y * (size_t)chroma_width + (size_t)x] = row[2 * x];
+            cr[(size_t)y * (size_t)chroma_width + (size_t)x] = row[2 * x + 1];
+        }
+    }
+    x265_picture *input = context->hevc_input;
+    input->planes[0] = luma;
+    input->planes[1] = cb;
+    input->planes[2] = cr;
+    input->stride[0] = width;
+    input->stride[1] = input->stride[2] = chroma_width;
+    input->colorSpace = X265_CSP_I420;
+    input->bitDepth = 8;
+    input->pts = context->frames_encoded;
+    int slice_type = context->hevc_slice.slice_type; /* HEVC Table 7-7: 0 B, 1 P, 2 I */
+    if (context->hevc_picture.pic_fields.bits.idr_pic_flag)
+        input->sliceType = X265_TYPE_IDR;
+    else if (slice_type == 2)
+        input->sliceType = X265_TYPE_I;
+    else
+        input->sliceType = X265_TYPE_P;
+    input->forceqp = 0;
+    if (context->cfg.rate_control == VA_RC_CQP) {
+        int qp = context->hevc_picture.pic_init_qp + context->hevc_slice.slice_qp_delta;
+        input->forceqp = (qp < 0 ? 0 : qp > 51 ? 51 : qp) + 1;
+    }
+    x265_nal *nals = NULL;
+    uint32_t nal_count = 0;
+    int pictures = x265_encoder_encode(context->hevc_encoder, &nals, &nal_count, input, NULL);
+    if (pictures <= 0 || nal_count == 0)
+        return VA_STATUS_ERROR_ENCODING_ERROR; /* zero-latency settings never delay a picture */
+    context->frames_encoded++;
+    const uint8_t *parts[64];
+    size_t sizes[64];
+    if (nal_count > 64)
+        return VA_STATUS_ERROR_ENCODING_ERROR;
+    for (uint32_t i = 0; i < nal_count; i++) {
+        parts[i] = nals[i].payload;
+        sizes[i] = nals[i].sizeBytes;
+    }
+    return fill_coded_buffer(coded, parts, sizes, (int)nal_count);
+}
+
+/* ---- H.264 with B-frames: I_PCM pictures ---------------------------------- */
+
+/* An RBSP bit writer. */
+struct bit_writer {
+    uint8_t *data;
+    size_t size, capacity;
+    uint64_t bits;
+    int count;
+    int failed;
+};
+
+static void put_bits(struct bit_writer *w, uint32_t value, int count)
+{
+    for (int i = count - 1; i >= 0; i--) {
+        w->bits = (w->bits << 1) | ((value >> i) & 1);
+        if (++w->count == 8) {
+            if (w->size == w->capacity) {
+                w->failed = 1;
+            } else {
+                w->data[w->size++] = (uint8_t)w->bits;
+            }
+            w->bits = 0;
+            w->count = 0;
+        }
+    }
+}
+
+static void put_ue(struct bit_writer *w, uint32_t value)
+{
+    uint32_t code = value + 1;
+    int length = 0;
+    while ((code >> length) > 1)
+        length++;
+    put_bits(w, 0, length);
+    put_bits(w, code, length + 1);
+}
+
+static void put_se(struct bit_writer *w, int32_t value)
+{
+    put_ue(w, value > 0 ? (uint32_t)(2 * value - 1) : (uint32_t)(-2 * value));
+}
+
+static void put_trailing_bits(struct bit_writer *w)
+{
+    put_bits(w, 1, 1);
+    while (w->count)
+        put_bits(w, 0, 1);
+}
+
+/* Appends a NAL unit (start code, header, RBSP with emulation prevention). */
+static int put_nal(uint8_t *out, size_t capacity, size_t *size, uint8_t header, const uint8_t *rbsp, size_t length)
+{
+    size_t n = *size;
+    if (capacity - n < 5)
+        return -1;
+    out[n++] = 0, out[n++] = 0, out[n++] = 0, out[n++] = 1, out[n++] = header;
+    int zeros = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (capacity - n < 2)
+            return -1;
+        if (zeros >= 2 && rbsp[i] <= 3) {
+            out[n++] = 3;
+            zeros = 0;
+        }
+        out[n++] = rbsp[i];
+        zeros = rbsp[i] == 0 ? zeros + 1 : 0;
+    }
+    *size = n;
+    return 0;
+}
+
+/* Encodes the current picture losslessly: every macroblock I_PCM, in an I, P
+ * or B slice as the picture parameters say, with the reference structure the
+ * client chose (frame_num, POC, nal_ref_idc). SPS and PPS precede IDRs.
+ * Called with the lock held. */
+static VAStatus encode_pcm_picture(struct driver *drv, struct context *context)
+{
+    if (!context->have_sequence || !context->have_picture || !context->have_slice)
+        return VA_STATUS_ERROR_INVALID_PARAMETER;
+    const VAEncSequenceParameterBufferH264 *seq = &context->sequence;
+    const VAEncPictureParameterBufferH264 *pic = &context->picture;
+    const VAEncSliceParameterBufferH264 *slice = &context->slice;
+    if (seq->seq_fields.bits.pic_order_cnt_type != 0 || !seq->seq_fields.bits.frame_mbs_only_flag)
+        return VA_STATUS_ERROR_UNIMPLEMENTED;
+    struct surface *surface = table_get(drv, context->render_target, KIND_SURFACE);
+    struct buffer *coded = table_get(drv, pic->coded_buf, KIND_BUFFER);
+    if (!surface)
+        return VA_STATUS_ERROR_INVALID_SURFACE;
+    if (!coded || coded->type != VAEncCodedBufferType)
+        return VA_STATUS_ERROR_INVALID_BUFFER;
+    int mb_width = seq->picture_width_in_mbs, mb_height = seq->picture_height_in_mbs;
+    size_t rbsp_capacity = (size_t)mb_width * (size_t)mb_height * 400 + 4096;
+    uint8_t *rbsp = malloc(rbsp_capacity);
+    if (!rbsp)
+        return VA_STATUS_ERROR_ALLOCATION_FAILED;
+    VACodedBufferSegment *segment = (VACodedBufferSegment *)coded->data;
+    memset(segment, 0, sizeof *segment);
+    segment->buf = coded->data + sizeof(VACodedBufferSegment);
+    uint8_t *out = segment->buf;
+    size_t capacity = coded->size - sizeof(VACodedBufferSegment), size = 0;
+    int idr = pic->pic_fields.bits.idr_pic_flag, slice_type = slice->slice_type % 5; /* 0 P, 1 B, 2 I */
+    int log2_frame_num = seq->seq_fields.bits.log2_max_frame_num_minus4 + 4;
+    int log2_poc_lsb = seq->seq_fields.bits.log2_max_pic_order_cnt_lsb_minus4 + 4;
+    int failed = 0;
+    struct bit_writer w;
+
+    if (idr) {
+        w = (struct bit_writer){.data = rbsp, .capacity = rbsp_capacity};
+        put_bits(&w, 77, 8); /* profile_idc: Main (B slices, CAVLC) */
+        put_bits(&w, 0, 8);  /* constraint flags, reserved */
+        put_bits(&w, seq->level_idc, 8);
+        put_ue(&w, seq->seq_parameter_set_id);
+        put_ue(&w, (uint32_t)(log2_frame_num - 4));
+        put_ue(&w, 0); /* pic_order_cnt_type */
+        put_ue(&w, (uint32_t)(log2_poc_lsb - 4));
+        put_ue(&w, seq->max_num_ref_frames);
+        put_bits(&w, 0, 1); /* gaps_in_frame_num_value_allowed_flag */
+        put_ue(&w, (uint32_t)(mb_width - 1));
+        put_ue(&w, (uint32_t)(mb_height - 1));
+        put_bits(&w, 1, 1); /* frame_mbs_only_flag */
+        put_bits(&w, 1, 1); /* direct_8x8_inference_flag */
+        put_bits(&w, seq->frame_cropping_flag, 1);
+        if (seq->frame_cropping_flag) {
+            put_ue(&w, seq->frame_crop_left_offset);
+            put_ue(&w, seq->frame_crop_right_offset);
+            put_ue(&w, seq->frame_crop_top_offset);
+            put_ue(&w, seq->frame_crop_bottom_offset);
+        }
+        put_bits(&w, 1, 1); /* vui_parameters_present_flag */
+        put_bits(&w, 0, 4); /* aspect ratio, overscan, video signal type, chroma location */
+        int timing = seq->vui_parameters_present_flag && seq->vui_fields.bits.timing_info_present_flag &&
+                     seq->num_units_in_tick && seq->time_scale;
+        put_bits(&w, (uint32_t)timing, 1);
+        if (timing) {
+            put_bits(&w, seq->num_units_in_tick, 32);
+            put_bits(&w, seq->time_scale, 32);
+            put_bits(&w, 1, 1); /* fixed_frame_rate_flag */
+        }
+        put_bits(&w, 0, 3); /* NAL HRD, VCL HRD, pic_struct_present_flag */
+        put_bits(&w, 1, 1); /* bitstream_restriction_flag */
+        put_bits(&w, 1, 1); /* motion_vectors_over_pic_boundaries_flag */
+        put_ue(&w, 0);      /* max_bytes_per_pic_denom */
+        put_ue(&w, 0);      /* max_bits_per_mb_denom */
+        put_ue(&w, 15);     /* log2_max_mv_length_horizontal */
+        put_ue(&w, 15);     /* log2_max_mv_length_vertical */
+        put_ue(&w, seq->ip_period > 1 ? 1 : 0); /* max_num_reorder_frames: non-reference B-frames */
+        put_ue(&w, seq->max_num_ref_frames > 0 ? seq->max_num_ref_frames : 1); /* max_dec_frame_buffering */
+        put_trailing_bits(&w);
+        failed |= w.failed || put_nal(out, capacity, &size, 0x67, rbsp, w.size);
+
+        w = (struct bit_writer){.data = rbsp, .capacity = rbsp_capacity};
+        put_ue(&w, pic->pic_parameter_set_id);
+        put_ue(&w, pic->seq_parameter_set_id);
+        put_bits(&w, 0, 1); /* entropy_coding_mode_flag: CAVLC */
+        put_bits(&w, 0, 1); /* bottom_field_pic_order_in_frame_present_flag */
+        put_ue(&w, 0);      /* num_slice_groups_minus1 */
+        put_ue(&w, 0);      /* num_ref_idx_l0_default_active_minus1 */
+        put_ue(&w, 0);      /* num_ref_idx_l1_default_active_minus1 */
+        put_bits(&w, 0, 3); /* weighted_pred_flag, weighted_bipred_idc */
+        put_se(&w, 0);      /* pic_init_qp_minus26 */
+        put_se(&w, 0);      /* pic_init_qs_minus26 */
+        put_se(&w, 0);      /* chroma_qp_index_offset */
+        put_bits(&w, 1, 1); /* deblocking_filter_control_present_flag */
+        put_bits(&w, 0, 2); /* constrained_intra_pred_flag, redundant_pic_cnt_present_flag */
+        put_trailing_bits(&w);
+        failed |= w.failed || put_nal(out, capacity, &size, 0x68, rbsp, w.size);
+    }
+
+    int reference = pic->pic_fields.bits.reference_pic_flag != 0 || idr;
+    w = (struct bit_writer){.data = rbsp, .capacity = rbsp_capacity};
+    put_ue(&w, 0); /* first_mb_in_slice */
+    put_ue(&w, (uint32_t)(slice_type + 5));
+    put_ue(&w, pic->pic_parameter_set_id);
+    put_bits(&w, pic->frame_num & ((1u << log2_frame_num) - 1), log2_frame_num);
+    if (idr)
+        put_ue(&w, slice->idr_pic_id);
+    put_bits(&w, (uint32_t)pic->CurrPic.TopFieldOrderCnt & ((1u << log2_poc_lsb) - 1), log2_poc_lsb);
+    if (slice_type == 1)
+        put_bits(&w, 1, 1); /* direct_spatial_mv_pred_flag */
+    if (slice_type != 2) {
+        put_bits(&w, 1, 1); /* num_ref_idx_active_override_flag: one reference per list */
+        put_ue(&w, 0);
+        if (slice_type == 1)
+            put_ue(&w, 0);
+        put_bits(&w, 0, 1); /* ref_pic_list_modification_flag_l0 */
+        if (slice_type == 1)
+            put_bits(&w, 0, 1); /* ref_pic_list_modification_flag_l1 */
+    }
+    if (reference) {
+        if (idr)
+            put_bits(&w, 0, 2); /* no_output_of_prior_pics_flag, long_term_reference_flag */
+        else
+            put_bits(&w, 0, 1); /* adaptive_ref_pic_marking_mode_flag: sliding window */
+    }
+    put_se(&w, 0); /* slice_qp_delta */
+    put_ue(&w, 1); /* disable_deblocking_filter_idc */
+    const uint8_t *chroma = surface->data + (size_t)surface->pitch * (size_t)surface->rows;
+    uint32_t pcm_type = slice_type == 2 ? 25 : slice_type == 0 ? 5 + 25 : 23 + 25;
+    for (int my = 0; my < mb_height; my++) {
+        for (int mx = 0; mx < mb_width; mx++) {
+            if (slice_type != 2)
+                put_ue(&w, 0); /* mb_skip_run */
+            put_ue(&w, pcm_type);
+            while (w.count)
+                put_bits(&w, 0, 1); /* pcm_alignment_zero_bit */
+            for (int y = 0; y < 16; y++) {
+                int row = my * 16 + y < surface->height ? my * 16 + y : surface->height - 1;
+                for (int x = 0; x < 16; x++) {
+                    int column = mx * 16 + x < surface->width ? mx * 16 + x : surface->width - 1;
+                    put_bits(&w, surface->data[(size_t)row * (size_t)surface->pitch + (size_t)column], 8);
+                }
+            }
+            for (int plane = 0; plane < 2; plane++) {
+                for (int y = 0; y < 8; y++) {
+                    int row = my * 8 + y < surface->height / 2 ? my * 8 + y : surface->height / 2 - 1;
+                    for (int x = 0; x < 8; x++) {
+                        int column = mx * 8 + x < surface->width / 2 ? mx * 8 + x : surface->width / 2 - 1;
+                        put_bits(&w, chroma[(size_t)row * (size_t)surface->pitch + 2 * (size_t)column + (size_t)plane], 8);
+                    }
+                }
+            }
+        }
+    }
+    put_trailing_bits(&w);
+    uint8_t header = (uint8_t)((reference ? (idr ? 3 : 2) : 0) << 5 | (idr ? 5 : 1));
+    failed |= w.failed || put_nal(out, capacity, &size, header, rbsp, w.size);
+    free(rbsp);
+    if (failed) {
+        segment->status = VA_CODED_BUF_STATUS_SLICE_OVERFLOW_MASK;
+        return VA_STATUS_ERROR_NOT_ENOUGH_BUFFER;
+    }
+    segment->size = (uint32_t)size;
+    context->frames_encoded++;
+    return VA_STATUS_SUCCESS;
+}
+
 static VAStatus drv_EndPicture(VADriverContextP ctx, VAContextID id)
 {
     struct driver *drv = DRIVER(ctx);
@@ -1255,19 +2039,39 @@ static VAStatus drv_EndPicture(VADriverContextP ctx, VAContextID id)
         status = VA_STATUS_ERROR_INVALID_CONTEXT;
     else if (!context->in_picture)
         status = VA_STATUS_ERROR_OPERATION_FAILED;
-    else if (!is_encode(context->cfg.entrypoint)) {
-        /* VLD: probes only, no real decode; "decode:N" accepts the first N-1 pictures */
-        long call = ++drv->decode_calls;
-        status = call < drv->decode_fail_from ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_UNIMPLEMENTED;
-    }
-    else {
-        long call = ++drv->encode_calls;
-        if (drv->fail_encode_all || drv->fail_encode_nth == call) {
-            report_error(ctx, "codecs_test: injected failure in encode vaEndPicture #%ld", call);
+    else if (drv->schedule.busy_nth > 0 && ++drv->schedule.end_picture_calls == drv->schedule.busy_nth) {
+        report_error(ctx, "codecs_test: injected busy surface in vaEndPicture #%ld", drv->schedule.end_picture_calls);
+        status = VA_STATUS_ERROR_SURFACE_BUSY;
+    } else if (!is_encode(context->cfg.entrypoint)) {
+        int fail = scheduled_failure(drv, STAGE_DECODE, drv->pictures_decoded);
+        long call = drv->schedule.calls[STAGE_DECODE];
+        if (!drv->reference.path[0]) {
+            /* no reference stream: nothing is decoded; "decode:N" accepts the first N-1 pictures */
+            long from = drv->schedule.nth[STAGE_DECODE];
+            status = from > 0 && call < from && !fail ? VA_STATUS_SUCCESS : VA_STATUS_ERROR_UNIMPLEMENTED;
+        } else if (fail) {
+            report_error(ctx, "codecs_test: injected failure in decode vaEndPicture #%ld after %ld pictures", call,
+                         drv->pictures_decoded);
+            status = VA_STATUS_ERROR_DECODING_ERROR;
+        } else {
+            status = decode_picture(ctx, drv, context);
+            if (status == VA_STATUS_SUCCESS)
+                drv->pictures_decoded++;
+        }
+    } else {
+        if (scheduled_failure(drv, STAGE_ENCODE, drv->pictures_encoded)) {
+            report_error(ctx, "codecs_test: injected failure in encode vaEndPicture #%ld",
+                         drv->schedule.calls[STAGE_ENCODE]);
             status = VA_STATUS_ERROR_ENCODING_ERROR;
+        } else if (context->cfg.profile == VAProfileHEVCMain) {
+            status = encode_hevc_picture(drv, context);
+        } else if (drv->reorder) {
+            status = encode_pcm_picture(drv, context);
         } else {
             status = encode_picture(drv, context);
         }
+        if (status == VA_STATUS_SUCCESS)
+            drv->pictures_encoded++;
     }
     if (context)
         context->in_picture = 0;
@@ -1382,6 +2186,7 @@ static VAStatus drv_Terminate(VADriverContextP ctx)
     for (uint32_t id = 0; id < drv->count; id++)
         object_free(drv->objects[id]);
     free(drv->objects);
+    reference_free(&drv->reference);
     pthread_mutex_destroy(&drv->lock);
     free(drv);
     ctx->pDriverData = NULL;
@@ -1397,7 +2202,9 @@ __attribute__((visibility("default"))) VAStatus __vaDriverInit_1_0(VADriverConte
     struct driver *drv = calloc(1, sizeof *drv);
     if (!drv)
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
-    int fail_init = read_device_failures(ctx, drv);
+    for (int stage = 0; stage < STAGE_COUNT; stage++)
+        drv->schedule.after[stage] = -1;
+    int fail_init = read_device_file(ctx, drv);
     const char *spec = getenv("CODECS_TEST_VA_FAIL");
     if (spec)
         fail_init |= parse_failures(drv, spec);
