@@ -38,7 +38,8 @@ import PixelTransfer
 /// for one. When the decoder itself breaks (a hardware failure, libavcodec
 /// running out of memory) under `.automatic` or `.software`, the session
 /// builds a software decoder and decodes again, from the keyframe before the
-/// oldest picture still in flight, the samples it kept; pictures already
+/// oldest picture still in flight (for an HEVC CRA, from the keyframe before
+/// that, so that its leading pictures decode too), the samples it kept; pictures already
 /// delivered are not delivered again, and every other picture is delivered
 /// once. This holds for a failure at any point — before or after pictures
 /// came out, in any group of pictures — as long as the samples since that
@@ -275,7 +276,9 @@ public final class DecompressionSession {
             injectParameterSets = false
         }
         replay.record(
-            token: token, data: data, isKeyframe: sample.isKeyframe, oldestPending: pending.keys.min() ?? token)
+            token: token, data: data, isKeyframe: sample.isKeyframe,
+            opensGroup: sample.isKeyframe && Self.isCleanRandomAccess(data, formatDescription),
+            oldestPending: pending.keys.min() ?? token)
         try feed(data, token: token, isKeyframe: sample.isKeyframe, into: &output)
         return output
     }
@@ -424,6 +427,18 @@ public final class DecompressionSession {
         }
         // Bad data: drop from the oldest picture still inside the decoder.
         beginResync(failure.description, from: pending.keys.min() ?? nextToken)
+    }
+
+    /// Whether a keyframe sample is an HEVC clean random access picture (CRA,
+    /// NAL unit type 21), after which leading pictures may follow that refer
+    /// to the group before it.
+    private static func isCleanRandomAccess(_ data: [UInt8], _ description: FormatDescription) -> Bool {
+        guard description.codec == .hevc,
+            let units = try? LengthPrefixed.nalUnitRanges(
+                in: data, lengthSize: description.nalUnitHeaderLength, codec: .hevc)
+        else { return false }
+        let types = units.map { (data[$0.lowerBound] >> 1) & 0x3F }
+        return types.first { $0 < 32 } == 21
     }
 
     /// Builds a software decoder and decodes again the samples kept since the
@@ -653,6 +668,9 @@ struct ReplayCache {
         var token: Int64
         var data: [UInt8]
         var isKeyframe: Bool
+        /// An HEVC CRA: the pictures after it in decode order may include
+        /// RASL pictures, which decode only from the group before.
+        var opensGroup: Bool
     }
 
     let byteLimit: Int
@@ -670,22 +688,30 @@ struct ReplayCache {
 
     /// Records a sample given to the decoder; `oldestPending` is the oldest
     /// token whose picture has not come out yet (this sample's at the latest).
-    mutating func record(token: Int64, data: [UInt8], isKeyframe: Bool, oldestPending: Int64) {
+    mutating func record(token: Int64, data: [UInt8], isKeyframe: Bool, opensGroup: Bool, oldestPending: Int64) {
         if isKeyframe && !complete {
             reset()
             complete = true
         }
         guard complete else { return }
         if isKeyframe { groupStarts.append(samples.count) }
-        samples.append(Sample(token: token, data: data, isKeyframe: isKeyframe))
+        samples.append(Sample(token: token, data: data, isKeyframe: isKeyframe, opensGroup: opensGroup))
         bytes += data.count
-        // Keep from the last group that starts at or before the oldest pending picture.
-        if let keep = groupStarts.lastIndex(where: { samples[$0].token <= oldestPending }), keep > 0 {
+        // Keep from the last group that starts at or before the oldest pending
+        // picture, or from the group before it when that one starts at a CRA
+        // (its leading pictures need the earlier group).
+        if var keep = groupStarts.lastIndex(where: { samples[$0].token <= oldestPending }) {
+            if samples[groupStarts[keep]].opensGroup && keep > 0 { keep -= 1 }
+            guard keep > 0 else { return checkLimit() }
             let start = groupStarts[keep]
             bytes -= samples[..<start].reduce(0) { $0 + $1.data.count }
             samples.removeFirst(start)
             groupStarts = groupStarts[keep...].map { $0 - start }
         }
+        checkLimit()
+    }
+
+    private mutating func checkLimit() {
         if bytes > byteLimit {
             reset()
             overflows += 1

@@ -291,4 +291,140 @@ struct VAAPIDecoderTests {
         }
         Issue.record("live objects left: \(kinds.map { "\($0.rawValue)=\(LiveObjects.count($0))" })")
     }
+
+    // MARK: - A device that decodes (decode=PATH: the driver's libavcodec)
+
+    /// A stream, its file, samples and FFmpeg's per-frame MD5s.
+    static func referenceStream(_ clip: Clip, in directory: TemporaryDirectory) throws -> (
+        path: String, samples: [CompressedSample], md5s: [String]
+    ) {
+        let path = try TestStreams.make(
+            "clip", in: directory, codec: clip.codec, frames: clip.frames, encoderArgs: clip.encoderArgs)
+        let samples = try TestStreams.samples(ofFile: path, codec: clip.codec)
+        #expect(samples.count == clip.frames)
+        return (path, samples, try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p"))
+    }
+
+    /// Every picture through the device: what libavcodec's vaapi hwaccel
+    /// delivers equals FFmpeg's software decode, B-frames and all.
+    @Test(arguments: clips)
+    func aDecodingDeviceDeliversEveryPictureBitExact(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let (path, samples, md5s) = try Self.referenceStream(clip, in: directory)
+        let device = try TestVADriver.makeDevice(in: directory, decodeReference: path)
+        do {
+            // I420 out: the device's NV12 pictures repacked, comparable with FFmpeg's yuv420p.
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .vaapi(device: device),
+                output: .init(pixelFormat: .i420))
+            let frames = try decodeAll(session, samples)
+            #expect(session.backend == "vaapi")
+            #expect(session.fallbackReason == nil)
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == md5s)
+            #expect(session.statistics == DecodeStatistics(submitted: samples.count, decoded: samples.count))
+        }
+        Self.expectNoHardwareDevice()
+    }
+
+    struct LateFailure: Sendable, CustomStringConvertible {
+        var clip: Clip
+        var failure: String
+        var description: String { "\(clip) \(failure)" }
+    }
+
+    /// Failures after the device delivered pictures: inside the first GOP,
+    /// right after it, deep in a later one, and "after K pictures delivered".
+    static let lateFailures = [
+        LateFailure(clip: clips[0], failure: "decode:6"),
+        LateFailure(clip: clips[0], failure: "decode:13"),
+        LateFailure(clip: clips[0], failure: "decode:27"),
+        LateFailure(clip: clips[0], failure: "decode-after:20"),
+        LateFailure(clip: clips[1], failure: "decode:8"),
+        LateFailure(clip: clips[1], failure: "decode:17"),
+        LateFailure(clip: clips[1], failure: "busy:12"),
+    ]
+
+    /// The device fails after it delivered pictures; under `.automatic` the
+    /// session replays in software from the keyframe before the oldest
+    /// picture still pending and delivers every picture exactly once, in
+    /// order, bit-exact with FFmpeg: none lost, none repeated.
+    @Test(arguments: lateFailures)
+    func aFailureAfterDeliveredPicturesLosesAndRepeatsNothing(_ late: LateFailure) throws {
+        let directory = try TemporaryDirectory()
+        let (path, samples, md5s) = try Self.referenceStream(late.clip, in: directory)
+        let device = try TestVADriver.makeDevice(in: directory, failures: [late.failure], decodeReference: path)
+        do {
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .automatic,
+                output: .init(pixelFormat: .i420), threadCount: nil, automaticDevicePath: device)
+            var frames: [DecodedFrame] = []
+            var fromHardware = 0
+            for (index, sample) in samples.enumerated() {
+                let out = try session.decode(sample, userValue: index)
+                if session.backend == "vaapi" { fromHardware += out.count }
+                frames += out
+                Self.expectBalanced(session)
+            }
+            frames += try session.finish()
+            #expect(session.backend == "software")
+            let reason = session.fallbackReason ?? ""
+            #expect(reason.contains("codecs_test: injected"), "\(reason)")
+            #expect(fromHardware > 0, "the device delivered nothing before failing")
+            #expect(frames.count == samples.count)
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == md5s)
+            #expect(Set(frames.compactMap { $0.userValue as? Int }) == Set(samples.indices))
+            #expect(session.statistics == DecodeStatistics(submitted: samples.count, decoded: samples.count))
+            #expect(session.drops.isEmpty)
+        }
+        Self.expectNoHardwareDevice()
+    }
+
+    /// A long GOP whose samples outgrow the replay cache: a failure inside it
+    /// cannot be replayed. The session says so (``DecompressionSession/replayCacheOverflows``,
+    /// drops of kind `.notReplayable`), delivers nothing twice, and every
+    /// picture it does deliver is FFmpeg's picture for that time.
+    @Test func aFailureBeyondTheReplayCacheDropsExplicitly() throws {
+        let directory = try TemporaryDirectory()
+        let clip = Clip(codec: .h264, frames: 48, encoderArgs: ["-bf", "2", "-g", "48", "-sc_threshold", "0"])
+        let (path, samples, md5s) = try Self.referenceStream(clip, in: directory)
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["decode:30"], decodeReference: path)
+        let limit = samples.prefix(8).reduce(0) { $0 + $1.data.count }
+        do {
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .automatic,
+                output: .init(pixelFormat: .i420), threadCount: nil, automaticDevicePath: device,
+                replayByteLimit: limit)
+            var frames: [DecodedFrame] = []
+            for sample in samples {
+                frames += try session.decode(sample)
+                Self.expectBalanced(session)
+            }
+            frames += try session.finish()
+            #expect(session.backend == "software")
+            #expect(session.replayCacheOverflows >= 1)
+            #expect(!frames.isEmpty)
+            #expect(frames.count < samples.count)
+            let stats = session.statistics
+            #expect(stats.submitted == samples.count)
+            #expect(stats.decoded == frames.count)
+            #expect(stats.dropped == samples.count - frames.count)
+            #expect(session.drops.contains { $0.kind == .notReplayable })
+            // Each delivered picture once, in presentation order without a
+            // repeat, and each is FFmpeg's picture for that sample: the
+            // software decode of the whole stream gives the reference order.
+            let reference = try decodeAll(
+                try DecompressionSession(
+                    formatDescription: samples[0].formatDescription, decoder: .software,
+                    output: .init(pixelFormat: .i420)), samples)
+            #expect(reference.map { md5Hex($0.pixelBuffer) } == md5s)
+            let position = Dictionary(uniqueKeysWithValues: reference.enumerated().map { ($1.pts, $0) })
+            let positions = frames.compactMap { position[$0.pts] }
+            #expect(positions.count == frames.count)
+            #expect(positions == positions.sorted() && Set(positions).count == positions.count)
+            for (frame, index) in zip(frames, positions) {
+                #expect(md5Hex(frame.pixelBuffer) == md5s[index], "picture at \(frame.pts)")
+            }
+        }
+        Self.expectNoHardwareDevice()
+    }
 }

@@ -3,36 +3,47 @@
  *
  * No software VA-API driver exists, so the CodecSessions tests load this one
  * (LIBVA_DRIVERS_PATH + LIBVA_DRIVER_NAME=codecs_test) to run libavcodec's
- * h264_vaapi encoder and vaapi hwaccel end to end on machines without a GPU.
+ * h264_vaapi / hevc_vaapi encoders and vaapi hwaccel end to end on machines
+ * without a GPU.
  *
  * What it offers (libva driver ABI, entry point __vaDriverInit_1_0):
- *   - profiles: H.264 ConstrainedBaseline / Main / High (VLD + EncSlice),
- *     HEVC Main (VLD only);
+ *   - profiles: H.264 ConstrainedBaseline / Main / High and HEVC Main, each
+ *     with VLD and EncSlice (EncSliceLP on a "lowpower-only" device);
  *   - plain-memory NV12 surfaces, NV12 images (create / derive / get / put);
- *   - EncSlice for H.264: each picture is handed to libx264 (one reference,
- *     no reordering, IDR where the picture parameters say so, QP or bit rate
- *     from the sequence / picture / misc parameters); the coded buffer receives
- *     x264's Annex-B output including its SPS/PPS, because this driver
- *     reports no packed-header support (VAConfigAttribEncPackedHeaders = NONE);
- *   - VLD answers probes and creates configs and contexts, but vaEndPicture on a
- *     decode context returns VA_STATUS_ERROR_UNIMPLEMENTED, so decoders can test
- *     their fallback path.
+ *   - H.264 EncSlice: each picture goes to libx264 (one reference, no
+ *     reordering, IDR where the picture parameters say so, QP or bit rate from
+ *     the sequence / picture / misc parameters); the coded buffer receives
+ *     x264's Annex-B output including its SPS/PPS, because this driver reports
+ *     no packed-header support (VAConfigAttribEncPackedHeaders = NONE);
+ *   - HEVC EncSlice: the same through libx265 (VPS/SPS/PPS before IDRs);
+ *   - "bframes": the H.264 device offers L1 references, so libavcodec sends
+ *     B-pictures in coding order; each picture is then coded losslessly with
+ *     every macroblock I_PCM, in the slice type, frame_num, POC and reference
+ *     marking the client chose, so a decode equals the input exactly;
+ *   - VLD: with "decode=PATH" in the device file (an Annex-B stream), the
+ *     driver decodes that stream with libavcodec when first asked and writes,
+ *     for each picture it is given, the picture whose first slice starts with
+ *     the same bytes; a slice not found there is a decoding error. Without a
+ *     reference stream, vaEndPicture on a decode context returns
+ *     VA_STATUS_ERROR_UNIMPLEMENTED (after N-1 accepted pictures with
+ *     "decode:N"), so decoders exercise their fallback path.
  *
- * Failures on demand, per stage, from the environment variable
- * CODECS_TEST_VA_FAIL and/or a "fail=" line in the fake device file (see
- * rendernode_shim.c for the file format); a comma-separated list of:
- *   init      __vaDriverInit fails      VA_STATUS_ERROR_OPERATION_FAILED
- *   config    vaCreateConfig fails      VA_STATUS_ERROR_ALLOCATION_FAILED
- *   surfaces  vaCreateSurfaces fails    VA_STATUS_ERROR_ALLOCATION_FAILED
- *   context   vaCreateContext fails     VA_STATUS_ERROR_ALLOCATION_FAILED
- *   encode    every encode vaEndPicture VA_STATUS_ERROR_ENCODING_ERROR
- *   encode:N  only the Nth (1-based) encode vaEndPicture of this display
- *   decode:N  decode vaEndPicture calls 1 ... N-1 of this display succeed
- *             without decoding anything (the surfaces keep what they held);
- *             the Nth and later fail as usual (VA_STATUS_ERROR_UNIMPLEMENTED).
- *             This makes a decoder fail mid-stream, at its Nth picture; the
- *             pictures before it are not real, so tests pick a stream whose
- *             first picture leaves the decoder after the Nth (reordering delay).
+ * A failure schedule, from the environment variable CODECS_TEST_VA_FAIL
+ * and/or a "fail=" line in the fake device file (see rendernode_shim.c for
+ * the file format); a comma-separated list of:
+ *   init             __vaDriverInit fails                 VA_STATUS_ERROR_OPERATION_FAILED
+ *   config[:N]       every (or the Nth) vaCreateConfig    VA_STATUS_ERROR_ALLOCATION_FAILED
+ *   surfaces[:N]     every (or the Nth) vaCreateSurfaces  VA_STATUS_ERROR_ALLOCATION_FAILED
+ *   context[:N]      every (or the Nth) vaCreateContext   VA_STATUS_ERROR_ALLOCATION_FAILED
+ *   encode[:N]       every (or the Nth) encode vaEndPicture  VA_STATUS_ERROR_ENCODING_ERROR
+ *   encode-after:K   every encode vaEndPicture once K pictures were encoded
+ *   decode[:N]       every decode vaEndPicture (from the Nth on)  VA_STATUS_ERROR_DECODING_ERROR
+ *                    (VA_STATUS_ERROR_UNIMPLEMENTED without a reference stream)
+ *   decode-after:K   every decode vaEndPicture once K pictures were decoded
+ *   busy:N           the Nth vaEndPicture of any kind     VA_STATUS_ERROR_SURFACE_BUSY
+ *   maxsize=WxH      surfaces larger than WxH             VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED
+ * Calls are counted per VADisplay. Device kinds: "lowpower-only",
+ * "no-hevc-encode" (HEVC Main is decode-only), "bframes".
  *
  * Every object lives in one table per display and is freed by vaTerminate.
  */
