@@ -35,7 +35,9 @@ import PixelTransfer
 /// and every later picture until the next keyframe, where the decoder is
 /// drained, reset and decoding resumes. A stream that starts without a
 /// keyframe, and decoding after ``flush()`` or ``finish()``, likewise waits
-/// for one. When the decoder itself breaks (a hardware failure, libavcodec
+/// for one, as do the samples after a loss the caller reports with
+/// ``reportLoss(_:)``: no picture that refers to a missing or damaged one is
+/// returned, and ``recoveries`` says where decoding resumed. When the decoder itself breaks (a hardware failure, libavcodec
 /// running out of memory) under `.automatic` or `.software`, the session
 /// builds a software decoder and decodes again, from the keyframe before the
 /// oldest picture still in flight (for an HEVC CRA, from the keyframe before
@@ -119,6 +121,9 @@ public final class DecompressionSession {
     private struct Resync {
         var reason: String
         var damagedFrom: Int64?
+        /// Samples were lost before the session saw them (``reportLoss(_:)``):
+        /// the resumption is reported even when the session itself dropped nothing.
+        var lossReported = false
     }
 
     /// Creates a session for samples of `formatDescription`.
@@ -259,7 +264,7 @@ public final class DecompressionSession {
             resynchronize(into: &output)
             // Pictures are complete again from this keyframe on; say so when
             // something was lost on the way here.
-            if drops.count > dropsAtLastDelivery {
+            if drops.count > dropsAtLastDelivery || resync.lossReported {
                 recoveries.append(
                     RecoveryReport(
                         pts: sample.pts, droppedSamples: drops.count - dropsAtLastDelivery, cause: resync.reason))
@@ -303,6 +308,29 @@ public final class DecompressionSession {
         dropAllPending("the decoder returned no picture for this sample by the end of the stream", kind: .notReturned)
         replay.reset()
         resync = Resync(reason: "decoding restarts after finish()", damagedFrom: nil)
+        return output
+    }
+
+    /// Tells the session that samples are missing before the next one given
+    /// (a transport saw a gap in its sequence numbers, a packet was lost).
+    ///
+    /// The pictures of the samples given so far are complete — in decode
+    /// order nothing refers to a later sample — so they are returned now. The
+    /// decoder is then reset, and the samples that follow are dropped, each
+    /// listed in ``drops`` as ``DropReport/Kind/waitingForKeyframe`` with
+    /// `reason`, until a keyframe, where decoding resumes and ``recoveries``
+    /// reports it. So no picture that refers to a missing sample is ever
+    /// returned. The missing samples never reached the session and are not
+    /// counted in ``statistics``. Calling it again before the keyframe changes
+    /// nothing.
+    public func reportLoss(_ reason: String) throws(MediaError) -> [DecodedFrame] {
+        try checkValid()
+        guard resync == nil else { return [] }
+        var output: [DecodedFrame] = []
+        resync = Resync(reason: reason, damagedFrom: nil)
+        resynchronize(into: &output)
+        replay.reset()
+        resync = Resync(reason: reason, damagedFrom: nil, lossReported: true)
         return output
     }
 

@@ -244,6 +244,12 @@ struct StreamCase: Sendable, CustomStringConvertible {
         for index in Array(0..<13) + Array(20..<40) {
             #expect(byPts[samples[index].pts] == expected[index], "frame \(index)")
         }
+        // And every picture output at all is exact: nothing that refers to the damaged one.
+        let position = Dictionary(uniqueKeysWithValues: samples.enumerated().map { ($1.pts, $0) })
+        for frame in frames {
+            let index = try #require(position[frame.pts])
+            #expect(md5Hex(frame.pixelBuffer) == expected[index], "frame \(index)")
+        }
         let statistics = session.statistics
         #expect(statistics.submitted == 40)
         #expect(statistics.pending == 0)
@@ -255,6 +261,74 @@ struct StreamCase: Sendable, CustomStringConvertible {
         #expect(droppedPts.isDisjoint(with: samples[20...].map(\.pts)))
         #expect(session.drops.allSatisfy { !$0.reason.isEmpty })
         #expect(statistics.decoded == 40 - droppedPts.count)
+    }
+
+    /// Samples lost in transport (a receiver saw a gap and said so with
+    /// ``DecompressionSession/reportLoss(_:)``): the pictures already given
+    /// come out at once, nothing comes out until the next keyframe, and every
+    /// picture that does come out is FFmpeg's picture of the clean stream,
+    /// bit for bit — B-frames and HEVC open GOPs (RASL pictures) included.
+    @Test(arguments: [CodecType.h264, .hevc])
+    func lostSamplesSkipToTheNextKeyframeAndEveryOutputIsExact(_ codec: CodecType) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make(
+            "loss", in: directory, codec: codec, frames: 40,
+            encoderArgs: ["-bf", "2", "-g", "10"] + (codec == .h264 ? ["-sc_threshold", "0"] : []))
+        let samples = try TestStreams.samples(ofFile: path, codec: codec)
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
+        // The clean stream's picture for each sample, checked against FFmpeg.
+        let clean = try decodeAll(
+            try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software), samples)
+        #expect(clean.map { md5Hex($0.pixelBuffer) } == expected)
+        let reference = Dictionary(uniqueKeysWithValues: clean.map { ($0.pts, md5Hex($0.pixelBuffer)) })
+
+        let lost = [13, 27]
+        let session = try DecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software)
+        var frames: [DecodedFrame] = []
+        var outputAtLoss: [Int: Int] = [:]
+        for (index, sample) in samples.enumerated() {
+            if lost.contains(index) {
+                frames += try session.reportLoss("sample \(index) lost in transport")
+                outputAtLoss[index] = frames.count
+                continue
+            }
+            frames += try session.decode(sample)
+            let stats = session.statistics
+            #expect(stats.submitted == stats.decoded + stats.dropped + stats.pending)
+        }
+        frames += try session.finish()
+
+        // Every picture output is the clean stream's picture for its time, once.
+        for frame in frames {
+            #expect(reference[frame.pts] == md5Hex(frame.pixelBuffer), "picture at \(frame.pts)")
+        }
+        #expect(Set(frames.map(\.pts)).count == frames.count)
+        // At each loss, every picture of the samples before it had come out.
+        let keyframes = samples.indices.filter { samples[$0].isKeyframe }
+        #expect(Set(samples[..<13].map(\.pts)).isSubset(of: Set(frames.prefix(outputAtLoss[13] ?? 0).map(\.pts))))
+        var resumedAt: [MediaTime] = []
+        var skipped: [MediaTime] = []
+        for loss in lost {
+            let next = try #require(keyframes.first { $0 > loss })
+            resumedAt.append(samples[next].pts)
+            skipped += samples[(loss + 1)..<next].map(\.pts)
+        }
+        // Between a loss and the next keyframe nothing is decoded; each is a drop with the reason.
+        #expect(Set(frames.map(\.pts)).isDisjoint(with: skipped))
+        let waiting = session.drops.filter { $0.kind == .waitingForKeyframe }
+        #expect(waiting.map(\.pts) == skipped)
+        #expect(waiting.allSatisfy { $0.reason.contains("lost in transport") })
+        #expect(session.recoveries.map(\.pts) == resumedAt)
+        let stats = session.statistics
+        #expect(stats.submitted == samples.count - lost.count)
+        #expect(stats.decoded == frames.count && stats.pending == 0)
+        #expect(stats.dropped == session.drops.count)
+        if codec == .h264 {
+            // Closed groups: everything else decodes.
+            #expect(frames.count == samples.count - lost.count - skipped.count)
+        }
     }
 
     @Test func keyframelessStartWaitsForTheFirstKeyframe() throws {

@@ -56,6 +56,10 @@ func demoReportsExactCounts(_ demo: DemoCase) throws {
     #expect(reportCount(report, "dropped") == demo.dropped, "\(report)")
     #expect(reportCount(report, "lost") == 0, "\(report)")
     #expect(reportValue(report, "formats received") == demo.formats, "\(report)")
+    // Every frame that came back, after a drop or a late join too, is measured
+    // against its source (matched by pts): the worst one is above 35 dB.
+    let minimum = reportValue(report, "PSNR Y minimum").flatMap { Double($0.prefix { !$0.isWhitespace }) }
+    #expect((minimum ?? 0) >= 35, "\(report)")
     #expect(report.contains("result: PASS"))
 }
 
