@@ -1,0 +1,253 @@
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A UDP endpoint over POSIX sockets, for RTP and RTCP.
+///
+/// ```swift
+/// let socket = try UDPSocket(bindingTo: "127.0.0.1")      // port 0: any free one
+/// let peer = try UDPSocket.Address(host: "127.0.0.1", port: 5004)
+/// try socket.send(packet, to: peer)
+/// var buffer = [UInt8](repeating: 0, count: 2048)
+/// if let (count, from) = try socket.receive(into: &buffer, timeout: .milliseconds(100)) { … }
+/// ```
+///
+/// The socket owns its descriptor and closes it once, in ``close()`` or
+/// `deinit`. Calls block the calling thread (a receive at most for its
+/// timeout); use one socket from one thread at a time, or one thread for
+/// sending and one for receiving.
+public final class UDPSocket {
+    /// A numeric IPv4 or IPv6 address and a port.
+    public struct Address: Sendable, Hashable, CustomStringConvertible {
+        /// The address in numeric form (`127.0.0.1`, `::1`).
+        public var host: String
+        public var port: UInt16
+
+        /// Resolves `host` (a numeric IPv4 or IPv6 address, or a name such as
+        /// `localhost`) to its first address.
+        ///
+        /// - Throws: `MediaError.Code.invalidArgument` when it does not resolve.
+        public init(host: String, port: UInt16) throws(MediaError) {
+            self.host = try Self.resolve(host, port: port)
+            self.port = port
+        }
+
+        init(numericHost: String, port: UInt16) {
+            self.host = numericHost
+            self.port = port
+        }
+
+        /// `127.0.0.1:5004`, `[::1]:5004`.
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+        var isIPv6: Bool { host.contains(":") }
+
+        static func resolve(_ host: String, port: UInt16) throws(MediaError) -> String {
+            var hints = addrinfo()
+            hints.ai_family = AF_UNSPEC
+            hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+            var list: UnsafeMutablePointer<addrinfo>? = nil
+            let status = getaddrinfo(host, String(port), &hints, &list)
+            guard status == 0, let first = list else {
+                throw MediaError(.invalidArgument, "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+            }
+            defer { freeaddrinfo(list) }
+            var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            let named = getnameinfo(
+                first.pointee.ai_addr, first.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST)
+            guard named == 0 else {
+                throw MediaError(.invalidArgument, "cannot resolve \(host): \(String(cString: gai_strerror(named)))")
+            }
+            return cText(name)
+        }
+
+        /// Calls `body` with this address as a `sockaddr`.
+        func withSocketAddress<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+            if isIPv6 {
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                address.sin6_port = port.bigEndian
+                _ = inet_pton(AF_INET6, host, &address.sin6_addr)
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
+                }
+            }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            _ = inet_pton(AF_INET, host, &address.sin_addr)
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+
+        /// The address stored in `storage` (IPv4 or IPv6), or nil for another family.
+        static func from(_ storage: sockaddr_storage) -> Address? {
+            var storage = storage
+            return withUnsafePointer(to: &storage) { pointer -> Address? in
+                var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+                switch Int32(pointer.pointee.ss_family) {
+                case AF_INET:
+                    return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 -> Address? in
+                        var raw = v4.pointee.sin_addr
+                        guard inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil else { return nil }
+                        return Address(numericHost: cText(text), port: UInt16(bigEndian: v4.pointee.sin_port))
+                    }
+                case AF_INET6:
+                    return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 -> Address? in
+                        var raw = v6.pointee.sin6_addr
+                        guard inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil else { return nil }
+                        return Address(numericHost: cText(text), port: UInt16(bigEndian: v6.pointee.sin6_port))
+                    }
+                default:
+                    return nil
+                }
+            }
+        }
+    }
+
+    private var descriptor: Int32
+    /// The address the socket is bound to, with the port the system chose
+    /// when it was bound to port 0.
+    public let localAddress: Address
+
+    /// Opens a UDP socket bound to `host:port` (`port` 0: any free port,
+    /// read back in ``localAddress``). `host` decides the family: `::1`
+    /// or `::` for IPv6, anything else resolves as given.
+    ///
+    /// - Parameter receiveBufferSize: the kernel's receive buffer in bytes
+    ///   (`SO_RCVBUF`); a larger one absorbs bursts such as a keyframe's
+    ///   packets. The kernel may cap it (`net.core.rmem_max`).
+    /// - Throws: `MediaError.Code.system` when the socket cannot be opened or
+    ///   bound (the port is taken, the address is not local).
+    public init(bindingTo host: String = "127.0.0.1", port: UInt16 = 0, receiveBufferSize: Int = 4 << 20)
+        throws(MediaError)
+    {
+        let address = try Address(host: host, port: port)
+        let fd = socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw MediaError(.system, "socket: \(systemErrorText(errno))") }
+        var size = Int32(clamping: receiveBufferSize)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        let bound = address.withSocketAddress { bind(fd, $0, $1) }
+        guard bound == 0 else {
+            let code = errno
+            _ = Glibc.close(fd)
+            throw MediaError(.system, "cannot bind UDP \(address): \(systemErrorText(code))")
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0, let local = Address.from(storage) else {
+            let code = errno
+            _ = Glibc.close(fd)
+            throw MediaError(.system, "getsockname: \(systemErrorText(code))")
+        }
+        descriptor = fd
+        localAddress = local
+    }
+
+    deinit { close() }
+
+    /// Closes the socket; later calls throw. Safe to call twice.
+    public func close() {
+        guard descriptor >= 0 else { return }
+        _ = Glibc.close(descriptor)
+        descriptor = -1
+    }
+
+    /// Sends one datagram.
+    ///
+    /// - Throws: `MediaError.Code.system` naming the destination (for
+    ///   example `EMSGSIZE` for a datagram over 65 507 bytes). A datagram the
+    ///   network drops later is not an error: UDP does not know.
+    public func send(_ datagram: [UInt8], to address: Address) throws(MediaError) {
+        let failure = datagram.withUnsafeBytes { bytes -> MediaError? in
+            do throws(MediaError) {
+                try send([bytes], to: address)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Sends one datagram gathered from several buffers (`sendmsg`), so a
+    /// header and a payload in different places leave without being copied
+    /// together first.
+    public func send(_ parts: [UnsafeRawBufferPointer], to address: Address) throws(MediaError) {
+        guard descriptor >= 0 else { throw MediaError(.system, "send to \(address): the socket is closed") }
+        var vectors = parts.map {
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)
+        }
+        let sent: Int = address.withSocketAddress { name, length in
+            vectors.withUnsafeMutableBufferPointer { iov in
+                var message = msghdr()
+                message.msg_name = UnsafeMutableRawPointer(mutating: name)
+                message.msg_namelen = length
+                message.msg_iov = iov.baseAddress
+                message.msg_iovlen = iov.count
+                while true {
+                    let result = sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL))
+                    if result < 0 && errno == EINTR { continue }
+                    return result
+                }
+            }
+        }
+        guard sent >= 0 else { throw MediaError(.system, "send to \(address): \(systemErrorText(errno))") }
+    }
+
+    /// Waits up to `timeout` (for ever when nil) for one datagram and copies
+    /// it into `buffer`. A datagram longer than `buffer` is cut to its size
+    /// (the returned count says how much was kept).
+    ///
+    /// - Returns: the byte count and the sender, or nil when the timeout
+    ///   passed with nothing received.
+    public func receive(into buffer: inout [UInt8], timeout: Duration?) throws(MediaError) -> (
+        count: Int, from: Address
+    )? {
+        guard descriptor >= 0 else { throw MediaError(.system, "receive on \(localAddress): the socket is closed") }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds: Int32
+        if let timeout {
+            let (seconds, attoseconds) = timeout.components
+            milliseconds = Int32(clamping: max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+        } else {
+            milliseconds = -1
+        }
+        while true {
+            let ready = poll(&poller, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { throw MediaError(.system, "poll on \(localAddress): \(systemErrorText(errno))") }
+            if ready == 0 { return nil }
+            break
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let count = buffer.withUnsafeMutableBytes { bytes in
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &length)
+                }
+            }
+        }
+        guard count >= 0 else { throw MediaError(.system, "receive on \(localAddress): \(systemErrorText(errno))") }
+        guard let from = Address.from(storage) else {
+            throw MediaError(.system, "receive on \(localAddress): a datagram from an unknown address family")
+        }
+        return (count, from)
+    }
+}
+
+/// The text of a NUL-terminated C character buffer.
+private func cText(_ characters: [CChar]) -> String {
+    String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
