@@ -38,6 +38,13 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
     public var frame_crop_top_offset = 0
     public var frame_crop_bottom_offset = 0
     public var vui: VUI?
+    /// Where fields sit in the RBSP, in bits from its first byte, for
+    /// ``rewritingForNoReordering(nal:)``: `vui_parameters_present_flag`,
+    /// `bitstream_restriction_flag` and `max_num_reorder_frames` (nil when
+    /// absent or when the VUI could not be read).
+    package var vuiPresentFlagBit = 0
+    package var bitstreamRestrictionFlagBit: Int?
+    package var maxNumReorderFramesBit: Int?
     /// Fields decoding does not need that were out of range (or a VUI cut
     /// short) and were accepted anyway, one message each; empty for a clean SPS.
     public var warnings: [String] = []
@@ -136,10 +143,15 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             frame_crop_bottom_offset = try r.ue(
                 "frame_crop_bottom_offset", from: 0, through: maxY - frame_crop_top_offset)
         }
+        vuiPresentFlagBit = r.bitPosition
         let vui_parameters_present_flag = r.flag()
         try r.finish(after: "vui_parameters_present_flag")
         if vui_parameters_present_flag {
-            (vui, warnings) = try VUICommon.parseTolerantly(from: r, Self.parseVUI)
+            var positions: (restriction: Int?, reorder: Int?) = (nil, nil)
+            (vui, warnings) = try VUICommon.parseTolerantly(from: r) { (reader) throws(MediaError) in
+                try Self.parseVUI(&reader, positions: &positions)
+            }
+            if vui != nil { (bitstreamRestrictionFlagBit, maxNumReorderFramesBit) = positions }
         }
     }
 
@@ -157,7 +169,9 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
     }
 
     /// H.264 E.1.1 vui_parameters().
-    private static func parseVUI(_ r: inout BitReader) throws(MediaError) -> VUI {
+    private static func parseVUI(_ r: inout BitReader, positions: inout (restriction: Int?, reorder: Int?))
+        throws(MediaError) -> VUI
+    {
         var vui = VUI()
         vui.sampleAspectRatio = VUICommon.readAspectRatio(&r)
         if r.flag() {  // overscan_info_present_flag
@@ -185,10 +199,12 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             vui.low_delay_hrd_flag = r.flag()
         }
         vui.pic_struct_present_flag = r.flag()
+        positions.restriction = r.bitPosition
         vui.bitstream_restriction_flag = r.flag()
         if vui.bitstream_restriction_flag {
             _ = r.flag()  // motion_vectors_over_pic_boundaries_flag
             try VUICommon.skipRestrictionLimits(&r, bitsDenominatorName: "max_bits_per_mb_denom")
+            positions.reorder = r.bitPosition
             // FFmpeg clips both to 16 with a warning.
             let max_num_reorder_frames = try r.ue("max_num_reorder_frames", tolerating: 0...16)
             let max_dec_frame_buffering = try r.ue("max_dec_frame_buffering", tolerating: 0...16)
