@@ -62,7 +62,8 @@ public struct PacketFaultInjector: Sendable {
     public var duplicateProbability: Double
     /// Chance that a packet is held back ``reorderDistance`` packets.
     public var reorderProbability: Double
-    /// Chance that a packet is cut short (to a random length below its own).
+    /// Chance that a packet is cut short (to a random length of at least one
+    /// byte, below its own).
     public var truncateProbability: Double
     /// How many later packets overtake a reordered one.
     public var reorderDistance: Int
@@ -132,7 +133,7 @@ public struct PacketFaultInjector: Sendable {
         let rollDuplicate = generator.nextUnitInterval() < duplicateProbability
         let rollReorder = generator.nextUnitInterval() < reorderProbability
         let rollTruncate = generator.nextUnitInterval() < truncateProbability
-        let cut = packet.isEmpty ? 0 : Int(generator.next() % UInt64(packet.count))
+        let cut = packet.count > 1 ? 1 + Int(generator.next() % UInt64(packet.count - 1)) : 0
         var output: [[UInt8]] = []
         if rollDrop || dropIndexes.contains(index) {
             statistics.dropped += 1

@@ -23,6 +23,12 @@ import FormatConv
 /// moved past it (or at ``finish()`` / ``flushReorderBuffer()``). Sequence
 /// numbers wrap at 65535 without a false loss.
 ///
+/// Start-up: nothing is read until the buffer spans a whole window (or
+/// ``flushReorderBuffer()`` is called), so that packets sent before the
+/// first one to arrive are not lost to reordering. That costs one window of
+/// latency once; a live receiver with a timer calls
+/// ``flushReorderBuffer()`` after its jitter delay instead.
+///
 /// An access unit ends at the marker bit or at a change of RTP timestamp.
 /// Parameter sets are taken out of every packet type — single, aggregated,
 /// reassembled fragments — and from the SDP, and go into the sample's
@@ -96,6 +102,8 @@ public struct RTPDepacketizer: Sendable {
     private var highestExtended: Int64 = 0
     private var bufferedCount = 0
     private var pendingGap = false
+    /// True until the first packet is read: see "start-up".
+    private var isStartingUp = true
 
     // Access unit in progress.
     private var unit = UnitState()
@@ -199,11 +207,28 @@ public struct RTPDepacketizer: Sendable {
             return outputs
         }
         let extended = extend(header.sequenceNumber)
-        guard let expected = nextExpected else {
-            nextExpected = extended + 1
+        let window = Int64(configuration.reorderWindow)
+        guard var expected = nextExpected else {
+            // The first packet waits in the buffer: packets sent before it
+            // may still arrive (see "start-up" in the type's notes).
+            nextExpected = extended
             highestExtended = extended
-            markDelivered(extended)
-            process(packet, into: &outputs)
+            store(extended, packet, owned)
+            if window == 1 { startMedia(into: &outputs) }
+            return outputs
+        }
+        if extended < expected && isStartingUp && highestExtended - extended < window {
+            // Before anything was read, an earlier packet moves the start back.
+            let stored = slots[slotIndex(extended, slots.count)]
+            if stored?.extended == extended {
+                statistics.duplicates += 1
+                return outputs
+            }
+            statistics.reordered += 1
+            nextExpected = extended
+            expected = extended
+            store(extended, packet, owned)
+            if highestExtended - extended + 1 >= window { startMedia(into: &outputs) }
             return outputs
         }
         if extended < expected {
@@ -214,7 +239,6 @@ public struct RTPDepacketizer: Sendable {
             }
             return outputs
         }
-        let window = Int64(configuration.reorderWindow)
         if extended == expected && bufferedCount == 0 {
             // In order: no copy.
             advanceHighest(extended)
@@ -230,19 +254,36 @@ public struct RTPDepacketizer: Sendable {
         }
         if extended < highestExtended { statistics.reordered += 1 }
         advanceHighest(extended)
+        if isStartingUp {
+            if extended - expected + 1 >= window { isStartingUp = false } else {
+                store(extended, packet, owned)
+                return outputs
+            }
+        }
         // Make room: everything more than a window behind the newest packet
         // is delivered or declared lost.
         while extended - nextExpected! >= window { deliverNext(lossLimit: extended - window + 1, into: &outputs) }
-        slots[slotIndex(extended, slots.count)] = StoredPacket(extended: extended, bytes: owned ?? Array(packet))
-        bufferedCount += 1
+        store(extended, packet, owned)
         drain(into: &outputs)
         return outputs
+    }
+
+    private mutating func store(_ extended: Int64, _ packet: UnsafeRawBufferPointer, _ owned: [UInt8]?) {
+        slots[slotIndex(extended, slots.count)] = StoredPacket(extended: extended, bytes: owned ?? Array(packet))
+        bufferedCount += 1
+    }
+
+    /// Ends the start-up wait and reads what can be read.
+    private mutating func startMedia(into outputs: inout [RTPDepacketizerOutput]) {
+        isStartingUp = false
+        drain(into: &outputs)
     }
 
     /// Declares every packet still missing lost and processes the buffered
     /// ones: for a caller whose timer says the missing packets will not come.
     public mutating func flushReorderBuffer() -> [RTPDepacketizerOutput] {
         var outputs: [RTPDepacketizerOutput] = []
+        isStartingUp = false
         while bufferedCount > 0 { deliverNext(lossLimit: highestExtended + 1, into: &outputs) }
         return outputs
     }

@@ -18,6 +18,11 @@ public struct RTPLossEvent: Sendable, Hashable {
     public var firstSequenceNumber: UInt16
     /// How many consecutive packets are missing.
     public var count: Int
+
+    public init(firstSequenceNumber: UInt16, count: Int) {
+        self.firstSequenceNumber = firstSequenceNumber
+        self.count = count
+    }
 }
 
 /// Why the depacketizer dropped a packet or an access unit: an extensible
