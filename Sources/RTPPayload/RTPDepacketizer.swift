@@ -165,6 +165,11 @@ public struct RTPDepacketizer: Sendable {
     private var codec: CodecType { configuration.codec }
     private var usesDON: Bool { codec == .hevc && configuration.maximumDONDifference > 0 }
 
+    /// True while samples wait for a keyframe (at the start, after a loss or
+    /// a damaged access unit): the moment to ask the sender for one (PLI or
+    /// FIR, through ``KeyframeRequestLimiter``).
+    public var isWaitingForKeyframe: Bool { !synchronized }
+
     /// Packets waiting in the reorder buffer for a missing one.
     public var bufferedPacketCount: Int { bufferedCount }
 
@@ -255,7 +260,9 @@ public struct RTPDepacketizer: Sendable {
         if extended < highestExtended { statistics.reordered += 1 }
         advanceHighest(extended)
         if isStartingUp {
-            if extended - expected + 1 >= window { isStartingUp = false } else {
+            if extended - expected + 1 >= window {
+                isStartingUp = false
+            } else {
                 store(extended, packet, owned)
                 return outputs
             }

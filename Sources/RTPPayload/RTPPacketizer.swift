@@ -20,8 +20,9 @@ import FormatConv
 /// the marker bit. The sample's NAL units are read straight from its
 /// length-prefixed data, without an Annex-B detour. Before a keyframe the
 /// description's parameter sets go out in one STAP-A / AP with the keyframe's
-/// timestamp (``RTPParameterSetPolicy``); in packetization mode 0 they go as
-/// single NAL unit packets instead.
+/// timestamp (``RTPParameterSetPolicy``), and so they do before any sample
+/// whose description differs from the sets last sent (a mid-stream change);
+/// in packetization mode 0 they go as single NAL unit packets instead.
 ///
 /// Costs: one pass over the sample; packets are written into the caller's
 /// ``RTPPacketBatch``, whose storage is reused from one sample to the next.
@@ -86,6 +87,7 @@ public struct RTPPacketizer: Sendable {
     /// reports.
     public private(set) var payloadByteCount = 0
     private var lastParameterSetTime: MediaTime?
+    private var lastSentRecord: [UInt8]?
     private var nalRanges: [Range<Int>] = []
 
     /// A packetizer with the given configuration.
@@ -123,7 +125,9 @@ public struct RTPPacketizer: Sendable {
     /// Appends the packets of `sample` (one access unit) to `batch`.
     ///
     /// - Throws: `.invalidTimestamp` for an invalid pts; `.invalidData` for
-    ///   malformed sample data or a codec other than the configured one;
+    ///   malformed sample data, a codec other than the configured one, or a
+    ///   NAL unit type RTP reserves for its own packets (H.264 0 and 24–31,
+    ///   HEVC 48–63);
     ///   `.invalidArgument` in packetization mode 0 for a NAL unit larger than
     ///   ``Configuration/maximumPayloadSize`` (the message names the encoder's
     ///   slice-size setting). On error `batch` and the sequence numbers are
@@ -146,8 +150,24 @@ public struct RTPPacketizer: Sendable {
             ) { ranges.append($0) }
         }
         nalRanges = ranges
+        try sample.data.withBytes { (buffer) throws(MediaError) in
+            for (index, range) in ranges.enumerated() {
+                let type = codec == .h264 ? buffer[range.lowerBound] & 0x1F : (buffer[range.lowerBound] >> 1) & 0x3F
+                let reserved = codec == .h264 ? type == 0 || type >= 24 : type >= 48
+                if reserved {
+                    throw .invalidData(
+                        "NAL unit \(index) of the sample has \(codec) nal_unit_type \(type), which RTP cannot carry "
+                            + "(RFC 6184 5.2 / RFC 7798 4.4 use those types for their own packets)")
+                }
+            }
+        }
         let limit = configuration.maximumPayloadSize
-        let sendParameterSets = sample.isKeyframe && shouldSendParameterSets(at: sample.pts)
+        // Sets go before keyframes, as the policy says, and before any sample
+        // whose parameter sets differ from those last sent.
+        let changed = lastSentRecord != nil && lastSentRecord != description.record
+        let sendParameterSets =
+            configuration.parameterSets != .never
+            && ((sample.isKeyframe && shouldSendParameterSets(at: sample.pts)) || changed)
         if configuration.packetizationMode == .singleNALUnit && codec == .h264 {
             let sets = sendParameterSets ? description.parameterSets : []
             for (index, nal) in sets.enumerated() where nal.count > limit {
@@ -157,7 +177,10 @@ public struct RTPPacketizer: Sendable {
                 throw Self.modeZeroError(what: "NAL unit \(index) of the sample", size: range.count, limit: limit)
             }
         }
-        if sendParameterSets { lastParameterSetTime = sample.pts }
+        if sendParameterSets {
+            lastParameterSetTime = sample.pts
+            lastSentRecord = description.record
+        }
         let timestamp = rtpTimestamp(of: sample)
         let firstPacket = batch.count
         if sendParameterSets && !description.parameterSets.isEmpty {
