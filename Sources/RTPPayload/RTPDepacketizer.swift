@@ -477,6 +477,10 @@ public struct RTPDepacketizer: Sendable {
         }
     }
 
+    /// H.264 types 0, 30 and 31: reserved or undefined for RTP (RFC 6184 5.2).
+    @inline(__always)
+    static func isReservedH264Type(_ type: UInt8) -> Bool { type == 0 || type >= 30 }
+
     /// The name of an RTP packet type that is not a plain NAL unit.
     static func packetTypeName(codec: CodecType, type: UInt8) -> String {
         switch (codec, type) {
@@ -564,7 +568,7 @@ public struct RTPDepacketizer: Sendable {
             }
             let size = Int(readUInt16(payload, at: offset))
             let nal = UnsafeRawBufferPointer(rebasing: payload[(offset + 2)..<(offset + 2 + size)])
-            if codec == .h264 && [0, 30, 31].contains(nal[0] & 0x1F) {
+            if codec == .h264 && Self.isReservedH264Type(nal[0] & 0x1F) {
                 statistics.reservedTypesIgnored += 1
             } else {
                 addNAL(nal, don: don, timestamp: timestamp, into: &outputs)
@@ -662,7 +666,7 @@ public struct RTPDepacketizer: Sendable {
             return
         }
         if kind.isAccessUnitDelimiter { return }
-        if codec == .h264 && [0, 30, 31].contains(kind.type) {
+        if codec == .h264 && Self.isReservedH264Type(kind.type) {
             statistics.reservedTypesIgnored += 1
             return
         }
@@ -694,7 +698,11 @@ public struct RTPDepacketizer: Sendable {
 
     private mutating func completeUnit(into outputs: inout [RTPDepacketizerOutput]) {
         defer {
+            // A fresh unit that keeps the NAL list's storage.
+            unit.nals.removeAll(keepingCapacity: true)
+            let storage = unit.nals
             unit = UnitState()
+            unit.nals = storage
             unitBytes.removeAll(keepingCapacity: true)
         }
         guard unit.packets > 0 else { return }

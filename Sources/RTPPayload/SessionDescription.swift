@@ -196,7 +196,9 @@ public struct RTPSessionDescription: Sendable, Hashable {
                 let fields = value.split(separator: " ")
                 inVideo = fields.first == "video"
                 guard inVideo else { continue }
-                guard fields.count >= 4, let port = Int(fields[1].split(separator: "/")[0]), (0...65535).contains(port)
+                guard fields.count >= 4, let portField = fields[1].split(separator: "/").first,
+                    let port = Int(portField),
+                    (0...65535).contains(port)
                 else { throw .invalidData("SDP line \(number): malformed media line 'm=\(value)'") }
                 var entry = Media()
                 entry.port = port
@@ -251,8 +253,9 @@ public struct RTPSessionDescription: Sendable, Hashable {
         for item in text.split(separator: ";") {
             let pair = item.trimmingWhitespace()
             guard !pair.isEmpty else { continue }
-            let parts = pair.split(separator: "=", maxSplits: 1)
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0].trimmingWhitespace().lowercased()
+            guard !name.isEmpty else { continue }
             let value = parts.count == 2 ? String(parts[1].trimmingWhitespace()) : ""
             switch (codec, name) {
             case (.h264, "packetization-mode"):
@@ -275,7 +278,8 @@ public struct RTPSessionDescription: Sendable, Hashable {
                     throw .invalidData("SDP: sprop-max-don-diff '\(value)' is not a number in 0...32767")
                 }
                 maximumDONDifference = number
-            default: otherFormatParameters.append(FormatParameter(name: String(parts[0]), value: value))
+            default:
+                otherFormatParameters.append(FormatParameter(name: String(parts[0].trimmingWhitespace()), value: value))
             }
         }
         if codec == .hevc { parameterSets = vps + sps + pps }

@@ -112,6 +112,11 @@ struct SessionDescriptionTests {
         #expect(sdp.otherFormatParameters == [.init(name: "tx-mode", value: "SRST")])
         #expect(sdp.parameterSets == [[0x44, 0x01, 0xC1, 0x72, 0xB4, 0x62, 0x40]])
         #expect(throws: MediaError.self) { try RTPSessionDescription(parsing: "v=0\nm=video 1 RTP/AVP 96\n") }
+        // Found by fuzzing: a bare "=" in fmtp, a port of "/".
+        let bare = try RTPSessionDescription(
+            parsing: "c=IN IP4 127.0.0.1\nm=video 9 RTP/AVP 96\na=rtpmap:96 H264/90000\na=fmtp:96 =;= ;x=\n")
+        #expect(bare.otherFormatParameters == [.init(name: "x", value: "")])
+        #expect(throws: MediaError.self) { try RTPSessionDescription(parsing: "m=video / RTP/AVP 96\n") }
         #expect(throws: MediaError.self) {
             try RTPSessionDescription(
                 parsing:
