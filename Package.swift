@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "FormatConv", targets: ["FormatConv"]),
+        .library(name: "RTPPayload", targets: ["RTPPayload"]),
         .library(name: "EncodeSession", targets: ["EncodeSession"]),
         .library(name: "DecodeSession", targets: ["DecodeSession"]),
         .library(name: "PixelTransfer", targets: ["PixelTransfer"]),
@@ -35,6 +36,7 @@ let package = Package(
         // Pure Swift.
         .target(name: "MediaCore"),
         .target(name: "FormatConv", dependencies: ["MediaCore"]),
+        .target(name: "RTPPayload", dependencies: ["MediaCore", "FormatConv"]),
 
         // The package-internal C boundary: error mapping per C library, the
         // VA-API device rule, hardware device and display owners, log capture,
@@ -100,6 +102,10 @@ let package = Package(
             dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
         .testTarget(name: "CodecsToolTests", dependencies: ["TestSupport", "MediaCore"]),
         .testTarget(name: "NativeCodecsTests", dependencies: ["NativeCodecs", "MediaCore"]),
+        .testTarget(
+            name: "RTPPayloadTests",
+            dependencies: ["TestSupport", "RTPPayload", "FormatConv", "MediaCore", "DecodeSession"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

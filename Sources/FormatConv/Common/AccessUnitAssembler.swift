@@ -395,13 +395,13 @@ public struct AccessUnitAssembler: Sendable {
 
 /// The first syntax elements of a slice header, enough to tell whether a
 /// slice starts a new picture and which PPS it uses.
-struct SliceStart: Sendable, Hashable {
+package struct SliceStart: Sendable, Hashable {
     var codec: CodecType
     /// H.264 `first_mb_in_slice`; for HEVC 0 when
     /// `first_slice_segment_in_pic_flag` is set, else 1.
-    var firstMacroblock: Int
+    package var firstMacroblock: Int
     /// `pic_parameter_set_id` / `slice_pic_parameter_set_id`; −1 when unreadable.
-    var ppsId: Int
+    package var ppsId: Int
     var isIDR: Bool
     var isReference: Bool
     /// Whether this slice belongs to the base layer (always for H.264).
@@ -412,7 +412,7 @@ struct SliceStart: Sendable, Hashable {
     /// `pic_parameter_set_id` ue(v). H.265 7.3.6.1:
     /// `first_slice_segment_in_pic_flag` u(1), `no_output_of_prior_pics_flag`
     /// u(1) for IRAP types, `slice_pic_parameter_set_id` ue(v).
-    init(codec: CodecType, kind: NALUnitKind, _ bytes: UnsafeRawBufferPointer) {
+    package init(codec: CodecType, kind: NALUnitKind, _ bytes: UnsafeRawBufferPointer) {
         self.codec = codec
         isIDR = kind.isKeyframe
         isReference = kind.isReferencedByOthers
@@ -446,7 +446,7 @@ struct SliceStart: Sendable, Hashable {
 
     /// Whether this slice is the first of a new picture when `previous` was
     /// the last slice of the current one (H.264 7.4.1.2.4, H.265 7.4.2.4.4).
-    func startsNewPicture(after previous: SliceStart?) -> Bool {
+    package func startsNewPicture(after previous: SliceStart?) -> Bool {
         switch codec {
         case .h264:
             guard let previous else { return true }

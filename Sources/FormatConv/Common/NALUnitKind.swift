@@ -1,24 +1,24 @@
 /// What a NAL unit is, independent of the codec: the facts the converters and
 /// the assembler act on, read from an H.264 (1-byte) or HEVC (2-byte) header.
-struct NALUnitKind: Sendable, Hashable {
+package struct NALUnitKind: Sendable, Hashable {
     /// The `nal_unit_type`.
-    var type: UInt8
+    package var type: UInt8
     /// `nuh_layer_id` for HEVC, 0 for H.264.
-    var layerId: Int
-    var isVCL: Bool
-    var isParameterSet: Bool
-    var isAccessUnitDelimiter: Bool
+    package var layerId: Int
+    package var isVCL: Bool
+    package var isParameterSet: Bool
+    package var isAccessUnitDelimiter: Bool
     /// IDR (H.264) or base-layer IRAP (HEVC).
-    var isKeyframe: Bool
+    package var isKeyframe: Bool
     /// `nal_ref_idc != 0` (H.264) or not a sub-layer non-reference picture (HEVC).
-    var isReferencedByOthers: Bool
+    package var isReferencedByOthers: Bool
     /// Starts a new access unit when it follows the picture's last VCL NAL unit
     /// (H.264 7.4.1.2.3, H.265 7.4.2.4.4).
-    var startsAccessUnitAfterVCL: Bool
+    package var startsAccessUnitAfterVCL: Bool
 
     /// Reads the header at the start of `bytes`, which holds at least
     /// `codec.nalHeaderSize` bytes.
-    init(codec: CodecType, _ bytes: UnsafeRawBufferPointer) {
+    package init(codec: CodecType, _ bytes: UnsafeRawBufferPointer) {
         switch codec {
         case .h264:
             let header = H264NALUnitHeader(bytes[0])

@@ -1,7 +1,7 @@
 /// Reading the SEI messages of an H.264 SEI NAL unit (H.264 7.3.2.3.1): each
 /// `sei_message` is a `payloadType` and a `payloadSize`, both coded as a run
 /// of 0xFF bytes plus a last byte, then the payload.
-enum H264SEI {
+package enum H264SEI {
     /// `payloadType` of the recovery point SEI message (H.264 D.1.8).
     static let recoveryPointPayloadType = 6
 
@@ -34,7 +34,7 @@ enum H264SEI {
     /// Whether the SEI NAL unit carries a recovery point (D.2.8): a picture
     /// where decoding can start, as an IDR in streams without IDR pictures
     /// after the first (open GOPs, intra refresh, broadcast captures).
-    static func containsRecoveryPoint(_ nal: some Collection<UInt8>) -> Bool {
+    package static func containsRecoveryPoint(_ nal: some Collection<UInt8>) -> Bool {
         payloadTypes(in: nal).contains(recoveryPointPayloadType)
     }
 }
