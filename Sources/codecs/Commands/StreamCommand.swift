@@ -47,7 +47,18 @@ private let streamHelp = """
       --timeout SECONDS          give up when the server sends nothing for this long (default 10)
     """
 
-/// `codecs stream serve` and `codecs stream receive`.
+/// `codecs stream send` to a URL: the schemes it knows.
+func runStreamSend(_ arguments: [String]) -> Int32 {
+    if arguments.contains(where: { $0.hasPrefix("rtp://") }) { return runRTPSend(arguments) }
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(rtpSendHelp)
+        return 0
+    }
+    printError("codecs stream send: expected a destination URL: rtp://HOST:PORT\n\n\(rtpSendHelp)")
+    return 2
+}
+
+/// `codecs stream serve`, `send` and `receive`.
 func runStream(_ arguments: [String]) -> Int32 {
     guard let mode = arguments.first, mode != "--help", mode != "-h" else {
         print(streamHelp)
@@ -60,9 +71,12 @@ func runStream(_ arguments: [String]) -> Int32 {
     }
     switch mode {
     case "serve": return runStreamServe(rest)
-    case "receive": return runStreamReceive(rest)
+    case "send": return runStreamSend(rest)
+    case "receive":
+        if rest.contains(where: { $0.hasPrefix("rtp://") || $0.hasSuffix(".sdp") }) { return runRTPReceive(rest) }
+        return runStreamReceive(rest)
     default:
-        printError("codecs stream: unknown mode '\(mode)': expected serve or receive\n\n\(streamHelp)")
+        printError("codecs stream: unknown mode '\(mode)': expected serve, send or receive\n\n\(streamHelp)")
         return 2
     }
 }
@@ -206,16 +220,7 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
         codec = try parsed.inputCodec()
         decoder = try DecoderOptions.choice(parsed)
         frameLimit = try parsed.integer("frames", in: 1...Int.max)
-        if let text = parsed.value("fps") {
-            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard (1...2).contains(parts.count), let numerator = Int(parts[0]),
-                let denominator = parts.count == 2 ? Int(parts[1]) : 1, (1...1_000_000).contains(numerator),
-                (1...1_000_000).contains(denominator)
-            else {
-                throw Arguments.UsageError(description: "--fps \(text): expected a rate such as 30 or 30000/1001")
-            }
-            frameRate = (numerator, denominator)
-        }
+        frameRate = try parseFrameRateOption(parsed)
         if let text = parsed.value("timeout") {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
                 throw Arguments.UsageError(description: "--timeout \(text): expected seconds from 0.001 to 86400")
@@ -273,7 +278,7 @@ private func receive(
 /// The Y4M file `codecs stream receive` writes: one picture size (frames
 /// after a resolution change come scaled to the first size), I420, the
 /// frame rate from `--fps`, else the stream's VUI timing, else 30.
-private struct ReceivedFrameFile: DecodedFrameSink {
+struct ReceivedFrameFile: DecodedFrameSink {
     let output: String
     let frameLimit: Int?
     let frameRate: (numerator: Int, denominator: Int)?
@@ -326,4 +331,17 @@ private struct ReceivedFrameFile: DecodedFrameSink {
     func close() throws(MediaError) {
         try writer?.close()
     }
+}
+
+/// `--fps RATE` (30 or 30000/1001), or nil when absent.
+func parseFrameRateOption(_ parsed: Arguments) throws -> (numerator: Int, denominator: Int)? {
+    guard let text = parsed.value("fps") else { return nil }
+    let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+    guard (1...2).contains(parts.count), let numerator = Int(parts[0]),
+        let denominator = parts.count == 2 ? Int(parts[1]) : 1, (1...1_000_000).contains(numerator),
+        (1...1_000_000).contains(denominator)
+    else {
+        throw Arguments.UsageError(description: "--fps \(text): expected a rate such as 30 or 30000/1001")
+    }
+    return (numerator, denominator)
 }

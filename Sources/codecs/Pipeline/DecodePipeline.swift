@@ -152,6 +152,14 @@ struct DecodePipeline<Sink: DecodedFrameSink> {
         try handle([.sample(sample)])
     }
 
+    /// Samples were lost before the next one (a transport saw a gap): the
+    /// pictures in flight come out now and nothing until the next keyframe
+    /// (``DecompressionSession/reportLoss(_:)``).
+    mutating func reportLoss(_ reason: String) throws(MediaError) {
+        guard let session, !sink.isSatisfied else { return }
+        try deliver(timed { () throws(MediaError) in try session.reportLoss(reason) })
+    }
+
     /// Ends the stream: the last access unit, then the frames the decoder
     /// held back. Nothing more is decoded once the sink is satisfied.
     mutating func finish() throws(MediaError) {

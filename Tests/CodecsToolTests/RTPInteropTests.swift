@@ -1,0 +1,243 @@
+import Foundation
+import MediaCore
+import TestSupport
+import Testing
+
+/// `codecs stream send rtp://…` and `codecs stream receive rtp://…|x.sdp`
+/// against FFmpeg and GStreamer, both directions, H.264 and HEVC, on
+/// 127.0.0.1 only: every frame's MD5 equals FFmpeg's decode of the clip sent.
+@Suite(.enabled(if: findExecutable("gst-launch-1.0") != nil, "GStreamer is installed by scripts/bootstrap"))
+struct RTPInteropTests {
+    struct Clip: Sendable, CustomStringConvertible {
+        var codec: String
+        var description: String { codec }
+        var fileExtension: String { codec == "h264" ? "h264" : "hevc" }
+        var gstName: String { codec == "h264" ? "H264" : "H265" }
+        var gstElement: String { codec == "h264" ? "h264" : "h265" }
+    }
+
+    static let clips = [Clip(codec: "h264"), Clip(codec: "hevc")]
+
+    /// A 40-frame clip with B-frames and a keyframe every 12, and FFmpeg's per-frame MD5s.
+    static func clip(_ clip: Clip, in directory: TemporaryDirectory, frames: Int = 40) throws -> (
+        path: String, md5s: [String]
+    ) {
+        let path = directory.path("clip.\(clip.fileExtension)")
+        let encoder =
+            clip.codec == "h264"
+            ? ["-c:v", "libx264", "-bf", "2", "-g", "12", "-sc_threshold", "0"]
+            : ["-c:v", "libx265", "-x265-params", "log-level=error:bframes=2:keyint=12:min-keyint=12:scenecut=0"]
+        try ffmpegTestPattern(size: "320x240", frames: frames, arguments: encoder, to: path)
+        return (path, try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p"))
+    }
+
+    /// The per-frame MD5s of a Y4M file, as FFmpeg computes them.
+    static func y4mMD5s(_ path: String) throws -> [String] {
+        try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
+    }
+
+    /// The per-frame MD5s of raw I420 320x240 frames.
+    static func rawMD5s(_ path: String) -> [String] {
+        let data = FileManager.default.contents(atPath: path) ?? Data()
+        let size = 320 * 240 * 3 / 2
+        return stride(from: 0, to: data.count - size + 1, by: size).map { MD5.hex([UInt8](data[$0..<$0 + size])) }
+    }
+
+    static var codecs: String { TestPaths.codecsExecutable.path }
+
+    @Test(arguments: clips)
+    func ourSenderToFFmpeg(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory)
+        let port = try freeRTPPortPair()
+        let sdp = directory.path("stream.sdp")
+        // The SDP first (the sender waits), then FFmpeg, then the packets.
+        let sender = try BackgroundProcess(
+            Self.codecs,
+            ["stream", "send", "-i", path, "rtp://127.0.0.1:\(port)", "--sdp", sdp, "--wait", "1", "--no-pace"],
+            in: directory)
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: sdp) { usleep(10_000) }
+        let output = directory.path("ffmpeg.md5")
+        let receiver = try BackgroundProcess(
+            "ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-protocol_whitelist", "file,udp,rtp", "-i", sdp, "-fps_mode", "passthrough",
+                "-frames:v", "\(md5s.count)", "-f", "framemd5", output,
+            ], in: directory)
+        let sent = sender.wait(timeout: 30)
+        let received = receiver.wait(timeout: 20)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(received.status == 0, "\(received.stderr)")
+        let got = parseFrameMD5(String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self))
+        #expect(got == md5s, "ffmpeg decoded \(got.count) of \(md5s.count) frames")
+    }
+
+    @Test(arguments: clips)
+    func ffmpegToOurReceiver(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory)
+        let port = try freeRTPPortPair()
+        let output = directory.path("out.y4m")
+        let receiver = try BackgroundProcess(
+            Self.codecs,
+            ["stream", "receive", "rtp://@127.0.0.1:\(port)", "--codec", clip.codec, "-o", output, "--timeout", "2"],
+            in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let sent = try runProcess(
+            "ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", path, "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
+        let received = receiver.wait(timeout: 20)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(try Self.y4mMD5s(output) == md5s, "\(received.stderr)")
+    }
+
+    @Test(arguments: clips)
+    func ourSenderToGStreamer(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory)
+        let port = try freeRTPPortPair()
+        let output = directory.path("gst.yuv")
+        let caps = "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(clip.gstName),payload=96"
+        let receiver = try BackgroundProcess(
+            "gst-launch-1.0",
+            [
+                "-q", "-e", "udpsrc", "address=127.0.0.1", "port=\(port)", "caps=\(caps)", "!",
+                "rtp\(clip.gstElement)depay", "!", "\(clip.gstElement)parse", "!", "avdec_\(clip.gstElement)", "!",
+                "video/x-raw,format=I420", "!", "filesink", "location=\(output)",
+            ], in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "gst-launch did not start")
+        let sent = try runProcess(Self.codecs, ["stream", "send", "-i", path, "rtp://127.0.0.1:\(port)", "--no-pace"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        // gst-launch does not end by itself on a UDP source; the decoder holds
+        // the last two pictures (B-frame reordering) until an end of stream,
+        // so every picture before them is compared, then the process is stopped.
+        let expected = md5s.count - 2
+        var got: [String] = []
+        for _ in 0..<200 {
+            got = Self.rawMD5s(output)
+            if got.count >= expected { break }
+            usleep(50_000)
+        }
+        receiver.signal(SIGKILL)
+        _ = receiver.wait(timeout: 5)
+        #expect(got.count >= expected)
+        #expect(Array(got.prefix(expected)) == Array(md5s.prefix(expected)))
+    }
+
+    @Test(arguments: clips)
+    func gstreamerToOurReceiver(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory)
+        let port = try freeRTPPortPair()
+        let output = directory.path("out.y4m")
+        let receiver = try BackgroundProcess(
+            Self.codecs,
+            ["stream", "receive", "rtp://@127.0.0.1:\(port)", "--codec", clip.codec, "-o", output, "--timeout", "2"],
+            in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let sent = try runProcess(
+            "gst-launch-1.0",
+            [
+                "-q", "filesrc", "location=\(path)", "!", "\(clip.gstElement)parse", "!",
+                "rtp\(clip.gstElement)pay", "config-interval=-1", "pt=96", "!", "udpsink", "host=127.0.0.1",
+                "port=\(port)", "sync=true",
+            ])
+        let received = receiver.wait(timeout: 20)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(try Self.y4mMD5s(output) == md5s, "\(received.stderr)")
+    }
+
+    /// A receiver that joins a paced stream late starts at the next keyframe:
+    /// its frames are the clip's frames from that keyframe to the end.
+    @Test func aLateJoinerStartsAtTheNextKeyframe() throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(Self.clips[0], in: directory, frames: 60)
+        let port = try freeRTPPortPair()
+        let sender = try BackgroundProcess(
+            Self.codecs, ["stream", "send", "-i", path, "rtp://127.0.0.1:\(port)"], in: directory)
+        usleep(700_000)  // about 17 frames at 25 fps (the sender starts at once)
+        let output = directory.path("late.y4m")
+        let received = try runProcess(
+            Self.codecs, ["stream", "receive", "rtp://@127.0.0.1:\(port)", "-o", output, "--timeout", "2"])
+        #expect(sender.wait(timeout: 20).status == 0)
+        #expect(received.status == 0, "\(received.stderr)")
+        let got = try Self.y4mMD5s(output)
+        let start = md5s.count - got.count
+        #expect(start > 0 && start % 12 == 0, "joined at frame \(start)")  // a keyframe every 12
+        #expect(got == Array(md5s.suffix(got.count)))
+    }
+
+    /// 2 % of the packets dropped on the way (seeded): every frame that comes
+    /// out is one of the clip's frames, bit for bit, in order; the decoder's
+    /// counts add up; each loss is recovered at a keyframe.
+    @Test(arguments: clips)
+    func seededLossOutputsOnlyExactFrames(_ clip: Clip) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory, frames: 96)
+        let port = try freeRTPPortPair()
+        let output = directory.path("lossy.y4m")
+        let receiver = try BackgroundProcess(
+            Self.codecs,
+            ["stream", "receive", "rtp://@127.0.0.1:\(port)", "--codec", clip.codec, "-o", output, "--timeout", "2"],
+            in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let sent = try runProcess(
+            Self.codecs,
+            ["stream", "send", "-i", path, "rtp://127.0.0.1:\(port)", "--no-pace", "--loss", "2", "--seed", "7"])
+        let received = receiver.wait(timeout: 20)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stderr.contains("dropped") && !sent.stderr.contains("dropped 0 of"), "\(sent.stderr)")
+        #expect(received.status == 0, "\(received.stderr)")
+        let got = try Self.y4mMD5s(output)
+        #expect(!got.isEmpty && got.count < md5s.count, "\(received.stderr)")
+        // A subsequence of the clip, in order.
+        var position = 0
+        for md5 in got {
+            guard let found = md5s[position...].firstIndex(of: md5) else {
+                Issue.record("a frame that is not the clip's (or out of order)")
+                break
+            }
+            position = found + 1
+        }
+        let counts = try #require(received.stderr.firstMatch(of: /submitted (\d+), decoded (\d+), dropped (\d+), pending (\d+)/))
+        let (submitted, decoded, dropped, pending) = (Int(counts.1)!, Int(counts.2)!, Int(counts.3)!, Int(counts.4)!)
+        #expect(submitted == decoded + dropped + pending)
+        #expect(decoded == got.count)
+    }
+
+    /// Encoding from Y4M in real-time mode with no periodic keyframes, and
+    /// packets lost on the receiving side: the receiver's picture loss
+    /// indications make the sender force keyframes, decoding resumes at
+    /// exactly those frames, and each loss costs at most the requests' rate
+    /// limit (0.5 s, 15 frames) instead of the rest of the stream.
+    @Test func pictureLossIndicationBringsAKeyframe() throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("source.y4m")
+        try ffmpegTestPattern(size: "320x240", frames: 90, arguments: ["-pix_fmt", "yuv420p"], to: source)
+        let port = try freeRTPPortPair()
+        let output = directory.path("pli.y4m")
+        let receiver = try BackgroundProcess(
+            Self.codecs,
+            [
+                "stream", "receive", "rtp://@127.0.0.1:\(port)", "-o", output, "--timeout", "2", "--loss", "1",
+                "--seed", "5",
+            ], in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let sent = try runProcess(
+            Self.codecs, ["stream", "send", "-i", source, "rtp://127.0.0.1:\(port)", "--keyint", "1000", "--realtime"])
+        let received = receiver.wait(timeout: 20)
+        let log = "\(sent.stderr)\n\(received.stderr)"
+        #expect(sent.status == 0, "\(log)")
+        #expect(received.status == 0, "\(log)")
+        let forced = try #require(sent.stderr.firstMatch(of: /keyframes forced at frames \[([0-9, ]+)\]/), "\(log)")
+        let frames = Set(forced.1.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+        #expect(!frames.isEmpty)
+        // 30 fps: pts 3000 per frame in 90 kHz.
+        let resumed = received.stderr.matches(of: /resumed at pts (\d+)\/90000/).compactMap { Int($0.1) }
+        #expect(!resumed.isEmpty, "\(log)")
+        for pts in resumed { #expect(frames.contains(pts / 3000), "resumed at frame \(pts / 3000): \(log)") }
+        let written = try Self.y4mMD5s(output).count
+        #expect(written >= 90 - 17 * frames.count, "\(written) frames written\n\(log)")
+    }
+}
