@@ -84,7 +84,8 @@ struct RTPInteropTests {
             in: directory)
         #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
         let sent = try runProcess(
-            "ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", path, "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
+            "ffmpeg",
+            ["-nostdin", "-v", "error", "-re", "-i", path, "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
         let received = receiver.wait(timeout: 20)
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(received.status == 0, "\(received.stderr)")
@@ -200,7 +201,8 @@ struct RTPInteropTests {
             }
             position = found + 1
         }
-        let counts = try #require(received.stderr.firstMatch(of: /submitted (\d+), decoded (\d+), dropped (\d+), pending (\d+)/))
+        let counts = try #require(
+            received.stderr.firstMatch(of: /submitted (\d+), decoded (\d+), dropped (\d+), pending (\d+)/))
         let (submitted, decoded, dropped, pending) = (Int(counts.1)!, Int(counts.2)!, Int(counts.3)!, Int(counts.4)!)
         #expect(submitted == decoded + dropped + pending)
         #expect(decoded == got.count)

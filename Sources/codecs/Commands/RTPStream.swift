@@ -234,7 +234,8 @@ private struct RTPSender {
             let keyed = Array(samples.drop { !$0.isKeyframe })
             guard let first = keyed.first else { throw .invalidData("\(input): no keyframe to start from") }
             if keyed.count < samples.count {
-                printError("codecs stream send: skipped \(samples.count - keyed.count) access units before the first keyframe")
+                printError(
+                    "codecs stream send: skipped \(samples.count - keyed.count) access units before the first keyframe")
             }
             let duration = first.duration.isValid ? first.duration : MediaTime(value: 1, timescale: 30)
             codec = detected
@@ -635,7 +636,9 @@ private struct RTPReceiver {
                 losses += 1
                 wantsKeyframe = true
                 try requestKeyframeIfWanted()
-                if try handle(.loss("\(event.count) RTP packet(s) lost from sequence number \(event.firstSequenceNumber)")) {
+                if try handle(
+                    .loss("\(event.count) RTP packet(s) lost from sequence number \(event.firstSequenceNumber)"))
+                {
                     return true
                 }
             case .dropped(let report):
