@@ -28,20 +28,30 @@ struct DemoCase: Sendable, CustomStringConvertible {
     var description: String { arguments.joined(separator: " ") }
 }
 
-/// `codecs demo` over real loopback TCP with exact counts. With 90 frames and
-/// a keyframe every 30: a receiver joining after 45 frames starts at 60; the
-/// 50th access unit left out costs frames 50…59.
+/// `codecs demo` over real loopback RTP/UDP (the default) and TCP with exact
+/// counts. With 90 frames and a keyframe every 30: an RTP receiver joining
+/// after 45 frames gets frames 45… and decodes from the keyframe at 60 (15
+/// dropped); a TCP receiver is sent the stream from that keyframe; the 50th
+/// access unit left out costs frames 50…59.
 @Test(arguments: [
     DemoCase(arguments: [], encoded: 90, sent: 90, decoded: 90, dropped: 0, formats: "320x240 H.264"),
     DemoCase(
         arguments: ["--codec", "hevc"], encoded: 90, sent: 90, decoded: 90, dropped: 0, formats: "320x240 HEVC"),
     DemoCase(
-        arguments: ["--late-join", "45"], encoded: 90, sent: 30, decoded: 30, dropped: 0, formats: "320x240 H.264"),
+        arguments: ["--late-join", "45"], encoded: 90, sent: 45, decoded: 30, dropped: 15, formats: "320x240 H.264"),
     DemoCase(
         arguments: ["--drop-every", "50"], encoded: 90, sent: 89, decoded: 80, dropped: 10, formats: "320x240 H.264"),
     DemoCase(
         arguments: ["--resolution-change"], encoded: 90, sent: 90, decoded: 90, dropped: 0,
         formats: "320x240 H.264 → 160x120 H.264"),
+    DemoCase(
+        arguments: ["--transport", "tcp"], encoded: 90, sent: 90, decoded: 90, dropped: 0, formats: "320x240 H.264"),
+    DemoCase(
+        arguments: ["--transport", "tcp", "--late-join", "45"], encoded: 90, sent: 30, decoded: 30, dropped: 0,
+        formats: "320x240 H.264"),
+    DemoCase(
+        arguments: ["--transport", "tcp", "--drop-every", "50"], encoded: 90, sent: 89, decoded: 80, dropped: 10,
+        formats: "320x240 H.264"),
 ])
 func demoReportsExactCounts(_ demo: DemoCase) throws {
     let result = try runProcess(

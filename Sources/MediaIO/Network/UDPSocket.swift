@@ -16,9 +16,10 @@ import MediaCore
 ///
 /// The socket owns its descriptor and closes it once, in ``close()`` or
 /// `deinit`. Calls block the calling thread (a receive at most for its
-/// timeout); use one socket from one thread at a time, or one thread for
-/// sending and one for receiving.
-public final class UDPSocket {
+/// timeout). One thread may send while another receives (the kernel
+/// serializes datagrams); ``close()`` must not race with either, so it is
+/// for the owner once the other threads are done with the socket.
+public final class UDPSocket: @unchecked Sendable {
     /// A numeric IPv4 or IPv6 address and a port.
     public struct Address: Sendable, Hashable, CustomStringConvertible {
         /// The address in numeric form (`127.0.0.1`, `::1`).

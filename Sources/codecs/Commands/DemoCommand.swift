@@ -8,9 +8,11 @@ import MediaCore
 private let demoHelp = """
     usage: codecs demo [options]
 
-    Encodes a synthetic clip, sends it as Annex-B over a TCP connection on the
-    loopback, receives it in chunks of varying size, reassembles access units,
-    decodes them and compares every frame with its source (PSNR, matched by pts).
+    Encodes a synthetic clip, sends it over the loopback — as RTP over UDP
+    (default: packetized, put back in order, depacketized; the receiver learns
+    access-unit boundaries, timestamps and losses from the packets alone) or
+    as Annex-B over TCP (read in chunks of varying size and reassembled) —,
+    decodes it and compares every frame with its source (PSNR, matched by pts).
 
     options:
       --frames N                 frames in the clip (default 300)
@@ -18,7 +20,8 @@ private let demoHelp = """
       --codec h264|hevc          the codec (default h264)
       --encoder auto|software|vaapi
                                  hardware when it works, else software (default auto)
-      --late-join N              the receiver connects after N frames and starts at the next keyframe
+      --transport rtp|tcp        how the stream travels (default rtp)
+      --late-join N              the receiver joins after N frames and starts at the next keyframe
       --drop-every N             the sender leaves out every Nth access unit; the receiver
                                  skips to the next keyframe (expected, reported, not a failure)
       --resolution-change        the sender switches to half the size halfway through
@@ -66,6 +69,12 @@ func runDemo(_ arguments: [String]) -> Int32 {
     }
 }
 
+/// How the demo's stream travels.
+enum DemoTransport: String, Sendable {
+    case rtp
+    case tcp
+}
+
 /// The demo's settings, read from the command line.
 struct DemoOptions: Sendable {
     var frames = 300
@@ -78,6 +87,8 @@ struct DemoOptions: Sendable {
     var encode: EncodeOptions
     var lateJoin = 0
     var dropEvery: Int? = nil
+    /// RTP over UDP (the default) or Annex-B over TCP.
+    var transport = DemoTransport.rtp
     var resolutionChange = false
     var pace = true
     /// Pass marks: the average luma PSNR over all decoded frames, and the
@@ -89,7 +100,7 @@ struct DemoOptions: Sendable {
         let parsed = try Arguments(
             arguments,
             valueOptions: EncodeOptions.selectionOptions.union([
-                "frames", "size", "late-join", "drop-every", "min-psnr",
+                "frames", "size", "late-join", "drop-every", "min-psnr", "transport",
             ]),
             flagOptions: ["resolution-change", "no-pace"])
         if let extra = parsed.positional.first {
@@ -115,6 +126,10 @@ struct DemoOptions: Sendable {
         encode = try EncodeOptions(parsed, properties: live)
         lateJoin = try parsed.integer("late-join", in: 0...(frames - 1), default: 0)!
         dropEvery = try parsed.integer("drop-every", in: 2...100_000)
+        switch try parsed.choice("transport", ["rtp", "tcp"], default: "rtp") {
+        case "tcp": transport = .tcp
+        default: transport = .rtp
+        }
         resolutionChange = parsed.flag("resolution-change")
         pace = !parsed.flag("no-pace")
         if let text = parsed.value("min-psnr") {

@@ -1,6 +1,8 @@
 import DecodeSession
 import FormatConv
 import MediaCore
+import MediaIO
+import RTPPayload
 
 #if canImport(Glibc)
     import Glibc
@@ -60,7 +62,7 @@ struct DemoReceiver {
     /// The frame a test asks the receiver to lose after decoding it
     /// (`CODECS_DEMO_FAULT=lose-decoded-frame:N`), standing for a loss no
     /// sender drop explains; the report must then fail.
-    private static func injectedLoss() -> Int? {
+    static func injectedLoss() -> Int? {
         guard let value = getenv("CODECS_DEMO_FAULT").map({ String(cString: $0) }),
             value.hasPrefix("lose-decoded-frame:")
         else { return nil }
@@ -136,6 +138,12 @@ struct DemoReceiver {
 /// frame with its source (PSNR, matched by pts) and its submit time.
 struct DemoFrameCheck: DecodedFrameSink {
     let exchange: DemoExchange
+    /// RTP: the access unit comes with its own timestamp (from the packets);
+    /// the sender's log is only looked up to measure. TCP: Annex-B has none,
+    /// so the k-th access unit takes the k-th entry of the sender's log.
+    var timestampsFromPackets = false
+    /// Frames per second, to turn a timestamp into a frame index.
+    var frameRate = 30
     var result = DemoReceiverResult()
     private var lastSequence: Int? = nil
     private var waitingForKeyframe = false
@@ -154,6 +162,16 @@ struct DemoFrameCheck: DecodedFrameSink {
     }
 
     mutating func willDecode(_ sample: inout CompressedSample) throws(MediaError) -> Bool {
+        if timestampsFromPackets {
+            let frameIndex = Int(sample.pts.converted(toTimescale: Int32(frameRate)).value)
+            guard let unit = exchange.state.withLock({ state in state.produced.last { $0.frameIndex == frameIndex } })
+            else {
+                throw MediaError(.invalidData, "an access unit with pts \(sample.pts) that was never sent")
+            }
+            sample.dts = unit.dts
+            unitsByPTS[sample.pts] = unit
+            return true
+        }
         let index = result.accessUnitsReceived
         result.accessUnitsReceived += 1
         guard let unit = exchange.state.withLock({ $0.wire.count > index ? $0.wire[index] : nil }) else {
@@ -198,5 +216,100 @@ struct DemoFrameCheck: DecodedFrameSink {
                 result.psnrY.append(PictureQuality.psnr(frame.pixelBuffer, source).y)
             }
         }
+    }
+}
+
+/// The RTP receiving side: datagrams from its UDP socket → jitter buffer →
+/// depacketizer (boundaries from marker bits, timestamps from the RTP
+/// header, losses from sequence numbers) → ``DecodePipeline``. Nothing but
+/// the packets reaches the decoding path; the sender's log is read only to
+/// measure (PSNR against the source, latency from submission).
+struct DemoRTPReceiver {
+    let options: DemoOptions
+    let exchange: DemoExchange
+    let socket: UDPSocket
+
+    func run() -> DemoReceiverResult {
+        var check = DemoFrameCheck(exchange: exchange, losing: DemoReceiver.injectedLoss())
+        check.timestampsFromPackets = true
+        check.frameRate = options.frameRate
+        var pipeline = DecodePipeline(
+            codec: options.codec,
+            settings: DecoderSettings(
+                decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
+            sink: check)
+        var depacketizer = RTPDepacketizer(configuration: .init(codec: options.codec, reorderWindow: 1))
+        do {
+            try receive(through: &pipeline, depacketizer: &depacketizer)
+        } catch {
+            exchange.state.withLock { $0.failure = $0.failure ?? "receiver: \(error)" }
+        }
+        var result = pipeline.sink.result
+        let statistics = depacketizer.statistics
+        result.accessUnitsReceived = statistics.samples + statistics.droppedAccessUnitCount
+        result.decodeSeconds = pipeline.decodeSeconds
+        if let session = pipeline.session {
+            result.decoderBackend = session.backend
+            result.decoderReason = session.fallbackReason
+            result.decoderDrops += session.drops.map { "\($0)" }
+        }
+        return result
+    }
+
+    private func receive(
+        through pipeline: inout DecodePipeline<DemoFrameCheck>, depacketizer: inout RTPDepacketizer
+    ) throws(MediaError) {
+        var jitter = RTPJitterBuffer(delay: .milliseconds(20))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        // Timestamps: the demo's sender starts its RTP clock at 0 for frame 0,
+        // so a receiver that joins later adds the first timestamp it sees back
+        // to the depacketizer's (which count from the first packet).
+        var firstTimestamp: Int64?
+        var quietSince = monotonicSeconds()
+        func deliver(_ outputs: [RTPDepacketizerOutput]) throws(MediaError) {
+            for output in outputs {
+                switch output {
+                case .sample(var sample):
+                    let origin = MediaTime(value: firstTimestamp ?? 0, timescale: 90_000)
+                    sample.pts = sample.pts + origin
+                    try pipeline.decode(sample)
+                case .loss(let event):
+                    try pipeline.reportLoss("\(event.count) RTP packet(s) lost")
+                case .dropped(let report):
+                    if report.reason != .waitingForKeyframe, report.reason != .packetLoss {
+                        pipeline.sink.result.assemblerDrops.append("\(report)")
+                    }
+                }
+            }
+        }
+        while true {
+            let now = ContinuousClock.now
+            var wait = Duration.milliseconds(20)
+            if let deadline = jitter.deadline { wait = min(wait, max(.zero, deadline - now)) }
+            var timeout = wait
+            var arrived = false
+            while let (count, _) = try socket.receive(into: &buffer, timeout: timeout) {
+                timeout = .zero
+                arrived = true
+                pipeline.sink.result.reads += 1
+                pipeline.sink.result.bytesReceived += count
+                pipeline.sink.result.smallestRead = min(pipeline.sink.result.smallestRead, count)
+                jitter.insert(Array(buffer[..<count]), arrival: ContinuousClock.now)
+            }
+            if arrived { quietSince = monotonicSeconds() }
+            while let packet = jitter.next(at: ContinuousClock.now) {
+                if firstTimestamp == nil, let (header, _) = try? RTPHeader.parse(packet) {
+                    firstTimestamp = Int64(header.timestamp)
+                }
+                try deliver(depacketizer.receive(packet))
+            }
+            let finished = exchange.state.withLock { $0.senderFinished || $0.failure != nil }
+            if finished && monotonicSeconds() - quietSince > 0.2 { break }
+        }
+        while let packet = jitter.next(at: ContinuousClock.now + .seconds(3600)) {
+            try deliver(depacketizer.receive(packet))
+        }
+        try deliver(depacketizer.finish())
+        try pipeline.finish()
     }
 }

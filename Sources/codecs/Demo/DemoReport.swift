@@ -24,10 +24,17 @@ struct DemoFrameAccount {
 
     init(produced: [DemoAccessUnit], wire: [DemoAccessUnit], decodedFrameIndexes: [Int]) {
         var lostSinceDrop = false
+        var joined = false
         for unit in produced {
             guard unit.sentToReceiver else {
                 notSent += 1
                 continue
+            }
+            if !joined {
+                // An RTP receiver joins where the stream is: until a keyframe,
+                // nothing it gets can be decoded.
+                joined = true
+                lostSinceDrop = !unit.isKeyframe
             }
             if unit.droppedBySender {
                 droppedBySender += 1
@@ -118,7 +125,7 @@ struct DemoReport {
         if options.resolutionChange { title += " → \(second.width)x\(second.height) at frame \(options.changeFrame)" }
         title += ", \(options.frames) frames at \(options.frameRate) fps"
         title += options.pace ? ", paced" : ", unpaced"
-        title += ", over tcp://127.0.0.1:\(port)"
+        title += ", over \(options.transport.rawValue)://127.0.0.1:\(port)"
         return title
     }
 
@@ -157,9 +164,14 @@ struct DemoReport {
         let streamSeconds = Double(options.frames) / Double(options.frameRate)
         table.add("bit rate", formattedBitRate(Double(sender.bytesProduced * 8) / streamSeconds))
         let smallestRead = receiver.smallestRead == .max ? 0 : receiver.smallestRead
-        table.add(
-            "bytes on the wire",
-            "\(receiver.bytesReceived) in \(receiver.reads) reads of 1…65536 bytes (smallest \(smallestRead))")
+        switch options.transport {
+        case .tcp:
+            table.add(
+                "bytes on the wire",
+                "\(receiver.bytesReceived) in \(receiver.reads) reads of 1…65536 bytes (smallest \(smallestRead))")
+        case .rtp:
+            table.add("bytes on the wire", "\(receiver.bytesReceived) in \(receiver.reads) RTP packets")
+        }
         table.add("encode fps", formatted(Double(sender.framesEncoded) / max(sender.encodeSeconds, 1e-9)))
         table.add("decode fps", formatted(Double(account.decoded.count) / max(receiver.decodeSeconds, 1e-9)))
         table.add("wall time", formatted(wallSeconds, digits: 2) + " s")

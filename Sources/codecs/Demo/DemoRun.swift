@@ -1,4 +1,5 @@
 import MediaCore
+import MediaIO
 import Synchronization
 
 /// One access unit as the sender produced it, in decode order.
@@ -34,6 +35,8 @@ final class DemoExchange: Sendable {
         var sources: [Int: PixelBuffer] = [:]
         var framesSubmitted = 0
         var receiverMayConnect = false
+        /// The sender sent its last packet (RTP: the receiver drains and stops).
+        var senderFinished = false
         var failure: String? = nil
     }
 
@@ -49,21 +52,36 @@ struct DemoRun {
     /// Runs the sender on this thread and the receiver on another, then
     /// compares what each saw.
     func run() throws(MediaError) -> DemoReport {
-        let listener = try TCPListener(host: "127.0.0.1", port: 0)
-        let port = listener.port
         let exchange = DemoExchange()
         let options = self.options
-
         let started = monotonicSeconds()
-        let receiver = WorkerThread {
-            let result = DemoReceiver(options: options, exchange: exchange, port: port).run()
-            exchange.receiverResult.withLock { $0 = result }
+        let sender: DemoSenderResult
+        let port: Int
+        switch options.transport {
+        case .tcp:
+            let listener = try TCPListener(host: "127.0.0.1", port: 0)
+            port = listener.port
+            let receiver = WorkerThread {
+                let result = DemoReceiver(options: options, exchange: exchange, port: port).run()
+                exchange.receiverResult.withLock { $0 = result }
+            }
+            let broadcaster = StreamBroadcaster(listener: listener)
+            sender = DemoSender(options: options, exchange: exchange, output: .tcp(broadcaster)).run()
+            receiver.join()
+            listener.close()
+        case .rtp:
+            // The receiver's socket first, so no packet finds the port closed.
+            let socket = try UDPSocket(bindingTo: "127.0.0.1")
+            port = Int(socket.localAddress.port)
+            let receiver = WorkerThread {
+                let result = DemoRTPReceiver(options: options, exchange: exchange, socket: socket).run()
+                exchange.receiverResult.withLock { $0 = result }
+            }
+            sender = DemoSender(options: options, exchange: exchange, output: .rtp(socket.localAddress)).run()
+            receiver.join()
+            socket.close()
         }
-        let broadcaster = StreamBroadcaster(listener: listener)
-        let sender = DemoSender(options: options, exchange: exchange, broadcaster: broadcaster).run()
-        receiver.join()
         let wallSeconds = monotonicSeconds() - started
-        listener.close()
 
         let received = exchange.receiverResult.withLock { $0 }
         let state = exchange.state.withLock { $0 }

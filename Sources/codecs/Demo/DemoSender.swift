@@ -2,6 +2,7 @@ import EncodeSession
 import FormatConv
 import MediaCore
 import MediaIO
+import RTPPayload
 
 /// What the sender thread found.
 struct DemoSenderResult: Sendable {
@@ -12,11 +13,20 @@ struct DemoSenderResult: Sendable {
     var encoderDroppedFrames = 0
 }
 
-/// The sending side: makes frames, encodes them, writes Annex-B and sends it.
+/// Where the demo's sender puts the stream.
+enum DemoOutput {
+    /// Annex-B to the TCP clients of a broadcaster.
+    case tcp(StreamBroadcaster)
+    /// RTP packets to a UDP address (the RTP timestamp of frame 0 is 0).
+    case rtp(UDPSocket.Address)
+}
+
+/// The sending side: makes frames, encodes them, and sends them as Annex-B
+/// over TCP or as RTP packets over UDP.
 struct DemoSender {
     let options: DemoOptions
     let exchange: DemoExchange
-    let broadcaster: StreamBroadcaster
+    let output: DemoOutput
 
     func run() -> DemoSenderResult {
         var result = DemoSenderResult()
@@ -25,9 +35,12 @@ struct DemoSender {
         } catch {
             exchange.state.withLock { $0.failure = $0.failure ?? "sender: \(error)" }
         }
-        broadcaster.closeAll()
+        if case .tcp(let broadcaster) = output { broadcaster.closeAll() }
         // A receiver still waiting to connect must not wait forever.
-        exchange.state.withLock { $0.receiverMayConnect = true }
+        exchange.state.withLock {
+            $0.receiverMayConnect = true
+            $0.senderFinished = true
+        }
         return result
     }
 
@@ -48,6 +61,11 @@ struct DemoSender {
         var encoder = try makeEncoder(width: options.width, height: options.height)
         result.encoderBackends.append(describe(encoder))
         var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
+        var rtp: (socket: UDPSocket, destination: UDPSocket.Address)?
+        if case .rtp(let destination) = output { rtp = (try UDPSocket(bindingTo: "127.0.0.1"), destination) }
+        var packetizer = RTPPacketizer(
+            configuration: .init(codec: options.codec, ssrc: 0x0DE0_0001, timestampOffset: 0))
+        var batch = RTPPacketBatch()
         var sequence = 0
         var receiverJoined = false
         var receiverStarted = false
@@ -56,22 +74,33 @@ struct DemoSender {
 
         func ship(_ samples: [CompressedSample]) throws(MediaError) {
             for sample in samples {
-                let bytes = try writer.write(sample)
                 let frameIndex = Int((sample.pts.converted(toTimescale: Int32(options.frameRate))).value)
-                if receiverJoined && !receiverStarted && sample.isKeyframe {
-                    // The receiver's stream starts here, with the parameter sets
-                    // the writer puts before this keyframe.
-                    receiverStarted = true
-                    broadcaster.startWaitingClients()
+                var byteCount: Int
+                if rtp != nil {
+                    // RTP: a receiver joins where the stream is, keyframe or not.
+                    receiverStarted = receiverJoined
+                    batch.removeAll()
+                    try packetizer.packetize(sample, into: &batch)
+                    byteCount = batch.reduce(0) { $0 + $1.count }
+                } else {
+                    byteCount = 0
+                    if receiverJoined && !receiverStarted && sample.isKeyframe {
+                        // The receiver's stream starts here, with the parameter sets
+                        // the writer puts before this keyframe.
+                        receiverStarted = true
+                        if case .tcp(let broadcaster) = output { broadcaster.startWaitingClients() }
+                    }
                 }
+                let bytes = rtp == nil ? try writer.write(sample) : []
+                if rtp == nil { byteCount = bytes.count }
                 let dropped = dropEvery.map { sequence > 0 && sequence % $0 == 0 } ?? false
                 let unit = DemoAccessUnit(
                     sequence: sequence, frameIndex: frameIndex, pts: sample.pts, dts: sample.dts,
                     isKeyframe: sample.isKeyframe,
                     width: sample.formatDescription.width, height: sample.formatDescription.height,
-                    byteCount: bytes.count, sentToReceiver: receiverStarted, droppedBySender: dropped)
+                    byteCount: byteCount, sentToReceiver: receiverStarted, droppedBySender: dropped)
                 sequence += 1
-                result.bytesProduced += bytes.count
+                result.bytesProduced += byteCount
                 let onWire = receiverStarted && !dropped
                 exchange.state.withLock { state in
                     state.produced.append(unit)
@@ -81,11 +110,15 @@ struct DemoSender {
                         state.sources[frameIndex] = nil
                     }
                 }
-                if onWire {
+                guard onWire else { continue }
+                switch output {
+                case .tcp(let broadcaster):
                     let receivers = broadcaster.send(bytes, isKeyframe: sample.isKeyframe)
                     if receivers == 0 {
                         throw MediaError(.system, "the receiver went away at access unit \(unit.sequence)")
                     }
+                case .rtp(let destination):
+                    for packet in batch { try rtp!.socket.send(Array(packet), to: destination) }
                 }
             }
         }
@@ -103,9 +136,11 @@ struct DemoSender {
         for index in 0..<options.frames {
             if index == options.lateJoin {
                 exchange.state.withLock { $0.receiverMayConnect = true }
-                try broadcaster.acceptPending(timeoutMilliseconds: 10_000)
-                guard broadcaster.clientCount > 0 else {
-                    throw MediaError(.system, "the receiver did not connect within 10 s")
+                if case .tcp(let broadcaster) = output {
+                    try broadcaster.acceptPending(timeoutMilliseconds: 10_000)
+                    guard broadcaster.clientCount > 0 else {
+                        throw MediaError(.system, "the receiver did not connect within 10 s")
+                    }
                 }
                 receiverJoined = true
             }
