@@ -1,0 +1,90 @@
+import FormatConv
+import MediaCore
+import RTPPayload
+import TestSupport
+import Testing
+
+/// Packetizer options beyond the conformance cases.
+struct RTPPacketizerTests {
+    /// STAP-A packets (type 24) in a packet list.
+    static func aggregationCount(_ packets: [[UInt8]]) throws -> Int {
+        try packets.filter { try split($0).payload[0] & 0x1F == 24 }.count
+    }
+
+    @Test func parameterSetPolicies() throws {
+        // Keyframes every 10 frames at 25 fps: at 0, 0.4, 0.8, 1.2, 1.6, 2.0 s.
+        let samples = try HandMadeH264.stream(frames: 60, gop: 10)
+        let every = try packetizeAll(samples, RTPPacketizer.Configuration(codec: .h264, ssrc: 1))
+        #expect(try Self.aggregationCount(every) == 6)
+        // At most once a second: at 0 and 1.2 s.
+        let interval = try packetizeAll(
+            samples,
+            RTPPacketizer.Configuration(
+                codec: .h264, ssrc: 1, parameterSets: .interval(MediaTime(value: 1, timescale: 1))))
+        let timestamps = try interval.filter { try split($0).payload[0] & 0x1F == 24 }.map {
+            try split($0).header.timestamp
+        }
+        #expect(timestamps == [0, 30 * 3600])
+        let never = try packetizeAll(samples, RTPPacketizer.Configuration(codec: .h264, ssrc: 1, parameterSets: .never))
+        #expect(try Self.aggregationCount(never) == 0)
+    }
+
+    @Test func aggregationModes() throws {
+        // An access unit of an SEI, two slices and an SEI after them (all small).
+        let sei: [UInt8] = [0x06, 0x05, 0x02, 0xAB, 0xCD, 0x80]
+        let first = HandMadeH264.pSlice(size: 20, fill: 1)
+        let second: [UInt8] = [0x41, 0xE0] + [UInt8](repeating: 2, count: 18)
+        let sample = try HandMadeH264.sample([sei, first, second, sei], index: 1, keyframe: false)
+        func payloads(_ aggregation: RTPAggregation) throws -> [[UInt8]] {
+            var packetizer = RTPPacketizer(
+                configuration: RTPPacketizer.Configuration(codec: .h264, ssrc: 1, aggregation: aggregation))
+            return try packetizer.packetize(sample).map { try split($0).payload }
+        }
+        func stapA(_ nals: [[UInt8]]) -> [UInt8] {
+            // F=0, NRI = the largest (2 for the slices, 0 for the SEI), type 24.
+            let nri = nals.map { $0[0] & 0x60 }.max()!
+            return [nri | 24] + nals.flatMap { [UInt8($0.count >> 8), UInt8($0.count & 0xFF)] + $0 }
+        }
+        #expect(try payloads(.none) == [sei, first, second, sei])
+        #expect(try payloads(.zeroLatency) == [stapA([sei, first]), second, sei])
+        #expect(try payloads(.maximal) == [stapA([sei, first, second, sei])])
+        // Whatever the grouping, the depacketizer gives back the sample.
+        for aggregation in [RTPAggregation.none, .zeroLatency, .maximal] {
+            var packetizer = RTPPacketizer(
+                configuration: RTPPacketizer.Configuration(codec: .h264, ssrc: 1, aggregation: aggregation))
+            let key = try HandMadeH264.sample([HandMadeH264.idr()], index: 0, keyframe: true)
+            let packets = try packetizer.packetize(key) + packetizer.packetize(sample)
+            let got = emitted(depacketizeAll(packets, RTPDepacketizer.Configuration(codec: .h264)).outputs)
+            #expect(got.map(\.data) == [key.data, sample.data], "\(aggregation)")
+        }
+    }
+
+    @Test func batchReusesItsStorageAndCountsBytes() throws {
+        let samples = try HandMadeH264.stream(frames: 20, gop: 10, sliceSize: 3000)
+        var packetizer = RTPPacketizer(configuration: RTPPacketizer.Configuration(codec: .h264, ssrc: 1))
+        var batch = RTPPacketBatch()
+        var capacity = 0
+        var payloadBytes = 0
+        for sample in samples {
+            batch.removeAll()
+            try packetizer.packetize(sample, into: &batch)
+            #expect(batch.allSatisfy { $0.count <= 12 + 1200 })
+            payloadBytes += batch.reduce(0) { $0 + $1.count - 12 }
+            if sample.pts > .zero { #expect(batch.bytes.capacity == capacity) }
+            capacity = batch.bytes.capacity
+        }
+        #expect(packetizer.payloadByteCount == payloadBytes)
+    }
+
+    @Test func refusesWhatRTPCannotCarry() throws {
+        for type: UInt8 in [0, 24, 28, 31] {
+            let sample = try HandMadeH264.sample([[type, 1, 2, 3]], index: 0, keyframe: false)
+            var packetizer = RTPPacketizer(codec: .h264, ssrc: 1)
+            #expect(throws: MediaError.self, "type \(type)") { try packetizer.packetize(sample) }
+        }
+        var packetizer = RTPPacketizer(codec: .hevc, ssrc: 1)
+        #expect(throws: MediaError.self) {
+            try packetizer.packetize(try HandMadeH264.sample([HandMadeH264.idr()], index: 0, keyframe: true))
+        }
+    }
+}
