@@ -1,6 +1,6 @@
 import FormatConv
 
-/// Turns RTP packets back into ``CompressedSample``s: H.264 per RFC 6184
+/// Turns RTP packets back into `CompressedSample`s: H.264 per RFC 6184
 /// (single NAL unit, STAP-A, FU-A) and HEVC per RFC 7798 (single NAL unit,
 /// AP, FU, with DONL/DOND ordering when `sprop-max-don-diff` is above 0).
 ///
@@ -32,7 +32,7 @@ import FormatConv
 /// An access unit ends at the marker bit or at a change of RTP timestamp.
 /// Parameter sets are taken out of every packet type — single, aggregated,
 /// reassembled fragments — and from the SDP, and go into the sample's
-/// ``FormatDescription`` (a new one when they change), never into its data.
+/// `FormatDescription` (a new one when they change), never into its data.
 ///
 /// Loss handling never fabricates data: fragment reassembly starts only at a
 /// fragment with the start bit, and an access unit that lost any packet is
@@ -196,7 +196,7 @@ public struct RTPDepacketizer: Sendable {
         packet.withUnsafeBytes { receive($0, owned: packet) }
     }
 
-    /// Takes one RTP packet; see ``receive(_:)-([UInt8])``.
+    /// Takes one RTP packet; see `receive(_:)`.
     public mutating func receive(_ packet: UnsafeRawBufferPointer) -> [RTPDepacketizerOutput] {
         receive(packet, owned: nil)
     }
