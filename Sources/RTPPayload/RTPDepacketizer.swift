@@ -21,7 +21,9 @@ import FormatConv
 /// packets: duplicates are suppressed, reordered packets are put back in
 /// sequence order, and a missing packet is declared lost once the window has
 /// moved past it (or at ``finish()`` / ``flushReorderBuffer()``). Sequence
-/// numbers wrap at 65535 without a false loss.
+/// numbers wrap at 65535 without a false loss. Two consecutive packets far
+/// behind the expected sequence number (a sender that restarted) make the
+/// depacketizer resynchronize on them; the break counts as a loss.
 ///
 /// Start-up: nothing is read until the buffer spans a whole window (or
 /// ``flushReorderBuffer()`` is called), so that packets sent before the
@@ -107,6 +109,8 @@ public struct RTPDepacketizer: Sendable {
     private var highestExtended: Int64 = 0
     private var bufferedCount = 0
     private var pendingGap = false
+    /// The last packet that arrived far behind the expected sequence number.
+    private var farBehind: Int64?
     /// True until the first packet is read: see "start-up".
     private var isStartingUp = true
 
@@ -247,11 +251,26 @@ public struct RTPDepacketizer: Sendable {
         if extended < expected {
             if delivered[slotIndex(extended, delivered.count)] == extended {
                 statistics.duplicates += 1
-            } else {
-                statistics.late += 1
+                return outputs
             }
+            // Far behind: late, or a sender that restarted its sequence
+            // numbers. Two consecutive such packets mean a restart (RFC 3550
+            // A.1): the stream resynchronizes on them.
+            if expected - extended > Int64(delivered.count), let previous = farBehind, extended == previous + 1 {
+                farBehind = nil
+                outputs += flushReorderBuffer()
+                pendingGap = true
+                highestExtended = extended
+                nextExpected = extended + 1
+                markDelivered(extended)
+                process(packet, into: &outputs)
+                return outputs
+            }
+            farBehind = expected - extended > Int64(delivered.count) ? extended : nil
+            statistics.late += 1
             return outputs
         }
+        farBehind = nil
         if extended == expected && bufferedCount == 0 {
             // In order: no copy.
             advanceHighest(extended)

@@ -88,3 +88,27 @@ struct RTPPacketizerTests {
         }
     }
 }
+
+struct RTPDepacketizerSequenceTests {
+    /// A sender that restarts its sequence numbers far below the expected
+    /// one: the first such packet is late, the second confirms the restart,
+    /// and samples resume at the next keyframe.
+    @Test func senderRestartResynchronizes() throws {
+        let samples = try HandMadeH264.stream(frames: 20, gop: 5)
+        var first = RTPPacketizer(
+            configuration: RTPPacketizer.Configuration(codec: .h264, ssrc: 1, initialSequenceNumber: 30_000))
+        var second = RTPPacketizer(
+            configuration: RTPPacketizer.Configuration(codec: .h264, ssrc: 1, initialSequenceNumber: 10_000))
+        var packets: [[UInt8]] = []
+        for sample in samples[0..<10] { packets += try first.packetize(sample) }
+        for sample in samples[10...] { packets += try second.packetize(sample) }
+        var configuration = RTPDepacketizer.Configuration(codec: .h264)
+        configuration.reorderWindow = 4
+        let (outputs, statistics) = depacketizeAll(packets, configuration)
+        // Frame 10's two packets (STAP-A and slice): the first is late, the
+        // second restarts the stream mid access unit, so 10 to 14 are lost
+        // to the restart and 15 (a keyframe) onwards come through.
+        #expect(statistics.late == 1)
+        #expect(emitted(outputs).map(\.data) == samples[0..<10].map(\.data) + samples[15...].map(\.data))
+    }
+}
