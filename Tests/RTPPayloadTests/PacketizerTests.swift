@@ -112,3 +112,44 @@ struct RTPDepacketizerSequenceTests {
         #expect(emitted(outputs).map(\.data) == samples[0..<10].map(\.data) + samples[15...].map(\.data))
     }
 }
+
+struct RTPDepacketizerLimitsTests {
+    /// An access unit over the size limit is dropped and counted, whether
+    /// its bytes came in one packet or in fragments; the next keyframe
+    /// comes through.
+    @Test func oversizedAccessUnitsAreDroppedAndCounted() throws {
+        var samples = try HandMadeH264.stream(frames: 6, gop: 3)
+        samples[1] = try HandMadeH264.sample([HandMadeH264.pSlice(size: 1500)], index: 1, keyframe: false)
+        for bound in [1200, 60_000] {
+            let packets = try packetizeAll(
+                samples, RTPPacketizer.Configuration(codec: .h264, ssrc: 1, maximumPayloadSize: bound))
+            var configuration = RTPDepacketizer.Configuration(codec: .h264)
+            configuration.maximumAccessUnitSize = 1024
+            let (outputs, statistics) = depacketizeAll(packets, configuration)
+            #expect(statistics.droppedAccessUnits[.oversizedAccessUnit] == 1, "bound \(bound)")
+            #expect(statistics.droppedAccessUnits[.waitingForKeyframe] == 1, "bound \(bound)")
+            #expect(emitted(outputs).map(\.data) == [samples[0].data] + samples[3...].map(\.data), "bound \(bound)")
+        }
+    }
+
+    /// A mid-stream change of parameter sets (a new resolution) gives
+    /// samples with a new description, which a session cannot accept.
+    @Test func aResolutionChangeGivesANewDescription() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let large = try RTPTestStreams.encode(.h264, frames: 6, gop: 3, in: directory, name: "large")
+        let small = try RTPTestStreams.encode(
+            .h264, frames: 6, gop: 3, extra: ["-vf", "scale=160:120"], in: directory, name: "small")
+        let shifted = small.samples.map { sample in
+            var sample = sample
+            sample.pts = sample.pts + MediaTime(value: 6, timescale: 25)
+            return sample
+        }
+        let packets = try packetizeAll(large.samples + shifted, RTPPacketizer.Configuration(codec: .h264, ssrc: 1))
+        let got = emitted(depacketizeAll(packets, RTPDepacketizer.Configuration(codec: .h264)).outputs)
+        #expect(got.map(\.data) == (large.samples + small.samples).map(\.data))
+        #expect(got.map(\.formatDescription.width) == Array(repeating: 320, count: 6) + Array(repeating: 160, count: 6))
+        #expect(got[5].formatDescription.canAccept(got[6].formatDescription) == false)
+        #expect(got[6].formatDescription.parameterSets == small.samples[0].formatDescription.parameterSets)
+    }
+}
