@@ -96,11 +96,15 @@ public struct PacketFaultInjector: Sendable {
 
     /// - Parameters:
     ///   - seed: fixes the random choices.
-    ///   - dropProbability, duplicateProbability, reorderProbability,
-    ///     truncateProbability: chances in [0, 1].
+    ///   - dropProbability: the chance in [0, 1] that a packet is dropped.
+    ///   - duplicateProbability: the chance that a packet is sent twice.
+    ///   - reorderProbability: the chance that a packet is held back.
+    ///   - truncateProbability: the chance that a packet is cut short.
     ///   - reorderDistance: how many packets overtake a reordered one (≥ 1).
-    ///   - dropIndexes, duplicateIndexes, reorderIndexes, truncateIndexes:
-    ///     packet indexes that get the fault whatever the dice say.
+    ///   - dropIndexes: packet indexes always dropped.
+    ///   - duplicateIndexes: packet indexes always duplicated.
+    ///   - reorderIndexes: packet indexes always held back.
+    ///   - truncateIndexes: packet indexes always cut short.
     public init(
         seed: UInt64, dropProbability: Double = 0, duplicateProbability: Double = 0, reorderProbability: Double = 0,
         truncateProbability: Double = 0, reorderDistance: Int = 3, dropIndexes: Set<Int> = [],

@@ -234,7 +234,7 @@ public enum RTCPPacket: Sendable, Hashable {
         try bytes.withBytes { (buffer) throws(MediaError) in try parseCompound(buffer) }
     }
 
-    /// Reads a compound RTCP packet; see ``parseCompound(_:)-([UInt8])``.
+    /// Reads a compound RTCP packet; see `parseCompound(_:)`.
     public static func parseCompound(_ buffer: UnsafeRawBufferPointer) throws(MediaError) -> [RTCPPacket] {
         var packets: [RTCPPacket] = []
         var offset = 0

@@ -1,6 +1,6 @@
 import FormatConv
 
-/// Turns RTP packets back into ``CompressedSample``s: H.264 per RFC 6184
+/// Turns RTP packets back into `CompressedSample`s: H.264 per RFC 6184
 /// (single NAL unit, STAP-A, FU-A) and HEVC per RFC 7798 (single NAL unit,
 /// AP, FU, with DONL/DOND ordering when `sprop-max-don-diff` is above 0).
 ///
@@ -21,7 +21,9 @@ import FormatConv
 /// packets: duplicates are suppressed, reordered packets are put back in
 /// sequence order, and a missing packet is declared lost once the window has
 /// moved past it (or at ``finish()`` / ``flushReorderBuffer()``). Sequence
-/// numbers wrap at 65535 without a false loss.
+/// numbers wrap at 65535 without a false loss. Two consecutive packets far
+/// behind the expected sequence number (a sender that restarted) make the
+/// depacketizer resynchronize on them; the break counts as a loss.
 ///
 /// Start-up: nothing is read until the buffer spans a whole window (or
 /// ``flushReorderBuffer()`` is called), so that packets sent before the
@@ -32,14 +34,19 @@ import FormatConv
 /// An access unit ends at the marker bit or at a change of RTP timestamp.
 /// Parameter sets are taken out of every packet type — single, aggregated,
 /// reassembled fragments — and from the SDP, and go into the sample's
-/// ``FormatDescription`` (a new one when they change), never into its data.
+/// `FormatDescription` (a new one when they change), never into its data.
 ///
 /// Loss handling never fabricates data: fragment reassembly starts only at a
 /// fragment with the start bit, and an access unit that lost any packet is
 /// dropped whole. After a loss, and at the start, samples resume at the next
 /// keyframe (H.264 IDR or recovery point SEI, HEVC IRAP) whose parameter
 /// sets are available, so no sample handed out refers to a picture that was
-/// not. Every dropped unit is reported with an ``RTPDropReason`` and counted
+/// not. When that keyframe is not an IDR (an HEVC CRA or BLA, an H.264
+/// recovery point in an open GOP), its leading pictures are dropped too:
+/// HEVC RASL pictures by type, H.264 pictures whose RTP timestamp (their
+/// presentation time) comes before the recovery point's. A recovery point
+/// with a positive `recovery_frame_cnt` (gradual refresh) gives pictures
+/// that are only complete after that many frames, as the SEI says. Every dropped unit is reported with an ``RTPDropReason`` and counted
 /// in ``statistics``.
 ///
 /// Timestamps: pts is the RTP timestamp (unwrapped past 2³²) less that of
@@ -102,6 +109,8 @@ public struct RTPDepacketizer: Sendable {
     private var highestExtended: Int64 = 0
     private var bufferedCount = 0
     private var pendingGap = false
+    /// The last packet that arrived far behind the expected sequence number.
+    private var farBehind: Int64?
     /// True until the first packet is read: see "start-up".
     private var isStartingUp = true
 
@@ -117,6 +126,9 @@ public struct RTPDepacketizer: Sendable {
     private var storeChanged = true
     private var synchronized = false
     private var resyncCause: String?
+    /// Set after resuming at a random access point other than an IDR: its
+    /// extended RTP timestamp (leading pictures are shown before it).
+    private var leadingPictureCutoff: Int64?
     private var lastTimestamp: UInt32 = 0
     private var extendedTimestamp: Int64 = 0
     private var timestampOrigin: Int64?
@@ -188,7 +200,7 @@ public struct RTPDepacketizer: Sendable {
         packet.withUnsafeBytes { receive($0, owned: packet) }
     }
 
-    /// Takes one RTP packet; see ``receive(_:)-([UInt8])``.
+    /// Takes one RTP packet; see `receive(_:)`.
     public mutating func receive(_ packet: UnsafeRawBufferPointer) -> [RTPDepacketizerOutput] {
         receive(packet, owned: nil)
     }
@@ -239,11 +251,26 @@ public struct RTPDepacketizer: Sendable {
         if extended < expected {
             if delivered[slotIndex(extended, delivered.count)] == extended {
                 statistics.duplicates += 1
-            } else {
-                statistics.late += 1
+                return outputs
             }
+            // Far behind: late, or a sender that restarted its sequence
+            // numbers. Two consecutive such packets mean a restart (RFC 3550
+            // A.1): the stream resynchronizes on them.
+            if expected - extended > Int64(delivered.count), let previous = farBehind, extended == previous + 1 {
+                farBehind = nil
+                outputs += flushReorderBuffer()
+                pendingGap = true
+                highestExtended = extended
+                nextExpected = extended + 1
+                markDelivered(extended)
+                process(packet, into: &outputs)
+                return outputs
+            }
+            farBehind = expected - extended > Int64(delivered.count) ? extended : nil
+            statistics.late += 1
             return outputs
         }
+        farBehind = nil
         if extended == expected && bufferedCount == 0 {
             // In order: no copy.
             advanceHighest(extended)
@@ -728,6 +755,8 @@ public struct RTPDepacketizer: Sendable {
         var isKeyframe = false
         var isReferenced = false
         var firstSlice: SliceStart?
+        var firstVCLType: UInt8 = 0
+        var hasIDR = false
         var tooLong = false
         let maximumLength = lengthSize == 4 ? Int(UInt32.max) : (1 << (8 * lengthSize)) - 1
         unitBytes.withUnsafeBytes { bytes in
@@ -736,9 +765,15 @@ public struct RTPDepacketizer: Sendable {
                 let kind = NALUnitKind(codec: codec, nal)
                 if entry.range.count > maximumLength { tooLong = true }
                 if kind.isVCL {
-                    if !hasVCL { firstSlice = SliceStart(codec: codec, kind: kind, nal) }
+                    if !hasVCL {
+                        firstSlice = SliceStart(codec: codec, kind: kind, nal)
+                        firstVCLType = kind.type
+                    }
                     hasVCL = true
-                    if kind.isKeyframe { isKeyframe = true }
+                    if kind.isKeyframe {
+                        isKeyframe = true
+                        hasIDR = hasIDR || codec == .h264 || (19...20).contains(kind.type)
+                    }
                     if kind.isReferencedByOthers && kind.layerId == 0 { isReferenced = true }
                 } else if codec == .h264 && kind.type == H264NALUnitType.sei.rawValue
                     && H264SEI.containsRecoveryPoint(nal)
@@ -757,6 +792,20 @@ public struct RTPDepacketizer: Sendable {
                 ?? "access unit before the first keyframe; decoding starts at a keyframe"
             dropUnit(.waitingForKeyframe, message, into: &outputs)
             return
+        }
+        let unitTime = extendedTimestampOf(unit.timestamp)
+        if !isKeyframe, let cutoff = leadingPictureCutoff {
+            // After resuming at a random access point that is not an IDR, its
+            // leading pictures may refer to pictures before it (HEVC RASL,
+            // H.264 open-GOP B-frames shown before the recovery point).
+            let isLeading = codec == .hevc ? (8...9).contains(firstVCLType) : unitTime < cutoff
+            if isLeading {
+                dropUnit(
+                    .leadingPicture,
+                    "a leading picture of the random access point decoding resumed at may refer to pictures "
+                        + "before it", into: &outputs)
+                return
+            }
         }
         let ppsId = firstSlice?.ppsId ?? -1
         let decodable = ppsId >= 0 ? store.canDecodeSlice(referringToPictureParameterSet: ppsId) : store.isComplete
@@ -783,6 +832,10 @@ public struct RTPDepacketizer: Sendable {
             dropUnit(.oversizedAccessUnit, "a NAL unit does not fit a \(lengthSize)-byte length", into: &outputs)
             return
         }
+        if isKeyframe {
+            // Resuming at a CRA / BLA / recovery point: skip its leading pictures.
+            leadingPictureCutoff = !synchronized && !hasIDR ? unitTime : nil
+        }
         synchronized = true
         resyncCause = nil
         let total = unit.nals.reduce(0) { $0 + lengthSize + $1.range.count }
@@ -805,7 +858,7 @@ public struct RTPDepacketizer: Sendable {
                 initialized = offset
             }
         }
-        let pts = MediaTime(value: extendedTimestampOf(unit.timestamp) - (timestampOrigin ?? 0), timescale: 90_000)
+        let pts = MediaTime(value: unitTime - (timestampOrigin ?? 0), timescale: 90_000)
         statistics.samples += 1
         outputs.append(
             .sample(

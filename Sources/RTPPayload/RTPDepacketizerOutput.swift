@@ -46,6 +46,9 @@ public struct RTPDropReason: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let oversizedAccessUnit = RTPDropReason(rawValue: "oversizedAccessUnit")
     /// NAL units without a picture (no VCL NAL unit).
     public static let noPicture = RTPDropReason(rawValue: "noPicture")
+    /// A leading picture (HEVC RASL, or an H.264 picture shown before the
+    /// recovery point) of the random access point decoding resumed at.
+    public static let leadingPicture = RTPDropReason(rawValue: "leadingPicture")
     /// The parameter sets make no format description.
     public static let formatDescriptionFailure = RTPDropReason(rawValue: "formatDescriptionFailure")
 

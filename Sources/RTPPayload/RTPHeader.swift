@@ -11,8 +11,8 @@ import FormatConv
 /// |            contributing source (CSRC) identifiers ...         |
 /// ```
 ///
-/// ``parse(_:)`` reads a datagram into a header and the range of its payload
-/// (padding removed); ``write(payload:into:)`` appends a packet to a buffer.
+/// `parse(_:)` reads a datagram into a header and the range of its payload
+/// (padding removed); ``write(into:)`` appends a packet to a buffer.
 public struct RTPHeader: Sendable, Hashable {
     /// The size of the fixed header without CSRCs or extension: 12 bytes.
     public static let fixedSize = 12
@@ -129,7 +129,7 @@ public struct RTPHeader: Sendable, Hashable {
         return (header, offset..<end)
     }
 
-    /// Reads the header of `packet`; see ``parse(_:)``.
+    /// Reads the header of `packet`; see `parse(_:)`.
     public static func parse(_ packet: [UInt8]) throws(MediaError) -> (RTPHeader, Range<Int>) {
         try packet.withBytes { (buffer) throws(MediaError) in try parse(buffer) }
     }

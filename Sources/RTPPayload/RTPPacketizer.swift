@@ -1,6 +1,6 @@
 import FormatConv
 
-/// Turns ``CompressedSample``s into RTP packets: H.264 per RFC 6184 (single
+/// Turns `CompressedSample`s into RTP packets: H.264 per RFC 6184 (single
 /// NAL unit, STAP-A and FU-A packets; packetization modes 0 and 1) and HEVC
 /// per RFC 7798 (single NAL unit, AP and FU packets, with DONL/DOND fields
 /// when `sprop-max-don-diff` is above 0).

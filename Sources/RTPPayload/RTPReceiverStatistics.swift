@@ -11,7 +11,7 @@ import FormatConv
 /// let block = stats.makeReportBlock(at: now)          // fraction lost since the last one
 /// ```
 ///
-/// Times are the caller's: any monotonic clock as a ``MediaTime``; jitter is
+/// Times are the caller's: any monotonic clock as a `MediaTime`; jitter is
 /// computed in RTP timestamp units at ``clockRate``. Duplicates count as
 /// received, as RFC 3550 A.3 does, so cumulative loss can go negative.
 public struct RTPReceiverStatistics: Sendable {

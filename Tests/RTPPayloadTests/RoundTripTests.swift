@@ -155,3 +155,46 @@ struct RTPRoundTripTests {
         }
     }
 }
+
+/// Open GOPs: after a loss, decoding resumes at an HEVC CRA and its RASL
+/// pictures (which refer to pictures before the CRA) are dropped; what is
+/// handed out decodes exactly like the same pictures of the clean stream.
+struct RTPOpenGOPRecoveryTests {
+    @Test func resumingAtACRADropsItsRASLPictures() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let stream = try RTPTestStreams.encode(
+            .hevc, frames: 48, gop: 12, bframes: 3, openGOP: true, in: directory, name: "open")
+        func types(_ sample: CompressedSample) throws -> [UInt8] {
+            try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4, codec: .hevc).map { ($0.first! >> 1) & 0x3F }
+        }
+        let allTypes = try stream.samples.map(types)
+        #expect(allTypes.contains { $0.contains(21) }, "the stream must have CRA pictures")
+        #expect(allTypes.contains { $0.contains { (8...9).contains($0) } }, "and RASL pictures")
+        // The clean decode: the reference for each picture (by its pts),
+        // and the same pictures ffmpeg decodes.
+        let (cleanFrames, _) = try decodeAll(stream.samples)
+        let reference = Dictionary(uniqueKeysWithValues: cleanFrames.map { ($0.pts, md5Hex($0.pixelBuffer)) })
+        let ffmpeg = try ffmpegFrameMD5(path: stream.path, everyFrame: true, pixelFormat: "yuv420p")
+        #expect(Set(reference.values) == Set(ffmpeg))
+
+        let packets = try packetizeAll(stream.samples, RTPPacketizer.Configuration(codec: .hevc, ssrc: 2))
+        // Lose the first packet of sample 5 (inside the first GOP).
+        let lost = try #require(try packets.firstIndex { try split($0).header.timestamp == 5 * 3600 })
+        var damaged = packets
+        damaged.remove(at: lost)
+        let (outputs, statistics) = depacketizeAll(damaged, RTPDepacketizer.Configuration(codec: .hevc))
+        let got = emitted(outputs)
+        #expect((statistics.droppedAccessUnits[.leadingPicture] ?? 0) > 0)
+        let resume = try #require(got.firstIndex { $0.pts > MediaTime(value: 5, timescale: 25) })
+        #expect(try types(got[resume]).contains(21))
+        // No RASL picture between the CRA decoding resumed at and the next IRAP.
+        let nextIRAP = try got[(resume + 1)...].firstIndex { try types($0).contains { (16...23).contains($0) } }
+        for sample in got[(resume + 1)..<(nextIRAP ?? got.endIndex)] {
+            #expect(try !types(sample).contains { (8...9).contains($0) })
+        }
+        let (frames, session) = try decodeAll(got)
+        #expect(session?.statistics.decoded == got.count)
+        for frame in frames { #expect(reference[frame.pts] == md5Hex(frame.pixelBuffer), "picture at \(frame.pts)") }
+    }
+}

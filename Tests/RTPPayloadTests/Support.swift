@@ -17,7 +17,7 @@ enum RTPTestStreams {
     /// `frames` frames of testsrc2 at 320×240, 25 fps, keyframe every `gop`
     /// frames (IDR, no scene cuts), `bframes` B-frames, `slices` slices.
     static func encode(
-        _ codec: CodecType, frames: Int = 60, gop: Int = 12, bframes: Int = 0, slices: Int = 1,
+        _ codec: CodecType, frames: Int = 60, gop: Int = 12, bframes: Int = 0, slices: Int = 1, openGOP: Bool = false,
         extra: [String] = [], in directory: TemporaryDirectory, name: String = "clip"
     ) throws -> Stream {
         let path = directory.path("\(name).\(annexBFileExtension(codec))")
@@ -31,7 +31,8 @@ enum RTPTestStreams {
         case .hevc:
             arguments = [
                 "-pix_fmt", "yuv420p", "-c:v", "libx265", "-x265-params",
-                "log-level=error:keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=0:bframes=\(bframes)",
+                "log-level=error:keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=\(openGOP ? 1 : 0)"
+                    + ":bframes=\(bframes)",
             ]
         }
         try ffmpegTestPattern(size: "320x240", rate: 25, frames: frames, arguments: arguments + extra, to: path)
