@@ -17,7 +17,7 @@ import MediaCore
 /// | `X` | application comment | kept in ``comments`` |
 ///
 /// The `C` values are FFmpeg's (`libavformat/yuv4mpeg*.c`), read and
-/// written for every planar Y'CbCr ``PixelFormat``:
+/// written for every planar Y'CbCr `PixelFormat`:
 ///
 /// | `C` | format | | `C` | format | | `C` | format |
 /// |---|---|---|---|---|---|---|---|
@@ -53,7 +53,7 @@ public struct Y4MHeader: Sendable, Hashable {
     public var height: Int
     /// Frames per second as a fraction (`F`); `(0, 0)` when unknown.
     public var frameRate: (numerator: Int, denominator: Int)
-    /// The layout of each frame: a planar Y'CbCr format (``PixelFormat/isPlanarYCbCr``).
+    /// The layout of each frame: a planar Y'CbCr format (`PixelFormat.isPlanarYCbCr`).
     public var pixelFormat: PixelFormat
     /// The `I` tag, or nil when absent.
     public var interlacing: Interlacing?
