@@ -190,5 +190,10 @@ struct PixelFormatEncodeTests {
         let frame = try PixelBuffer(width: 64, height: 64, format: .i420)
         let error = #expect(throws: MediaError.self) { try session.encode(frame, pts: .zero) }
         #expect(error?.code == .unsupported)
+        // BGRA is converted to the coded format first.
+        let bgra = try PixelBuffer(width: 64, height: 64, format: .bgra)
+        var samples = try session.encode(bgra, pts: .zero)
+        samples += try session.finish()
+        #expect(samples.count == 1)
     }
 }
