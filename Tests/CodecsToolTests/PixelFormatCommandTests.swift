@@ -62,10 +62,12 @@ import Testing
     }
 
     /// The Y4M colour space is the coded format: ffprobe sees the profile
-    /// and pixel format of the source.
+    /// and pixel format of the source, in Annex-B streams and in containers
+    /// (whose avcC / hvcC and codec parameters carry them).
     @Test(arguments: [
         ("yuv444p12le", "clip.hevc", "Rext"), ("yuv422p10le", "clip.h264", "High 4:2:2"),
-        ("gray", "clip.hevc", "Rext"),
+        ("gray", "clip.hevc", "Rext"), ("yuv444p10le", "clip.mp4", "High 4:4:4 Predictive"),
+        ("yuv422p12le", "clip.mkv", "Rext"),
     ])
     func encodesTheY4MColourSpace(source: String, name: String, profile: String) throws {
         let directory = try TemporaryDirectory()
@@ -73,8 +75,9 @@ import Testing
         let input = directory.path("source.y4m")
         try ffmpegTestPattern(size: "64x64", frames: 4, arguments: ["-pix_fmt", source, "-strict", "-1"], to: input)
         let output = directory.path(name)
+        let codec = profile == "Rext" ? ["--codec", "hevc"] : ["--codec", "h264"]
         let result = try runProcess(
-            TestPaths.codecsExecutable.path, ["encode", "-i", input, "-o", output, "--encoder", "software"])
+            TestPaths.codecsExecutable.path, ["encode", "-i", input, "-o", output, "--encoder", "software"] + codec)
         #expect(result.status == 0, "\(result.stderr)")
         let stream = try #require(try ffprobeStreams(path: output).first)
         #expect(stream.profile == profile)
