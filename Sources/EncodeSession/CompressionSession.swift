@@ -154,7 +154,7 @@ public final class CompressionSession {
     ) throws(MediaError) {
         for (name, value) in [("width", width), ("height", height)] {
             guard (16...16384).contains(value), value % 2 == 0 else {
-                throw .invalidArgument("\(name) \(value): must be even and from 16 to 16384 (4:2:0 chroma)")
+                throw .invalidArgument("\(name) \(value): must be even and from 16 to 16384")
             }
         }
         try properties.validate(for: codec)

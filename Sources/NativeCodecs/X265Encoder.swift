@@ -141,7 +141,7 @@ final class X265Encoder: EncoderBackend {
 
         guard let encoder = api.pointee.encoder_open(p) else {
             throw .invalidArgument(
-                "x265: encoder_open rejected the settings (\(configuration.width)x\(configuration.height), \(options))"
+                "x265: encoder_open rejected the settings (\(configuration.width)x\(configuration.height) \(format), \(options))"
             )
         }
         pictureIn = api.pointee.picture_alloc()
