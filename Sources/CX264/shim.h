@@ -16,6 +16,9 @@ static inline int CX264_TYPE_I(void) { return X264_TYPE_I; }
 static inline int CX264_TYPE_KEYFRAME(void) { return X264_TYPE_KEYFRAME; }
 static inline int CX264_CSP_I420(void) { return X264_CSP_I420; }
 static inline int CX264_CSP_NV12(void) { return X264_CSP_NV12; }
+static inline int CX264_CSP_I400(void) { return X264_CSP_I400; }
+static inline int CX264_CSP_I422(void) { return X264_CSP_I422; }
+static inline int CX264_CSP_I444(void) { return X264_CSP_I444; }
 static inline int CX264_CSP_HIGH_DEPTH(void) { return X264_CSP_HIGH_DEPTH; }
 static inline int CX264_RC_CQP(void) { return X264_RC_CQP; }
 static inline int CX264_RC_CRF(void) { return X264_RC_CRF; }

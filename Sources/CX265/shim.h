@@ -13,7 +13,10 @@ static inline int CX265_max_bit_depth(void) { return x265_max_bit_depth; }
 static inline int CX265_TYPE_AUTO(void) { return X265_TYPE_AUTO; }
 static inline int CX265_TYPE_IDR(void) { return X265_TYPE_IDR; }
 static inline int CX265_TYPE_I(void) { return X265_TYPE_I; }
+static inline int CX265_CSP_I400(void) { return X265_CSP_I400; }
 static inline int CX265_CSP_I420(void) { return X265_CSP_I420; }
+static inline int CX265_CSP_I422(void) { return X265_CSP_I422; }
+static inline int CX265_CSP_I444(void) { return X265_CSP_I444; }
 static inline int CX265_RC_CQP(void) { return X265_RC_CQP; }
 static inline int CX265_RC_CRF(void) { return X265_RC_CRF; }
 static inline int CX265_RC_ABR(void) { return X265_RC_ABR; }

@@ -3,8 +3,10 @@ import MediaCore
 
 /// The pictures a session hands out: their layout and size.
 public struct DecoderOutputAttributes: Sendable, Hashable {
-    /// The layout of output pictures; nil keeps the decoder's own (I420 for
-    /// 8-bit 4:2:0, I010 for 10-bit 4:2:0), which is handed out without copying.
+    /// The layout of output pictures; nil keeps the decoder's own (the
+    /// stream's chroma format and bit depth: I420 for 8-bit 4:2:0, I210 for
+    /// 10-bit 4:2:2, `gray12` for 12-bit monochrome HEVC …), which is handed
+    /// out without copying. Any other format is converted with libswscale.
     public var pixelFormat: PixelFormat?
     /// The output width; nil keeps the stream's.
     public var width: Int?

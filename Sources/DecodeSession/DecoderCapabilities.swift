@@ -13,6 +13,9 @@ extension DecompressionSession {
     /// else the first DRM render node) that opens and offers the `VLD`
     /// entrypoint for the codec; for NVDEC, the `cuda` hwaccel or cuvid and a
     /// CUDA device (`cudaDevice`, default 0) that opens.
+    ///
+    /// Each entry lists the pixel formats its pictures come out in
+    /// (``supportedPixelFormats(forDecoder:codec:)``).
     public static func decoders(vaapiDevice: String? = nil, cudaDevice: String? = nil) -> [CodecBackendInfo] {
         let vaapi = VAAPIReport.probe(explicitDevice: vaapiDevice)
         var vaapiDeviceReason: String?
@@ -45,7 +48,33 @@ extension DecompressionSession {
             let reason = NativeLibraries.nvdecHwaccelUnavailableReason(codec) ?? cudaReason
             result.append(CodecBackendInfo(name: "nvdec", codec: codec, isHardware: true, unavailableReason: reason))
         }
+        for index in result.indices {
+            result[index].pixelFormats =
+                supportedPixelFormats(forDecoder: result[index].name, codec: result[index].codec) ?? []
+        }
         return result
+    }
+
+    /// The layouts pictures of decoder `name` (`"libavcodec"`, `"vaapi"`,
+    /// `"nvdec"`) come out in for `codec` when no conversion is asked for;
+    /// nil for an unknown name.
+    ///
+    /// libavcodec's software decoders give the stream's own chroma format and
+    /// depth: HEVC every planar format (4:2:0, 4:2:2, 4:4:4, monochrome at 8,
+    /// 10 and 12 bits); H.264 4:2:0, 4:2:2 and 4:4:4 at 8 and 10 bits (the
+    /// depths x264 writes), monochrome H.264 coming out as 4:2:0 with
+    /// neutral chroma, as libavcodec gives it. Hardware decoders download
+    /// 4:2:0 pictures as NV12 (8-bit) or P010 (10-bit).
+    public static func supportedPixelFormats(forDecoder name: String, codec: CodecType) -> [PixelFormat]? {
+        switch name {
+        case "libavcodec":
+            return PixelFormat.allCases.filter { format in
+                format.isPlanarYCbCr
+                    && (codec == .hevc || (format.chromaSubsampling != .monochrome && format.bitDepth <= 10))
+            }
+        case "vaapi", "nvdec": return [.nv12, .p010]
+        default: return nil
+        }
     }
 
     /// Whether a hardware decoder (VA-API or NVDEC) can decode `codec` on this

@@ -17,8 +17,10 @@ import PixelTransfer
 ///
 /// **Output.** `decode` returns the pictures that became ready, in
 /// presentation order (libavcodec reorders B-frames). Pictures in the
-/// decoder's own layout (I420, I010; NV12 or P010 after a hardware download)
-/// are handed out without copying: the `PixelBuffer` keeps the decoder's
+/// decoder's own layout — the stream's chroma format and bit depth as
+/// libavcodec's software decoder gives it (I420, I422, I444, gray, I010,
+/// I210, I410, gray10, I012, I212, I412, gray12), or NV12 / P010 after a
+/// hardware download — are handed out without copying: the `PixelBuffer` keeps the decoder's
 /// frame referenced and releases it when it dies. Another layout or size asked
 /// for in ``DecoderOutputAttributes`` is made with a `PixelTransferSession`
 /// into pooled buffers.
@@ -618,14 +620,15 @@ public final class DecompressionSession {
         throws(MediaError)
     {
         guard output.pixelFormat == nil else { return }
-        let native =
-            description.chromaFormat == .yuv420 && [8, 10].contains(description.bitDepth)
-            && description.bitDepthChroma == description.bitDepth
-        guard native else {
+        guard description.bitDepthChroma == description.bitDepth || description.chromaFormat == .monochrome,
+            let chroma = PixelFormat.ChromaSubsampling(rawValue: description.chromaFormat.rawValue),
+            PixelFormat.planar(chroma, bitDepth: description.bitDepth) != nil
+        else {
             throw .unsupported(
-                "\(description.codec) \(description.chromaFormat) \(description.bitDepth)-bit pictures have no "
-                    + "native output format (4:2:0 8-bit is output as I420, 10-bit as I010); pass "
-                    + "DecoderOutputAttributes(pixelFormat:) (.i420, .nv12, .bgra, .i010, .p010) to convert them")
+                "\(description.codec) \(description.chromaFormat) pictures of \(description.bitDepth)-bit luma and "
+                    + "\(description.bitDepthChroma)-bit chroma have no native output format (8, 10 and 12 bits "
+                    + "with equal luma and chroma depths have one); pass DecoderOutputAttributes(pixelFormat:) "
+                    + "to have them converted")
         }
     }
 

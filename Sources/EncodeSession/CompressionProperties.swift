@@ -38,8 +38,21 @@ public struct CompressionProperties: Sendable, Hashable {
     public var constantRateFactor: Double?
     /// Constant quantizer for every picture, 0 … 51; x264/x265 `--qp`.
     public var constantQP: Int?
-    /// The profile to write; `nil` picks the highest the settings need.
+    /// The profile to write; `nil` picks the one the settings and
+    /// ``pixelFormat`` need. The listed profiles are 4:2:0 ones (8-bit, or
+    /// 10-bit for `.main10`); other formats leave it unset and get the profile
+    /// their chroma format and depth need: H.264 High 10, High 4:2:2 or High
+    /// 4:4:4 Predictive; HEVC's format range extensions profile.
     public var profile: Profile?
+    /// The layout of the pictures to code, which fixes the stream's chroma
+    /// format and bit depth: a planar Y'CbCr format (`.i420`, `.i422`,
+    /// `.i444`, `.gray`, their 10-bit forms `.i010`, `.i210`, `.i410`,
+    /// `.gray10`, and for HEVC the 12-bit `.i012`, `.i212`, `.i412`,
+    /// `.gray12`). `nil` means `.i420` (`.i010` with profile `.main10`).
+    /// The session then takes frames of this format (and NV12 for I420, and
+    /// BGRA, converted first); ``CompressionSession/supportedPixelFormats(forEncoder:)``
+    /// lists what each encoder codes.
+    public var pixelFormat: PixelFormat?
     /// The level as written in the spec (3.1, 4, 5.1); `nil` lets the
     /// encoder derive it from size, rate and buffer.
     public var level: Double?
@@ -106,7 +119,7 @@ public struct CompressionProperties: Sendable, Hashable {
         case main
         /// H.264 High (100).
         case high
-        /// HEVC Main 10 (2); needs `.i010` input.
+        /// HEVC Main 10 (2); codes `.i010` pictures.
         case main10
     }
 
@@ -216,6 +229,22 @@ public struct CompressionProperties: Sendable, Hashable {
                     "profile \(profile.rawValue): \(codec) allows \(allowed.map(\.rawValue).joined(separator: ", "))")
             }
         }
+        if let format = pixelFormat {
+            guard format.isPlanarYCbCr else {
+                throw .invalidArgument(
+                    "pixelFormat \(format): names the coded layout, one of the planar formats "
+                        + PixelFormat.allCases.filter(\.isPlanarYCbCr).map(\.rawValue).joined(separator: ", ")
+                        + (format == .nv12 ? " (an i420 session takes nv12 frames too)" : ""))
+            }
+            if let profile {
+                let fits = profile == .main10 ? format == .i010 : format == .i420
+                guard fits else {
+                    throw .invalidArgument(
+                        "profile \(profile.rawValue): codes \(profile == .main10 ? "i010" : "i420") pictures, not "
+                            + "\(format); leave profile unset and the encoder picks the profile \(format) needs")
+                }
+            }
+        }
         if let profile, codec == .h264, constantQP == 0 || constantRateFactor == 0 || quality == 1 {
             // x264 codes QP 0 losslessly, which only High 4:4:4 Predictive allows
             // (H.264 A.2.6, qpprime_y_zero_transform_bypass_flag).
@@ -254,6 +283,9 @@ public struct CompressionProperties: Sendable, Hashable {
             try check("sampleAspectRatio.vertical", sar.vertical, 1...65_535)
         }
     }
+
+    /// The layout the encoder codes: ``pixelFormat``, else I420 (I010 for Main 10).
+    var codedPixelFormat: PixelFormat { pixelFormat ?? (profile == .main10 ? .i010 : .i420) }
 
     /// The frame rate as a fraction: `expectedFrameRate` made exact for the
     /// NTSC family (29.97 → 30000/1001), 30/1 when unset.

@@ -49,8 +49,9 @@ public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
 /// for sample in try session.finish() { send(sample) }
 /// ```
 ///
-/// **Input**: `.i420` or `.nv12` `PixelBuffer`s of the session's size
-/// (`.i010` for HEVC ``CompressionProperties/Profile/main10``), or `.bgra`
+/// **Input**: `.i420` or `.nv12` `PixelBuffer`s of the session's size (or
+/// the format set in ``CompressionProperties/pixelFormat``: `.i010` for
+/// ``CompressionProperties/Profile/main10``, `.i422`, `.i410`, `.gray12` …), or `.bgra`
 /// frames, which a `PixelTransferSession` converts first (BT.601, limited
 /// range), each with a presentation time later than the one before. ``makePixelBufferPool(format:capacity:)``
 /// gives buffers of the right geometry.
@@ -121,7 +122,7 @@ public final class CompressionSession {
     /// caller asked for `.automatic` and hardware is in use.
     private var mayFallBack: Bool
     private var framesSubmitted = 0
-    private let bitDepth: Int
+    private let codedFormat: PixelFormat
     private let defaultDuration: MediaTime
     private var lastPTS: MediaTime?
     private var lastTicks: Int64?
@@ -165,18 +166,18 @@ public final class CompressionSession {
     ) throws(MediaError) {
         for (name, value) in [("width", width), ("height", height)] {
             guard (16...16384).contains(value), value % 2 == 0 else {
-                throw .invalidArgument("\(name) \(value): must be even and from 16 to 16384 (4:2:0 chroma)")
+                throw .invalidArgument("\(name) \(value): must be even and from 16 to 16384")
             }
         }
         try properties.validate(for: codec)
         if properties.realTime, properties.allowFrameReordering, let bFrames = properties.maxBFrames, bFrames > 0 {
             throw .invalidArgument("maxBFrames \(bFrames): realTime allows 0 (no frame reordering)")
         }
-        let bitDepth = properties.profile == .main10 ? 10 : 8
+        let codedFormat = properties.codedPixelFormat
         let configuration = EncoderConfiguration(
             width: width, height: height, codec: codec, properties: properties, timescale: Self.backendTimescale,
             frameRate: properties.frameRateFraction, keyFrameInterval: properties.resolvedKeyFrameInterval,
-            bitDepth: bitDepth)
+            pixelFormat: codedFormat)
 
         var reason: String? = nil
         var engine: (any EncoderBackend)? = nil
@@ -226,14 +227,18 @@ public final class CompressionSession {
         self.backend = chosen.name
         self.backendInUse = chosen.backendInUse
         self.fallbackReason = reason
-        self.bitDepth = bitDepth
-        self.inputConverter = InputConverter(encoderFormat: bitDepth == 10 ? .i010 : .i420)
+        self.codedFormat = codedFormat
+        self.inputConverter = InputConverter(encoderFormat: codedFormat)
         let rate = properties.frameRateFraction
         self.defaultDuration = MediaTime(value: Int64(rate.denominator), timescale: Int32(rate.numerator))
     }
 
-    /// The pixel formats ``encode(_:pts:duration:options:)`` accepts.
-    public var acceptedPixelFormats: [PixelFormat] { bitDepth == 10 ? [.i010, .bgra] : [.i420, .nv12, .bgra] }
+    /// The pixel formats ``encode(_:pts:duration:options:)`` accepts: the
+    /// coded format (``CompressionProperties/pixelFormat``), NV12 too when
+    /// that is I420, and BGRA, which is converted first.
+    public var acceptedPixelFormats: [PixelFormat] {
+        codedFormat == .i420 ? [.i420, .nv12, .bgra] : [codedFormat, .bgra]
+    }
 
     /// A pool of buffers of the session's size in `format` (the first
     /// accepted format by default), so frames can be filled without copies.

@@ -57,6 +57,7 @@ extension CompressionSession {
         return encoderNames.map { entry in
             var info = CodecBackendInfo(
                 name: entry.name, codec: entry.codec, isHardware: entry.isHardware, unavailableReason: nil)
+            info.pixelFormats = supportedPixelFormats(forEncoder: entry.name) ?? []
             let choice: CodecBackend = entry.isHardware ? .vaapi(device: vaapiDevice) : .software
             if entry.isHardware, !NativeLibraries.hasEncoder(named: entry.name) {
                 info.unavailableReason = "libavcodec was built without the \(entry.name) encoder"
@@ -85,6 +86,24 @@ extension CompressionSession {
         NativeLibraries.versions(vaapi: vaapi ?? VAAPIReport.probe(explicitDevice: nil))
     }
 
+    /// The layouts the encoder `name` (one of ``encoderNames``) codes — the
+    /// values ``CompressionProperties/pixelFormat`` may take with it — or nil
+    /// for an unknown name.
+    ///
+    /// x264: 4:2:0, 4:2:2, 4:4:4 and monochrome at 8 and 10 bits (High,
+    /// High 10, High 4:2:2, High 4:4:4 Predictive), as far as the installed
+    /// build has them. x265: the same at every depth its library carries
+    /// (8, 10 and 12 in Debian's). VA-API: 8-bit 4:2:0. A session also
+    /// takes NV12 frames when coding I420, and BGRA frames, converted first.
+    public static func supportedPixelFormats(forEncoder name: String) -> [PixelFormat]? {
+        switch name {
+        case "x264": NativeLibraries.x264CodedFormats()
+        case "x265": NativeLibraries.x265CodedFormats()
+        case "h264_vaapi", "hevc_vaapi": [.i420]
+        default: nil
+        }
+    }
+
     /// The ``CompressionProperties`` the encoder `name` (one of
     /// ``encoderNames``) honours, with type, ranges and allowed values; nil for
     /// an unknown name. A property not listed is refused by that encoder
@@ -104,6 +123,9 @@ extension CompressionSession {
             EncoderPropertyInfo(name: "quality", type: .number, minimum: 0, maximum: 1),
             EncoderPropertyInfo(
                 name: "profile", type: .enumeration, allowedValues: profiles.map(\.rawValue)),
+            EncoderPropertyInfo(
+                name: "pixelFormat", type: .enumeration,
+                allowedValues: supportedPixelFormats(forEncoder: name)?.map(\.rawValue)),
             EncoderPropertyInfo(
                 name: "level", type: .number, minimum: levels.min(), maximum: levels.max(),
                 allowedValues: levels.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }),

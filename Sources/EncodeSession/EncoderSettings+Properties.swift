@@ -32,10 +32,21 @@ extension EncoderConfiguration {
     /// A configuration for `properties` (tests build backends below the session with it).
     package init(
         width: Int, height: Int, codec: CodecType, properties: CompressionProperties, timescale: Int32,
-        frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, bitDepth: Int
+        frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, pixelFormat: PixelFormat
     ) {
         self.init(
             width: width, height: height, codec: codec, settings: EncoderSettings(properties), timescale: timescale,
-            frameRate: frameRate, keyFrameInterval: keyFrameInterval, bitDepth: bitDepth)
+            frameRate: frameRate, keyFrameInterval: keyFrameInterval, pixelFormat: pixelFormat)
+    }
+
+    /// A configuration for 4:2:0 pictures of `bitDepth` bits (8: I420, 10: I010).
+    package init(
+        width: Int, height: Int, codec: CodecType, properties: CompressionProperties, timescale: Int32,
+        frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, bitDepth: Int
+    ) {
+        self.init(
+            width: width, height: height, codec: codec, properties: properties, timescale: timescale,
+            frameRate: frameRate, keyFrameInterval: keyFrameInterval,
+            pixelFormat: PixelFormat.planar(.yuv420, bitDepth: bitDepth)!)
     }
 }

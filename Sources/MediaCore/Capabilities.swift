@@ -73,6 +73,11 @@ public struct CodecBackendInfo: Sendable, Hashable {
     public var isHardware: Bool
     /// Why a session cannot open it now; nil when it can.
     public var unavailableReason: String?
+    /// The pixel formats it handles. For an encoder, the layouts it codes
+    /// (the values `CompressionProperties.pixelFormat` may take): the
+    /// stream's chroma format and bit depth. For a decoder, the layouts its
+    /// pictures come out in without conversion.
+    public var pixelFormats: [PixelFormat] = []
     /// For VA-API encoders on a device that offers only the low-power
     /// entrypoint (`EncSliceLP`): the session opens libavcodec's `low_power` mode.
     public var usesLowPowerEntrypoint = false

@@ -22,7 +22,9 @@
 /// prints "inf"). Callers that need a finite number, for JSON for instance,
 /// clamp it themselves.
 ///
-/// Components by format: `.i420`/`.i010` Y, U, V planes; `.nv12`/`.p010` the
+/// Components by format: the planar formats (`.i420`, `.i422`, `.i444`,
+/// `.i010` …) Y, U, V planes, monochrome ones Y only (U and V then count no
+/// samples and read as infinite); `.nv12`/`.p010` the
 /// interleaved chroma plane is split into U and V; `.p010` samples are read
 /// from the high ten bits. `.bgra` reports B, G and R as `y`, `u` and `v`
 /// (alpha is ignored).
@@ -59,7 +61,7 @@ public enum PictureQuality {
     public struct ErrorSums: Sendable, Hashable {
         public var squaredError: (y: UInt64, u: UInt64, v: UInt64) = (0, 0, 0)
         public var sampleCount: (y: Int, u: Int, v: Int) = (0, 0, 0)
-        /// The largest sample value (255 or 1023).
+        /// The largest sample value (255, 1023 or 4095).
         public var peak: Int
 
         public init(peak: Int) { self.peak = peak }
@@ -95,8 +97,11 @@ public enum PictureQuality {
             let totalCount = sampleCount.y + sampleCount.u + sampleCount.v
             return PSNR(
                 y: PictureQuality.decibels(squaredError.y, count: sampleCount.y, peak: peak),
-                u: PictureQuality.decibels(squaredError.u, count: sampleCount.u, peak: peak),
-                v: PictureQuality.decibels(squaredError.v, count: sampleCount.v, peak: peak),
+                // Monochrome pictures have no chroma samples: nothing differs.
+                u: sampleCount.u == 0
+                    ? .infinity : PictureQuality.decibels(squaredError.u, count: sampleCount.u, peak: peak),
+                v: sampleCount.v == 0
+                    ? .infinity : PictureQuality.decibels(squaredError.v, count: sampleCount.v, peak: peak),
                 average: PictureQuality.decibels(totalError, count: totalCount, peak: peak))
         }
     }
@@ -117,9 +122,9 @@ public enum PictureQuality {
         )
         var sums = ErrorSums(peak: (1 << a.format.bitDepth) - 1)
         switch a.format {
-        case .i420, .i010:
-            let wide = a.format == .i010
-            for plane in 0..<3 {
+        case _ where a.format.isPlanarYCbCr:
+            let wide = a.format.bytesPerSample == 2
+            for plane in 0..<a.format.planeCount {
                 let g = a.format.planeGeometry(plane, width: a.width, height: a.height)
                 let error = planeError(
                     a, b, plane: plane, width: g.width, height: g.height, step: 1, offset: 0, wide: wide)
@@ -138,7 +143,7 @@ public enum PictureQuality {
                     a, b, plane: 1, width: g1.width, height: g1.height, step: 2, offset: component - 1, wide: wide)
                 set(&sums, component: component, error: error, count: g1.width * g1.height)
             }
-        case .bgra:
+        default:
             for component in 0..<3 {
                 let error = planeError(
                     a, b, plane: 0, width: a.width, height: a.height, step: 4, offset: component, wide: false)

@@ -24,7 +24,7 @@ import MediaCore
 /// every frame. x264 at its default CRF 23 keeps it at roughly 40 dB PSNR.
 ///
 /// Formats: `.i420`, `.nv12` (8-bit) and `.i010`, `.p010` (10-bit; the
-/// gradients then use all ten bits). `.bgra` is not produced.
+/// gradients then use all ten bits). Other formats are not produced.
 ///
 /// Costs: frames are computed on demand, one row at a time, with a few integer
 /// operations a sample (well over 100 frames a second at 1280×720 in release
@@ -79,7 +79,7 @@ public struct SyntheticClip: Sendable {
     /// Creates a clip of `frameCount` frames of `width × height` in `format`.
     ///
     /// Preconditions: the size is valid for `format` (1…16384 each way),
-    /// `frameCount ≥ 0`, `frameRate ≥ 1`, and `format` is not `.bgra`.
+    /// `frameCount ≥ 0`, `frameRate ≥ 1`, and `format` is a 4:2:0 one.
     public init(
         width: Int, height: Int, frameCount: Int, frameRate: Int = 30, format: PixelFormat = .i420,
         seed: UInt64 = 1
@@ -87,7 +87,7 @@ public struct SyntheticClip: Sendable {
         precondition(width >= 1 && width <= 16384 && height >= 1 && height <= 16384, "size \(width)x\(height)")
         precondition(frameCount >= 0, "frameCount \(frameCount) must not be negative")
         precondition(frameRate >= 1, "frameRate \(frameRate) must be at least 1")
-        precondition(format != .bgra, "SyntheticClip produces YUV formats only, not \(format)")
+        precondition(format.isChromaSubsampled, "SyntheticClip produces 4:2:0 formats only, not \(format)")
         self.width = width
         self.height = height
         self.frameCount = frameCount

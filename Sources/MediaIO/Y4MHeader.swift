@@ -13,11 +13,23 @@ import MediaCore
 /// | `F` | frame rate `num:den` | ``frameRate``; `0:0` means unknown |
 /// | `I` | interlacing `p`, `t`, `b`, `m` | ``interlacing`` |
 /// | `A` | pixel aspect `num:den` | ``pixelAspect``; `0:0` means unknown |
-/// | `C` | color space | `420jpeg`, `420paldv`, `420mpeg2`, `420` → `.i420`; `420p10` → `.i010` |
+/// | `C` | color space | see below |
 /// | `X` | application comment | kept in ``comments`` |
 ///
-/// Colour spaces our pixel formats do not cover (4:2:2, 4:4:4, mono, 12-bit
-/// and so on) and unknown tags are rejected with an error naming the tag.
+/// The `C` values are FFmpeg's (`libavformat/yuv4mpeg*.c`), read and
+/// written for every planar Y'CbCr `PixelFormat`:
+///
+/// | `C` | format | | `C` | format | | `C` | format |
+/// |---|---|---|---|---|---|---|---|
+/// | `420jpeg`, `420paldv`, `420mpeg2`, `420` | `.i420` | | `420p10` | `.i010` | | `420p12` | `.i012` |
+/// | `422` | `.i422` | | `422p10` | `.i210` | | `422p12` | `.i212` |
+/// | `444` | `.i444` | | `444p10` | `.i410` | | `444p12` | `.i412` |
+/// | `mono` | `.gray` | | `mono10` | `.gray10` | | `mono12` | `.gray12` |
+///
+/// A header without `C` is 4:2:0 8-bit. Colour spaces no pixel format covers
+/// (`411`, `444alpha`, 9-, 14- and 16-bit) and unknown tags are rejected with
+/// an error naming the tag. FFmpeg's own writer asks for `-strict -1` before
+/// it writes the 10- and 12-bit tags.
 ///
 /// A header read from a file remembers the order of its tags, so that
 /// ``Y4MWriter`` writes the same bytes back; a header made in code is
@@ -41,14 +53,15 @@ public struct Y4MHeader: Sendable, Hashable {
     public var height: Int
     /// Frames per second as a fraction (`F`); `(0, 0)` when unknown.
     public var frameRate: (numerator: Int, denominator: Int)
-    /// The layout of each frame: `.i420` or `.i010`.
+    /// The layout of each frame: a planar Y'CbCr format (`PixelFormat.isPlanarYCbCr`).
     public var pixelFormat: PixelFormat
     /// The `I` tag, or nil when absent.
     public var interlacing: Interlacing?
     /// The `A` tag (pixel aspect ratio), or nil when absent; `(0, 0)` means unknown.
     public var pixelAspect: (numerator: Int, denominator: Int)?
     /// The `C` tag's value without the `C` (`"420jpeg"`), or nil when absent.
-    /// Nil with `.i420` is plain 4:2:0; `.i010` is written as `C420p10`.
+    /// Nil with `.i420` is plain 4:2:0; other formats are written with their
+    /// tag (`.i010` as `C420p10`, `.gray` as `Cmono`).
     public var colorSpaceTag: String?
     /// The `X` tags' values without the `X` (`"YSCSS=420JPEG"`), in order.
     public var comments: [String]
@@ -58,7 +71,7 @@ public struct Y4MHeader: Sendable, Hashable {
     public internal(set) var tagOrder: [Character] = []
 
     /// Creates a header for frames of `width × height` in `pixelFormat`
-    /// (`.i420` or `.i010`).
+    /// (a planar Y'CbCr format).
     public init(
         width: Int, height: Int, frameRate: (numerator: Int, denominator: Int) = (30, 1),
         pixelFormat: PixelFormat = .i420, interlacing: Interlacing? = nil,
@@ -124,8 +137,25 @@ public struct Y4MHeader: Sendable, Hashable {
     static func pixelFormat(forColorSpace tag: String?) -> PixelFormat? {
         switch tag {
         case nil, "420jpeg", "420paldv", "420mpeg2", "420": return .i420
-        case "420p10": return .i010
-        default: return nil
+        default: return PixelFormat.allCases.first { $0 != .i420 && colorSpaceTag(for: $0) == tag }
+        }
+    }
+
+    /// The `C` value FFmpeg writes for `format` (`"422p10"`, `"mono"`), or
+    /// nil when Y4M cannot carry the format (NV12, P010, BGRA).
+    public static func colorSpaceTag(for format: PixelFormat) -> String? {
+        guard format.isPlanarYCbCr, let chroma = format.chromaSubsampling else { return nil }
+        if format == .i420 { return "420jpeg" }
+        let sampling: String
+        switch chroma {
+        case .yuv420: sampling = "420"
+        case .yuv422: sampling = "422"
+        case .yuv444: sampling = "444"
+        case .monochrome: sampling = "mono"
+        }
+        switch format.bitDepth {
+        case 8: return sampling
+        case let depth: return sampling + (chroma == .monochrome ? "" : "p") + String(depth)
         }
     }
 
@@ -173,7 +203,8 @@ public struct Y4MHeader: Sendable, Hashable {
             case "C":
                 guard Self.pixelFormat(forColorSpace: value) != nil else {
                     throw .unsupported(
-                        "Y4M color space \"C\(value)\" is not supported: only 4:2:0 (C420jpeg, C420paldv, C420mpeg2, C420) and C420p10 are"
+                        "Y4M color space \"C\(value)\" is not supported: only C420jpeg, C420paldv, C420mpeg2, C420, "
+                            + "C422, C444, Cmono and their 10- and 12-bit forms (C420p10, C422p12, Cmono10 …) are"
                     )
                 }
                 colorSpace = value
@@ -220,16 +251,18 @@ public struct Y4MHeader: Sendable, Hashable {
     ///   not one Y4M can carry here or disagrees with ``colorSpaceTag``, or a
     ///   comment holds a space or line break.
     func serialized() throws(MediaError) -> String {
-        guard pixelFormat == .i420 || pixelFormat == .i010 else {
-            throw .invalidArgument("Y4M pixel format \(pixelFormat): only i420 and i010 can be written")
+        guard let formatTag = Self.colorSpaceTag(for: pixelFormat) else {
+            throw .invalidArgument(
+                "Y4M pixel format \(pixelFormat): only planar Y'CbCr (i420, i422, i444, gray and their 10- and "
+                    + "12-bit forms) can be written")
         }
         var colorSpace = colorSpaceTag
         if let tag = colorSpace {
             guard Self.pixelFormat(forColorSpace: tag) == pixelFormat else {
                 throw .invalidArgument("Y4M color space C\(tag) does not describe pixel format \(pixelFormat)")
             }
-        } else if pixelFormat == .i010 {
-            colorSpace = "420p10"
+        } else if pixelFormat != .i420 {
+            colorSpace = formatTag
         }
         try pixelFormat.validate(width: width, height: height)
         for text in comments + [colorSpace ?? ""] where text.contains(where: { $0 == " " || $0.isNewline }) {

@@ -26,7 +26,7 @@ public final class Y4MWriter {
     /// Creates `path` (`"-"`: standard output) and writes the header.
     ///
     /// - Throws: `MediaError/Code/invalidArgument` for a header that cannot
-    ///   be written (a pixel format other than `.i420`/`.i010`, or one that
+    ///   be written (a pixel format Y4M cannot carry — NV12, P010, BGRA — or one that
     ///   disagrees with its color-space tag); `MediaError/Code/system` when
     ///   the file cannot be created.
     public init(path: String, header: Y4MHeader) throws(MediaError) {

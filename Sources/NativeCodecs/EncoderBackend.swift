@@ -23,14 +23,20 @@ package struct EncoderConfiguration: Sendable {
     /// The longest distance between keyframes in frames, or `nil` for the
     /// library's default.
     package var keyFrameInterval: Int?
-    /// Bits per sample of the frames the session will pass: 8 (`.i420` or
-    /// `.nv12`, either one frame by frame) or 10 (`.i010`, HEVC Main10).
-    package var bitDepth: Int
+    /// The planar layout of the pictures to code, which fixes the stream's
+    /// chroma format and bit depth (`.i420`, `.i210`, `.gray12` …). The
+    /// session passes frames in this format, except that an `.i420` session
+    /// may pass `.nv12` frame by frame.
+    package var pixelFormat: PixelFormat
+
+    /// Bits per sample of the pictures: 8, 10 or 12.
+    package var bitDepth: Int { pixelFormat.bitDepth }
 
     package init(
         width: Int, height: Int, codec: CodecType, settings: EncoderSettings, timescale: Int32,
-        frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, bitDepth: Int
+        frameRate: (numerator: Int, denominator: Int), keyFrameInterval: Int?, pixelFormat: PixelFormat
     ) {
+        precondition(pixelFormat.isPlanarYCbCr, "encoders code planar Y'CbCr pictures, not \(pixelFormat)")
         self.width = width
         self.height = height
         self.codec = codec
@@ -38,7 +44,7 @@ package struct EncoderConfiguration: Sendable {
         self.timescale = timescale
         self.frameRate = frameRate
         self.keyFrameInterval = keyFrameInterval
-        self.bitDepth = bitDepth
+        self.pixelFormat = pixelFormat
     }
 }
 
@@ -93,7 +99,7 @@ package struct EncodedFrame: Sendable {
 ///   backend will produce (in-band repeats are allowed but ignored).
 /// - **Encoding**: ``encode(_:pts:forceKeyFrame:)`` receives frames in
 ///   presentation order with increasing `pts` (the session checks), of the
-///   configured size, in a format matching ``EncoderConfiguration/bitDepth``. It returns
+///   configured size, in ``EncoderConfiguration/pixelFormat`` (or NV12 for I420). It returns
 ///   the pictures that are complete, in decode order — zero or more, since
 ///   encoders with look-ahead or B-frames hold some back. The payloads
 ///   are copied out of the library's memory before returning (x264 and

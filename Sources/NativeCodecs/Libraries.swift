@@ -75,6 +75,39 @@ package enum NativeLibraries {
         return false
     }
 
+    /// The planar formats this libx264 codes: every chroma format at 8 and
+    /// 10 bits in a build for all (`X264_BIT_DEPTH` and `X264_CHROMA_FORMAT`
+    /// 0, as Debian's), else the depth and chroma format it was built for.
+    package static func x264CodedFormats() -> [PixelFormat] {
+        let depths = CX264_bit_depth() == 0 ? [8, 10] : [Int(CX264_bit_depth())]
+        let chromaFormat = CX264_chroma_format()
+        let chroma: [PixelFormat.ChromaSubsampling] = PixelFormat.ChromaSubsampling.allCases.filter { sampling in
+            guard chromaFormat != 0 else { return true }
+            switch sampling {
+            case .monochrome: return chromaFormat == CX264_CSP_I400()
+            case .yuv420: return chromaFormat == CX264_CSP_I420()
+            case .yuv422: return chromaFormat == CX264_CSP_I422()
+            case .yuv444: return chromaFormat == CX264_CSP_I444()
+            }
+        }
+        return codedFormats(depths: depths, chroma: chroma)
+    }
+
+    /// The planar formats this libx265 codes: every chroma format at each
+    /// depth `x265_api_get` has a table for (8, 10 and 12 in a multilib build).
+    package static func x265CodedFormats() -> [PixelFormat] {
+        codedFormats(
+            depths: [8, 10, 12].filter { CX265_api_get(Int32($0)) != nil },
+            chroma: PixelFormat.ChromaSubsampling.allCases)
+    }
+
+    /// The planar formats of `depths` × `chroma`, in ``PixelFormat``'s order.
+    private static func codedFormats(depths: [Int], chroma: [PixelFormat.ChromaSubsampling]) -> [PixelFormat] {
+        PixelFormat.allCases.filter { format in
+            format.isPlanarYCbCr && depths.contains(format.bitDepth) && chroma.contains(format.chromaSubsampling!)
+        }
+    }
+
     /// Whether libavcodec has the encoder `name` (`h264_vaapi`, `hevc_vaapi`).
     package static func hasEncoder(named name: String) -> Bool { avcodec_find_encoder_by_name(name) != nil }
 }

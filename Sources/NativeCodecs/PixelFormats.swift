@@ -20,19 +20,28 @@ package struct LibavPixelFormat: Hashable, Sendable, CustomStringConvertible {
         case .bgra: self.init(AV_PIX_FMT_BGRA)
         case .i010: self.init(AV_PIX_FMT_YUV420P10LE)
         case .p010: self.init(AV_PIX_FMT_P010LE)
+        case .i422: self.init(AV_PIX_FMT_YUV422P)
+        case .i444: self.init(AV_PIX_FMT_YUV444P)
+        case .gray: self.init(AV_PIX_FMT_GRAY8)
+        case .i210: self.init(AV_PIX_FMT_YUV422P10LE)
+        case .i410: self.init(AV_PIX_FMT_YUV444P10LE)
+        case .gray10: self.init(AV_PIX_FMT_GRAY10LE)
+        case .i012: self.init(AV_PIX_FMT_YUV420P12LE)
+        case .i212: self.init(AV_PIX_FMT_YUV422P12LE)
+        case .i412: self.init(AV_PIX_FMT_YUV444P12LE)
+        case .gray12: self.init(AV_PIX_FMT_GRAY12LE)
         }
     }
 
     /// The ``PixelFormat`` with this memory layout, if there is one.
-    /// Full-range `yuvj420p` has the layout of I420.
+    /// The full-range `yuvj420p`, `yuvj422p` and `yuvj444p` have the layouts
+    /// of I420, I422 and I444.
     package var pixelFormat: PixelFormat? {
         switch avPixelFormat {
-        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: return .i420
-        case AV_PIX_FMT_NV12: return .nv12
-        case AV_PIX_FMT_BGRA: return .bgra
-        case AV_PIX_FMT_YUV420P10LE: return .i010
-        case AV_PIX_FMT_P010LE: return .p010
-        default: return nil
+        case AV_PIX_FMT_YUVJ420P: return .i420
+        case AV_PIX_FMT_YUVJ422P: return .i422
+        case AV_PIX_FMT_YUVJ444P: return .i444
+        default: return PixelFormat.allCases.first { LibavPixelFormat($0) == self }
         }
     }
 

@@ -191,9 +191,11 @@ struct VAAPIEncoderSettings: Sendable {
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let options = configuration.settings
-        guard configuration.bitDepth == 8 else {
+        guard configuration.pixelFormat == .i420 else {
+            let format = configuration.pixelFormat
             throw .unsupported(
-                "VA-API backend: \(configuration.bitDepth)-bit input is not supported; it encodes 8-bit 4:2:0 (NV12)")
+                "VA-API backend: \(format) (\(format.chromaSubsampling!) \(format.bitDepth)-bit) is not supported; it "
+                    + "encodes 8-bit 4:2:0 (NV12) only, so encode \(format) with software (x264/x265)")
         }
         guard configuration.width % 2 == 0, configuration.height % 2 == 0 else {
             throw .unsupported(

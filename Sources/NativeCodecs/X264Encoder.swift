@@ -24,15 +24,31 @@ final class X264Encoder: EncoderBackend {
     private let log: X264Log
     private let width: Int
     private let height: Int
+    private let format: PixelFormat
     /// Length-prefixed SEI from `x264_encoder_headers`, put in front of the
     /// first picture and then emptied.
     private var leadingSEI: [UInt8] = []
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let options = configuration.settings
-        guard configuration.bitDepth == 8 else {
+        let format = configuration.pixelFormat
+        let depth = format.bitDepth
+        let colorSpace = Self.colorSpace(of: format)
+        guard depth <= 10 else {
             throw .unsupported(
-                "x264 backend: \(configuration.bitDepth)-bit input is not supported; use 8-bit I420/NV12")
+                "x264 backend: \(format) is \(depth)-bit; x264 codes 8- and 10-bit H.264 only, so encode "
+                    + "\(depth)-bit pictures as HEVC")
+        }
+        // X264_BIT_DEPTH and X264_CHROMA_FORMAT are 0 in a build that takes
+        // every depth and chroma format (Debian's libx264-164 does).
+        guard CX264_bit_depth() == 0 || CX264_bit_depth() == Int32(depth) else {
+            throw .unsupported(
+                "x264 backend: this libx264 was built for \(CX264_bit_depth())-bit only, not \(depth)-bit \(format)")
+        }
+        guard CX264_chroma_format() == 0 || CX264_chroma_format() == colorSpace else {
+            throw .unsupported(
+                "x264 backend: this libx264 was built for one chroma format only, which is not \(format)'s "
+                    + "\(format.chromaSubsampling!)")
         }
         let log = X264Log()
         var param = x264_param_t()
@@ -49,8 +65,10 @@ final class X264Encoder: EncoderBackend {
 
         param.i_width = Int32(configuration.width)
         param.i_height = Int32(configuration.height)
-        param.i_csp = CX264_CSP_I420()
-        param.i_bitdepth = 8
+        // The profile follows the chroma format and depth (x264 picks High,
+        // High 10, High 4:2:2 or High 4:4:4 Predictive; monochrome is High).
+        param.i_csp = colorSpace
+        param.i_bitdepth = Int32(depth)
         param.b_annexb = 0
         param.b_repeat_headers = 0
         param.b_aud = 0
@@ -125,6 +143,7 @@ final class X264Encoder: EncoderBackend {
         self.log = log
         self.width = configuration.width
         self.height = configuration.height
+        self.format = format
         LiveObjects.increment(.x264Encoder)
 
         // From here on deinit closes the encoder if a later step throws.
@@ -161,16 +180,19 @@ final class X264Encoder: EncoderBackend {
         let output: EncodedFrame? =
             try withPlanePointers(of: frame) { planes, strides throws(MediaError) -> EncodedFrame? in
                 switch frame.format {
-                case .i420: picture.img.i_csp = CX264_CSP_I420()
-                case .nv12: picture.img.i_csp = CX264_CSP_NV12()
-                default: preconditionFailure("the session passes only I420 and NV12 to x264")
+                case .nv12 where format == .i420: picture.img.i_csp = CX264_CSP_NV12()
+                case format:
+                    // Deeper samples come in 16-bit words (X264_CSP_HIGH_DEPTH).
+                    picture.img.i_csp = Self.colorSpace(of: format) | (format.bitDepth > 8 ? CX264_CSP_HIGH_DEPTH() : 0)
+                default:
+                    preconditionFailure("the session passes \(format) (or NV12 for I420) to x264, not \(frame.format)")
                 }
                 picture.img.i_plane = Int32(planes.count)
                 picture.img.plane.0 = planes[0]
-                picture.img.plane.1 = planes[1]
+                picture.img.plane.1 = planes.count > 1 ? planes[1] : nil
                 picture.img.plane.2 = planes.count > 2 ? planes[2] : nil
                 picture.img.i_stride.0 = Int32(strides[0])
-                picture.img.i_stride.1 = Int32(strides[1])
+                picture.img.i_stride.1 = planes.count > 1 ? Int32(strides[1]) : 0
                 picture.img.i_stride.2 = planes.count > 2 ? Int32(strides[2]) : 0
                 return try encodeOnce(&picture)
             }
@@ -242,6 +264,16 @@ final class X264Encoder: EncoderBackend {
         return EncodedFrame(
             data: payload, pts: pictureOut.i_pts, dts: pictureOut.i_dts, isKeyframe: pictureOut.b_keyframe != 0,
             dependsOnOthers: !intra)
+    }
+
+    /// x264's planar colour space for the chroma format of `format`.
+    private static func colorSpace(of format: PixelFormat) -> Int32 {
+        switch format.chromaSubsampling {
+        case .monochrome: CX264_CSP_I400()
+        case .yuv422: CX264_CSP_I422()
+        case .yuv444: CX264_CSP_I444()
+        default: CX264_CSP_I420()
+        }
     }
 
     private static func payloadWithoutPrefix(_ nal: x264_nal_t) -> [UInt8] {

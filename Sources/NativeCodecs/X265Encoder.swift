@@ -7,8 +7,10 @@ import MediaCore
 ///
 /// The table for 8 bits encodes Main from `.i420` (or `.nv12`, de-interleaved
 /// into a scratch I420 picture because x265 reads only planar input); the
-/// table for 10 bits, when the installed library carries one, encodes Main 10
-/// from `.i010`. x265 is opened with `bAnnexB = 0` and `bRepeatHeaders = 0`:
+/// tables for 10 and 12 bits, when the installed library carries them, encode
+/// Main 10 from `.i010` and the format range extensions profile (H.265 A.3.5:
+/// Main 12, Main 4:2:2 10, Main 4:4:4, Monochrome 12 …, which x265 picks from
+/// the chroma format and depth) from the other planar formats. x265 is opened with `bAnnexB = 0` and `bRepeatHeaders = 0`:
 /// its NAL units come behind 4-byte big-endian sizes (ISO/IEC 14496-15 8.3.2)
 /// and the VPS/SPS/PPS come only from `encoder_headers`. The NAL payloads
 /// x265 returns live until the next `encoder_encode` and are copied once
@@ -23,6 +25,8 @@ final class X265Encoder: EncoderBackend {
     private let pictureOut: UnsafeMutablePointer<x265_picture>
     private let encoder: OpaquePointer
     private let bitDepth: Int
+    private let format: PixelFormat
+    private let colorSpace: Int32
     private let width: Int
     private let height: Int
     /// Planar copy of NV12 input (x265 takes planar 4:2:0 only).
@@ -34,7 +38,9 @@ final class X265Encoder: EncoderBackend {
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let options = configuration.settings
-        let depth = configuration.bitDepth
+        let format = configuration.pixelFormat
+        let depth = format.bitDepth
+        let colorSpace = Self.colorSpace(of: format)
         guard let api = CX265_api_get(Int32(depth)) else {
             throw .unavailable(
                 "x265: the installed libx265 has no \(depth)-bit encoder (x265_api_get(\(depth)) failed)")
@@ -60,7 +66,7 @@ final class X265Encoder: EncoderBackend {
         p.pointee.logLevel = CX265_LOG_ERROR()
         p.pointee.sourceWidth = Int32(configuration.width)
         p.pointee.sourceHeight = Int32(configuration.height)
-        p.pointee.internalCsp = CX265_CSP_I420()
+        p.pointee.internalCsp = colorSpace
         p.pointee.internalBitDepth = Int32(depth)
         p.pointee.fpsNum = UInt32(configuration.frameRate.numerator)
         p.pointee.fpsDenom = UInt32(configuration.frameRate.denominator)
@@ -124,14 +130,18 @@ final class X265Encoder: EncoderBackend {
             p.pointee.vui.matrixCoeffs = Int32(options.yCbCrMatrix ?? 2)
         }
 
-        let profile = options.profile ?? (depth == 10 ? "main10" : "main")
-        guard api.pointee.param_apply_profile(p, profile) == 0 else {
-            throw .invalidArgument("profile \(profile): x265 cannot apply it with \(depth)-bit input")
+        // 4:2:0 at 8 and 10 bits gets Main / Main 10 explicitly; other formats
+        // get the range extensions profile x265 derives from csp and depth.
+        let profile = options.profile ?? (format == .i010 ? "main10" : format == .i420 ? "main" : nil)
+        if let profile {
+            guard api.pointee.param_apply_profile(p, profile) == 0 else {
+                throw .invalidArgument("profile \(profile): x265 cannot apply it to \(format) input")
+            }
         }
 
         guard let encoder = api.pointee.encoder_open(p) else {
             throw .invalidArgument(
-                "x265: encoder_open rejected the settings (\(configuration.width)x\(configuration.height), \(options))"
+                "x265: encoder_open rejected the settings (\(configuration.width)x\(configuration.height) \(format), \(options))"
             )
         }
         pictureIn = api.pointee.picture_alloc()
@@ -148,6 +158,8 @@ final class X265Encoder: EncoderBackend {
         self.pictureOut = pictureOut
         self.encoder = encoder
         self.bitDepth = depth
+        self.format = format
+        self.colorSpace = colorSpace
         self.width = configuration.width
         self.height = configuration.height
         succeeded = true
@@ -186,19 +198,20 @@ final class X265Encoder: EncoderBackend {
         if frame.format == .nv12 {
             source = try planarCopy(of: frame)
         }
-        precondition(source.format.bitDepth == bitDepth && source.planeCount == 3, "the session checks the format")
+        precondition(source.format == format, "the session checks the format")
         let picture = pictureIn
         picture.pointee.pts = pts
         picture.pointee.sliceType = forceKeyFrame ? CX265_TYPE_IDR() : CX265_TYPE_AUTO()
         picture.pointee.bitDepth = Int32(bitDepth)
-        picture.pointee.colorSpace = CX265_CSP_I420()
+        picture.pointee.colorSpace = colorSpace
         return try withPlanePointers(of: source) { planes, strides throws(MediaError) -> [EncodedFrame] in
+            // Monochrome pictures have one plane; x265 reads only that one.
             picture.pointee.planes.0 = UnsafeMutableRawPointer(planes[0])
-            picture.pointee.planes.1 = UnsafeMutableRawPointer(planes[1])
-            picture.pointee.planes.2 = UnsafeMutableRawPointer(planes[2])
+            picture.pointee.planes.1 = planes.count > 1 ? UnsafeMutableRawPointer(planes[1]) : nil
+            picture.pointee.planes.2 = planes.count > 2 ? UnsafeMutableRawPointer(planes[2]) : nil
             picture.pointee.stride.0 = Int32(strides[0])
-            picture.pointee.stride.1 = Int32(strides[1])
-            picture.pointee.stride.2 = Int32(strides[2])
+            picture.pointee.stride.1 = planes.count > 1 ? Int32(strides[1]) : 0
+            picture.pointee.stride.2 = planes.count > 2 ? Int32(strides[2]) : 0
             return try encodeOnce(picture).map { [$0] } ?? []
         }
     }
@@ -267,6 +280,16 @@ final class X265Encoder: EncoderBackend {
             throw .unsupported("x265 backend: \(frame.format) input cannot be repacked to planar 4:2:0")
         }
         return scratch
+    }
+
+    /// x265's colour space for the chroma format of `format`.
+    private static func colorSpace(of format: PixelFormat) -> Int32 {
+        switch format.chromaSubsampling {
+        case .monochrome: CX265_CSP_I400()
+        case .yuv422: CX265_CSP_I422()
+        case .yuv444: CX265_CSP_I444()
+        default: CX265_CSP_I420()
+        }
     }
 
     private static func parse(

@@ -40,7 +40,7 @@ import Testing
         for list in ["encoders", "decoders"] {
             for item in entries(json, list) {
                 // Encoders add their property dictionary, and "lowPower" on an EncSliceLP-only device.
-                let keys: Set<String> = ["name", "codec", "kind", "available", "reason"]
+                let keys: Set<String> = ["name", "codec", "kind", "available", "reason", "pixelFormats"]
                 let extra: Set<String> = list == "encoders" ? ["properties"] : []
                 #expect(Set(item.keys).subtracting(["lowPower"]) == keys.union(extra), "\(list): \(item)")
                 let available = item["available"] as? Bool

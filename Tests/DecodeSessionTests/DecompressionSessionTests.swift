@@ -120,20 +120,17 @@ struct StreamCase: Sendable, CustomStringConvertible {
         #expect(scaled.allSatisfy { $0.pixelBuffer.width == 160 && $0.pixelBuffer.height == 90 })
     }
 
-    @Test func chromaFormatsWithoutOutputLayoutAreRefusedUnlessConverted() throws {
+    /// A 4:2:2 stream comes out as I422 unless another format is asked for.
+    @Test func fourTwoTwoIsNativeOrConverted() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = try TestStreams.make(
             "422", in: directory, codec: .h264, frames: 5, pixelFormat: "yuv422p",
             encoderArgs: ["-profile:v", "high422"])
         let samples = try TestStreams.samples(ofFile: path, codec: .h264)
-        do {
-            _ = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
-            Issue.record("a 4:2:2 stream without an explicit pixel format must be refused")
-        } catch {
-            #expect(error.code == .unsupported)
-            #expect(error.message.contains("4:2:2"))
-        }
+        let native = try decodeAll(
+            DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software), samples)
+        #expect(native.count == 5 && native.allSatisfy { $0.pixelBuffer.format == .i422 })
         let session = try DecompressionSession(
             formatDescription: samples[0].formatDescription, decoder: .software,
             output: DecoderOutputAttributes(pixelFormat: .i420))

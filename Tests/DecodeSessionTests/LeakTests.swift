@@ -54,4 +54,27 @@ import Testing
         }
         try await expectNoLiveObjects()
     }
+
+    /// Pictures of 4:2:2, 4:4:4, monochrome and 12-bit streams are handed out
+    /// without copying, like 4:2:0 ones: each held frame keeps its AVFrame
+    /// (so at least as many are alive as frames are held), and all of them
+    /// go when the frames do.
+    @Test(arguments: [
+        (CodecType.hevc, "yuv422p10le"), (.h264, "yuv444p"), (.hevc, "gray12le"), (.hevc, "yuv420p12le"),
+    ])
+    func otherFormatsAreAdoptedWithoutCopying(codec: CodecType, source: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make(
+            "adopt", in: directory, codec: codec, width: 64, height: 64, frames: 4, pixelFormat: source)
+        let samples = try TestStreams.samples(ofFile: path, codec: codec)
+        do {
+            let session = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+            let held = try decodeAll(session, samples)
+            #expect(held.count == 4)
+            #expect(held.allSatisfy { $0.pixelBuffer.format.ffmpegName == source })
+            #expect(LiveObjects.count(.decodedPicture) >= held.count)
+        }
+        try await expectNoLiveObjects()
+    }
 }

@@ -59,6 +59,26 @@ struct VAAPIEncoderTests {
         }
     }
 
+    /// VA-API here codes 8-bit 4:2:0 only: other formats are refused with
+    /// the reason under `.vaapi`, and `.automatic` falls back to software
+    /// saying why.
+    @Test(arguments: [PixelFormat.i422, .i010, .gray])
+    func otherFormatsAreRefusedOrFallBack(format: PixelFormat) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        var properties = CompressionProperties()
+        properties.pixelFormat = format
+        let error = #expect(throws: MediaError.self) {
+            try Self.session(.vaapi(device: device), device: device, properties: properties)
+        }
+        #expect(error?.code == .unsupported)
+        #expect(error?.message.contains("VA-API backend: \(format)") == true, "\(String(describing: error))")
+        let session = try Self.session(.automatic, device: device, properties: properties)
+        #expect(session.backend == "x264")
+        #expect(session.fallbackReason?.contains("VA-API backend: \(format)") == true)
+        #expect(CompressionSession.supportedPixelFormats(forEncoder: "h264_vaapi") == [.i420])
+    }
+
     @Test(arguments: [PixelFormat.i420, .nv12])
     func encodesDecodableStreamAbove38dB(format: PixelFormat) throws {
         let directory = try TemporaryDirectory()

@@ -18,6 +18,22 @@ import Testing
         #expect(again.width == 64 && again.height == 32 && again.format == .nv12)
     }
 
+    /// Pools hand out and recycle buffers of every format, planes laid out
+    /// as the format says.
+    @Test(arguments: PixelFormat.allCases)
+    func everyFormatIsPooled(format: PixelFormat) throws {
+        let pool = try PixelBufferPool(width: 34, height: 18, format: format, capacity: 1)
+        var buffer: PixelBuffer? = try pool.makeBuffer()
+        #expect(buffer!.format == format && buffer!.planeCount == format.planeCount)
+        for plane in 0..<format.planeCount {
+            let g = format.planeGeometry(plane, width: 34, height: 18)
+            #expect(buffer!.geometry(ofPlane: plane) == g && buffer!.stride(ofPlane: plane) >= g.rowBytes)
+        }
+        let identity = ObjectIdentifier(buffer!)
+        buffer = nil
+        #expect(ObjectIdentifier(try pool.makeBuffer()) == identity)
+    }
+
     @Test func boundedByCapacity() throws {
         let pool = try PixelBufferPool(width: 16, height: 16, format: .i420, capacity: 3)
         let held = try (0..<3).map { _ in try pool.makeBuffer() }

@@ -220,12 +220,12 @@ import Testing
             guard let error = error as? MediaError else { return false }
             return error.code == .invalidData && error.message.contains("ends inside the Y4M header")
         }
-        try Data("YUV4MPEG2 W4 H4 C444\n".utf8).write(to: URL(fileURLWithPath: directory.path("444.y4m")))
+        try Data("YUV4MPEG2 W4 H4 C411\n".utf8).write(to: URL(fileURLWithPath: directory.path("411.y4m")))
         #expect {
-            _ = try Y4MReader(path: directory.path("444.y4m"))
+            _ = try Y4MReader(path: directory.path("411.y4m"))
         } throws: { error in
             guard let error = error as? MediaError else { return false }
-            return error.code == .unsupported && error.message.contains("C444") && error.message.contains("444.y4m")
+            return error.code == .unsupported && error.message.contains("C411") && error.message.contains("411.y4m")
         }
     }
 }

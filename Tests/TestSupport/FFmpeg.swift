@@ -1,4 +1,5 @@
 import Foundation
+import MediaCore
 
 /// The per-frame MD5 strings `ffmpeg -f framemd5` prints for the first video
 /// stream of `path`, in output order.
@@ -147,4 +148,37 @@ public func ffmpegTestPattern(size: String, rate: Int = 30, frames: Int, argumen
             "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi", "-i",
             "testsrc2=size=\(size):rate=\(rate)", "-frames:v", "\(frames)",
         ] + arguments + [path])
+}
+
+/// Decodes (or converts) the first video stream of `path` with ffmpeg into
+/// frames of `format` (`-pix_fmt` with FFmpeg's name for it) of
+/// `width × height`; `outputArgs` go before the output (`-sws_flags …`).
+public func ffmpegFrames(
+    path: String, format: PixelFormat, width: Int, height: Int, extraInputArgs: [String] = [],
+    outputArgs: [String] = []
+) throws -> [PixelBuffer] {
+    let output = try runChecked(
+        "ffmpeg",
+        ["-hide_banner", "-loglevel", "error", "-nostdin"] + extraInputArgs + ["-i", path, "-map", "0:v:0"]
+            + outputArgs + ["-f", "rawvideo", "-pix_fmt", format.ffmpegName, "-"])
+    let frameSize = (0..<format.planeCount).reduce(0) { total, plane in
+        let g = format.planeGeometry(plane, width: width, height: height)
+        return total + g.rowBytes * g.height
+    }
+    guard output.count % frameSize == 0 else {
+        throw ProcessError(
+            "ffmpeg produced \(output.count) bytes, not a multiple of the \(format) frame size \(frameSize)")
+    }
+    return try stride(from: 0, to: output.count, by: frameSize).map { start in
+        let buffer = try PixelBuffer(width: width, height: height, format: format)
+        try buffer.copyPacked(from: output.subdata(in: start..<(start + frameSize)))
+        return buffer
+    }
+}
+
+/// The first line of a file (a Y4M stream header), without its newline.
+public func firstLine(ofFile path: String) throws -> String {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    let end = data.firstIndex(of: 0x0A) ?? data.endIndex
+    return String(decoding: data[data.startIndex..<end], as: UTF8.self)
 }

@@ -5,15 +5,18 @@ import MediaIO
 
 private let decodeUsage = """
     usage: codecs decode -i IN -o OUT [--decoder auto|software|vaapi|nvdec] [--threads N]
-                         [--pixel-format i420|nv12|bgra|i010|p010] [--codec h264|hevc]
+                         [--pixel-format FORMAT] [--codec h264|hevc]
 
       -i IN            Annex-B H.264 (.h264 .264) or HEVC (.hevc .265) stream; - reads standard input
-      -o OUT           .y4m raw video (I420, or I010 for 10-bit streams); any other name gets the
-                       frames packed without headers (every --pixel-format); - writes Y4M to standard output
+      -o OUT           .y4m raw video in the stream's own format (C420jpeg, C422p10, C444p12, Cmono …);
+                       any other name gets the frames packed without headers (every --pixel-format);
+                       - writes Y4M to standard output
       --decoder        auto (hardware when available, else software), software, vaapi or nvdec
                        (hardware only; nvdec is CUDA device 0)
       --threads N      software decoding threads, 0 = one per core (default)
-      --pixel-format   the layout of written frames (default: the stream's own, I420 or I010)
+      --pixel-format   the layout of written frames, converted with libswscale (default: the stream's
+                       own): i420 nv12 bgra i010 p010 i422 i444 gray i210 i410 gray10 i012 i212 i412
+                       gray12, or FFmpeg's name for one of them (yuv422p10le, gray12le …)
       --codec          the stream's codec when the file name does not tell (default: from the first NAL unit)
 
     A stream whose picture size changes is written one file per size: frames of the
@@ -36,9 +39,15 @@ func runDecode(_ arguments: [String]) -> Int32 {
         options = try Arguments(
             arguments, valueOptions: ["i", "o", "decoder", "threads", "pixel-format", "codec"], flagOptions: [])
         var pixelFormat: PixelFormat? = nil
-        if options.value("pixel-format") != nil {
-            pixelFormat = PixelFormat(
-                rawValue: try options.choice("pixel-format", PixelFormat.allCases.map(\.rawValue), default: "i420"))
+        if let name = options.value("pixel-format") {
+            guard let format = PixelFormat(rawValue: name) ?? PixelFormat(ffmpegName: name) else {
+                throw Arguments.UsageError(
+                    description:
+                        "--pixel-format \(name): expected one of "
+                        + PixelFormat.allCases.map(\.rawValue).joined(separator: ", ")
+                        + " (or FFmpeg's name for one, such as yuv422p10le)")
+            }
+            pixelFormat = format
         }
         settings = DecoderSettings(
             decoder: try DecoderOptions.choice(options), output: DecoderOutputAttributes(pixelFormat: pixelFormat),

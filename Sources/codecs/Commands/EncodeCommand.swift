@@ -9,7 +9,10 @@ private let encodeUsage = """
     Encodes raw Y4M video (a file, or - for standard input) into an H.264 or
     HEVC Annex-B elementary stream with the parameter sets before every
     keyframe (.h264 .264 .hevc .265, or - for standard output), or into a
-    container: .mp4 .m4v .mov (avc1/hvc1), .mkv or .ts.
+    container: .mp4 .m4v .mov (avc1/hvc1), .mkv or .ts. The Y4M colour space is
+    the coded one: 4:2:0, 4:2:2, 4:4:4 and mono at 8 and 10 bits for H.264
+    (High, High 10, High 4:2:2, High 4:4:4 Predictive), and at 12 bits too for
+    HEVC (Main, Main 10, format range extensions).
       --codec h264|hevc         default: from the output extension, h264 for -
       --encoder auto|software|vaapi
                                 auto tries VA-API and falls back to x264/x265
@@ -112,13 +115,9 @@ private struct EncodePlan {
         if frameDuration.isValid {
             properties.expectedFrameRate = Double(frameDuration.timescale) / Double(frameDuration.value)
         }
-        switch header.pixelFormat {
-        case .i420, .nv12: break
-        case .i010 where encode.codec == .hevc: properties.profile = .main10
-        default:
-            throw .unsupported(
-                "\(input): \(header.pixelFormat) input is not supported; use 4:2:0 8-bit (or 10-bit for HEVC)")
-        }
+        // The Y4M colour space is the coded format: C422p10 gives High 4:2:2
+        // (H.264) or a 4:2:2 10-bit range extensions profile (HEVC).
+        properties.pixelFormat = header.pixelFormat
         let session = try CompressionSession(
             width: header.width, height: header.height, codec: encode.codec, encoder: encode.encoder,
             properties: properties)

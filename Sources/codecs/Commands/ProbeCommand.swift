@@ -59,6 +59,7 @@ private struct CodecEntry {
             ("available", .bool(info.isAvailable)), ("reason", .optional(info.unavailableReason)),
         ]
         if info.usesLowPowerEntrypoint { members.append(("lowPower", .bool(true))) }
+        members.append(("pixelFormats", .array(info.pixelFormats.map { .string($0.rawValue) })))
         if let properties {
             members.append(("properties", .array(properties.map(Self.json))))
         }
@@ -145,6 +146,9 @@ private struct ProbeReport {
                 lines.append(
                     "  " + pad(entry.info.name, 12) + pad(entry.info.codec.rawValue, 6) + pad(entry.kind, 10) + state
                         + (entry.info.usesLowPowerEntrypoint ? " (low-power entrypoint)" : ""))
+                lines.append(
+                    "  " + pad("", 28) + (title == "encoders" ? "codes " : "gives ")
+                        + entry.info.pixelFormats.map(\.rawValue).joined(separator: " "))
             }
         }
         lines.append("VA-API: " + (vaapi.isAvailable ? "available" : "unavailable: \(vaapi.unavailableReason ?? "")"))

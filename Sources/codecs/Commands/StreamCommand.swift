@@ -145,6 +145,8 @@ private func serve(
     if properties.maxKeyFrameInterval == nil && properties.maxKeyFrameIntervalDuration == nil {
         properties.maxKeyFrameInterval = max(1, Int((2 * framesPerSecond).rounded()))
     }
+    // The Y4M colour space is the coded format, as in `codecs encode`.
+    properties.pixelFormat = header.pixelFormat
     let encoder = try CompressionSession(
         width: header.width, height: header.height, codec: options.codec, encoder: options.encoder,
         properties: properties)

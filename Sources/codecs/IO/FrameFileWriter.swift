@@ -12,7 +12,7 @@ final class FrameFileWriter {
     private let output: PendingOutput
 
     /// Opens `path` for frames of one size and layout. `packedPlanes` asks
-    /// for headerless frames; Y4M holds I420 or I010 frames only.
+    /// for headerless frames; Y4M holds the planar Y'CbCr formats only.
     init(
         path: String, packedPlanes: Bool, size: PictureSize, format: PixelFormat,
         frameRate: (numerator: Int, denominator: Int)
@@ -27,10 +27,10 @@ final class FrameFileWriter {
                 throw output.naming(error)
             }
         } else {
-            guard format == .i420 || format == .i010 else {
+            guard Y4MHeader.colorSpaceTag(for: format) != nil else {
                 throw .unsupported(
-                    "Y4M holds I420 or I010 frames, not \(format); choose --pixel-format i420/i010 "
-                        + "or an output name without .y4m for packed \(format) frames")
+                    "Y4M holds planar Y'CbCr frames (i420, i422, i444, gray, 10- and 12-bit forms), not \(format); "
+                        + "choose such a --pixel-format or an output name without .y4m for packed \(format) frames")
             }
             do throws(MediaError) {
                 y4m = try Y4MWriter(
