@@ -242,4 +242,32 @@ struct RTPInteropTests {
         let written = try Self.y4mMD5s(output).count
         #expect(written >= 90 - 17 * frames.count, "\(written) frames written\n\(log)")
     }
+
+    /// Receiver reports showing 20 % loss drive the sender's bit rate down
+    /// (`--adaptive-bitrate`: x264 retargeted from the reports' fraction lost).
+    @Test func receiverReportsLowerTheBitRate() throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("source.y4m")
+        try ffmpegTestPattern(size: "320x240", frames: 75, arguments: ["-pix_fmt", "yuv420p"], to: source)
+        let port = try freeRTPPortPair()
+        let receiver = try BackgroundProcess(
+            Self.codecs,
+            [
+                "stream", "receive", "rtp://@127.0.0.1:\(port)", "-o", directory.path("out.h264"), "--timeout", "2",
+                "--loss", "20", "--seed", "3",
+            ], in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let sent = try runProcess(
+            Self.codecs,
+            [
+                "stream", "send", "-i", source, "rtp://127.0.0.1:\(port)", "--bitrate", "800k", "--adaptive-bitrate",
+                "--realtime",
+            ])
+        _ = receiver.wait(timeout: 20)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let match = try #require(sent.stderr.firstMatch(of: /bit rate set to ([0-9, ]+) bit\/s/), "\(sent.stderr)")
+        let rates = match.1.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(!rates.isEmpty && rates[0] < 800_000, "\(rates)")
+        #expect(rates == rates.sorted(by: >), "\(rates)")
+    }
 }

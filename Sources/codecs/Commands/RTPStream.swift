@@ -31,6 +31,9 @@ let rtpSendHelp = """
       --packetization-mode 0|1   H.264 mode (default 1; 0: one NAL unit per packet)
       --loss PCT                 drop this percentage of packets on the way (seeded, for tests)
       --seed N                   the seed of --loss (default 1)
+      --adaptive-bitrate         follow the loss in receiver reports (needs --bitrate and x264):
+                                 above 10 % lower the rate by half the loss, below 2 % raise it
+                                 5 %, between --bitrate ÷ 10 and --bitrate
     \(EncodeOptions.help)
     """
 
@@ -110,7 +113,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             valueOptions: EncodeOptions.valueOptions.union([
                 "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed",
             ]),
-            flagOptions: EncodeOptions.flagOptions.union(["no-pace"]))
+            flagOptions: EncodeOptions.flagOptions.union(["no-pace", "adaptive-bitrate"]))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
             throw Arguments.UsageError(description: "send needs -i IN")
         }
@@ -119,7 +122,15 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         }
         input = path
         url = destination
-        options = try EncodeOptions(parsed)
+        var encodeOptions = try EncodeOptions(parsed)
+        if parsed.flag("adaptive-bitrate") {
+            guard let rate = encodeOptions.properties.averageBitRate else {
+                throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
+            }
+            // Retargeting a running encoder needs constant-bit-rate control.
+            encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
+        }
+        options = encodeOptions
         injector = try lossInjector(parsed)
         payloadSize = try parsed.integer("payload-size", in: 100...65_000, default: 1200)!
         mode = try parsed.integer("packetization-mode", in: 0...1, default: 1) == 0 ? .singleNALUnit : .nonInterleaved
@@ -135,7 +146,8 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
     }
     do throws(MediaError) {
         var sender = try RTPSender(
-            input: input, url: url, options: options, payloadSize: payloadSize, mode: mode, injector: injector)
+            input: input, url: url, options: options, payloadSize: payloadSize, mode: mode, injector: injector,
+            adaptiveBitRate: parsed.flag("adaptive-bitrate"))
         if let sdp = parsed.value("sdp") {
             let text = RTPSessionDescription(
                 formatDescription: sender.formatDescription, address: url.host, port: Int(url.port),
@@ -184,10 +196,15 @@ private struct RTPSender {
     private var keyframeRequestsIgnored = 0
     private var lastReport = -1.0
     private let ssrc: UInt32
+    /// With `--adaptive-bitrate`: the loss-based controller, and the rates it set.
+    private var rateController: LossBasedRateController?
+    private(set) var rateChanges: [Int] = []
+    /// The fraction-lost values of receiver reports not yet applied.
+    private var reportedLoss: [UInt8] = []
 
     init(
         input: String, url: RTPURL, options: EncodeOptions, payloadSize: Int, mode: RTPPacketizationMode,
-        injector: PacketFaultInjector?
+        injector: PacketFaultInjector?, adaptiveBitRate: Bool
     ) throws(MediaError) {
         self.url = url
         self.injector = injector
@@ -212,6 +229,9 @@ private struct RTPSender {
             let encoder = try CompressionSession(
                 width: header.width, height: header.height, codec: options.codec, encoder: options.encoder,
                 properties: properties)
+            if adaptiveBitRate, let rate = properties.averageBitRate {
+                rateController = LossBasedRateController(initial: rate, minimum: max(1_000, rate / 10), maximum: rate)
+            }
             codec = options.codec
             formatDescription = encoder.formatDescription
             source = .encoder(
@@ -219,6 +239,7 @@ private struct RTPSender {
                 frameDuration: MediaTime(value: Int64(rate.denominator), timescale: Int32(clamping: rate.numerator)),
                 framesPerSecond: framesPerSecond)
         case .annexB(let fileCodec):
+            if adaptiveBitRate { throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode") }
             let bytes: [UInt8]
             do {
                 bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
@@ -274,6 +295,10 @@ private struct RTPSender {
         if let injector {
             text += "; dropped \(injector.statistics.dropped) of \(injector.statistics.packets) packets on purpose"
         }
+        if !rateChanges.isEmpty {
+            text +=
+                "; bit rate set to \(rateChanges.map(String.init).joined(separator: ", ")) bit/s from receiver reports"
+        }
         if keyframeRequests > 0 {
             text += "; \(keyframeRequests) keyframe requests"
             if !keyframesForced.isEmpty { text += ", keyframes forced at frames \(keyframesForced)" }
@@ -295,6 +320,13 @@ private struct RTPSender {
                     encoder.requestKeyFrame()
                     keyframesForced.append(Int(index))
                 }
+                for loss in reportedLoss {
+                    if let rate = rateController?.update(fractionLost: loss) {
+                        try encoder.setAverageBitRate(rate)
+                        rateChanges.append(rate)
+                    }
+                }
+                reportedLoss.removeAll()
                 try send(
                     encoder.encode(frame, pts: frameDuration * index, duration: frameDuration), start: start)
                 index += 1
@@ -365,6 +397,11 @@ private struct RTPSender {
             if packets.contains(where: { $0.requestsKeyframe(of: ssrc) }) {
                 keyframeRequests += 1
                 requested = true
+            }
+            for packet in packets {
+                if case .receiverReport(_, let blocks) = packet {
+                    reportedLoss += blocks.filter { $0.ssrc == ssrc }.map(\.fractionLost)
+                }
             }
         }
         let now = MediaTime(seconds: monotonicSeconds(), timescale: 1_000_000)
