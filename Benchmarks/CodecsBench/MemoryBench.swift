@@ -70,13 +70,14 @@ func benchmarkMemory(_ frames: [PixelBuffer], stream: CodedStream, report: Repor
             try AnnexB.lengthPrefixed(from: $0, codec: codec, into: &reused)
         }
     }
-    let scannerAllocations = allocations {
-        for unit in stream.annexBUnits { _ = libavcodecScannerToLengthPrefixed(unit, codec: codec) }
+    // The C converter counted the same way: warm-up steps, then the rest.
+    let cConverter = CConverter(codec: codec)
+    let (cToLength, _) = try steadyState(count: stream.annexBUnits.count, warmUp: warmUp) { index in
+        _ = cConverter.convert(stream.annexBUnits[index])
     }
     add(
-        "Annex-B→length-prefixed heap allocations per access unit", toLength,
-        scannerAllocations / Double(stream.annexBUnits.count), "avpriv_find_start_code + copy", "allocs/unit",
-        target: "0")
+        "Annex-B→length-prefixed heap allocations per access unit", toLength, cToLength, CConverter.name,
+        "allocs/unit", target: "0")
 }
 
 /// Runs `step` for indices `0..<count`; returns the heap allocations per step
