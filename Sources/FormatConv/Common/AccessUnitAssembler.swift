@@ -84,6 +84,9 @@ public struct AccessUnitAssembler: Sendable {
     private var storeChanged = false
     /// The SPS id the current description was made active with.
     private var activeSPS: Int?
+    /// The last PPS id looked up and the SPS id it names; cleared when a
+    /// parameter set changes.
+    private var activeSPSLookup: (ppsId: Int, spsId: Int?)?
     private var description: FormatDescription?
     /// Whether a keyframe with its parameter sets has been seen.
     private var synchronized = false
@@ -134,7 +137,11 @@ public struct AccessUnitAssembler: Sendable {
     /// Adds the next bytes of the stream; returns the access units completed
     /// by them (in decode order) and any drop reports.
     public mutating func append(_ bytes: some Collection<UInt8>) -> [AssemblerOutput] {
-        buffer.append(contentsOf: bytes)
+        // Contiguous input (an array, a buffer pointer, Data) is copied with
+        // one memcpy; this generic function is not specialized for the
+        // caller's type, so the element-wise path would be taken otherwise.
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { buffer.append(contentsOf: $0) }
+        if copied == nil { buffer.append(contentsOf: bytes) }
         var completed: [Range<Int>] = []
         let resumeAt = scanFrom
         let pending = pendingStart
@@ -229,7 +236,10 @@ public struct AccessUnitAssembler: Sendable {
         if kind.isParameterSet {
             let nal = Array(buffer[range])
             do {
-                if try store.update(nal: nal) { storeChanged = true }
+                if try store.update(nal: nal) {
+                    storeChanged = true
+                    activeSPSLookup = nil
+                }
             } catch {
                 outputs.append(.dropped(reason: "malformed parameter set: \(error.message)", nalUnitCount: 1))
             }
@@ -365,13 +375,19 @@ public struct AccessUnitAssembler: Sendable {
                     isKeyframe: state.isKeyframe, dependsOnOthers: state.isReferenced)))
     }
 
-    /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1).
-    private func activeSequenceParameterSetID(ppsId: Int) -> Int? {
-        guard ppsId >= 0, let pps = store.pictureParameterSet(id: ppsId) else { return nil }
-        switch codec {
-        case .h264: return try? H264PictureParameterSetIDs(nal: pps).seq_parameter_set_id
-        case .hevc: return try? HEVCPictureParameterSet(nal: pps).pps_seq_parameter_set_id
+    /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1);
+    /// the last answer is kept until a parameter set changes.
+    private mutating func activeSequenceParameterSetID(ppsId: Int) -> Int? {
+        if let lookup = activeSPSLookup, lookup.ppsId == ppsId { return lookup.spsId }
+        var spsId: Int?
+        if ppsId >= 0, let pps = store.pictureParameterSet(id: ppsId) {
+            switch codec {
+            case .h264: spsId = try? H264PictureParameterSetIDs(nal: pps).seq_parameter_set_id
+            case .hevc: spsId = try? HEVCPictureParameterSet(nal: pps).pps_seq_parameter_set_id
+            }
         }
+        activeSPSLookup = (ppsId, spsId)
+        return spsId
     }
 
     private mutating func advanceTime() {
@@ -419,8 +435,7 @@ struct SliceStart: Sendable, Hashable {
         isBaseLayer = kind.layerId == 0
         let header = codec.nalHeaderSize
         // 24 escaped bytes hold far more than the three exp-Golomb codes.
-        let rbsp = RBSP.unescape(UnsafeRawBufferPointer(rebasing: bytes[header..<min(bytes.count, header + 24)]))
-        var reader = BitReader(rbsp: rbsp, context: "slice header")
+        var reader = SliceHeaderBits(UnsafeRawBufferPointer(rebasing: bytes[header..<min(bytes.count, header + 24)]))
         switch codec {
         case .h264:
             // Partitions B and C (types 3 and 4) start with slice_id, not with
@@ -440,7 +455,7 @@ struct SliceStart: Sendable, Hashable {
         }
         if reader.overrun {
             ppsId = -1
-            if rbsp.isEmpty { firstMacroblock = codec == .h264 ? Int.max : 1 }
+            if reader.bitCount == 0 { firstMacroblock = codec == .h264 ? Int.max : 1 }
         }
     }
 
@@ -457,5 +472,72 @@ struct SliceStart: Sendable, Hashable {
         case .hevc:
             return isBaseLayer && firstMacroblock == 0
         }
+    }
+}
+
+/// The first bits of a slice header, read without allocating: up to 24
+/// escaped bytes are unescaped (H.264 7.4.1, H.265 7.4.2) into 192 bits
+/// held in registers. Reads past the end set ``overrun`` and return 0, as
+/// ``BitReader`` does.
+struct SliceHeaderBits {
+    /// The unescaped bits, most significant first; the fourth word stays 0.
+    private var words = SIMD4<UInt64>(repeating: 0)
+    /// How many bits were unescaped.
+    let bitCount: Int
+    private var position = 0
+    private(set) var overrun = false
+
+    init(_ escaped: UnsafeRawBufferPointer) {
+        var count = 0
+        var zeros = 0
+        for byte in escaped.prefix(24) {
+            // An emulation-prevention byte: `03` after two zero bytes.
+            if zeros >= 2 && byte == 0x03 {
+                zeros = 0
+                continue
+            }
+            words[count >> 3] |= UInt64(byte) << UInt64(56 - 8 * (count & 7))
+            count += 1
+            zeros = byte == 0 ? zeros + 1 : 0
+        }
+        bitCount = 8 * count
+    }
+
+    /// The 64 bits from the current position, zeros past the end.
+    private func window() -> UInt64 {
+        let word = position >> 6
+        let offset = UInt64(position & 63)
+        let high = words[word] << offset
+        return offset == 0 ? high : high | words[word + 1] >> (64 - offset)
+    }
+
+    /// `u(n)` for n in 0...32.
+    mutating func bits(_ count: Int) -> UInt64 {
+        guard count > 0 else { return 0 }
+        guard !overrun, position + count <= bitCount else {
+            overrun = true
+            position = bitCount
+            return 0
+        }
+        let value = window() >> UInt64(64 - count)
+        position += count
+        return value
+    }
+
+    mutating func flag() -> Bool { bits(1) != 0 }
+
+    /// `ue(v)`; more than 31 leading zero bits, or no 1 bit before the end,
+    /// are an overrun (0); a suffix cut short is an overrun too, with the
+    /// value of its prefix — what ``BitReader/ue()`` returns.
+    mutating func ue() -> Int {
+        guard !overrun else { return 0 }
+        let leadingZeroBits = window().leadingZeroBitCount
+        guard leadingZeroBits <= 31, position + leadingZeroBits + 1 <= bitCount else {
+            overrun = true
+            position = bitCount
+            return 0
+        }
+        position += leadingZeroBits + 1
+        return (1 << leadingZeroBits) - 1 + Int(bits(leadingZeroBits))
     }
 }

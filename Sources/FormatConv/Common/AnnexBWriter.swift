@@ -96,6 +96,64 @@ public struct AnnexBWriter: Sendable {
         Self.emit(sample.data, layout: layout, lengthSize: lengthSize, sets: sets, delimiter: delimiter, into: &output)
     }
 
+    /// The access unit of `sample` in Annex-B form as a gather list: the
+    /// inserted NAL units (delimiter, parameter sets, as ``write(_:)`` inserts
+    /// them) and the sample's own, as byte ranges for `writev` / `sendmsg`,
+    /// without copying the sample's NAL units.
+    ///
+    /// With 4-byte lengths (and no empty NAL units) the sample's lengths are
+    /// overwritten with start codes in place, one store per NAL unit; pass the
+    /// sample with `consume` (or a temporary) so that its bytes are uniquely
+    /// owned — otherwise they are copied once first. With 1- or 2-byte
+    /// lengths the sample's bytes are only read, and the list alternates
+    /// start codes with NAL units. See ``AnnexBGatherList``.
+    ///
+    /// Cost: one walk over the NAL unit lengths; the only allocation is the
+    /// inserted bytes, when something is inserted (keyframes under
+    /// `.beforeEveryKeyframe`).
+    ///
+    /// - Throws: `.invalidData` naming the offset when the sample's NAL unit
+    ///   lengths do not add up (see ``LengthPrefixed``).
+    public mutating func gather(_ sample: consuming CompressedSample) throws(MediaError) -> AnnexBGatherList {
+        let lengthSize = sample.formatDescription.nalUnitHeaderLength
+        let (layout, sets, delimiter) = try prepare(sample)
+        var inserted: [UInt8] = []
+        if !sets.isEmpty || !delimiter.isEmpty {
+            var total = delimiter.isEmpty ? 0 : 4 + delimiter.count
+            for set in sets { total += 4 + set.count }
+            inserted = [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
+                var offset = 0
+                for unit in delimiter.isEmpty ? sets : [delimiter] + sets {
+                    output[offset] = 0
+                    output[offset + 1] = 0
+                    output[offset + 2] = 0
+                    output[offset + 3] = 1
+                    unit.withUnsafeBytes { copyBytes(from: $0, 0..<$0.count, to: output, at: offset + 4) }
+                    offset += 4 + unit.count
+                }
+                initialized = offset
+            }
+        }
+        // After a leading delimiter of the sample's own, unless one is inserted.
+        let insertAfterFirst = layout.startsWithDelimiter && delimiter.isEmpty
+        var data = sample.data
+        sample.data = []
+        if lengthSize == 4 && layout.isContiguous {
+            // The first NAL unit's end, read before its length is overwritten.
+            let insertAt =
+                insertAfterFirst
+                ? data.withUnsafeBytes { 4 + LengthPrefixed.loadLength($0, at: 0, size: 4) } : 0
+            Self.replaceLengthsWithStartCodes(in: &data)
+            return AnnexBGatherList(
+                sampleBytes: data, insertedBytes: inserted, shape: .annexB(insertAt: insertAt),
+                unitCount: layout.unitCount, payloadBytes: layout.payloadTotal)
+        }
+        return AnnexBGatherList(
+            sampleBytes: data, insertedBytes: inserted,
+            shape: .lengthPrefixed(lengthSize: lengthSize, insertAfterFirst: insertAfterFirst),
+            unitCount: layout.unitCount, payloadBytes: layout.payloadTotal)
+    }
+
     /// Overwrites each 4-byte length of contiguous, validated length-prefixed
     /// NAL units with a 4-byte start code, in place.
     private static func replaceLengthsWithStartCodes(in data: inout [UInt8]) {
