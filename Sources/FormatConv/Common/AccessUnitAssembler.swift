@@ -87,6 +87,10 @@ public struct AccessUnitAssembler: Sendable {
     /// The last PPS id looked up and the SPS id it names; cleared when a
     /// parameter set changes.
     private var activeSPSLookup: (ppsId: Int, spsId: Int?)?
+    /// The last answer of ``isDecodable(ppsId:)``; cleared with the one above.
+    private var decodableLookup: (ppsId: Int, decodable: Bool)?
+    /// Storage for `append`'s list of completed NAL units, kept across calls.
+    private var completedScratch: [Range<Int>] = []
     private var description: FormatDescription?
     /// Whether a keyframe with its parameter sets has been seen.
     private var synchronized = false
@@ -142,7 +146,14 @@ public struct AccessUnitAssembler: Sendable {
         // caller's type, so the element-wise path would be taken otherwise.
         let copied: Void? = bytes.withContiguousStorageIfAvailable { buffer.append(contentsOf: $0) }
         if copied == nil { buffer.append(contentsOf: bytes) }
-        var completed: [Range<Int>] = []
+        // The NAL units completed by these bytes; the array's storage is kept
+        // across calls.
+        var completed = completedScratch
+        completedScratch = []
+        defer {
+            completed.removeAll(keepingCapacity: true)
+            completedScratch = completed
+        }
         let resumeAt = scanFrom
         let pending = pendingStart
         let (newScanFrom, newPending) = buffer.withUnsafeBytes { input in
@@ -235,11 +246,11 @@ public struct AccessUnitAssembler: Sendable {
         if kind.isAccessUnitDelimiter { return }
         if kind.isParameterSet {
             let nal = Array(buffer[range])
+            // Answers about the stored sets are asked again after any update.
+            activeSPSLookup = nil
+            decodableLookup = nil
             do {
-                if try store.update(nal: nal) {
-                    storeChanged = true
-                    activeSPSLookup = nil
-                }
+                if try store.update(nal: nal) { storeChanged = true }
             } catch {
                 outputs.append(.dropped(reason: "malformed parameter set: \(error.message)", nalUnitCount: 1))
             }
@@ -295,6 +306,11 @@ public struct AccessUnitAssembler: Sendable {
     private mutating func emit(into outputs: inout [AssemblerOutput]) {
         var state = unit
         unit = UnitState()
+        // The next access unit reuses the storage of this one's range list.
+        defer {
+            state.ranges.removeAll(keepingCapacity: true)
+            unit.ranges = state.ranges
+        }
         guard !state.ranges.isEmpty else { return }
         // A recovery point is a random access point too (H.264 D.2.8); FFmpeg
         // flags such pictures as keyframes and so do we.
@@ -306,9 +322,7 @@ public struct AccessUnitAssembler: Sendable {
                     nalUnitCount: state.ranges.count))
             return
         }
-        let decodable =
-            state.ppsId >= 0
-            ? store.canDecodeSlice(referringToPictureParameterSet: state.ppsId) : store.isComplete
+        let decodable = isDecodable(ppsId: state.ppsId)
         guard decodable else {
             if synchronized { advanceTime() }
             let which = state.ppsId >= 0 ? "PPS id \(state.ppsId) or the SPS/VPS it names" : "its parameter sets"
@@ -373,6 +387,16 @@ public struct AccessUnitAssembler: Sendable {
                 CompressedSample(
                     data: data, formatDescription: description, pts: time, dts: time, duration: duration,
                     isKeyframe: state.isKeyframe, dependsOnOthers: state.isReferenced)))
+    }
+
+    /// Whether the parameter sets a picture referring to PPS `ppsId` needs
+    /// have all arrived (any complete set when the id is unknown, −1); the
+    /// last answer is kept until a parameter set changes.
+    private mutating func isDecodable(ppsId: Int) -> Bool {
+        if let lookup = decodableLookup, lookup.ppsId == ppsId { return lookup.decodable }
+        let decodable = ppsId >= 0 ? store.canDecodeSlice(referringToPictureParameterSet: ppsId) : store.isComplete
+        decodableLookup = (ppsId, decodable)
+        return decodable
     }
 
     /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1);
@@ -480,35 +504,60 @@ struct SliceStart: Sendable, Hashable {
 /// held in registers. Reads past the end set ``overrun`` and return 0, as
 /// ``BitReader`` does.
 struct SliceHeaderBits {
-    /// The unescaped bits, most significant first; the fourth word stays 0.
-    private var words = SIMD4<UInt64>(repeating: 0)
+    /// The unescaped bits, most significant first.
+    private var word0: UInt64 = 0
+    private var word1: UInt64 = 0
+    private var word2: UInt64 = 0
     /// How many bits were unescaped.
-    let bitCount: Int
+    private(set) var bitCount = 0
     private var position = 0
     private(set) var overrun = false
 
     init(_ escaped: UnsafeRawBufferPointer) {
         var count = 0
         var zeros = 0
+        var current: UInt64 = 0
         for byte in escaped.prefix(24) {
             // An emulation-prevention byte: `03` after two zero bytes.
             if zeros >= 2 && byte == 0x03 {
                 zeros = 0
                 continue
             }
-            words[count >> 3] |= UInt64(byte) << UInt64(56 - 8 * (count & 7))
+            current = current << 8 | UInt64(byte)
             count += 1
+            if count & 7 == 0 {
+                store(current, at: count >> 3 - 1)
+                current = 0
+            }
             zeros = byte == 0 ? zeros + 1 : 0
         }
+        if count & 7 != 0 { store(current << UInt64(8 * (8 - count & 7)), at: count >> 3) }
         bitCount = 8 * count
+    }
+
+    private mutating func store(_ value: UInt64, at index: Int) {
+        switch index {
+        case 0: word0 = value
+        case 1: word1 = value
+        default: word2 = value
+        }
+    }
+
+    private func word(_ index: Int) -> UInt64 {
+        switch index {
+        case 0: word0
+        case 1: word1
+        case 2: word2
+        default: 0
+        }
     }
 
     /// The 64 bits from the current position, zeros past the end.
     private func window() -> UInt64 {
-        let word = position >> 6
+        let index = position >> 6
         let offset = UInt64(position & 63)
-        let high = words[word] << offset
-        return offset == 0 ? high : high | words[word + 1] >> (64 - offset)
+        let high = word(index) << offset
+        return offset == 0 ? high : high | word(index + 1) >> (64 - offset)
     }
 
     /// `u(n)` for n in 0...32.
