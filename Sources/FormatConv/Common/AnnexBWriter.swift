@@ -40,8 +40,10 @@ public struct AnnexBWriter: Sendable {
     public var policy: ParameterSetPolicy
     /// Whether an access unit delimiter is written first when a sample lacks one.
     public var insertAccessUnitDelimiters: Bool
-    /// The description whose parameter sets were written last.
-    private var lastDescription: FormatDescription?
+    /// The codec and record of the description whose parameter sets were
+    /// written last (what `FormatDescription`'s `==` compares; kept apart so
+    /// that the per-sample check copies no description).
+    private var lastWritten: (codec: CodecType, record: [UInt8])?
 
     public init(policy: ParameterSetPolicy = .beforeEveryKeyframe, insertAccessUnitDelimiters: Bool = false) {
         self.policy = policy
@@ -84,12 +86,10 @@ public struct AnnexBWriter: Sendable {
         let (layout, sets, delimiter) = try prepare(sample)
         let lengthSize = sample.formatDescription.nalUnitHeaderLength
         if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && layout.isContiguous {
-            // Same size: one copy of the whole sample, then start codes over the lengths.
-            sample.data.withUnsafeBytes { input in
-                output.overwrite(count: input.count) { output in
-                    copyBytes(from: input, 0..<input.count, to: output, at: 0)
-                }
-            }
+            // Same size: one copy of the whole sample (a memcpy into the kept
+            // storage, nothing zero-filled), then start codes over the lengths.
+            output.removeAll(keepingCapacity: true)
+            sample.data.withUnsafeBufferPointer { output.append(contentsOf: $0) }
             Self.replaceLengthsWithStartCodes(in: &output)
             return
         }
@@ -196,6 +196,10 @@ public struct AnnexBWriter: Sendable {
         var isContiguous = true
 
         init(of data: [UInt8], lengthSize: Int, codec: CodecType) throws(MediaError) {
+            if lengthSize == 4, let layout = data.withUnsafeBytes({ Self.withFourByteLengths($0, codec: codec) }) {
+                self = layout
+                return
+            }
             var layout = Layout()
             try data.withBytes { (buffer) throws(MediaError) in
                 var previousEnd = 0
@@ -216,6 +220,37 @@ public struct AnnexBWriter: Sendable {
         }
 
         private init() {}
+
+        /// The common case, 4-byte lengths, in one loop with plain loads; nil
+        /// when anything is malformed, so that the checked walk above reports
+        /// it.
+        @inline(__always)
+        private static func withFourByteLengths(_ buffer: UnsafeRawBufferPointer, codec: CodecType) -> Layout? {
+            var layout = Layout()
+            let count = buffer.count
+            guard count > 0, let base = buffer.baseAddress else { return layout }
+            let headerSize = codec.nalHeaderSize
+            var offset = 0
+            while offset < count {
+                guard count - offset >= 4 else { return nil }
+                let length = Int(UInt32(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                let start = offset + 4
+                guard length <= count - start else { return nil }
+                if length == 0 {
+                    layout.isContiguous = false
+                } else {
+                    guard length >= headerSize else { return nil }
+                    let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(start: base + start, count: length))
+                    if layout.unitCount == 0 { layout.startsWithDelimiter = kind.isAccessUnitDelimiter }
+                    if kind.isParameterSet { layout.inBandSets |= kind.parameterSetBit }
+                    if kind.isKeyframe { layout.holdsKeyframe = true }
+                    layout.payloadTotal += length
+                    layout.unitCount += 1
+                }
+                offset = start + length
+            }
+            return layout
+        }
     }
 
     /// The description's parameter sets this access unit needs under the
@@ -223,7 +258,8 @@ public struct AnnexBWriter: Sendable {
     private mutating func parameterSetsToInsert(
         description: FormatDescription, isKeyframe: Bool, inBandSets: UInt32
     ) -> [[UInt8]] {
-        let descriptionChanged = lastDescription != description
+        let descriptionChanged =
+            lastWritten.map { $0.codec != description.codec || $0.record != description.record } ?? true
         let writeSets: Bool
         switch policy {
         case .never: writeSets = false
@@ -231,7 +267,7 @@ public struct AnnexBWriter: Sendable {
         case .beforeEveryKeyframe: writeSets = isKeyframe || descriptionChanged
         }
         guard writeSets else { return [] }
-        lastDescription = description
+        lastWritten = (description.codec, description.record)
         let codec = description.codec
         var sets: [[UInt8]] = []
         for set in description.parameterSets where set.count >= codec.nalHeaderSize {
