@@ -107,25 +107,36 @@ extension AnnexB {
     /// owns; `buffer` is unchanged when the result is nil.
     public static func convertToLengthPrefixedInPlace(_ buffer: UnsafeMutableRawBufferPointer) -> Int? {
         let input = UnsafeRawBufferPointer(buffer)
-        var contiguous = true
-        var previousEnd = 0
-        var units = 0
-        forEachNALUnit(in: input) { location in
-            if location.startCodeLength != 4 || location.startCodeOffset != previousEnd
-                || location.range.count > Int(UInt32.max)
-            {
-                contiguous = false
+        // The NAL units found in the checking scan are kept on the stack, so
+        // that the stores need no second scan; a buffer with more NAL units
+        // than fit is scanned again instead.
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 64) { found -> Int? in
+            var contiguous = true
+            var previousEnd = 0
+            var units = 0
+            forEachNALUnit(in: input) { location in
+                if location.startCodeLength != 4 || location.startCodeOffset != previousEnd
+                    || location.range.count > Int(UInt32.max)
+                {
+                    contiguous = false
+                }
+                previousEnd = location.range.upperBound
+                if units < found.count { found[units] = location.range }
+                units += 1
             }
-            previousEnd = location.range.upperBound
-            units += 1
+            guard contiguous, units > 0, previousEnd == input.count else { return nil }
+            func store(_ range: Range<Int>) {
+                buffer.storeBytes(
+                    of: UInt32(truncatingIfNeeded: range.count).bigEndian, toByteOffset: range.lowerBound - 4,
+                    as: UInt32.self)
+            }
+            if units <= found.count {
+                for range in found[0..<units] { store(range) }
+            } else {
+                forEachNALUnit(in: input) { store($0.range) }
+            }
+            return units
         }
-        guard contiguous, units > 0, previousEnd == input.count else { return nil }
-        forEachNALUnit(in: input) { location in
-            buffer.storeBytes(
-                of: UInt32(truncatingIfNeeded: location.range.count).bigEndian, toByteOffset: location.startCodeOffset,
-                as: UInt32.self)
-        }
-        return units
     }
 }
 
