@@ -203,15 +203,15 @@ public enum AnnexB {
     /// Sixteen bytes read as eight 16-bit lanes in memory order.
     private typealias Lanes = SIMD8<Int16>
 
-    /// The 16 bytes at `offset` with each lane masked to `0x7EFF`
-    /// (little-endian; the bytes swap on big-endian machines): zero for
-    /// `00 00`, `00 01`, `00 80` and `00 81`, and never negative.
+    /// The 16 bytes at `offset` with each lane masked so that it is zero for
+    /// `00 00`, `00 01` and a few more (`00 80`, `00 81` on little-endian
+    /// machines, `80 00`, `80 01` on big-endian ones), and never negative.
     @inline(__always)
     private static func prefilterLanes(_ base: UnsafeRawPointer, _ offset: Int) -> Lanes {
         #if _endian(little)
             base.loadUnaligned(fromByteOffset: offset, as: Lanes.self) & Lanes(repeating: 0x7EFF)
         #else
-            base.loadUnaligned(fromByteOffset: offset, as: Lanes.self) & Lanes(repeating: -257)  // 0xFEFF
+            base.loadUnaligned(fromByteOffset: offset, as: Lanes.self) & Lanes(repeating: 0x7FFE)
         #endif
     }
 
@@ -255,9 +255,16 @@ public enum AnnexB {
         for word in 0..<2 {
             var bits = fields[word]
             while bits != 0 {
-                // Bit 16 l + 15 stands for the lane at byte 2 l of the word.
-                let lane = offset + 8 * word + (bits.trailingZeroBitCount >> 4) << 1
-                bits &= bits &- 1
+                #if _endian(little)
+                    // Bit 16 l + 15 stands for the lane at byte 2 l of the word.
+                    let lane = offset + 8 * word + (bits.trailingZeroBitCount >> 4) << 1
+                    bits &= bits &- 1
+                #else
+                    // Bit 63 − 16 l stands for the lane at byte 2 l of the word.
+                    let leading = bits.leadingZeroBitCount
+                    let lane = offset + 8 * word + (leading >> 4) << 1
+                    bits &= ~(1 << UInt64(63 - leading))
+                #endif
                 // The lane holds `00 00` or `00 01`: a start code begins at
                 // the lane (`00 00` then `01`) or one byte before it.
                 if base.load(fromByteOffset: lane + 1, as: UInt8.self) == 0 {
