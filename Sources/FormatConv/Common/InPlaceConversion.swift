@@ -38,9 +38,9 @@ extension LengthPrefixed {
         return try outcome.get()
     }
 
-    /// ``convertToAnnexBInPlace(_:)-([UInt8])`` on memory the caller owns
-    /// (a receive buffer, a memory-mapped file); `buffer` is unchanged when
-    /// it throws.
+    /// The same rewrite as the `[UInt8]` form, on memory the caller owns (a
+    /// receive buffer, a memory-mapped file); `buffer` is unchanged when it
+    /// throws.
     @discardableResult
     public static func convertToAnnexBInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(MediaError) -> Int {
         let count = buffer.count
@@ -103,8 +103,8 @@ extension AnnexB {
         bytes.withUnsafeMutableBytes { convertToLengthPrefixedInPlace($0) }
     }
 
-    /// ``convertToLengthPrefixedInPlace(_:)-([UInt8])`` on memory the caller
-    /// owns; `buffer` is unchanged when the result is nil.
+    /// The same rewrite as the `[UInt8]` form, on memory the caller owns;
+    /// `buffer` is unchanged when the result is nil.
     public static func convertToLengthPrefixedInPlace(_ buffer: UnsafeMutableRawBufferPointer) -> Int? {
         let input = UnsafeRawBufferPointer(buffer)
         // The NAL units found in the checking scan are kept on the stack, so
