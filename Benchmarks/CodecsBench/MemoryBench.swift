@@ -64,19 +64,45 @@ func benchmarkMemory(_ frames: [PixelBuffer], stream: CodedStream, report: Repor
         "length-prefixed→Annex-B heap allocations per sample", toAnnexB,
         filterAllocations / Double(stream.samples.count), "mp4toannexb (av_bsf)", "allocs/sample", target: "0")
 
+    // The gather list on samples whose bytes are their own (copied first,
+    // outside the count): only keyframes allocate (the list of sets to
+    // insert and their bytes).
+    var copies = stream.samples.map { sample in
+        var copy = sample
+        copy.data = distinctCopy(sample.data)
+        return copy
+    }
+    var lists: [AnnexBGatherList] = []
+    lists.reserveCapacity(copies.count)
+    var gatherer = AnnexBWriter(policy: .beforeEveryKeyframe)
+    let placeholder = CompressedSample(
+        data: [], formatDescription: stream.description, pts: .zero, dts: .zero, duration: .zero, isKeyframe: false)
+    let gatherAllocations = try allocations {
+        for index in copies.indices {
+            var sample = placeholder
+            swap(&sample, &copies[index])
+            lists.append(try gatherer.gather(consume sample))
+        }
+    }
+    add(
+        "length-prefixed→Annex-B gather list heap allocations per sample",
+        gatherAllocations / Double(stream.samples.count), filterAllocations / Double(stream.samples.count),
+        "mp4toannexb (av_bsf)", "allocs/sample")
+
     let codec = stream.codec
     let (toLength, _) = try steadyState(count: stream.annexBUnits.count, warmUp: warmUp) { index in
         _ = try stream.annexBUnits[index].withUnsafeBytes {
             try AnnexB.lengthPrefixed(from: $0, codec: codec, into: &reused)
         }
     }
-    let scannerAllocations = allocations {
-        for unit in stream.annexBUnits { _ = libavcodecScannerToLengthPrefixed(unit, codec: codec) }
+    // The C converter counted the same way: warm-up steps, then the rest.
+    let cConverter = CConverter(codec: codec)
+    let (cToLength, _) = try steadyState(count: stream.annexBUnits.count, warmUp: warmUp) { index in
+        _ = cConverter.convert(stream.annexBUnits[index])
     }
     add(
-        "Annex-B→length-prefixed heap allocations per access unit", toLength,
-        scannerAllocations / Double(stream.annexBUnits.count), "avpriv_find_start_code + copy", "allocs/unit",
-        target: "0")
+        "Annex-B→length-prefixed heap allocations per access unit", toLength, cToLength, CConverter.name,
+        "allocs/unit", target: "0")
 }
 
 /// Runs `step` for indices `0..<count`; returns the heap allocations per step

@@ -3,6 +3,8 @@ import Foundation
 struct BenchOptions {
     var quick = false
     var inputs: [String] = []
+    /// Measure only the `--input` streams (no synthetic encode first).
+    var inputsOnly = false
     var jsonPath = "bench/results.json"
     var sections: Set<String> = ["formatconv", "encode", "decode", "roundtrip", "memory"]
 }

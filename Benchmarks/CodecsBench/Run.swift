@@ -8,7 +8,8 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     func log(_ text: String) { FileHandle.standardError.write(Data("codecs-bench: \(text)\n".utf8)) }
 
     // Synthetic workloads: 720p always, 1080p in the full run.
-    let sizes: [(Int, Int, Int)] = quick ? [(1280, 720, 60)] : [(1280, 720, 300), (1920, 1080, 300)]
+    let sizes: [(Int, Int, Int)] =
+        options.inputsOnly ? [] : quick ? [(1280, 720, 60)] : [(1280, 720, 300), (1920, 1080, 300)]
     var streams: [CodedStream] = []
     var frames720: [PixelBuffer] = []
     for (width, height, count) in sizes {
@@ -44,7 +45,7 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
             }
         }
     }
-    if options.sections.contains("encode") {
+    if options.sections.contains("encode") && !frames720.isEmpty {
         let frames = Array(frames720.prefix(quick ? 60 : 150))
         log("encode: x264 and x265 through the session and the plain loops, \(frames.count) frames")
         try benchmarkEncode(
@@ -64,11 +65,11 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
             }
         }
     }
-    if options.sections.contains("roundtrip") {
+    if options.sections.contains("roundtrip") && !frames720.isEmpty {
         log("round trip: 720p zero-latency")
         try benchmarkRoundTrip(Array(frames720.prefix(quick ? 60 : 300)), report: report)
     }
-    if options.sections.contains("memory") {
+    if options.sections.contains("memory") && !frames720.isEmpty {
         log("memory: allocations per frame and peak RSS")
         try benchmarkMemory(Array(frames720.prefix(quick ? 60 : 150)), stream: streams[0], report: report)
     }

@@ -4,11 +4,13 @@ import Foundation
 /// codecs-bench: every figure of ours printed beside a reference measured in
 /// the same run on the same bytes or frames, as a ratio. See bench/README.md.
 let usageText = """
-    usage: codecs-bench [--quick] [--input FILE] [--json PATH] [--only SECTION,...]
+    usage: codecs-bench [--quick] [--input FILE] [--inputs-only] [--json PATH] [--only SECTION,...]
 
       --quick        smaller inputs; finishes in under a minute
       --input FILE   also measure FormatConv and decoding on this stream (.h264/.hevc Annex-B,
                      or .mp4/.mov/.mkv/.ts); may be given more than once
+      --inputs-only  skip the synthetic streams: FormatConv and decoding on the --input streams
+                     only (for profiling, e.g. under valgrind --tool=callgrind)
       --json PATH    where to write the figures (default bench/results.json)
       --only LIST    formatconv, encode, decode, roundtrip, memory (default: all)
     """
@@ -21,6 +23,7 @@ while let argument = argumentIterator.next() {
     case "--input":
         guard let path = argumentIterator.next() else { fatalUsage("--input needs a path") }
         options.inputs.append(path)
+    case "--inputs-only": options.inputsOnly = true
     case "--json":
         guard let path = argumentIterator.next() else { fatalUsage("--json needs a path") }
         options.jsonPath = path

@@ -55,11 +55,29 @@ public func fuzzLengthPrefixedToAnnexB(_ data: UnsafePointer<UInt8>, _ size: Int
     let sample = CompressedSample(
         data: bytes, formatDescription: description, pts: .zero, dts: .zero, duration: .invalid,
         isKeyframe: data[0] & 0x40 != 0)
+    var gatherer = AnnexBWriter(policy: policy, insertAccessUnitDelimiters: data[0] & 0x80 != 0)
     guard let units = try? LengthPrefixed.nalUnits(in: bytes, lengthSize: source, codec: codec) else {
         if (try? writer.write(sample)) != nil { fatalError("the writer accepted a malformed sample") }
+        if (try? gatherer.gather(sample)) != nil { fatalError("the gather list accepted a malformed sample") }
         return 0
     }
     guard let stream = try? writer.write(sample) else { fatalError("the writer rejected a well-formed sample") }
+    // The gather list holds the same bytes, in at most three ranges for
+    // contiguous 4-byte lengths, and never an empty range.
+    guard let list = try? gatherer.gather(sample), list.joined() == stream, list.byteCount == stream.count else {
+        fatalError("the gather list differs from the writer's output")
+    }
+    if !list.withBuffers({ $0.count == list.bufferCount && $0.allSatisfy { $0.count > 0 } }) {
+        fatalError("the gather list's ranges do not match its count")
+    }
+    // 4-byte lengths rewritten in place are the writer's output without insertions.
+    if source == 4 && units.count > 0 {
+        var inPlace = bytes
+        if (try? LengthPrefixed.convertToAnnexBInPlace(&inPlace)) != nil {
+            var plain = AnnexBWriter(policy: .never)
+            guard inPlace == (try? plain.write(sample)) else { fatalError("the in-place rewrite differs") }
+        }
+    }
     let payload = units.reduce(0) { $0 + $1.count }
     if stream.count < payload + 4 * units.count {
         fatalError("the writer's output is shorter than the sample's NAL units with start codes")

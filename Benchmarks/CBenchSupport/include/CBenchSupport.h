@@ -16,6 +16,30 @@ const uint8_t *cbench_find_start_code(const uint8_t *p, const uint8_t *end, uint
 /// memchr, for the reference scanner.
 const void *cbench_memchr(const void *s, int c, size_t n);
 
+/// A growable byte buffer owned by the caller and reused across calls:
+/// `bytes` is malloc'd (NULL and 0 at first), grown with realloc, and freed
+/// with cbench_buffer_free.
+typedef struct {
+    uint8_t *bytes;
+    size_t count;
+    size_t capacity;
+} cbench_buffer;
+
+void cbench_buffer_free(cbench_buffer *buffer);
+
+/// Annex-B → length-prefixed (4-byte big-endian lengths) the way a C
+/// programmer writes it for a receiver's hot loop: start codes found with
+/// glibc's memchr for the 0x01 (then the two zero bytes before it checked),
+/// trailing zero bytes trimmed, access unit delimiters dropped, parameter
+/// sets (H.264 7, 8, 13; HEVC base-layer 32, 33, 34) copied length-prefixed
+/// to `parameter_sets`, every other NAL unit copied to `output` in one pass.
+/// Both buffers are emptied first and reused; they grow (realloc) only when
+/// an access unit is larger than any before. `hevc` selects the codec.
+/// Returns the number of NAL units written to `output`, or -1 when a buffer
+/// cannot grow.
+long cbench_annexb_to_length_prefixed(const uint8_t *input, size_t size, int hevc, cbench_buffer *output,
+                                      cbench_buffer *parameter_sets);
+
 /// Peak resident set size of the process in kB (VmHWM), after an optional
 /// reset through /proc/self/clear_refs; -1 when unavailable.
 long cbench_peak_rss_kb(void);

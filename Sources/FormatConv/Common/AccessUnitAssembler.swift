@@ -84,6 +84,13 @@ public struct AccessUnitAssembler: Sendable {
     private var storeChanged = false
     /// The SPS id the current description was made active with.
     private var activeSPS: Int?
+    /// The last PPS id looked up and the SPS id it names; cleared when a
+    /// parameter set changes.
+    private var activeSPSLookup: (ppsId: Int, spsId: Int?)?
+    /// The last answer of ``isDecodable(ppsId:)``; cleared with the one above.
+    private var decodableLookup: (ppsId: Int, decodable: Bool)?
+    /// Storage for `append`'s list of completed NAL units, kept across calls.
+    private var completedScratch: [Range<Int>] = []
     private var description: FormatDescription?
     /// Whether a keyframe with its parameter sets has been seen.
     private var synchronized = false
@@ -134,8 +141,19 @@ public struct AccessUnitAssembler: Sendable {
     /// Adds the next bytes of the stream; returns the access units completed
     /// by them (in decode order) and any drop reports.
     public mutating func append(_ bytes: some Collection<UInt8>) -> [AssemblerOutput] {
-        buffer.append(contentsOf: bytes)
-        var completed: [Range<Int>] = []
+        // Contiguous input (an array, a buffer pointer, Data) is copied with
+        // one memcpy; this generic function is not specialized for the
+        // caller's type, so the element-wise path would be taken otherwise.
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { buffer.append(contentsOf: $0) }
+        if copied == nil { buffer.append(contentsOf: bytes) }
+        // The NAL units completed by these bytes; the array's storage is kept
+        // across calls.
+        var completed = completedScratch
+        completedScratch = []
+        defer {
+            completed.removeAll(keepingCapacity: true)
+            completedScratch = completed
+        }
         let resumeAt = scanFrom
         let pending = pendingStart
         let (newScanFrom, newPending) = buffer.withUnsafeBytes { input in
@@ -228,6 +246,9 @@ public struct AccessUnitAssembler: Sendable {
         if kind.isAccessUnitDelimiter { return }
         if kind.isParameterSet {
             let nal = Array(buffer[range])
+            // Answers about the stored sets are asked again after any update.
+            activeSPSLookup = nil
+            decodableLookup = nil
             do {
                 if try store.update(nal: nal) { storeChanged = true }
             } catch {
@@ -285,6 +306,11 @@ public struct AccessUnitAssembler: Sendable {
     private mutating func emit(into outputs: inout [AssemblerOutput]) {
         var state = unit
         unit = UnitState()
+        // The next access unit reuses the storage of this one's range list.
+        defer {
+            state.ranges.removeAll(keepingCapacity: true)
+            unit.ranges = state.ranges
+        }
         guard !state.ranges.isEmpty else { return }
         // A recovery point is a random access point too (H.264 D.2.8); FFmpeg
         // flags such pictures as keyframes and so do we.
@@ -296,9 +322,7 @@ public struct AccessUnitAssembler: Sendable {
                     nalUnitCount: state.ranges.count))
             return
         }
-        let decodable =
-            state.ppsId >= 0
-            ? store.canDecodeSlice(referringToPictureParameterSet: state.ppsId) : store.isComplete
+        let decodable = isDecodable(ppsId: state.ppsId)
         guard decodable else {
             if synchronized { advanceTime() }
             let which = state.ppsId >= 0 ? "PPS id \(state.ppsId) or the SPS/VPS it names" : "its parameter sets"
@@ -365,13 +389,29 @@ public struct AccessUnitAssembler: Sendable {
                     isKeyframe: state.isKeyframe, dependsOnOthers: state.isReferenced)))
     }
 
-    /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1).
-    private func activeSequenceParameterSetID(ppsId: Int) -> Int? {
-        guard ppsId >= 0, let pps = store.pictureParameterSet(id: ppsId) else { return nil }
-        switch codec {
-        case .h264: return try? H264PictureParameterSetIDs(nal: pps).seq_parameter_set_id
-        case .hevc: return try? HEVCPictureParameterSet(nal: pps).pps_seq_parameter_set_id
+    /// Whether the parameter sets a picture referring to PPS `ppsId` needs
+    /// have all arrived (any complete set when the id is unknown, −1); the
+    /// last answer is kept until a parameter set changes.
+    private mutating func isDecodable(ppsId: Int) -> Bool {
+        if let lookup = decodableLookup, lookup.ppsId == ppsId { return lookup.decodable }
+        let decodable = ppsId >= 0 ? store.canDecodeSlice(referringToPictureParameterSet: ppsId) : store.isComplete
+        decodableLookup = (ppsId, decodable)
+        return decodable
+    }
+
+    /// The SPS id named by the stored PPS `ppsId` (H.264 7.3.2.2, H.265 7.3.2.3.1);
+    /// the last answer is kept until a parameter set changes.
+    private mutating func activeSequenceParameterSetID(ppsId: Int) -> Int? {
+        if let lookup = activeSPSLookup, lookup.ppsId == ppsId { return lookup.spsId }
+        var spsId: Int?
+        if ppsId >= 0, let pps = store.pictureParameterSet(id: ppsId) {
+            switch codec {
+            case .h264: spsId = try? H264PictureParameterSetIDs(nal: pps).seq_parameter_set_id
+            case .hevc: spsId = try? HEVCPictureParameterSet(nal: pps).pps_seq_parameter_set_id
+            }
         }
+        activeSPSLookup = (ppsId, spsId)
+        return spsId
     }
 
     private mutating func advanceTime() {
@@ -419,8 +459,7 @@ package struct SliceStart: Sendable, Hashable {
         isBaseLayer = kind.layerId == 0
         let header = codec.nalHeaderSize
         // 24 escaped bytes hold far more than the three exp-Golomb codes.
-        let rbsp = RBSP.unescape(UnsafeRawBufferPointer(rebasing: bytes[header..<min(bytes.count, header + 24)]))
-        var reader = BitReader(rbsp: rbsp, context: "slice header")
+        var reader = SliceHeaderBits(UnsafeRawBufferPointer(rebasing: bytes[header..<min(bytes.count, header + 24)]))
         switch codec {
         case .h264:
             // Partitions B and C (types 3 and 4) start with slice_id, not with
@@ -440,7 +479,7 @@ package struct SliceStart: Sendable, Hashable {
         }
         if reader.overrun {
             ppsId = -1
-            if rbsp.isEmpty { firstMacroblock = codec == .h264 ? Int.max : 1 }
+            if reader.bitCount == 0 { firstMacroblock = codec == .h264 ? Int.max : 1 }
         }
     }
 

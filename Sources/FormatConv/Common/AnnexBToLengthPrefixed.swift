@@ -174,13 +174,15 @@ extension AnnexB {
                 writeLengthPrefixed(input, codec: codec, lengthSize: lengthSize, total: plan.total, into: &output)
                 return plan.summary
             }
-            output.overwrite(count: plan.total) { output in
-                var offset = 0
-                for range in kept[0..<plan.summary.nalUnitCount] {
-                    LengthPrefixed.storeLength(range.count, size: lengthSize, into: output, at: offset)
-                    copyBytes(from: input, range, to: output, at: offset + lengthSize)
-                    offset += lengthSize + range.count
-                }
+            // Appended piece by piece into the kept storage: nothing is
+            // zero-filled first, as growing the array's count would.
+            output.removeAll(keepingCapacity: true)
+            output.reserveCapacity(plan.total)
+            for range in kept[0..<plan.summary.nalUnitCount] {
+                // The length, big-endian, in the last `lengthSize` bytes of a word.
+                let length = UInt32(truncatingIfNeeded: range.count).bigEndian
+                withUnsafeBytes(of: length) { output.append(contentsOf: $0[(4 - lengthSize)...]) }
+                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[range]))
             }
             return plan.summary
         }

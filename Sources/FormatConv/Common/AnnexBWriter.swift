@@ -40,8 +40,10 @@ public struct AnnexBWriter: Sendable {
     public var policy: ParameterSetPolicy
     /// Whether an access unit delimiter is written first when a sample lacks one.
     public var insertAccessUnitDelimiters: Bool
-    /// The description whose parameter sets were written last.
-    private var lastDescription: FormatDescription?
+    /// The codec and record of the description whose parameter sets were
+    /// written last (what `FormatDescription`'s `==` compares; kept apart so
+    /// that the per-sample check copies no description).
+    private var lastWritten: (codec: CodecType, record: [UInt8])?
 
     public init(policy: ParameterSetPolicy = .beforeEveryKeyframe, insertAccessUnitDelimiters: Bool = false) {
         self.policy = policy
@@ -84,16 +86,72 @@ public struct AnnexBWriter: Sendable {
         let (layout, sets, delimiter) = try prepare(sample)
         let lengthSize = sample.formatDescription.nalUnitHeaderLength
         if sets.isEmpty && delimiter.isEmpty && lengthSize == 4 && layout.isContiguous {
-            // Same size: one copy of the whole sample, then start codes over the lengths.
-            sample.data.withUnsafeBytes { input in
-                output.overwrite(count: input.count) { output in
-                    copyBytes(from: input, 0..<input.count, to: output, at: 0)
-                }
-            }
+            // Same size: one copy of the whole sample (a memcpy into the kept
+            // storage, nothing zero-filled), then start codes over the lengths.
+            output.removeAll(keepingCapacity: true)
+            sample.data.withUnsafeBufferPointer { output.append(contentsOf: $0) }
             Self.replaceLengthsWithStartCodes(in: &output)
             return
         }
         Self.emit(sample.data, layout: layout, lengthSize: lengthSize, sets: sets, delimiter: delimiter, into: &output)
+    }
+
+    /// The access unit of `sample` in Annex-B form as a gather list: the
+    /// inserted NAL units (delimiter, parameter sets, as ``write(_:)`` inserts
+    /// them) and the sample's own, as byte ranges for `writev` / `sendmsg`,
+    /// without copying the sample's NAL units.
+    ///
+    /// With 4-byte lengths (and no empty NAL units) the sample's lengths are
+    /// overwritten with start codes in place, one store per NAL unit; pass the
+    /// sample with `consume` (or a temporary) so that its bytes are uniquely
+    /// owned — otherwise they are copied once first. With 1- or 2-byte
+    /// lengths the sample's bytes are only read, and the list alternates
+    /// start codes with NAL units. See ``AnnexBGatherList``.
+    ///
+    /// Cost: one walk over the NAL unit lengths; the only allocation is the
+    /// inserted bytes, when something is inserted (keyframes under
+    /// `.beforeEveryKeyframe`).
+    ///
+    /// - Throws: `.invalidData` naming the offset when the sample's NAL unit
+    ///   lengths do not add up (see ``LengthPrefixed``).
+    public mutating func gather(_ sample: consuming CompressedSample) throws(MediaError) -> AnnexBGatherList {
+        let lengthSize = sample.formatDescription.nalUnitHeaderLength
+        let (layout, sets, delimiter) = try prepare(sample)
+        var inserted: [UInt8] = []
+        if !sets.isEmpty || !delimiter.isEmpty {
+            var total = delimiter.isEmpty ? 0 : 4 + delimiter.count
+            for set in sets { total += 4 + set.count }
+            inserted = [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
+                var offset = 0
+                for unit in delimiter.isEmpty ? sets : [delimiter] + sets {
+                    output[offset] = 0
+                    output[offset + 1] = 0
+                    output[offset + 2] = 0
+                    output[offset + 3] = 1
+                    unit.withUnsafeBytes { copyBytes(from: $0, 0..<$0.count, to: output, at: offset + 4) }
+                    offset += 4 + unit.count
+                }
+                initialized = offset
+            }
+        }
+        // After a leading delimiter of the sample's own, unless one is inserted.
+        let insertAfterFirst = layout.startsWithDelimiter && delimiter.isEmpty
+        var data = sample.data
+        sample.data = []
+        if lengthSize == 4 && layout.isContiguous {
+            // The first NAL unit's end, read before its length is overwritten.
+            let insertAt =
+                insertAfterFirst
+                ? data.withUnsafeBytes { 4 + LengthPrefixed.loadLength($0, at: 0, size: 4) } : 0
+            Self.replaceLengthsWithStartCodes(in: &data)
+            return AnnexBGatherList(
+                sampleBytes: data, insertedBytes: inserted, shape: .annexB(insertAt: insertAt),
+                unitCount: layout.unitCount, payloadBytes: layout.payloadTotal)
+        }
+        return AnnexBGatherList(
+            sampleBytes: data, insertedBytes: inserted,
+            shape: .lengthPrefixed(lengthSize: lengthSize, insertAfterFirst: insertAfterFirst),
+            unitCount: layout.unitCount, payloadBytes: layout.payloadTotal)
     }
 
     /// Overwrites each 4-byte length of contiguous, validated length-prefixed
@@ -138,6 +196,10 @@ public struct AnnexBWriter: Sendable {
         var isContiguous = true
 
         init(of data: [UInt8], lengthSize: Int, codec: CodecType) throws(MediaError) {
+            if lengthSize == 4, let layout = data.withUnsafeBytes({ Self.withFourByteLengths($0, codec: codec) }) {
+                self = layout
+                return
+            }
             var layout = Layout()
             try data.withBytes { (buffer) throws(MediaError) in
                 var previousEnd = 0
@@ -158,6 +220,37 @@ public struct AnnexBWriter: Sendable {
         }
 
         private init() {}
+
+        /// The common case, 4-byte lengths, in one loop with plain loads; nil
+        /// when anything is malformed, so that the checked walk above reports
+        /// it.
+        @inline(__always)
+        private static func withFourByteLengths(_ buffer: UnsafeRawBufferPointer, codec: CodecType) -> Layout? {
+            var layout = Layout()
+            let count = buffer.count
+            guard count > 0, let base = buffer.baseAddress else { return layout }
+            let headerSize = codec.nalHeaderSize
+            var offset = 0
+            while offset < count {
+                guard count - offset >= 4 else { return nil }
+                let length = Int(UInt32(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                let start = offset + 4
+                guard length <= count - start else { return nil }
+                if length == 0 {
+                    layout.isContiguous = false
+                } else {
+                    guard length >= headerSize else { return nil }
+                    let kind = NALUnitKind(codec: codec, UnsafeRawBufferPointer(start: base + start, count: length))
+                    if layout.unitCount == 0 { layout.startsWithDelimiter = kind.isAccessUnitDelimiter }
+                    if kind.isParameterSet { layout.inBandSets |= kind.parameterSetBit }
+                    if kind.isKeyframe { layout.holdsKeyframe = true }
+                    layout.payloadTotal += length
+                    layout.unitCount += 1
+                }
+                offset = start + length
+            }
+            return layout
+        }
     }
 
     /// The description's parameter sets this access unit needs under the
@@ -165,7 +258,8 @@ public struct AnnexBWriter: Sendable {
     private mutating func parameterSetsToInsert(
         description: FormatDescription, isKeyframe: Bool, inBandSets: UInt32
     ) -> [[UInt8]] {
-        let descriptionChanged = lastDescription != description
+        let descriptionChanged =
+            lastWritten.map { $0.codec != description.codec || $0.record != description.record } ?? true
         let writeSets: Bool
         switch policy {
         case .never: writeSets = false
@@ -173,7 +267,7 @@ public struct AnnexBWriter: Sendable {
         case .beforeEveryKeyframe: writeSets = isKeyframe || descriptionChanged
         }
         guard writeSets else { return [] }
-        lastDescription = description
+        lastWritten = (description.codec, description.record)
         let codec = description.codec
         var sets: [[UInt8]] = []
         for set in description.parameterSets where set.count >= codec.nalHeaderSize {

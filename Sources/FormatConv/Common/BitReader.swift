@@ -172,3 +172,95 @@ public struct BitReader: Sendable {
                 + "longer than 32 bits)")
     }
 }
+
+/// The first bits of a slice header, read without allocating: up to 24
+/// escaped bytes are unescaped (H.264 7.4.1, H.265 7.4.2) into 192 bits
+/// held in registers. Reads past the end set ``overrun`` and return 0, as
+/// ``BitReader`` does.
+struct SliceHeaderBits {
+    /// The unescaped bits, most significant first.
+    private var word0: UInt64 = 0
+    private var word1: UInt64 = 0
+    private var word2: UInt64 = 0
+    /// How many bits were unescaped.
+    private(set) var bitCount = 0
+    private var position = 0
+    private(set) var overrun = false
+
+    init(_ escaped: UnsafeRawBufferPointer) {
+        var count = 0
+        var zeros = 0
+        var current: UInt64 = 0
+        for byte in escaped.prefix(24) {
+            // An emulation-prevention byte: `03` after two zero bytes.
+            if zeros >= 2 && byte == 0x03 {
+                zeros = 0
+                continue
+            }
+            current = current << 8 | UInt64(byte)
+            count += 1
+            if count & 7 == 0 {
+                store(current, at: count >> 3 - 1)
+                current = 0
+            }
+            zeros = byte == 0 ? zeros + 1 : 0
+        }
+        if count & 7 != 0 { store(current << UInt64(8 * (8 - count & 7)), at: count >> 3) }
+        bitCount = 8 * count
+    }
+
+    private mutating func store(_ value: UInt64, at index: Int) {
+        switch index {
+        case 0: word0 = value
+        case 1: word1 = value
+        default: word2 = value
+        }
+    }
+
+    private func word(_ index: Int) -> UInt64 {
+        switch index {
+        case 0: word0
+        case 1: word1
+        case 2: word2
+        default: 0
+        }
+    }
+
+    /// The 64 bits from the current position, zeros past the end.
+    private func window() -> UInt64 {
+        let index = position >> 6
+        let offset = UInt64(position & 63)
+        let high = word(index) << offset
+        return offset == 0 ? high : high | word(index + 1) >> (64 - offset)
+    }
+
+    /// `u(n)` for n in 0...32.
+    mutating func bits(_ count: Int) -> UInt64 {
+        guard count > 0 else { return 0 }
+        guard !overrun, position + count <= bitCount else {
+            overrun = true
+            position = bitCount
+            return 0
+        }
+        let value = window() >> UInt64(64 - count)
+        position += count
+        return value
+    }
+
+    mutating func flag() -> Bool { bits(1) != 0 }
+
+    /// `ue(v)`; more than 31 leading zero bits, or no 1 bit before the end,
+    /// are an overrun (0); a suffix cut short is an overrun too, with the
+    /// value of its prefix — what ``BitReader/ue()`` returns.
+    mutating func ue() -> Int {
+        guard !overrun else { return 0 }
+        let leadingZeroBits = window().leadingZeroBitCount
+        guard leadingZeroBits <= 31, position + leadingZeroBits + 1 <= bitCount else {
+            overrun = true
+            position = bitCount
+            return 0
+        }
+        position += leadingZeroBits + 1
+        return (1 << leadingZeroBits) - 1 + Int(bits(leadingZeroBits))
+    }
+}

@@ -154,3 +154,107 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The vector scanner (16-byte lanes, 128-byte blocks) against a byte-by-byte
+/// search: start codes at every offset across block and vector boundaries,
+/// every search start, and the data its prefilter lets through.
+extension AnnexBTests {
+    /// The first `00 00 01` at or after `start`, byte by byte.
+    static func referenceFind(_ stream: [UInt8], from start: Int) -> Int {
+        var index = start
+        while index + 3 <= stream.count {
+            if stream[index] == 0 && stream[index + 1] == 0 && stream[index + 2] == 1 { return index }
+            index += 1
+        }
+        return stream.count
+    }
+
+    static func fastFind(_ stream: [UInt8], from start: Int) -> Int {
+        stream.withUnsafeBytes { AnnexB.findStartCode(in: $0, from: start) }
+    }
+
+    /// Filler bytes that the prefilter lets through (`00 80`, `00 81`,
+    /// `00 00 03`, a lone `00 01`) or that look close to a start code.
+    static let nearMisses: [[UInt8]] = [
+        [0x00, 0x80], [0x00, 0x81], [0x00, 0x00, 0x03], [0x01, 0x00, 0x01], [0x00, 0x02],
+    ]
+
+    /// A start code of 3 or 4 bytes at every offset 0…299 of a 320-byte
+    /// buffer (so at every position within two 128-byte blocks, the 16-byte
+    /// vectors and the scalar tail), found from every search start up to it,
+    /// and nothing found after it.
+    @Test(arguments: [3, 4])
+    func startCodeAtEveryBlockOffset(_ length: Int) {
+        let code: [UInt8] = length == 4 ? [0, 0, 0, 1] : [0, 0, 1]
+        for size in [64, 129, 130, 131, 145, 320] {
+            for offset in 0...(size - length) {
+                var stream = [UInt8](repeating: 0x55, count: size)
+                stream.replaceSubrange(offset..<(offset + length), with: code)
+                let at = offset + length - 3
+                for from in Set([0, 1, max(0, at - 17), max(0, at - 1), at]) where from <= at {
+                    #expect(Self.fastFind(stream, from: from) == at, "size \(size) offset \(offset) from \(from)")
+                }
+                #expect(Self.fastFind(stream, from: at + 1) == size, "size \(size) offset \(offset)")
+            }
+        }
+    }
+
+    /// Two start codes a few bytes apart at every offset 0…63 of each block
+    /// position, among near misses: every search start finds what the
+    /// byte-by-byte search finds.
+    @Test func startCodesAmongNearMissesAtEveryOffset() {
+        for blockStart in [0, 112, 128, 240] {
+            for offset in 0..<64 {
+                for miss in Self.nearMisses {
+                    var stream = [UInt8](repeating: 0x7F, count: 400)
+                    let position = blockStart + offset
+                    stream.replaceSubrange(position..<(position + miss.count), with: miss)
+                    stream.replaceSubrange((position + 5)..<(position + 8), with: [0, 0, 1])
+                    stream.replaceSubrange((position + 9)..<(position + 13), with: [0, 0, 0, 1])
+                    for from in max(0, position - 20)...(position + 14) {
+                        let expected = Self.referenceFind(stream, from: from)
+                        #expect(
+                            Self.fastFind(stream, from: from) == expected,
+                            "block \(blockStart) offset \(offset) miss \(miss) from \(from)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Long random buffers over a tiny alphabet, searched from random starts,
+    /// and scanned whole against the reference NAL unit scanner.
+    @Test func matchesTheReferenceOnLongRandomBuffers() {
+        var generator = SplitMix(seed: 0x51_4D)
+        let alphabets: [[UInt8]] = [
+            [0, 0, 0, 1, 3, 0x41, 0xFF], [0, 1, 0x80, 0x81, 0x55], [0, 0x80, 0x55, 0x55, 0x55],
+        ]
+        for trial in 0..<600 {
+            let alphabet = alphabets[trial % alphabets.count]
+            let count = 100 + Int(generator.next() % 600)
+            let stream = (0..<count).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }
+            for _ in 0..<8 {
+                let from = Int(generator.next() % UInt64(count))
+                #expect(Self.fastFind(stream, from: from) == Self.referenceFind(stream, from: from), "from \(from)")
+            }
+            #expect(AnnexB.nalUnitLocations(in: stream).map(\.range) == Self.referenceScan(stream))
+        }
+    }
+
+    /// Trailing zeros and empty NAL units at block boundaries: runs of zeros
+    /// of every length ending at every offset around the first block's end.
+    @Test func zeroRunsAcrossBlockBoundaries() {
+        for run in 1...8 {
+            for end in 120...140 {
+                var stream = [UInt8](repeating: 0x42, count: 300)
+                stream.replaceSubrange(0..<4, with: [0, 0, 0, 1])
+                stream.replaceSubrange((end - run)..<end, with: repeatElement(0, count: run))
+                stream.replaceSubrange(end..<(end + 1), with: [1])
+                stream.replaceSubrange((end + 1)..<(end + 4), with: [0, 0, 1])
+                #expect(
+                    AnnexB.nalUnitLocations(in: stream).map(\.range) == Self.referenceScan(stream),
+                    "run \(run) end \(end)")
+            }
+        }
+    }
+}
