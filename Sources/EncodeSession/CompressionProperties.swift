@@ -68,6 +68,26 @@ public struct CompressionProperties: Sendable, Hashable {
     /// Low-latency mode: no look-ahead, no B-frames, output for every input
     /// (x264/x265 `zerolatency` tune).
     public var realTime: Bool = false
+    /// Low-latency rate control, in the spirit of VideoToolbox's
+    /// `EnableLowLatencyRateControl`: ``realTime`` (one frame in, one out);
+    /// on x264 and x265 intra refresh instead of periodic keyframes (a
+    /// column of intra blocks sweeps the picture over
+    /// ``maxKeyFrameInterval`` frames; only the first frame is an IDR; x264
+    /// marks each sweep with a recovery-point SEI where a decoder may start,
+    /// x265 writes none), and with
+    /// ``averageBitRate`` a VBV one frame long (no access unit much larger
+    /// than the rate allows). H.264 descriptions say in the SPS that the
+    /// stream has no reordering (`max_num_reorder_frames` 0), so decoders hold
+    /// no picture back. VA-API keeps periodic keyframes.
+    public var lowLatency: Bool = false
+    /// The most frames the encoder may hold before it returns one: 0 means
+    /// one frame in, one out (``realTime``). ``CompressionSession/maxFrameDelayCount``
+    /// reads what the open encoder holds at most; creating a session whose
+    /// settings would hold more than this fails.
+    public var maxFrameDelayCount: Int?
+    /// The most bytes of one slice NAL unit (x264 `slice-max-size`), so that
+    /// every slice fits one packet (RTP packetization mode 0). x264 only.
+    public var maxSliceBytes: Int?
     /// The frame rate the caller expects (0.001 … 1000), used for rate
     /// control and written to the VUI timing; 30 when unset.
     public var expectedFrameRate: Double?
@@ -278,6 +298,8 @@ public struct CompressionProperties: Sendable, Hashable {
             throw .invalidArgument("openGOP: HEVC only")
         }
         try check("slicesPerFrame", slicesPerFrame, 1...64)
+        try check("maxFrameDelayCount", maxFrameDelayCount, 0...1_000)
+        try check("maxSliceBytes", maxSliceBytes, 100...1_000_000)
         if let sar = sampleAspectRatio {
             try check("sampleAspectRatio.horizontal", sar.horizontal, 1...65_535)
             try check("sampleAspectRatio.vertical", sar.vertical, 1...65_535)

@@ -170,8 +170,10 @@ public final class CompressionSession {
             }
         }
         try properties.validate(for: codec)
-        if properties.realTime, properties.allowFrameReordering, let bFrames = properties.maxBFrames, bFrames > 0 {
-            throw .invalidArgument("maxBFrames \(bFrames): realTime allows 0 (no frame reordering)")
+        let oneInOneOut = properties.realTime || properties.lowLatency || properties.maxFrameDelayCount == 0
+        if oneInOneOut, properties.allowFrameReordering, let bFrames = properties.maxBFrames, bFrames > 0 {
+            throw .invalidArgument(
+                "maxBFrames \(bFrames): realTime, lowLatency and maxFrameDelayCount 0 allow 0 (no frame reordering)")
         }
         let codedFormat = properties.codedPixelFormat
         let configuration = EncoderConfiguration(
@@ -213,9 +215,11 @@ public final class CompressionSession {
             chosen = try EncoderBackends.software(configuration)
         }
 
-        switch codec {
-        case .h264: formatDescription = try FormatDescription(h264ParameterSets: chosen.parameterSets)
-        case .hevc: formatDescription = try FormatDescription(hevcParameterSets: chosen.parameterSets)
+        formatDescription = try Self.description(codec, chosen.parameterSets, lowLatency: properties.lowLatency)
+        if let limit = properties.maxFrameDelayCount, chosen.maxFrameDelayCount > limit {
+            throw .invalidArgument(
+                "maxFrameDelayCount \(limit): \(chosen.name) with these settings holds up to "
+                    + "\(chosen.maxFrameDelayCount) frames (set realTime, or fewer B-frames and threads)")
         }
         self.width = width
         self.height = height
@@ -232,6 +236,26 @@ public final class CompressionSession {
         let rate = properties.frameRateFraction
         self.defaultDuration = MediaTime(value: Int64(rate.denominator), timescale: Int32(rate.numerator))
     }
+
+    /// The description of an encoder's parameter sets; in low-latency mode an
+    /// H.264 SPS says the stream has no reordering (``FormatDescription/withoutReordering()``).
+    private static func description(_ codec: CodecType, _ parameterSets: [[UInt8]], lowLatency: Bool)
+        throws(MediaError) -> FormatDescription
+    {
+        switch codec {
+        case .h264:
+            let description = try FormatDescription(h264ParameterSets: parameterSets)
+            return lowLatency ? try description.withoutReordering() : description
+        case .hevc:
+            return try FormatDescription(hevcParameterSets: parameterSets)
+        }
+    }
+
+    /// The most frames the encoder in use holds before it returns one (0:
+    /// one frame in, one out): x264's own count; for x265 its look-ahead,
+    /// B-frames and frame threads; for VA-API the B-frames and the packet
+    /// libavcodec keeps back outside low-latency mode.
+    public var maxFrameDelayCount: Int { engine?.maxFrameDelayCount ?? 0 }
 
     /// The pixel formats ``encode(_:pts:duration:options:)`` accepts: the
     /// coded format (``CompressionProperties/pixelFormat``), NV12 too when
@@ -351,11 +375,7 @@ public final class CompressionSession {
     private func fallBackToSoftware(after error: MediaError) throws(MediaError) -> [CompressedSample] {
         let failed = backend
         let software = try EncoderBackends.software(configuration)
-        let description: FormatDescription
-        switch codec {
-        case .h264: description = try FormatDescription(h264ParameterSets: software.parameterSets)
-        case .hevc: description = try FormatDescription(hevcParameterSets: software.parameterSets)
-        }
+        let description = try Self.description(codec, software.parameterSets, lowLatency: properties.lowLatency)
         // Frames inside the hardware and hardware samples not yet released
         // are all encoded again, in presentation order.
         for (ticks, entry, _) in unreleased { pending[ticks] = entry }

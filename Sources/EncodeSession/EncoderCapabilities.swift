@@ -136,6 +136,8 @@ extension CompressionSession {
             EncoderPropertyInfo(name: "realTime", type: .boolean),
             EncoderPropertyInfo(name: "expectedFrameRate", type: .number, minimum: 0.001, maximum: 1000),
             EncoderPropertyInfo(name: "slicesPerFrame", type: .integer, minimum: 1, maximum: 64),
+            EncoderPropertyInfo(name: "lowLatency", type: .boolean),
+            EncoderPropertyInfo(name: "maxFrameDelayCount", type: .integer, minimum: 0, maximum: 1_000),
         ]
         if software {
             list += [
@@ -161,6 +163,10 @@ extension CompressionSession {
                 EncoderPropertyInfo(
                     name: "entropyMode", type: .enumeration,
                     allowedValues: CompressionProperties.EntropyMode.allCases.map(\.rawValue)))
+            if software {
+                list.append(
+                    EncoderPropertyInfo(name: "maxSliceBytes", type: .integer, minimum: 100, maximum: 1_000_000))
+            }
         }
         if codec == .hevc, software { list.append(EncoderPropertyInfo(name: "openGOP", type: .boolean)) }
         return list

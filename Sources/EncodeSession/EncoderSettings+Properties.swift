@@ -14,7 +14,10 @@ extension EncoderSettings {
         level = properties.level
         allowFrameReordering = properties.allowFrameReordering
         maxBFrames = properties.maxBFrames
-        realTime = properties.realTime
+        realTime = properties.realTime || properties.lowLatency || properties.maxFrameDelayCount == 0
+        intraRefresh = properties.lowLatency
+        oneFrameVBV = properties.lowLatency && properties.averageBitRate != nil && properties.dataRateLimits == nil
+        maxSliceBytes = properties.maxSliceBytes
         preset = properties.preset
         threadCount = properties.threadCount
         entropyMode = properties.entropyMode?.rawValue

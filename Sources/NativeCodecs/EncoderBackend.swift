@@ -130,6 +130,9 @@ package protocol EncoderBackend: AnyObject {
     func finish() throws(MediaError) -> [EncodedFrame]
     /// Changes the average bit rate (bits per second) for the frames that follow.
     func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError)
+    /// The most frames the encoder holds before it returns one (0: one in,
+    /// one out), from the library where it says so, else from the settings.
+    var maxFrameDelayCount: Int { get }
 }
 
 extension EncoderBackend {

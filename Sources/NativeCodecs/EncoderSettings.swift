@@ -19,6 +19,12 @@ package struct EncoderSettings: Sendable, Hashable {
     package var allowFrameReordering = true
     package var maxBFrames: Int?
     package var realTime = false
+    /// Intra refresh instead of periodic keyframes (x264, x265).
+    package var intraRefresh = false
+    /// A VBV one frame long at the average bit rate.
+    package var oneFrameVBV = false
+    /// x264 `slice-max-size` in bytes.
+    package var maxSliceBytes: Int?
     package var preset: String?
     package var threadCount: Int?
     /// `cavlc` or `cabac`.

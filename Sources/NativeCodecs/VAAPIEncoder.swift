@@ -48,6 +48,9 @@ final class VAAPIEncoder: EncoderBackend {
     private let pipeline: VAAPIPipeline
     private let codec: CodecType
     private var framesSent = 0
+    /// B-frames, plus the finished packet libavcodec keeps back unless
+    /// `async_depth` is 1 (low latency).
+    let maxFrameDelayCount: Int
 
     init(_ configuration: EncoderConfiguration, devicePath requestedPath: String?) throws(MediaError) {
         var settings = try VAAPIEncoderSettings(configuration)
@@ -56,6 +59,7 @@ final class VAAPIEncoder: EncoderBackend {
         settings.globalHeader = preflight.packedSequenceHeaders
         settings.lowPower = preflight.lowPower
         let pipeline = try VAAPIPipeline(devicePath: path, settings: settings)
+        maxFrameDelayCount = settings.maxBFrames + (settings.lowLatency ? 0 : 1)
         if settings.globalHeader, let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
             parameterSets = headers
         } else {

@@ -16,6 +16,8 @@ import MediaCore
 /// its own buffer until the next `x264_encoder_encode`; they are copied once
 /// into the returned frame before this class calls x264 again.
 final class X264Encoder: EncoderBackend {
+    /// x264's own count (`x264_encoder_maximum_delayed_frames`).
+    var maxFrameDelayCount: Int { Int(x264_encoder_maximum_delayed_frames(handle)) }
     let name = "x264"
     private(set) var parameterSets: [[UInt8]] = []
 
@@ -82,6 +84,10 @@ final class X264Encoder: EncoderBackend {
         param.b_vfr_input = 0
         if let threads = options.threadCount { param.i_threads = Int32(threads) }
         if let slices = options.slicesPerFrame { param.i_slice_count = Int32(slices) }
+        if let bytes = options.maxSliceBytes { param.i_slice_max_size = Int32(bytes) }
+        // Intra refresh: a column of intra macroblocks sweeps the picture over
+        // i_keyint_max frames; x264 marks each sweep with a recovery-point SEI.
+        if options.intraRefresh { param.b_intra_refresh = 1 }
 
         // Group of pictures. An explicit interval is exact: scene-cut
         // detection would add keyframes in between.
@@ -111,6 +117,13 @@ final class X264Encoder: EncoderBackend {
         if let limits = options.dataRateLimits {
             param.rc.i_vbv_max_bitrate = Int32(max(1, limits.maxBitRate / 1000))
             param.rc.i_vbv_buffer_size = Int32(max(1, limits.bufferSize / 1000))
+        } else if options.oneFrameVBV, let bitRate = options.averageBitRate {
+            // One frame's worth of bits: rate ÷ frame rate.
+            let perFrame =
+                Double(bitRate) * Double(configuration.frameRate.denominator)
+                / Double(configuration.frameRate.numerator)
+            param.rc.i_vbv_max_bitrate = Int32(max(1, bitRate / 1000))
+            param.rc.i_vbv_buffer_size = Int32(max(1, (perFrame / 1000).rounded()))
         }
         if let level = options.level { param.i_level_idc = Int32((level * 10).rounded()) }
 

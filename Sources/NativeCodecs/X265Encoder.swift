@@ -16,6 +16,17 @@ import MediaCore
 /// x265 returns live until the next `encoder_encode` and are copied once
 /// before that. Timestamps pass through in the session timebase.
 final class X265Encoder: EncoderBackend {
+    /// From the settings x265 opened with (x265 has no call that says):
+    /// without look-ahead or B-frames only the extra frame threads hold
+    /// frames; otherwise the look-ahead, the B-frames and two more frames
+    /// the slice-type decision needs, plus the frame threads. Checked against
+    /// what the encoder does with one frame thread.
+    var maxFrameDelayCount: Int {
+        let p = param.pointee
+        let threads = max(1, Int(p.frameNumThreads))
+        if p.lookaheadDepth == 0 && p.bframes == 0 { return threads - 1 }
+        return Int(p.lookaheadDepth) + Int(p.bframes) + 2 + threads
+    }
     let name = "x265"
     private(set) var parameterSets: [[UInt8]] = []
 
@@ -78,6 +89,10 @@ final class X265Encoder: EncoderBackend {
             p.pointee.frameNumThreads = Int32(min(threads, 16))
         }
         if let slices = options.slicesPerFrame { p.pointee.maxSlices = UInt32(slices) }
+        if options.maxSliceBytes != nil {
+            throw .unsupported("maxSliceBytes: x265 cannot bound slices in bytes; use slicesPerFrame")
+        }
+        if options.intraRefresh { p.pointee.bIntraRefresh = 1 }
 
         // Group of pictures; an explicit interval is exact (no scene cuts).
         p.pointee.bOpenGOP = (options.openGOP ?? false) ? 1 : 0
@@ -107,6 +122,12 @@ final class X265Encoder: EncoderBackend {
         if let limits = options.dataRateLimits {
             p.pointee.rc.vbvMaxBitrate = Int32(max(1, limits.maxBitRate / 1000))
             p.pointee.rc.vbvBufferSize = Int32(max(1, limits.bufferSize / 1000))
+        } else if options.oneFrameVBV, let bitRate = options.averageBitRate {
+            let perFrame =
+                Double(bitRate) * Double(configuration.frameRate.denominator)
+                / Double(configuration.frameRate.numerator)
+            p.pointee.rc.vbvMaxBitrate = Int32(max(1, bitRate / 1000))
+            p.pointee.rc.vbvBufferSize = Int32(max(1, (perFrame / 1000).rounded()))
         }
         if let level = options.level { p.pointee.levelIdc = Int32((level * 10).rounded()) }
 

@@ -133,6 +133,7 @@ final class Gate: Sendable {
 /// x264 behind a gate: `encode` waits until the gate opens, standing for an
 /// encoder slower than its producer.
 final class GatedBackend: EncoderBackend {
+    var maxFrameDelayCount: Int { 0 }
     let name = "gated"
     private let inner: any EncoderBackend
     private let gate: Gate

@@ -116,7 +116,9 @@ import Testing
         #expect {
             try CompressionSession(width: 64, height: 64, codec: .h264, encoder: .software, properties: properties)
         } throws: { error in
-            (error as? MediaError) == .invalidArgument("maxBFrames 2: realTime allows 0 (no frame reordering)")
+            (error as? MediaError)
+                == .invalidArgument(
+                    "maxBFrames 2: realTime, lowLatency and maxFrameDelayCount 0 allow 0 (no frame reordering)")
         }
     }
 

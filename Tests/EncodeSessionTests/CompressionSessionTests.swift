@@ -548,6 +548,7 @@ final class DevicePathRecorder: @unchecked Sendable {
 /// frames whose backend pts is in `dropping` (as a hardware encoder may do
 /// under rate pressure).
 final class DroppingBackend: EncoderBackend {
+    var maxFrameDelayCount: Int { 0 }
     let name = "test-hardware"
     private let inner: any EncoderBackend
     private let dropping: Set<Int64>

@@ -1,0 +1,127 @@
+import FormatConv
+import Foundation
+import MediaCore
+import TestSupport
+import Testing
+
+@testable import EncodeSession
+
+/// Low-latency mode, the frame delay a session reports, and slice size
+/// bounds, checked by what the encoders do (frames held back, FFmpeg's
+/// `trace_headers` and `ffprobe -show_frames`).
+struct LowLatencyTests {
+    static let width = 320
+    static let height = 240
+
+    /// How many `encode` calls return nothing before the first sample:
+    /// the delay as the caller sees it.
+    static func measuredDelay(_ session: CompressionSession, frames: Int = 80) throws -> Int {
+        for index in 0..<frames {
+            let samples = try session.encode(EncodeTest.frame(index), pts: EncodeTest.pts(index))
+            if !samples.isEmpty { return index }
+        }
+        return frames
+    }
+
+    /// One frame thread (x265's count is verified with one; x264 reports its own).
+    @Test(arguments: [CodecType.h264, .hevc], ["ultrafast", "medium"])
+    func reportedDelayIsWhatTheEncoderHolds(_ codec: CodecType, preset: String) throws {
+        for realTime in [false, true] {
+            var properties = CompressionProperties()
+            properties.realTime = realTime
+            properties.preset = preset
+            properties.threadCount = 1
+            let session = try CompressionSession(
+                width: Self.width, height: Self.height, codec: codec, encoder: .software, properties: properties)
+            let measured = try Self.measuredDelay(session)
+            #expect(session.maxFrameDelayCount == measured, "\(codec) realTime \(realTime)")
+            if realTime { #expect(measured == 0) }
+        }
+    }
+
+    @Test func aDelayLimitTheSettingsExceedIsRefused() throws {
+        var properties = CompressionProperties()
+        properties.maxFrameDelayCount = 2
+        properties.maxBFrames = 3
+        let error = #expect(throws: MediaError.self) {
+            try CompressionSession(width: 320, height: 240, codec: .h264, encoder: .software, properties: properties)
+        }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.hasPrefix("maxFrameDelayCount 2: x264 with these settings holds up to ") == true)
+        properties.maxBFrames = nil
+        properties.maxFrameDelayCount = 0
+        let session = try CompressionSession(
+            width: 320, height: 240, codec: .h264, encoder: .software, properties: properties)
+        #expect(session.maxFrameDelayCount == 0)
+        #expect(try Self.measuredDelay(session) == 0)
+    }
+
+    /// One frame in, one out; intra refresh: only the first frame is a
+    /// keyframe though the refresh period is 15; in H.264 a recovery-point
+    /// SEI (payload type 6) marks each sweep and the SPS says no reordering;
+    /// FFmpeg decodes every frame.
+    @Test(arguments: [CodecType.h264, .hevc])
+    func lowLatencyIsOneInOneOutWithIntraRefresh(_ codec: CodecType) throws {
+        var properties = CompressionProperties()
+        properties.lowLatency = true
+        properties.averageBitRate = 600_000
+        properties.maxKeyFrameInterval = 15
+        let session = try CompressionSession(
+            width: Self.width, height: Self.height, codec: codec, encoder: .software, properties: properties)
+        #expect(session.maxFrameDelayCount == 0)
+        let count = 45
+        var samples: [CompressedSample] = []
+        for index in 0..<count {
+            let out = try session.encode(EncodeTest.frame(index), pts: EncodeTest.pts(index))
+            #expect(out.count == 1, "frame \(index) held back")
+            samples += out
+        }
+        samples += try session.finish()
+        #expect(samples.count == count)
+        let directory = try TemporaryDirectory()
+        let path = try writeAnnexBFile(try annexBStream(samples), codec: codec, in: directory)
+        let frames = try runChecked(
+            "ffprobe", ["-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0", path])
+        let keys = String(decoding: frames, as: UTF8.self).split(separator: "\n").map {
+            $0.trimmingCharacters(in: CharacterSet(charactersIn: " ,"))
+        }
+        #expect(keys.count == count)
+        #expect(keys.first == "1" && keys.dropFirst().allSatisfy { $0 == "0" }, "\(keys)")
+        let trace = try runProcess(
+            "ffmpeg", ["-nostdin", "-i", path, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"]
+        ).stderr
+        if codec == .h264 {
+            let recoveryPoints = trace.matches(of: /last_payload_type_byte\s+\S+\s+=\s+6\b/).count
+            #expect(recoveryPoints >= 2, "recovery-point SEIs: \(recoveryPoints)")
+            #expect(trace.contains(/max_num_reorder_frames\s+\S+\s+=\s+0\b/))
+        }
+        let sizes = samples.map(\.data.count)
+        let mean = Double(sizes.reduce(0, +)) / Double(sizes.count)
+        print(
+            "low latency \(codec): largest access unit \(sizes.max()!) bytes, mean \(Int(mean)) (\(Double(sizes.max()!) / mean)×)"
+        )
+    }
+
+    /// x264 `slice-max-size`: every slice NAL unit within the bound, and
+    /// pictures split into several slices to get there. x265 refuses it.
+    @Test func maxSliceBytesBoundsEverySlice() throws {
+        var properties = CompressionProperties()
+        properties.maxSliceBytes = 800
+        properties.constantQP = 18
+        let session = try CompressionSession(
+            width: Self.width, height: Self.height, codec: .h264, encoder: .software, properties: properties)
+        let samples = try encodeClip(session, count: 10)
+        var slicesPerPicture: [Int] = []
+        for sample in samples {
+            let nals = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: 4)
+            let slices = nals.filter { (1...5).contains($0.first! & 0x1F) }
+            #expect(slices.allSatisfy { $0.count <= 800 }, "\(slices.map(\.count))")
+            slicesPerPicture.append(slices.count)
+        }
+        #expect(slicesPerPicture.max()! > 1)
+        let error = #expect(throws: MediaError.self) {
+            try CompressionSession(width: 320, height: 240, codec: .hevc, encoder: .software, properties: properties)
+        }
+        #expect(error?.code == .unsupported)
+    }
+}
