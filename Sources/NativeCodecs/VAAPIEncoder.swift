@@ -48,8 +48,8 @@ final class VAAPIEncoder: EncoderBackend {
     private let pipeline: VAAPIPipeline
     private let codec: CodecType
     private var framesSent = 0
-    /// B-frames, plus the finished packet libavcodec keeps back unless
-    /// `async_depth` is 1 (low latency).
+    /// B-frames (when the driver takes list-1 references), plus the finished
+    /// packet libavcodec keeps back unless `async_depth` is 1 (low latency).
     let maxFrameDelayCount: Int
 
     init(_ configuration: EncoderConfiguration, devicePath requestedPath: String?) throws(MediaError) {
@@ -59,7 +59,7 @@ final class VAAPIEncoder: EncoderBackend {
         settings.globalHeader = preflight.packedSequenceHeaders
         settings.lowPower = preflight.lowPower
         let pipeline = try VAAPIPipeline(devicePath: path, settings: settings)
-        maxFrameDelayCount = settings.maxBFrames + (settings.lowLatency ? 0 : 1)
+        maxFrameDelayCount = (preflight.bFrames ? settings.maxBFrames : 0) + (settings.lowLatency ? 0 : 1)
         if settings.globalHeader, let headers = pipeline.extradataParameterSets(), !headers.isEmpty {
             parameterSets = headers
         } else {
@@ -251,6 +251,9 @@ enum VAAPIPreflight {
         /// Whether only the low-power entrypoint (`EncSliceLP`) is offered, so
         /// libavcodec must be opened with `low_power=1`.
         var lowPower: Bool
+        /// Whether the driver takes list-1 references (`VAConfigAttribEncMaxRefFrames`
+        /// high half above 0); libavcodec codes no B-frames without them.
+        var bFrames = false
     }
 
     static func run(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) -> Outcome {
@@ -275,6 +278,11 @@ enum VAAPIPreflight {
         let packedSequenceHeaders =
             packedHeaders.value != VA_ATTRIB_NOT_SUPPORTED
             && (packedHeaders.value & UInt32(VA_ENC_PACKED_HEADER_SEQUENCE)) != 0
+        var references = VAConfigAttrib(type: VAConfigAttribEncMaxRefFrames, value: 0)
+        try VAStatusError.check(
+            vaGetConfigAttributes(dpy, settings.vaProfile, entrypoint, &references, 1),
+            "vaGetConfigAttributes(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
+        let bFrames = references.value != VA_ATTRIB_NOT_SUPPORTED && (references.value >> 16) & 0xFFFF > 0
         var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))
         var config = VAConfigID(VA_INVALID_ID)
         try VAStatusError.check(
@@ -294,7 +302,9 @@ enum VAAPIPreflight {
                 &context),
             "vaCreateContext", device: devicePath, as: .unavailable)
         vaDestroyContext(dpy, context)
-        return Outcome(packedSequenceHeaders: packedSequenceHeaders, lowPower: entrypoint == VAEntrypointEncSliceLP)
+        return Outcome(
+            packedSequenceHeaders: packedSequenceHeaders, lowPower: entrypoint == VAEntrypointEncSliceLP,
+            bFrames: bFrames)
     }
 }
 

@@ -607,4 +607,27 @@ struct VAAPIEncoderTests {
         }
         Self.expectNoLiveObjects()
     }
+
+    /// The frame delay the session reports is what the hardware pipeline
+    /// holds: measured on devices without and with B-frames, and in
+    /// low-latency mode.
+    @Test(arguments: [[String](), ["bframes"]])
+    func reportedDelayIsWhatTheDeviceHolds(_ failures: [String]) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: failures)
+        for lowLatency in [false, true] {
+            var properties = CompressionProperties()
+            properties.lowLatency = lowLatency
+            let session = try Self.session(.hardware, device: device, properties: properties)
+            var measured = 40
+            for index in 0..<40 {
+                if !(try session.encode(EncodeTest.frame(index), pts: EncodeTest.pts(index))).isEmpty {
+                    measured = index
+                    break
+                }
+            }
+            #expect(session.maxFrameDelayCount == measured, "\(failures) lowLatency \(lowLatency)")
+        }
+        Self.expectNoLiveObjects()
+    }
 }
