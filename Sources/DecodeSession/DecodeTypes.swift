@@ -91,6 +91,8 @@ public struct DropReport: Sendable, Hashable, CustomStringConvertible {
         case notReturned
         /// Discarded on purpose: ``DecompressionSession/flush()``, `invalidate()`.
         case discarded
+        /// Left out by ``DecompressionSession/frameFilter``.
+        case filtered
     }
 
     /// The sample's presentation time.
@@ -132,4 +134,19 @@ public struct RecoveryReport: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "resumed at pts \(pts) after \(droppedSamples) dropped sample(s): \(cause)" }
+}
+
+/// Which pictures a ``DecompressionSession`` decodes (VideoToolbox's
+/// `OnlyTheseFrames`), for thumbnails, trick play and seeking.
+public enum FrameFilter: Sendable, Hashable, CaseIterable {
+    /// Every picture.
+    case all
+    /// Pictures other pictures refer to: H.264 `nal_ref_idc` above 0; HEVC
+    /// all but the sub-layer non-reference types (TRAIL_N, TSA_N, STSA_N,
+    /// RADL_N, RASL_N and the reserved _N types).
+    case nonDroppable
+    /// Intra-coded pictures only (libavcodec's `skip_frame` NONINTRA).
+    case intra
+    /// Keyframes only (IDR / IRAP samples).
+    case keyframes
 }

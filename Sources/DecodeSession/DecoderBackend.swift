@@ -62,6 +62,9 @@ package protocol DecoderBackend: AnyObject {
     func sendEndOfStream() throws(DecoderFailure)
     func receive() throws(DecoderFailure) -> (any DecoderPicture)?
     func flush()
+    /// Whether pictures that are not intra coded are skipped (no picture
+    /// comes out of their samples).
+    func setSkipsNonIntraPictures(_ skips: Bool)
 }
 
 extension DecoderBackend {

@@ -60,6 +60,17 @@ import PixelTransfer
 /// frame threads are its own. ``AsyncDecompressionSession`` wraps a session
 /// for use from Swift concurrency.
 public final class DecompressionSession {
+    /// Which pictures are decoded: `.all` (the default), `.nonDroppable`,
+    /// `.intra` or `.keyframes`. The samples left out are listed in
+    /// ``drops`` as ``DropReport/Kind/filtered``: keyframes and non-droppable
+    /// samples are told from their flags and NAL unit headers before
+    /// decoding; for `.intra` libavcodec skips the other pictures, and a
+    /// sample is listed once a later one's picture came out (intra pictures
+    /// come out in decode order) or at ``finish()``.
+    public var frameFilter: FrameFilter = .all {
+        didSet { decoderSlot?.setSkipsNonIntraPictures(frameFilter == .intra) }
+    }
+
     /// The description of the samples decoded last (changes with the stream).
     public private(set) var formatDescription: FormatDescription
     /// The backend the caller asked for.
@@ -91,7 +102,10 @@ public final class DecompressionSession {
     /// The decoder, for code that runs only while the session is valid.
     private var decoder: any DecoderBackend {
         get { decoderSlot! }
-        set { decoderSlot = newValue }
+        set {
+            decoderSlot = newValue
+            newValue.setSkipsNonIntraPictures(frameFilter == .intra)
+        }
     }
     private var pending: [Int64: PendingSample] = [:]
     private var nextToken: Int64 = 0
@@ -273,6 +287,14 @@ public final class DecompressionSession {
                 dropsAtLastDelivery = drops.count
             }
         }
+        if frameFilter == .keyframes && !sample.isKeyframe
+            || frameFilter == .nonDroppable && !sample.isKeyframe
+                && !Self.isReferencePicture(sample.data, formatDescription)
+        {
+            drops.append(DropReport(pts: sample.pts, kind: .filtered, reason: "left out by frameFilter \(frameFilter)"))
+            dropsAtLastDelivery = drops.count  // not a loss: no recovery report for it
+            return output
+        }
         pending[token] = PendingSample(
             pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue)
         var data = sample.data
@@ -307,6 +329,9 @@ public final class DecompressionSession {
             }
         }
         decoder.flush()
+        if frameFilter == .intra {
+            dropAllPending("left out by frameFilter intra", kind: .filtered)
+        }
         dropAllPending("the decoder returned no picture for this sample by the end of the stream", kind: .notReturned)
         replay.reset()
         resync = Resync(reason: "decoding restarts after finish()", damagedFrom: nil)
@@ -402,6 +427,13 @@ public final class DecompressionSession {
         let token = picture.token
         // A picture of a sample already delivered or dropped (a replay) is not repeated.
         guard let info = pending[token] else { return }
+        if frameFilter == .intra {
+            // Intra pictures come out in decode order: earlier samples still
+            // pending were skipped.
+            for skipped in pending.keys.sorted() where skipped < token {
+                drop(skipped, kind: .filtered, reason: "left out by frameFilter intra")
+            }
+        }
         if let damage = picture.damage {
             drop(token, kind: .damaged, reason: damage + "; dropping until the next keyframe")
             beginResync("damaged picture at pts \(info.pts)", from: token)
@@ -457,6 +489,28 @@ public final class DecompressionSession {
         }
         // Bad data: drop from the oldest picture still inside the decoder.
         beginResync(failure.description, from: pending.keys.min() ?? nextToken)
+    }
+
+    /// Whether a sample's first picture NAL unit is one others may refer to:
+    /// H.264 `nal_ref_idc` above 0; HEVC not a sub-layer non-reference type
+    /// (an even type below 16).
+    private static func isReferencePicture(_ data: [UInt8], _ description: FormatDescription) -> Bool {
+        guard
+            let units = try? LengthPrefixed.nalUnitRanges(
+                in: data, lengthSize: description.nalUnitHeaderLength, codec: description.codec)
+        else { return true }
+        for unit in units {
+            let header = data[unit.lowerBound]
+            switch description.codec {
+            case .h264:
+                let type = header & 0x1F
+                if (1...5).contains(type) { return header & 0x60 != 0 }
+            case .hevc:
+                let type = (header >> 1) & 0x3F
+                if type < 32 { return !(type < 16 && type % 2 == 0) }
+            }
+        }
+        return true
     }
 
     /// Whether a keyframe sample is an HEVC clean random access picture (CRA,

@@ -180,6 +180,12 @@ package final class LibavcodecDecoder {
         }
     }
 
+    /// Whether libavcodec skips every picture that is not intra coded
+    /// (`skip_frame = AVDISCARD_NONINTRA`); such samples give no picture.
+    package func setSkipsNonIntraPictures(_ skips: Bool) {
+        context.pointee.skip_frame = skips ? AVDISCARD_NONINTRA : AVDISCARD_DEFAULT
+    }
+
     /// Discards every packet and picture in flight (`avcodec_flush_buffers`);
     /// the decoder then needs a keyframe and also leaves the drained state.
     package func flush() {

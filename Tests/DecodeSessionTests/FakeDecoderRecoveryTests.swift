@@ -53,6 +53,7 @@ final class FakeScript: Sendable {
 /// A decoder that "decodes" every sample into a picture carrying its token,
 /// holding `reorderDelay` pictures back the way B-frame decoders do.
 final class FakeDecoder: DecoderBackend {
+    func setSkipsNonIntraPictures(_ skips: Bool) {}
     let name: String
     let backendInUse: CodecBackend
     let softwareFallbackReason: String? = nil
