@@ -3,7 +3,7 @@ SWIFT ?= swift
 QUICK ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all build demo test lint format bench fuzz fuzz-smoke sanitize leakcheck soak docs bootstrap clean
+.PHONY: all build demo test lint format bench bench-gate fuzz fuzz-smoke sanitize leakcheck soak docs bootstrap clean
 
 all: build
 
@@ -37,6 +37,12 @@ format:
 bench: bootstrap
 	$(SWIFT) build -c release --product codecs-bench
 	$$($(SWIFT) build -c release --show-bin-path)/codecs-bench $(if $(QUICK),--quick,) $(ARGS)
+
+# Instruction counts of the gate's regions under callgrind against
+# bench/gate-baseline.json: exit 1 on a count more than 2 % above it
+# (GATE_TOLERANCE=PERCENT to change); UPDATE=1 rewrites the baseline.
+bench-gate: bootstrap
+	UPDATE="$(UPDATE)" SWIFT="$(SWIFT)" ./scripts/bench-gate
 
 # Reliability (not part of `make test`; see the README's "Reliability").
 # The test suite under AddressSanitizer and ThreadSanitizer (SANITIZER=address

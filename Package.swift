@@ -64,9 +64,8 @@ let package = Package(
         .executableTarget(
             name: "CodecsBench",
             dependencies: [
-                "CBenchSupport", "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "CX264",
-                "CX265",
-                "CFFmpeg",
+                "CBenchSupport", "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO",
+                "CX264", "CX265", "CFFmpeg",
             ],
             path: "Benchmarks/CodecsBench"),
         .executableTarget(

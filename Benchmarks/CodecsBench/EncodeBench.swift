@@ -70,7 +70,9 @@ func rawX264Encode(_ frames: [PixelBuffer], settings: EncodeSettings) throws -> 
     param.i_timebase_den = 90_000
     param.i_fps_num = 30
     param.i_fps_den = 1
-    param.b_vfr_input = 1
+    // Constant frame rate, as the session configures it.
+    param.b_vfr_input = 0
+    if let threads = settings.threadCount { param.i_threads = Int32(threads) }
     param.i_keyint_max = Int32(settings.keyint)
     param.i_scenecut_threshold = 0
     if settings.realTime { param.i_bframe = 0 }
@@ -134,6 +136,12 @@ func rawX265Encode(_ frames: [PixelBuffer], settings: EncodeSettings) throws -> 
     param.pointee.bAnnexB = 0
     param.pointee.bRepeatHeaders = 0
     param.pointee.bEnableAccessUnitDelimiters = 0
+    if let threads = settings.threadCount {
+        guard api.pointee.param_parse(param, "pools", String(threads)) == 0 else {
+            throw MediaError.invalidArgument("x265 pools \(threads)")
+        }
+        param.pointee.frameNumThreads = Int32(min(threads, 16))
+    }
     param.pointee.bOpenGOP = 0
     param.pointee.keyframeMax = Int32(settings.keyint)
     param.pointee.keyframeMin = 1

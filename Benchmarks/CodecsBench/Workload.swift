@@ -82,6 +82,8 @@ struct EncodeSettings {
     var crf: Double = 23
     var keyint: Int = 120
     var realTime = false
+    /// Encoder threads for both sides; `nil` lets the library choose.
+    var threadCount: Int?
 
     func properties() -> CompressionProperties {
         var properties = CompressionProperties()
@@ -90,6 +92,7 @@ struct EncodeSettings {
         properties.maxKeyFrameInterval = keyint
         properties.realTime = realTime
         properties.expectedFrameRate = 30
+        properties.threadCount = threadCount
         return properties
     }
 }

@@ -13,9 +13,21 @@ let usageText = """
                      only (for profiling, e.g. under valgrind --tool=callgrind)
       --json PATH    where to write the figures (default bench/results.json)
       --only LIST    formatconv, encode, decode, roundtrip, memory (default: all)
+
+    the instruction-count gate (make bench-gate; see bench/README.md):
+      --gate PATH    run the gate's regions (under valgrind --tool=callgrind) and write what they
+                     did to PATH
+      --gate-compare DIR --baseline FILE [--update] [--tolerance PERCENT]
+                     read the callgrind dumps and DIR/run.json, print the table against FILE,
+                     exit 1 on a count more than PERCENT (default 2) above it; --update rewrites FILE
     """
 
 var options = BenchOptions()
+var gateResultPath: String?
+var gateCompareDirectory: String?
+var gateBaselinePath = "bench/gate-baseline.json"
+var gateUpdate = false
+var gateTolerance = 2.0
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = argumentIterator.next() {
     switch argument {
@@ -30,6 +42,21 @@ while let argument = argumentIterator.next() {
     case "--only":
         guard let list = argumentIterator.next() else { fatalUsage("--only needs a list") }
         options.sections = Set(list.split(separator: ",").map(String.init))
+    case "--gate":
+        guard let path = argumentIterator.next() else { fatalUsage("--gate needs a path") }
+        gateResultPath = path
+    case "--gate-compare":
+        guard let path = argumentIterator.next() else { fatalUsage("--gate-compare needs a directory") }
+        gateCompareDirectory = path
+    case "--baseline":
+        guard let path = argumentIterator.next() else { fatalUsage("--baseline needs a path") }
+        gateBaselinePath = path
+    case "--update": gateUpdate = true
+    case "--tolerance":
+        guard let text = argumentIterator.next(), let value = Double(text) else {
+            fatalUsage("--tolerance needs a percentage")
+        }
+        gateTolerance = value
     case "-h", "--help":
         print(usageText)
         exit(0)
@@ -40,6 +67,27 @@ while let argument = argumentIterator.next() {
 func fatalUsage(_ message: String) -> Never {
     FileHandle.standardError.write(Data("codecs-bench: \(message)\n\n\(usageText)\n".utf8))
     exit(2)
+}
+
+if let gateResultPath {
+    do {
+        try runGate(resultPath: gateResultPath)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("codecs-bench: gate: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if let gateCompareDirectory {
+    do {
+        let passed = try compareGate(
+            directory: gateCompareDirectory, baselinePath: gateBaselinePath, update: gateUpdate,
+            tolerance: gateTolerance)
+        exit(passed ? 0 : 1)
+    } catch {
+        FileHandle.standardError.write(Data("codecs-bench: gate: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 let report = Report()

@@ -47,4 +47,16 @@ long cbench_peak_rss_kb(void);
 long cbench_current_rss_kb(void);
 int cbench_reset_peak_rss(void);
 
+/// 1 when the process runs under valgrind (any tool), else 0.
+int cbench_under_valgrind(void);
+
+/// Under callgrind: zeroes the event counters of every thread, so that the
+/// next dump holds only what runs from here on. A no-op outside valgrind.
+void cbench_gate_region_begin(void);
+
+/// Under callgrind: writes the counters of every thread since the last
+/// cbench_gate_region_begin to a new profile dump whose trigger names
+/// `name` ("Client Request: name"), and zeroes them. A no-op outside valgrind.
+void cbench_gate_region_end(const char *name);
+
 #endif
