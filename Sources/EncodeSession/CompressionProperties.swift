@@ -85,6 +85,22 @@ public struct CompressionProperties: Sendable, Hashable {
     /// reads what the open encoder holds at most; creating a session whose
     /// settings would hold more than this fails.
     public var maxFrameDelayCount: Int?
+    /// Constant bit rate at ``averageBitRate``: x264 writes HRD parameters
+    /// (`nal-hrd cbr`) and filler data to hold the rate, x265 strict CBR,
+    /// VA-API its CBR mode; the VBV is one second unless
+    /// ``dataRateLimits`` says otherwise.
+    public var constantBitRate: Bool = false
+    /// The least and the most quantizer any block may get (0 … 51; x264
+    /// and x265 `qpmin` / `qpmax`).
+    public var minQP: Int?
+    public var maxQP: Int?
+    /// How many reference pictures the encoder may keep (1 … 16; x264
+    /// `ref`, x265 `ref`).
+    public var referenceBufferCount: Int?
+    /// `false`: every frame is coded on its own (all keyframes, no
+    /// prediction between frames), as VideoToolbox's
+    /// `AllowTemporalCompression`.
+    public var allowTemporalCompression: Bool = true
     /// The most bytes of one slice NAL unit (x264 `slice-max-size`), so that
     /// every slice fits one packet (RTP packetization mode 0). x264 only.
     public var maxSliceBytes: Int?
@@ -299,6 +315,15 @@ public struct CompressionProperties: Sendable, Hashable {
         }
         try check("slicesPerFrame", slicesPerFrame, 1...64)
         try check("maxFrameDelayCount", maxFrameDelayCount, 0...1_000)
+        try check("minQP", minQP, 0...51)
+        try check("maxQP", maxQP, 0...51)
+        try check("referenceBufferCount", referenceBufferCount, 1...16)
+        if let minQP, let maxQP, minQP > maxQP {
+            throw .invalidArgument("minQP \(minQP) is above maxQP \(maxQP)")
+        }
+        if constantBitRate && averageBitRate == nil {
+            throw .invalidArgument("constantBitRate: set averageBitRate, the rate to hold")
+        }
         try check("maxSliceBytes", maxSliceBytes, 100...1_000_000)
         if let sar = sampleAspectRatio {
             try check("sampleAspectRatio.horizontal", sar.horizontal, 1...65_535)
@@ -322,6 +347,7 @@ public struct CompressionProperties: Sendable, Hashable {
     /// The keyframe interval in frames from both interval properties, the
     /// shorter winning; `nil` when neither is set.
     var resolvedKeyFrameInterval: Int? {
+        if !allowTemporalCompression { return 1 }
         let fraction = frameRateFraction
         let fromDuration = maxKeyFrameIntervalDuration.map {
             max(1, Int(($0 * Double(fraction.numerator) / Double(fraction.denominator)).rounded()))

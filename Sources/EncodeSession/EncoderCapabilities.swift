@@ -137,10 +137,15 @@ extension CompressionSession {
             EncoderPropertyInfo(name: "expectedFrameRate", type: .number, minimum: 0.001, maximum: 1000),
             EncoderPropertyInfo(name: "slicesPerFrame", type: .integer, minimum: 1, maximum: 64),
             EncoderPropertyInfo(name: "lowLatency", type: .boolean),
+            EncoderPropertyInfo(name: "constantBitRate", type: .boolean),
+            EncoderPropertyInfo(name: "allowTemporalCompression", type: .boolean),
             EncoderPropertyInfo(name: "maxFrameDelayCount", type: .integer, minimum: 0, maximum: 1_000),
         ]
         if software {
             list += [
+                EncoderPropertyInfo(name: "minQP", type: .integer, minimum: 0, maximum: 51),
+                EncoderPropertyInfo(name: "maxQP", type: .integer, minimum: 0, maximum: 51),
+                EncoderPropertyInfo(name: "referenceBufferCount", type: .integer, minimum: 1, maximum: 16),
                 EncoderPropertyInfo(name: "constantRateFactor", type: .number, minimum: 0, maximum: 51),
                 EncoderPropertyInfo(
                     name: "preset", type: .string, allowedValues: CompressionProperties.presets),

@@ -18,6 +18,11 @@ extension EncoderSettings {
         intraRefresh = properties.lowLatency
         oneFrameVBV = properties.lowLatency && properties.averageBitRate != nil && properties.dataRateLimits == nil
         maxSliceBytes = properties.maxSliceBytes
+        constantBitRate = properties.constantBitRate
+        minQP = properties.minQP
+        maxQP = properties.maxQP
+        referenceFrames = properties.referenceBufferCount
+        if !properties.allowTemporalCompression { allowFrameReordering = false }
         preset = properties.preset
         threadCount = properties.threadCount
         entropyMode = properties.entropyMode?.rawValue

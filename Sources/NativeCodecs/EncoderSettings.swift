@@ -25,6 +25,11 @@ package struct EncoderSettings: Sendable, Hashable {
     package var oneFrameVBV = false
     /// x264 `slice-max-size` in bytes.
     package var maxSliceBytes: Int?
+    /// CBR at ``averageBitRate`` (x264 HRD and filler, x265 strict CBR).
+    package var constantBitRate = false
+    package var minQP: Int?
+    package var maxQP: Int?
+    package var referenceFrames: Int?
     package var preset: String?
     package var threadCount: Int?
     /// `cavlc` or `cabac`.

@@ -205,6 +205,12 @@ struct VAAPIEncoderSettings: Sendable {
             throw .unsupported(
                 "VA-API backend: \(configuration.width)x\(configuration.height) is odd; NV12 surfaces need even sizes")
         }
+        for (name, value) in [
+            ("minQP", options.minQP), ("maxQP", options.maxQP), ("referenceBufferCount", options.referenceFrames),
+        ]
+        where value != nil {
+            throw .unsupported("\(name): the VA-API backend does not take it; use software (x264/x265)")
+        }
         if options.constantRateFactor != nil {
             throw .unsupported(
                 "constantRateFactor: VA-API has no constant-rate-factor (CRF) mode; use quality, constantQP or "

@@ -114,7 +114,14 @@ final class X264Encoder: EncoderBackend {
             param.rc.f_rf_constant = Float(
                 options.effectiveConstantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .h264))
         }
-        if let limits = options.dataRateLimits {
+        if options.constantBitRate, let bitRate = options.averageBitRate {
+            // HRD parameters in the SPS, buffering/timing SEI and filler data
+            // hold the rate exactly; a one-second VBV unless limits say otherwise.
+            param.i_nal_hrd = X264_NAL_HRD_CBR
+            param.rc.b_filler = 1
+            param.rc.i_vbv_max_bitrate = Int32(max(1, bitRate / 1000))
+            param.rc.i_vbv_buffer_size = Int32(max(1, (options.dataRateLimits?.bufferSize ?? bitRate) / 1000))
+        } else if let limits = options.dataRateLimits {
             param.rc.i_vbv_max_bitrate = Int32(max(1, limits.maxBitRate / 1000))
             param.rc.i_vbv_buffer_size = Int32(max(1, limits.bufferSize / 1000))
         } else if options.oneFrameVBV, let bitRate = options.averageBitRate {
@@ -126,6 +133,9 @@ final class X264Encoder: EncoderBackend {
             param.rc.i_vbv_buffer_size = Int32(max(1, (perFrame / 1000).rounded()))
         }
         if let level = options.level { param.i_level_idc = Int32((level * 10).rounded()) }
+        if let minQP = options.minQP { param.rc.i_qp_min = Int32(minQP) }
+        if let maxQP = options.maxQP { param.rc.i_qp_max = Int32(maxQP) }
+        if let references = options.referenceFrames { param.i_frame_reference = Int32(references) }
 
         // VUI (H.264 E.1.1).
         if let primaries = options.colorPrimaries { param.vui.i_colorprim = Int32(primaries) }

@@ -119,7 +119,11 @@ final class X265Encoder: EncoderBackend {
             p.pointee.rc.rfConstant =
                 options.effectiveConstantRateFactor ?? EncoderSettings.defaultConstantRateFactor(for: .hevc)
         }
-        if let limits = options.dataRateLimits {
+        if options.constantBitRate, let bitRate = options.averageBitRate {
+            p.pointee.rc.bStrictCbr = 1
+            p.pointee.rc.vbvMaxBitrate = Int32(max(1, bitRate / 1000))
+            p.pointee.rc.vbvBufferSize = Int32(max(1, (options.dataRateLimits?.bufferSize ?? bitRate) / 1000))
+        } else if let limits = options.dataRateLimits {
             p.pointee.rc.vbvMaxBitrate = Int32(max(1, limits.maxBitRate / 1000))
             p.pointee.rc.vbvBufferSize = Int32(max(1, limits.bufferSize / 1000))
         } else if options.oneFrameVBV, let bitRate = options.averageBitRate {
@@ -130,6 +134,9 @@ final class X265Encoder: EncoderBackend {
             p.pointee.rc.vbvBufferSize = Int32(max(1, (perFrame / 1000).rounded()))
         }
         if let level = options.level { p.pointee.levelIdc = Int32((level * 10).rounded()) }
+        if let minQP = options.minQP { p.pointee.rc.qpMin = Int32(minQP) }
+        if let maxQP = options.maxQP { p.pointee.rc.qpMax = Int32(maxQP) }
+        if let references = options.referenceFrames { p.pointee.maxNumReferences = Int32(references) }
 
         // VUI (H.265 E.2.1).
         if let sar = options.sampleAspectRatio {
