@@ -101,6 +101,10 @@ public struct CompressionProperties: Sendable, Hashable {
     /// prediction between frames), as VideoToolbox's
     /// `AllowTemporalCompression`.
     public var allowTemporalCompression: Bool = true
+    /// Each sample carries the encoder's own PSNR of its picture
+    /// (`CompressedSample.encoderPSNR`), from x264's statistics (x265 and
+    /// VA-API refuse it). Costs one pass over each picture in the encoder.
+    public var calculatePSNR: Bool = false
     /// The most bytes of one slice NAL unit (x264 `slice-max-size`), so that
     /// every slice fits one packet (RTP packetization mode 0). x264 only.
     public var maxSliceBytes: Int?

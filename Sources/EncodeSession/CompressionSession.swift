@@ -501,9 +501,10 @@ public final class CompressionSession {
             }
             lastDuration = duration
             let data = try stripParameterSets(frame.data)
-            let sample = CompressedSample(
+            var sample = CompressedSample(
                 data: data, formatDescription: formatDescription, pts: entry.pts, dts: decodeTime(frame.dts),
                 duration: duration, isKeyframe: frame.isKeyframe, dependsOnOthers: frame.dependsOnOthers)
+            sample.encoderPSNR = frame.psnr
             result.append((frame.pts, entry, sample))
         }
         return result

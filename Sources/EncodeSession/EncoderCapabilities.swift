@@ -143,6 +143,7 @@ extension CompressionSession {
         ]
         if software {
             list += [
+                EncoderPropertyInfo(name: "calculatePSNR", type: .boolean),
                 EncoderPropertyInfo(name: "minQP", type: .integer, minimum: 0, maximum: 51),
                 EncoderPropertyInfo(name: "maxQP", type: .integer, minimum: 0, maximum: 51),
                 EncoderPropertyInfo(name: "referenceBufferCount", type: .integer, minimum: 1, maximum: 16),

@@ -22,6 +22,7 @@ extension EncoderSettings {
         minQP = properties.minQP
         maxQP = properties.maxQP
         referenceFrames = properties.referenceBufferCount
+        calculatePSNR = properties.calculatePSNR
         if !properties.allowTemporalCompression { allowFrameReordering = false }
         preset = properties.preset
         threadCount = properties.threadCount

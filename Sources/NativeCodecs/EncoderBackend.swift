@@ -66,8 +66,14 @@ package struct EncodedFrame: Sendable {
     /// Whether decoding this picture needs other pictures (false for intra
     /// pictures).
     package var dependsOnOthers: Bool
+    /// The encoder's own PSNR of the picture against its input, when asked for.
+    package var psnr: PictureQuality.PSNR?
 
-    package init(data: [UInt8], pts: Int64, dts: Int64, isKeyframe: Bool, dependsOnOthers: Bool) {
+    package init(
+        data: [UInt8], pts: Int64, dts: Int64, isKeyframe: Bool, dependsOnOthers: Bool,
+        psnr: PictureQuality.PSNR? = nil
+    ) {
+        self.psnr = psnr
         self.data = data
         self.pts = pts
         self.dts = dts

@@ -30,6 +30,8 @@ package struct EncoderSettings: Sendable, Hashable {
     package var minQP: Int?
     package var maxQP: Int?
     package var referenceFrames: Int?
+    /// Per-picture PSNR from the encoder's own statistics.
+    package var calculatePSNR = false
     package var preset: String?
     package var threadCount: Int?
     /// `cavlc` or `cabac`.

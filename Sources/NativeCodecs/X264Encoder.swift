@@ -88,6 +88,12 @@ final class X264Encoder: EncoderBackend {
         // Intra refresh: a column of intra macroblocks sweeps the picture over
         // i_keyint_max frames; x264 marks each sweep with a recovery-point SEI.
         if options.intraRefresh { param.b_intra_refresh = 1 }
+        if options.calculatePSNR {
+            // x264 computes PSNR only at log level INFO or above (the log
+            // callback still keeps errors only).
+            param.analyse.b_psnr = 1
+            param.i_log_level = X264_LOG_INFO
+        }
 
         // Group of pictures. An explicit interval is exact: scene-cut
         // detection would add keyframes in between.
@@ -284,9 +290,14 @@ final class X264Encoder: EncoderBackend {
             payload = leadingSEI + data
             leadingSEI = []
         }
+        var psnr: PictureQuality.PSNR? = nil
+        if parameters.analyse.b_psnr != 0 {
+            let values = pictureOut.prop.f_psnr
+            psnr = PictureQuality.PSNR(y: values.0, u: values.1, v: values.2, average: pictureOut.prop.f_psnr_avg)
+        }
         return EncodedFrame(
             data: payload, pts: pictureOut.i_pts, dts: pictureOut.i_dts, isKeyframe: pictureOut.b_keyframe != 0,
-            dependsOnOthers: !intra)
+            dependsOnOthers: !intra, psnr: psnr)
     }
 
     /// x264's planar colour space for the chroma format of `format`.

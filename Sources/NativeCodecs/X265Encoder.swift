@@ -93,6 +93,11 @@ final class X265Encoder: EncoderBackend {
             throw .unsupported("maxSliceBytes: x265 cannot bound slices in bytes; use slicesPerFrame")
         }
         if options.intraRefresh { p.pointee.bIntraRefresh = 1 }
+        if options.calculatePSNR {
+            throw .unsupported(
+                "calculatePSNR: x265 3.5 reports no usable per-picture PSNR through its API (99.99 dB for every "
+                    + "picture); use x264, or compare decoded pictures")
+        }
 
         // Group of pictures; an explicit interval is exact (no scene cuts).
         p.pointee.bOpenGOP = (options.openGOP ?? false) ? 1 : 0

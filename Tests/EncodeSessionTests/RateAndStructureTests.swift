@@ -113,3 +113,50 @@ struct RateAndStructureTests {
         #expect(refused?.code == .invalidArgument)
     }
 }
+
+/// `calculatePSNR`: the encoder's own figure for each picture agrees within
+/// 0.2 dB with the PSNR of FFmpeg's decode of that picture against the frame
+/// given (x264 measures its reconstruction with its own SSD routine; the two
+/// differ by 0.1 dB on this clip).
+struct EncoderPSNRTests {
+    @Test func x265RefusesIt() {
+        var properties = CompressionProperties()
+        properties.calculatePSNR = true
+        let error = #expect(throws: MediaError.self) {
+            try CompressionSession(width: 320, height: 240, codec: .hevc, encoder: .software, properties: properties)
+        }
+        #expect(error?.code == .unsupported)
+    }
+
+    @Test(arguments: [CodecType.h264])
+    func encoderPSNRMatchesTheDecodedPictures(_ codec: CodecType) throws {
+        var properties = CompressionProperties()
+        properties.calculatePSNR = true
+        properties.threadCount = 1
+        let session = try CompressionSession(
+            width: 320, height: 240, codec: codec, encoder: .software, properties: properties)
+        let count = 12
+        let samples = try encodeClip(session, count: count)
+        #expect(samples.allSatisfy { $0.encoderPSNR != nil })
+        let decoded = try EncodeTest.decode(try annexBStream(samples), codec: codec)
+        let frameSize = 320 * 240 * 3 / 2
+        #expect(decoded.count == count * frameSize)
+        for sample in samples {
+            let index = Int(sample.pts.converted(toTimescale: 30).value)
+            let start = decoded.startIndex + index * frameSize
+            let picture = [UInt8](decoded[start..<start + 320 * 240])
+            let source = Array(EncodeTest.frame(index).packedBytes().prefix(320 * 240))
+            let luma = psnr(source, picture)
+            let reported = try #require(sample.encoderPSNR).y
+            #expect(
+                abs(luma - reported) < 0.2,
+                "frame \(index): decoded \(luma) dB, encoder says \(String(describing: sample.encoderPSNR)) dB")
+        }
+        var refused = CompressionProperties()
+        refused.calculatePSNR = true
+        #expect(throws: MediaError.self) {
+            try CompressionSession(
+                width: 320, height: 240, codec: .h264, encoder: .hardware, properties: refused)
+        }
+    }
+}

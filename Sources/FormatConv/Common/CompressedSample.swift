@@ -21,6 +21,10 @@ public struct CompressedSample: Sendable {
     /// False when no other picture references this one (H.264 `nal_ref_idc` 0,
     /// HEVC sub-layer non-reference picture), so a decoder may skip it.
     public var dependsOnOthers: Bool
+    /// The encoder's own PSNR of this picture against the frame it was given
+    /// (`CompressionProperties.calculatePSNR`, x264; like
+    /// VideoToolbox's `CalculateMeanSquaredError`); nil otherwise.
+    public var encoderPSNR: PictureQuality.PSNR?
 
     public init(
         data: [UInt8], formatDescription: FormatDescription, pts: MediaTime, dts: MediaTime,
