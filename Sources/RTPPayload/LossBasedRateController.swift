@@ -17,7 +17,8 @@ public struct LossBasedRateController: Sendable, Hashable {
 
     /// - Parameters:
     ///   - initial: the rate to start from (clamped to the bounds).
-    ///   - minimum, maximum: the bounds, bits per second.
+    ///   - minimum: the lowest rate, bits per second.
+    ///   - maximum: the highest rate, bits per second.
     public init(initial: Int, minimum: Int, maximum: Int) {
         precondition(0 < minimum && minimum <= maximum, "LossBasedRateController: 0 < minimum ≤ maximum")
         self.minimum = minimum

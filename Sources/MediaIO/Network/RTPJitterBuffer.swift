@@ -9,7 +9,7 @@
 /// that arrives after its place was given up, and a second copy of one, is
 /// refused and counted. Sequence numbers wrap at 65 535 without a false gap.
 ///
-/// Time is the caller's (``ContinuousClock`` instants), so the buffer is
+/// Time is the caller's (`ContinuousClock` instants), so the buffer is
 /// deterministic under test.
 public struct RTPJitterBuffer: Sendable {
     /// The longest a packet waits for the ones missing before it.

@@ -29,6 +29,9 @@ public final class UDPSocket: @unchecked Sendable {
         /// Resolves `host` (a numeric IPv4 or IPv6 address, or a name such as
         /// `localhost`) to its first address.
         ///
+        /// - Parameters:
+        ///   - host: the address or name.
+        ///   - port: the UDP port.
         /// - Throws: `MediaError.Code.invalidArgument` when it does not resolve.
         public init(host: String, port: UInt16) throws(MediaError) {
             self.host = try Self.resolve(host, port: port)
