@@ -91,7 +91,19 @@ public final class StreamPlayer {
     ///   ``StreamOptions/ioTimeout``; `.connectionFailed` when the connection
     ///   breaks; both name the URL.
     public func nextSample() throws(MediaError) -> CompressedSample? {
+        guard !endedByConnectionLoss else { return nil }
         deadline.arm(seconds: options.ioTimeout)
-        return try reader.nextSample()
+        do {
+            return try reader.nextSample()
+        } catch where transport == .srt && error.code == .connectionFailed {
+            // libsrt reports a sender's close and a lost link alike
+            // (SRT_ECONNLOST, read as EIO): for SRT either is the end.
+            endedByConnectionLoss = true
+            return nil
+        }
     }
+
+    /// SRT only: the stream ended with the connection (a sender that
+    /// closed, or a link that was lost: SRT does not tell them apart).
+    public private(set) var endedByConnectionLoss = false
 }

@@ -177,13 +177,19 @@ enum TransportSettings {
     ///
     /// - UDP: `pkt_size=1316`, seven 188-byte TS packets per datagram (what
     ///   SRT carries too, and what fits an Ethernet MTU with IP/UDP headers).
-    /// - SRT: `transtype=live`; the URL's own query (`mode`, `latency`,
-    ///   `streamid`, `passphrase` …) is read by libavformat as it stands.
+    /// - SRT: `transtype=live`, and `linger=2`: closing waits up to 2 s for
+    ///   the packets still in flight (live mode's default, 0, drops the end
+    ///   of the stream); the URL's own query (`mode`, `latency` in
+    ///   microseconds, `streamid`, `passphrase` …) is read by libavformat as
+    ///   it stands and wins over these.
     /// - RTMP with ``StreamOptions/listen``: `listen=1` (players connect to us).
     static func protocolOptions(_ transport: StreamTransport, _ options: StreamOptions) -> [String: String] {
         switch transport {
         case .udp: return ["pkt_size": "1316"]
-        case .srt: return options.listen ? ["transtype": "live", "mode": "listener"] : ["transtype": "live"]
+        case .srt:
+            var settings = ["transtype": "live", "linger": "2"]
+            if options.listen { settings["mode"] = "listener" }
+            return settings
         case .rtmp: return options.listen ? ["listen": "1"] : [:]
         case .rtsp, .hls: return [:]
         }

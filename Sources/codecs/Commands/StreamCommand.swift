@@ -60,11 +60,98 @@ func runStream(_ arguments: [String]) -> Int32 {
     }
     switch mode {
     case "serve": return runStreamServe(rest)
+    case "send": return runStreamSend(rest)
     case "receive": return runStreamReceive(rest)
     default:
-        printError("codecs stream: unknown mode '\(mode)': expected serve or receive\n\n\(streamHelp)")
+        printError("codecs stream: unknown mode '\(mode)': expected serve, send or receive\n\n\(streamHelp)")
         return 2
     }
+}
+
+/// The URL among `arguments`: the first one a route takes, else the first
+/// positional-looking one (reported as unsupported), else nil. Values of
+/// `-i`/`-o` are not URLs.
+private func findURL(in arguments: [String]) -> String? {
+    var candidates: [String] = []
+    for (index, argument) in arguments.enumerated() where argument != "-" && !argument.hasPrefix("-") {
+        if index > 0, ["-i", "--input", "-o", "--output"].contains(arguments[index - 1]) { continue }
+        if index > 0, arguments[index - 1].hasPrefix("-"), arguments[index - 1].count > 1,
+            !argument.contains("://"), !argument.lowercased().hasSuffix(".m3u8")
+        {
+            continue
+        }
+        candidates.append(argument)
+    }
+    return candidates.first { StreamRoute.route(for: $0) != nil } ?? candidates.first
+}
+
+// MARK: - send URL
+
+private func runStreamSend(_ arguments: [String]) -> Int32 {
+    guard let url = findURL(in: arguments) else {
+        printError("codecs stream send: needs a URL; supported: \(StreamRoute.supportedForms)")
+        return 2
+    }
+    guard let route = StreamRoute.route(for: url) else {
+        printError("codecs stream send: \(StreamRoute.unknown(url))")
+        return 2
+    }
+    guard let send = route.send else {
+        printError("codecs stream send: \(url): this scheme only receives here; \(route.form)")
+        return 2
+    }
+    let request: StreamSendRequest
+    do {
+        let parsed = try Arguments(
+            arguments, valueOptions: route.sendValueOptions.union(["i", "input"]), flagOptions: route.sendFlagOptions)
+        guard let input = parsed.value("i") ?? parsed.value("input") else {
+            throw Arguments.UsageError(description: "send needs -i IN (.y4m, Annex-B, .mp4, .mkv or .ts)")
+        }
+        if let extra = parsed.positional.first(where: { $0 != url }) {
+            throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
+        }
+        guard let kind = MediaFileKind(path: input, standardStream: nil) else {
+            throw Arguments.UsageError(
+                description: "\(input): the extension names no input kind; use .y4m, "
+                    + MediaFileKind.annexBExtensions.joined(separator: ", ") + " or "
+                    + MediaFileKind.containerExtensions.joined(separator: ", "))
+        }
+        request = StreamSendRequest(input: input, inputKind: kind, url: url, arguments: parsed)
+    } catch {
+        printError("codecs stream send: \(error)")
+        return 2
+    }
+    return send(request)
+}
+
+// MARK: - receive URL
+
+private func runStreamReceive(_ arguments: [String]) -> Int32 {
+    guard let url = findURL(in: arguments) else {
+        printError("codecs stream receive: needs a URL; supported: \(StreamRoute.supportedForms)")
+        return 2
+    }
+    guard let route = StreamRoute.route(for: url), let receive = route.receive else {
+        printError("codecs stream receive: \(StreamRoute.unknown(url))")
+        return 2
+    }
+    let request: StreamReceiveRequest
+    do {
+        let parsed = try Arguments(
+            arguments, valueOptions: route.receiveValueOptions.union(["o", "output"]),
+            flagOptions: route.receiveFlagOptions)
+        guard parsed.positional == [url] else {
+            throw Arguments.UsageError(description: "receive needs one URL (\(route.form))")
+        }
+        guard let output = parsed.value("o") ?? parsed.value("output") else {
+            throw Arguments.UsageError(description: "receive needs -o OUT")
+        }
+        request = StreamReceiveRequest(url: url, output: output, arguments: parsed)
+    } catch {
+        printError("codecs stream receive: \(error)")
+        return 2
+    }
+    return receive(request)
 }
 
 // MARK: - serve
@@ -182,67 +269,52 @@ private func serve(
     }
 }
 
-// MARK: - receive
+// MARK: - receive tcp://
 
-private func runStreamReceive(_ arguments: [String]) -> Int32 {
-    let address: (host: String, port: Int)
-    let output: String
-    let codec: CodecType?
-    let decoder: CodecBackend
-    let frameLimit: Int?
-    var frameRate: (numerator: Int, denominator: Int)? = nil
-    var idleTimeout = 10.0
-    do {
-        let parsed = try Arguments(
-            arguments, valueOptions: ["o", "output", "codec", "decoder", "frames", "fps", "timeout"], flagOptions: [])
-        guard parsed.positional.count == 1, let url = parseTCPURL(parsed.positional[0]) else {
-            throw Arguments.UsageError(description: "receive needs one tcp://HOST:PORT address")
-        }
-        guard let path = parsed.value("o") ?? parsed.value("output") else {
-            throw Arguments.UsageError(description: "receive needs -o OUT.y4m")
-        }
-        address = url
-        output = path
-        codec = try parsed.inputCodec()
-        decoder = try DecoderOptions.choice(parsed)
-        frameLimit = try parsed.integer("frames", in: 1...Int.max)
-        if let text = parsed.value("fps") {
-            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard (1...2).contains(parts.count), let numerator = Int(parts[0]),
-                let denominator = parts.count == 2 ? Int(parts[1]) : 1, (1...1_000_000).contains(numerator),
-                (1...1_000_000).contains(denominator)
-            else {
-                throw Arguments.UsageError(description: "--fps \(text): expected a rate such as 30 or 30000/1001")
-            }
-            frameRate = (numerator, denominator)
-        }
-        if let text = parsed.value("timeout") {
-            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
-                throw Arguments.UsageError(description: "--timeout \(text): expected seconds from 0.001 to 86400")
-            }
-            idleTimeout = seconds
-        }
-    } catch {
-        printError("codecs stream receive: \(error)")
-        return 2
-    }
-    var pipeline = DecodePipeline(
-        codec: codec,
-        settings: DecoderSettings(
-            decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420), keepsFirstPictureSize: true),
-        sink: ReceivedFrameFile(output: output, frameLimit: frameLimit, frameRate: frameRate))
-    do throws(MediaError) {
-        try receive(from: address.host, port: address.port, idleTimeout: idleTimeout, through: &pipeline)
-        return 0
-    } catch {
-        printError("codecs stream receive: \(error.message)")
-        return 1
-    }
-}
+/// `codecs stream receive tcp://HOST:PORT`: Annex-B over TCP from `serve`
+/// (or `ffmpeg … -f h264 tcp://HOST:PORT?listen`), decoded to Y4M.
+enum TCPReceive {
+    static let valueOptions: Set<String> = ["codec", "decoder", "frames", "fps", "timeout"]
 
-/// Reads Annex-B from the TCP server at `host:port` into `pipeline` until
+    static func run(_ request: StreamReceiveRequest) -> Int32 {
+        let parsed = request.arguments
+        let address: (host: String, port: Int)
+        let codec: CodecType?
+        let decoder: CodecBackend
+        let frameLimit: Int?
+        let frameRate: (numerator: Int, denominator: Int)?
+        var idleTimeout = 10.0
+        do {
+            guard let url = parseTCPURL(request.url) else {
+                throw Arguments.UsageError(description: "receive needs one tcp://HOST:PORT address")
+            }
+            address = url
+            codec = try parsed.inputCodec()
+            decoder = try DecoderOptions.choice(parsed)
+            frameLimit = try parsed.integer("frames", in: 1...Int.max)
+            frameRate = try receiveFrameRate(parsed)
+            idleTimeout = try receiveTimeout(parsed) ?? idleTimeout
+        } catch {
+            printError("codecs stream receive: \(error)")
+            return 2
+        }
+        var pipeline = DecodePipeline(
+            codec: codec,
+            settings: DecoderSettings(
+                decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420), keepsFirstPictureSize: true),
+            sink: ReceivedFrameFile(output: request.output, frameLimit: frameLimit, frameRate: frameRate))
+        do throws(MediaError) {
+            try receive(from: address.host, port: address.port, idleTimeout: idleTimeout, through: &pipeline)
+            return 0
+        } catch {
+            printError("codecs stream receive: \(error.message)")
+            return 1
+        }
+    }
+
+    /// Reads Annex-B from the TCP server at `host:port` into `pipeline` until
 /// the server closes the connection or the frame limit is reached.
-private func receive(
+private static func receive(
     from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
 ) throws(MediaError) {
     let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
@@ -269,11 +341,34 @@ private func receive(
         throw .invalidData("the stream from \(host):\(port) held no decodable frame")
     }
 }
+}
+
+/// `--fps RATE` of `codecs stream receive`, or nil.
+func receiveFrameRate(_ parsed: Arguments) throws(Arguments.UsageError) -> (numerator: Int, denominator: Int)? {
+    guard let text = parsed.value("fps") else { return nil }
+    let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+    guard (1...2).contains(parts.count), let numerator = Int(parts[0]),
+        let denominator = parts.count == 2 ? Int(parts[1]) : 1, (1...1_000_000).contains(numerator),
+        (1...1_000_000).contains(denominator)
+    else {
+        throw Arguments.UsageError(description: "--fps \(text): expected a rate such as 30 or 30000/1001")
+    }
+    return (numerator, denominator)
+}
+
+/// `--timeout SECONDS` of `codecs stream send`/`receive`, or nil.
+func receiveTimeout(_ parsed: Arguments) throws(Arguments.UsageError) -> Double? {
+    guard let text = parsed.value("timeout") else { return nil }
+    guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
+        throw Arguments.UsageError(description: "--timeout \(text): expected seconds from 0.001 to 86400")
+    }
+    return seconds
+}
 
 /// The Y4M file `codecs stream receive` writes: one picture size (frames
 /// after a resolution change come scaled to the first size), I420, the
 /// frame rate from `--fps`, else the stream's VUI timing, else 30.
-private struct ReceivedFrameFile: DecodedFrameSink {
+struct ReceivedFrameFile: DecodedFrameSink {
     let output: String
     let frameLimit: Int?
     let frameRate: (numerator: Int, denominator: Int)?
