@@ -91,19 +91,29 @@ public final class StreamPlayer {
     ///   ``StreamOptions/ioTimeout``; `.connectionFailed` when the connection
     ///   breaks; both name the URL.
     public func nextSample() throws(MediaError) -> CompressedSample? {
-        guard !endedByConnectionLoss else { return nil }
+        guard endNote == nil else { return nil }
         deadline.arm(seconds: options.ioTimeout)
         do {
             return try reader.nextSample()
         } catch where transport == .srt && error.code == .connectionFailed {
             // libsrt reports a sender's close and a lost link alike
-            // (SRT_ECONNLOST, read as EIO): for SRT either is the end.
-            endedByConnectionLoss = true
+            // (SRT_ECONNLOST, read as EIO).
+            endNote = "the SRT connection closed (\(error.message)); SRT does not tell a sender's close from a lost link"
+            return nil
+        } catch where transport == .rtmp && options.listen && error.code == .connectionFailed {
+            // libavformat's RTMP server reads a publisher's close as EIO.
+            endNote = "the RTMP publisher closed the connection (\(error.message))"
+            return nil
+        } catch where transport == .udp && error.code == .timedOut {
+            // UDP has no end of stream: silence is the end.
+            endNote = "nothing arrived for \(options.ioTimeout ?? 0) s: UDP has no end-of-stream, so that ends it"
             return nil
         }
     }
 
-    /// SRT only: the stream ended with the connection (a sender that
-    /// closed, or a link that was lost: SRT does not tell them apart).
-    public private(set) var endedByConnectionLoss = false
+    /// Why the stream ended when the transport does not say it ended: SRT
+    /// (a sender's close and a lost link read alike), RTMP as a listener
+    /// (a publisher's close reads as an I/O error), UDP (silence for
+    /// ``StreamOptions/ioTimeout``). Nil while playing, and after a clean end.
+    public private(set) var endNote: String?
 }

@@ -2,6 +2,10 @@ import FormatConv
 import MediaCore
 import NativeCodecs
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Publishes `CompressedSample`s to a media server or a listening player
 /// over SRT, RTSP (ANNOUNCE/RECORD), RTMP, MPEG-TS over UDP, or writes an
 /// HLS playlist, through libavformat.
@@ -118,7 +122,26 @@ public final class StreamPublisher {
         guard let muxer else { return }
         deadline.arm(seconds: options.ioTimeout)
         try muxer.writeTrailer(while: "ending the stream")
+        if transport == .srt {
+            // An SRT receiver hands a packet on only `latency` after it was
+            // sent (TSBPD) and drops what it still holds when the connection
+            // closes, acknowledged or not: stay connected that long first.
+            usleep(useconds_t(min(Self.srtLatencyMicroseconds(url) + 100_000, 10_000_000)))
+        }
         try muxer.closeFile()
+    }
+
+    /// The SRT latency the URL asks for (`latency`, `rcvlatency` or
+    /// `peerlatency`, microseconds as libavformat reads them; the largest
+    /// wins in SRT's negotiation), else libsrt's default of 120 ms.
+    static func srtLatencyMicroseconds(_ url: String) -> Int {
+        guard let query = url.split(separator: "?", maxSplits: 1).dropFirst().first else { return 120_000 }
+        let values = query.split(separator: "&").compactMap { pair -> Int? in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, ["latency", "rcvlatency", "peerlatency"].contains(parts[0]) else { return nil }
+            return Int(parts[1])
+        }
+        return values.max() ?? 120_000
     }
 
     private func open(with description: FormatDescription) throws(MediaError) {

@@ -84,6 +84,11 @@ enum TransportSend {
             frameLimit = try parsed.integer("frames", in: 1...Int.max)
             if request.inputKind == .y4m {
                 encode = try EncodeOptions(parsed)
+                if let transport = StreamTransport(url: request.url), !transport.codecs.contains(encode!.codec) {
+                    throw Arguments.UsageError(
+                        description: "\(request.url): \(transport) carries H.264 only here, not HEVC (Debian 12's "
+                            + "FFmpeg 5.1 writes no HEVC into FLV); publish HEVC over SRT, RTSP or MPEG-TS over UDP")
+                }
             } else {
                 let given = EncodeOptions.valueOptions.union(EncodeOptions.flagOptions).filter {
                     parsed.value($0) != nil || parsed.flag($0)
@@ -345,7 +350,10 @@ enum TransportReceive {
                         if reconnector.shouldRetry(after: error) { continue connections }
                         throw error
                     }
-                    guard let sample = next else { break connections }
+                    guard let sample = next else {
+                        if let note = player.endNote { printError("\(label): \(request.url): \(note)") }
+                        break connections
+                    }
                     received += 1
                     if pipeline != nil {
                         try pipeline!.decode(sample)
