@@ -95,16 +95,17 @@ public final class StreamPlayer {
         deadline.arm(seconds: options.ioTimeout)
         do {
             return try reader.nextSample()
-        } catch where transport == .srt && error.code == .connectionFailed {
+        } catch  where transport == .srt && error.code == .connectionFailed {
             // libsrt reports a sender's close and a lost link alike
             // (SRT_ECONNLOST, read as EIO).
-            endNote = "the SRT connection closed (\(error.message)); SRT does not tell a sender's close from a lost link"
+            endNote =
+                "the SRT connection closed (\(error.message)); SRT does not tell a sender's close from a lost link"
             return nil
-        } catch where transport == .rtmp && options.listen && error.code == .connectionFailed {
+        } catch  where transport == .rtmp && options.listen && error.code == .connectionFailed {
             // libavformat's RTMP server reads a publisher's close as EIO.
             endNote = "the RTMP publisher closed the connection (\(error.message))"
             return nil
-        } catch where transport == .udp && error.code == .timedOut {
+        } catch  where transport == .udp && error.code == .timedOut {
             // UDP has no end of stream: silence is the end.
             endNote = "nothing arrived for \(options.ioTimeout ?? 0) s: UDP has no end-of-stream, so that ends it"
             return nil

@@ -313,34 +313,34 @@ enum TCPReceive {
     }
 
     /// Reads Annex-B from the TCP server at `host:port` into `pipeline` until
-/// the server closes the connection or the frame limit is reached.
-private static func receive(
-    from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
-) throws(MediaError) {
-    let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
-    connection.idleTimeout = idleTimeout
-    while !pipeline.sink.isSatisfied, StopSignal.requested == nil {
-        let chunk = try connection.read(upTo: 65536)
-        if chunk.isEmpty { break }
-        try pipeline.append(chunk)
+    /// the server closes the connection or the frame limit is reached.
+    private static func receive(
+        from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
+    ) throws(MediaError) {
+        let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
+        connection.idleTimeout = idleTimeout
+        while !pipeline.sink.isSatisfied, StopSignal.requested == nil {
+            let chunk = try connection.read(upTo: 65536)
+            if chunk.isEmpty { break }
+            try pipeline.append(chunk)
+        }
+        connection.close()
+        try pipeline.finish()
+        let sink = pipeline.sink
+        try sink.close()
+        var summary = "received \(sink.accessUnits) access units, wrote \(sink.framesWritten) frames to \(sink.output)"
+        if sink.droppedNALUnits > 0 {
+            summary += "; dropped \(sink.droppedNALUnits) NAL units that came before the first keyframe"
+        }
+        if let session = pipeline.session {
+            summary += "; decoder \(session.backendDescription)"
+            for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
+        }
+        printError("codecs stream receive: " + summary)
+        if sink.framesWritten == 0 {
+            throw .invalidData("the stream from \(host):\(port) held no decodable frame")
+        }
     }
-    connection.close()
-    try pipeline.finish()
-    let sink = pipeline.sink
-    try sink.close()
-    var summary = "received \(sink.accessUnits) access units, wrote \(sink.framesWritten) frames to \(sink.output)"
-    if sink.droppedNALUnits > 0 {
-        summary += "; dropped \(sink.droppedNALUnits) NAL units that came before the first keyframe"
-    }
-    if let session = pipeline.session {
-        summary += "; decoder \(session.backendDescription)"
-        for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
-    }
-    printError("codecs stream receive: " + summary)
-    if sink.framesWritten == 0 {
-        throw .invalidData("the stream from \(host):\(port) held no decodable frame")
-    }
-}
 }
 
 /// `--fps RATE` of `codecs stream receive`, or nil.

@@ -191,8 +191,11 @@ enum TransportSend {
                     samples.append(sample)
                 }
             } else {
-                samples = try Self.readAnnexB(path, codec: kind.annexBCodec)
-                if let frameLimit { samples = Array(samples.prefix(frameLimit)) }
+                let stream = try Self.readAnnexB(path, codec: kind.annexBCodec)
+                // Access units before the first keyframe that the assembler
+                // already left out count as skipped.
+                skippedAtStart = stream.skipped
+                samples = frameLimit.map { Array(stream.samples.prefix($0)) } ?? stream.samples
             }
             guard let first = samples.first else {
                 throw .invalidData("\(path): no access unit could be read (is it an H.264/HEVC stream?)")
@@ -205,18 +208,27 @@ enum TransportSend {
         }
 
         /// Annex-B access units with presentation times from their picture
-        /// order (30 fps unless the stream's VUI says otherwise).
-        private static func readAnnexB(_ path: String, codec: CodecType?) throws(MediaError) -> [CompressedSample] {
+        /// order (30 fps unless the stream's VUI says otherwise), and how many
+        /// access units the assembler left out before the first keyframe.
+        private static func readAnnexB(_ path: String, codec: CodecType?) throws(MediaError) -> (
+            samples: [CompressedSample], skipped: Int
+        ) {
             let bytes = try FileByteSource(path: path).readAll()
             var reader = AccessUnitReader(codec: codec)
             var samples: [CompressedSample] = []
+            var skipped = 0
             for output in try reader.append(bytes) + reader.finish() {
-                if case .sample(let sample) = output { samples.append(sample) }
+                switch output {
+                case .sample(let sample): samples.append(sample)
+                case .dropped where samples.isEmpty: skipped += 1
+                case .dropped(let reason, let count):
+                    printError("\(label): \(path): left out \(count) NAL units: \(reason)")
+                }
             }
             let frame =
                 samples.first.map { $0.duration.isValid ? $0.duration : MediaTime(value: 1, timescale: 30) }
                 ?? MediaTime(value: 1, timescale: 30)
-            return try PresentationTimes.assign(to: samples, frameDuration: frame)
+            return (try PresentationTimes.assign(to: samples, frameDuration: frame), skipped)
         }
 
         private mutating func send(_ sample: CompressedSample) throws(MediaError) {
