@@ -4,7 +4,7 @@ struct BenchOptions {
     var quick = false
     var inputs: [String] = []
     var jsonPath = "bench/results.json"
-    var sections: Set<String> = ["formatconv", "encode", "decode", "roundtrip", "memory"]
+    var sections: Set<String> = ["formatconv", "encode", "decode", "roundtrip", "transports", "memory"]
 }
 
 /// One line of the table: our figure, the reference measured in the same run,

@@ -10,7 +10,7 @@ let usageText = """
       --input FILE   also measure FormatConv and decoding on this stream (.h264/.hevc Annex-B,
                      or .mp4/.mov/.mkv/.ts); may be given more than once
       --json PATH    where to write the figures (default bench/results.json)
-      --only LIST    formatconv, encode, decode, roundtrip, memory (default: all)
+      --only LIST    formatconv, encode, decode, roundtrip, transports, memory (default: all)
     """
 
 var options = BenchOptions()

@@ -154,6 +154,9 @@ enum TransportSettings {
     ///   the AVIO buffer (the default buffers up to 32 KiB).
     /// - `max_delay=0`: MPEG-TS stamps no mux delay ahead of the PCR, RTSP
     ///   holds nothing back.
+    /// - MPEG-TS: `omit_video_pes_length=0`: video PES packets state their
+    ///   length, so a demuxer hands each access unit on when its last byte
+    ///   arrives instead of when the next one begins (one frame sooner).
     /// - RTSP: `rtsp_transport` tcp or udp.
     /// - RTMP: `flvflags=no_duration_filesize` (a live stream has neither).
     /// - HLS: `hls_segment_type=fmp4`, `hls_time`, `hls_list_size`,
@@ -161,7 +164,7 @@ enum TransportSettings {
     static func muxerOptions(_ transport: StreamTransport, _ options: StreamOptions) -> [String: String] {
         var settings = ["flush_packets": "1", "max_delay": "0"]
         switch transport {
-        case .srt, .udp: break
+        case .srt, .udp: settings["omit_video_pes_length"] = "0"
         case .rtsp: settings["rtsp_transport"] = options.rtspTransport.rawValue
         case .rtmp: settings["flvflags"] = "no_duration_filesize"
         case .hls:
@@ -213,9 +216,11 @@ enum TransportSettings {
         var settings = ["fflags": "nobuffer", "probesize": "32768", "analyzeduration": "500000", "max_delay": "0"]
         switch transport {
         case .srt:
+            settings["fflags"] = "nobuffer+noparse"
             settings["transtype"] = "live"
             if options.listen { settings["mode"] = "listener" }
         case .udp:
+            settings["fflags"] = "nobuffer+noparse"
             settings["overrun_nonfatal"] = "1"
             settings["buffer_size"] = String(4 << 20)
         case .rtsp:
