@@ -15,6 +15,8 @@ let usage = """
       inspect IN [--json] [--nals]         NAL units, access units, parameter sets
       stream serve -i IN.y4m --port N      serve Annex-B over TCP
       stream receive tcp://HOST:PORT -o OUT.y4m
+      stream send -i IN URL                publish over SRT, RTSP, RTMP, MPEG-TS/UDP or HLS
+      stream receive URL -o OUT            play SRT, RTSP, RTMP, MPEG-TS/UDP or HLS
       demo                                 encode → TCP → decode round trip with a report
 
     `codecs <command> --help` describes a command's options.

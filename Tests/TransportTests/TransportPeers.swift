@@ -6,9 +6,13 @@ import Testing
     import Glibc
 #endif
 
-/// A child process (ffmpeg, srt-live-transmit, `codecs`) run under
-/// `timeout 20`, so that it ends by itself whatever the test does;
-/// ``stop()`` (call it in a `defer`) ends it at once.
+/// A child process (ffmpeg, srt-live-transmit, `codecs`) that ends by
+/// itself whatever the test does: it is killed (`SIGKILL`) after `seconds`,
+/// and ``stop()`` (call it in a `defer`) kills it at once.
+///
+/// `SIGKILL`, because an ffmpeg started from the test runner did not act on
+/// `SIGTERM` (sent directly or through a `timeout` wrapper) in our runs,
+/// while the same commands started from Python did.
 final class Peer: @unchecked Sendable {
     let process = Process()
     private let lock = NSLock()
@@ -20,14 +24,18 @@ final class Peer: @unchecked Sendable {
         guard let path = findExecutable(executable) else {
             throw ProcessError("\(executable): not found on PATH (scripts/bootstrap installs it)")
         }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["\(seconds)", path] + arguments
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
         let errorPipe = Pipe()
         let outputPipe = Pipe()
         process.standardError = errorPipe
         process.standardOutput = outputPipe
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        let process = self.process
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
         for (pipe, isError) in [(errorPipe, true), (outputPipe, false)] {
             readers.enter()
             DispatchQueue.global().async { [self] in
@@ -50,7 +58,7 @@ final class Peer: @unchecked Sendable {
         return errorText
     }
 
-    /// Waits for the process to end (at most its `timeout`).
+    /// Waits for the process to end (at most its `seconds`).
     func wait() -> (status: Int32, stdout: Data, stderr: String) {
         process.waitUntilExit()
         readers.wait()
@@ -59,13 +67,13 @@ final class Peer: @unchecked Sendable {
         return (process.terminationStatus, outputData, errorText)
     }
 
-    /// Ends the process now (SIGTERM to `timeout`, which passes it on).
+    /// Ends the process now.
     func stop() {
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 }
 
-/// Runs `codecs` with `arguments` under `timeout 20` and waits for it.
+/// Runs `codecs` with `arguments` (killed after 20 s) and waits for it.
 func runCodecs(_ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
     try Peer(TestPaths.codecsExecutable.path, arguments).wait()
 }

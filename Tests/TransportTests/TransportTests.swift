@@ -105,6 +105,62 @@ struct Sent {
             "\(test): ffmpeg decoded \(hashes.count) of \(sent.hashes.count) frames\n\(received.stderr)")
     }
 
+    /// Ours publishes as an SRT listener (`--listen`); FFmpeg calls in.
+    @Test func sendAsAnSRTListener() throws {
+        let sent = try Sent(codec: "h264")
+        let port = try freePort(.udp)
+        let sender = try Peer(
+            TestPaths.codecsExecutable.path,
+            ["stream", "send", "-i", sent.encoded, "srt://127.0.0.1:\(port)", "--listen"])
+        defer { sender.stop() }
+        try waitUntilBound(.udp, port: port, by: sender)
+        let caller = try Peer(
+            "ffmpeg", ["-nostdin", "-v", "error", "-i", "srt://127.0.0.1:\(port)"] + ffmpegFrameMD5Output)
+        defer { caller.stop() }
+        let sending = sender.wait()
+        #expect(sending.status == 0, "\(sending.stderr)")
+        #expect(frameHashes(caller.wait().stdout) == sent.hashes)
+    }
+
+    /// The server goes away mid-stream: the sender reconnects (after the
+    /// back-off it prints) and the new connection starts at a keyframe that
+    /// FFmpeg decodes, like everything after it.
+    @Test func theSenderReconnectsMidStream() throws {
+        let directory = try TemporaryDirectory()
+        let clip = directory.path("clip.y4m")
+        try writeTestClip(to: clip, frames: 90)
+        let port = try freePort(.tcp)
+        let url = "rtmp://127.0.0.1:\(port)/live/s"
+        // The first server goes away a second into the three-second clip.
+        let first = try Peer("ffmpeg", ["-nostdin", "-v", "error", "-listen", "1", "-i", url, "-f", "null", "-"])
+        defer { first.stop() }
+        try waitUntilBound(.tcp, port: port, by: first)
+        let sender = try Peer(
+            TestPaths.codecsExecutable.path, ["stream", "send", "-i", clip, url, "--realtime", "--reconnect", "3"])
+        defer { sender.stop() }
+        usleep(1_000_000)
+        first.stop()
+        _ = first.wait()
+        let recording = directory.path("second.ts")
+        let second = try Peer(
+            "ffmpeg", ["-nostdin", "-v", "error", "-listen", "1", "-i", url, "-c", "copy", recording])
+        defer { second.stop() }
+        let sending = sender.wait()
+        _ = second.wait()
+        #expect(sending.status == 0, "\(sending.stderr)")
+        #expect(sending.stderr.contains("reconnecting in 0.5 s (attempt 1 of 3)"), "\(sending.stderr)")
+        #expect(sending.stderr.contains("reconnected"), "\(sending.stderr)")
+        let flags = String(
+            decoding: try runChecked(
+                "ffprobe", ["-v", "error", "-show_entries", "packet=flags", "-of", "csv=p=0", recording]),
+            as: UTF8.self
+        ).split(separator: "\n")
+        #expect(flags.first?.hasPrefix("K") == true, "\(flags.prefix(3))")
+        #expect(flags.count > 30)
+        // Every packet the second server got decodes (no reference is missing).
+        #expect(try ffmpegFrameMD5(path: recording, everyFrame: true).count == flags.count)
+    }
+
     static let receiveCases: [TransportCase] = [
         TransportCase(name: "srt", codec: "h264"),
         TransportCase(name: "srt", codec: "hevc", output: "hevc"),
@@ -287,6 +343,17 @@ struct Sent {
         #expect(result.stderr.contains("reconnecting in 1.0 s (attempt 2 of 2)"), "\(result.stderr)")
         let last = result.stderr.split(separator: "\n").last.map(String.init) ?? ""
         #expect(last.hasPrefix("codecs stream send: \(url): connecting failed: Connection refused"), "\(result.stderr)")
+    }
+
+    @Test func theReceiverRetriesARefusedConnection() throws {
+        let url = "rtmp://127.0.0.1:\(try freePort(.tcp))/live/s"
+        let result = try runCodecs(["stream", "receive", url, "-o", "unused.y4m", "--reconnect", "1"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("reconnecting in 0.5 s (attempt 1 of 1)"), "\(result.stderr)")
+        let last = result.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(
+            last.hasPrefix("codecs stream receive: \(url): opening the stream failed: Connection refused"),
+            "\(result.stderr)")
     }
 
     @Test func aSilentPeerTimesOut() throws {

@@ -58,8 +58,8 @@ public final class StreamPublisher {
         guard let transport = StreamTransport(url: url) else {
             throw .invalidArgument("\(url): not a stream URL; supported are \(StreamTransport.supportedForms)")
         }
-        if options.listen && !(transport == .srt || transport == .rtmp) {
-            throw .invalidArgument("\(url): \(transport) cannot publish as a listener; only SRT and RTMP can")
+        if options.listen && transport != .srt {
+            throw .invalidArgument("\(url): \(transport) cannot publish as a listener here; only SRT can")
         }
         self.url = url
         self.transport = transport

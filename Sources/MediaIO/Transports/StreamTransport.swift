@@ -119,9 +119,10 @@ public struct StreamOptions: Sendable {
     /// How long one read or write may wait for the peer; nil waits for
     /// ever. Default 10 s.
     public var ioTimeout: Double?
-    /// Wait for the peer to connect instead of connecting to it: SRT
-    /// `mode=listener`, RTSP `rtsp_flags=listen` (takes ANNOUNCE/RECORD),
-    /// RTMP `listen=1`. Only for transports whose ``StreamTransport/canListen``.
+    /// Wait for the peer to connect instead of connecting to it. Playing:
+    /// SRT `mode=listener`, RTSP `rtsp_flags=listen` (a server that takes
+    /// ANNOUNCE/RECORD), RTMP `listen=1` (a server that takes a publish),
+    /// see ``StreamTransport/canListen``. Publishing: SRT only.
     public var listen: Bool
     /// RTSP: RTP over TCP (default) or UDP (`rtsp_transport`).
     public var rtspTransport: RTSPTransport
@@ -185,7 +186,6 @@ enum TransportSettings {
     ///   of the stream); the URL's own query (`mode`, `latency` in
     ///   microseconds, `streamid`, `passphrase` …) is read by libavformat as
     ///   it stands and wins over these.
-    /// - RTMP with ``StreamOptions/listen``: `listen=1` (players connect to us).
     static func protocolOptions(_ transport: StreamTransport, _ options: StreamOptions) -> [String: String] {
         switch transport {
         case .udp: return ["pkt_size": "1316"]
@@ -193,8 +193,7 @@ enum TransportSettings {
             var settings = ["transtype": "live", "linger": "2"]
             if options.listen { settings["mode"] = "listener" }
             return settings
-        case .rtmp: return options.listen ? ["listen": "1"] : [:]
-        case .rtsp, .hls: return [:]
+        case .rtmp, .rtsp, .hls: return [:]
         }
     }
 

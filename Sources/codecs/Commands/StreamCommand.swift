@@ -14,6 +14,16 @@ private let streamHelp = """
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
+           codecs stream send -i IN URL [encode options] [--no-pace] [--listen] [--timeout SECONDS]
+                               [--reconnect N] [--rtsp-transport tcp|udp] [--hls-time S] [--hls-list-size N]
+           codecs stream receive URL -o OUT [--listen] [--timeout SECONDS] [--reconnect N]
+                               [--rtsp-transport tcp|udp] [--frames N] [--decoder …] [--fps RATE]
+
+    URL: srt://HOST:PORT[?mode=listener&latency=MICROSECONDS]   MPEG-TS over SRT
+         udp://HOST:PORT                                         MPEG-TS, 1316-byte datagrams
+         rtsp://HOST:PORT/PATH                                   RTSP (send: ANNOUNCE/RECORD)
+         rtmp://HOST[:PORT]/APP/KEY                              RTMP (H.264 only)
+         PATH.m3u8                                               HLS, fMP4 segments (send writes it)
 
     serve encodes IN.y4m and sends it as an Annex-B elementary stream to every
     client that connects, with parameter sets before every keyframe; a client
@@ -32,7 +42,32 @@ private let streamHelp = """
     \(EncodeOptions.help)
     Without --keyint, serve puts a keyframe every two seconds so joiners start soon.
 
-    receive connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264
+    send publishes IN to URL: a .y4m clip is encoded on the way (encode options
+    as above; a keyframe every second unless --keyint says otherwise); an
+    encoded file (.h264 .264 .hevc .265 .mp4 .mkv .ts) is sent as it is, from
+    its first keyframe (what came before is skipped, and counted). The first
+    access unit on every transport is a keyframe with its parameter sets.
+    Sending is paced by the timestamps (--no-pace: as fast as possible).
+
+    send/receive options for URL:
+      --listen                   wait for the peer instead of connecting: an SRT listener
+                                 (send and receive); receive only: an RTSP server taking
+                                 ANNOUNCE/RECORD, an RTMP server taking a publish
+      --timeout SECONDS          how long connecting and each read or write may wait (default 10)
+      --reconnect N              retry a refused, broken or silent connection up to N times,
+                                 waiting 0.5 s, 1 s, 2 s … (at most 8 s) before each
+      --rtsp-transport tcp|udp   RTP interleaved in the RTSP connection (default) or over UDP
+      --hls-time S               HLS target segment duration (default 1)
+      --hls-list-size N          segments the playlist keeps (default 0: all)
+
+    receive URL plays the stream with libavformat's buffering turned down
+    (fflags nobuffer, probesize 32 KiB, analyzeduration 0.5 s); it starts at the
+    first keyframe whose parameter sets it has (a late joiner says how many
+    access units it skipped). OUT.y4m gets decoded frames; .h264/.hevc/.mp4/
+    .mkv/.ts the access units as received. It ends when the sender ends the
+    stream (UDP: after --timeout of silence; SRT: when the connection closes).
+
+    receive tcp:// connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264
     tcp://HOST:PORT?listen`), reassembles access units from the byte stream,
     decodes them and writes a Y4M file. Access units before the first keyframe
     cannot be decoded and are reported as dropped.

@@ -10,6 +10,14 @@ import MediaIO
 
 /// The options `send` and `receive` share over MediaIO's transports.
 private enum TransportOptions {
+    /// libavformat writes to sockets without `MSG_NOSIGNAL`: a peer that
+    /// went away would end the process with `SIGPIPE` instead of giving
+    /// `EPIPE`, which is reported (and retried with `--reconnect`). FFmpeg's
+    /// own tool ignores the signal for the same reason.
+    static func ignoreBrokenPipeSignal() {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }
+
     static let valueOptions: Set<String> = ["timeout", "reconnect", "rtsp-transport"]
     static let flagOptions: Set<String> = ["listen"]
 
@@ -73,6 +81,7 @@ enum TransportSend {
     static let label = "codecs stream send"
 
     static func run(_ request: StreamSendRequest) -> Int32 {
+        TransportOptions.ignoreBrokenPipeSignal()
         let parsed = request.arguments
         let options: StreamOptions
         let reconnect: Int
@@ -303,6 +312,7 @@ enum TransportReceive {
     static let label = "codecs stream receive"
 
     static func run(_ request: StreamReceiveRequest) -> Int32 {
+        TransportOptions.ignoreBrokenPipeSignal()
         let parsed = request.arguments
         let options: StreamOptions
         let reconnect: Int
