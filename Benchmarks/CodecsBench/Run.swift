@@ -69,7 +69,7 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         try benchmarkRoundTrip(Array(frames720.prefix(quick ? 60 : 300)), report: report)
     }
     if options.sections.contains("transports") {
-        let frames = syntheticFrames(width: 640, height: 360, count: quick ? 60 : 150)
+        let frames = syntheticFrames(width: 640, height: 360, count: quick ? 30 : 150)
         log("transports: loopback latency of SRT, MPEG-TS/UDP, RTSP and RTMP, \(frames.count) frames at 30 fps each")
         try benchmarkTransports(frames, report: report)
     }

@@ -14,8 +14,11 @@ import NativeCodecs
 ///
 /// Samples come out in the VideoToolbox shape (length-prefixed NAL units,
 /// parameter sets in the `FormatDescription`), one per access unit, as soon
-/// as the demuxer has it: no look-ahead. (MPEG-TS itself ends an access
-/// unit only when the next one begins, so it adds one frame.)
+/// as the demuxer has it: no look-ahead. Two waits remain: RTSP goes through
+/// libavformat's parser, which ends an access unit when the next one begins
+/// (one frame); MPEG-TS from a sender that leaves video PES lengths open
+/// (FFmpeg's default) ends a PES packet only when the next one begins (one
+/// frame). ``StreamPublisher`` writes PES lengths, so its MPEG-TS has neither.
 ///
 /// A player that joins a stream already running (a late joiner) starts at
 /// the first keyframe whose parameter sets it has seen, in band or from the

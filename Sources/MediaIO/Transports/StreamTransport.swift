@@ -206,6 +206,10 @@ enum TransportSettings {
     ///   headers and are not probed, see NativeCodecs' `Demuxer`), it stops
     ///   after 32 KiB or half a second instead of 5 MB or 5 s.
     /// - `max_delay=0`: RTP packets are not held for reordering.
+    /// - SRT and UDP: `fflags=nobuffer+noparse`: each PES packet is handed on
+    ///   as it is, one access unit (senders must put one access unit in each
+    ///   PES packet, as FFmpeg's muxer does); libavformat's H.264/HEVC parser
+    ///   would hold every access unit until the next one begins.
     /// - SRT: `transtype=live`, and `mode=listener` with ``StreamOptions/listen``.
     /// - UDP: `overrun_nonfatal=1` (a burst the receive thread cannot keep up
     ///   with drops packets instead of ending the stream), `buffer_size` 4 MiB.
