@@ -117,7 +117,8 @@ public struct StreamOptions: Sendable {
     /// nil waits for ever. Default 10 s.
     public var openTimeout: Double?
     /// How long one read or write may wait for the peer; nil waits for
-    /// ever. Default 10 s.
+    /// ever. Default 10 s. A player also waits this long, once connected,
+    /// for the first keyframe with its parameter sets.
     public var ioTimeout: Double?
     /// Wait for the peer to connect instead of connecting to it. Playing:
     /// SRT `mode=listener`, RTSP `rtsp_flags=listen` (a server that takes
