@@ -58,7 +58,24 @@ final class Peer: @unchecked Sendable {
         return errorText
     }
 
-    /// Waits for the process to end (at most its `seconds`).
+    /// Waits (up to 10 s) until standard error contains `text`.
+    func waitForError(containing text: String) -> Bool {
+        for _ in 0..<500 {
+            if standardError.contains(text) { return true }
+            if !process.isRunning { return standardError.contains(text) }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// Waits for the process itself to end, not for its output pipes to close
+    /// (children started after it inherit their write ends and keep them
+    /// open until they end).
+    func waitForExit() {
+        process.waitUntilExit()
+    }
+
+    /// Waits for the process to end (at most its `seconds`) and for its output.
     func wait() -> (status: Int32, stdout: Data, stderr: String) {
         process.waitUntilExit()
         readers.wait()
