@@ -100,6 +100,9 @@ let package = Package(
             name: "RoundTripTests",
             dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),
         .testTarget(name: "CodecsToolTests", dependencies: ["TestSupport", "MediaCore"]),
+        // codecs stream send/receive over SRT, RTSP, RTMP, MPEG-TS/UDP and HLS
+        // against FFmpeg and srt-live-transmit on loopback.
+        .testTarget(name: "TransportTests", dependencies: ["TestSupport", "MediaCore", "MediaIO", "FormatConv"]),
         .testTarget(name: "NativeCodecsTests", dependencies: ["NativeCodecs", "MediaCore"]),
         .testTarget(
             name: "RTPPayloadTests",

@@ -72,6 +72,13 @@ static inline int CFFmpeg_AVERROR_STREAM_NOT_FOUND(void) { return AVERROR_STREAM
 static inline unsigned CFFmpeg_MKTAG(unsigned char a, unsigned char b, unsigned char c, unsigned char d) {
     return MKTAG(a, b, c, d);
 }
+// Network transports (MediaIO's StreamTransport): the demuxer's nobuffer flag,
+// the status an interrupt callback makes a blocking call return.
+static inline int CFFmpeg_AVFMT_FLAG_NOBUFFER(void) { return AVFMT_FLAG_NOBUFFER; }
+static inline int CFFmpeg_AVERROR_ECONNREFUSED(void) { return AVERROR(ECONNREFUSED); }
+static inline int CFFmpeg_AVERROR_ETIMEDOUT(void) { return AVERROR(ETIMEDOUT); }
+static inline int CFFmpeg_AVERROR_EPIPE(void) { return AVERROR(EPIPE); }
+static inline int CFFmpeg_AVERROR_ECONNRESET(void) { return AVERROR(ECONNRESET); }
 static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
 static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
 

@@ -32,6 +32,12 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidated = Code(rawValue: "invalidated")
         /// An index is beyond the end of a collection (e.g. `parameterSet(at:)`).
         public static let indexOutOfRange = Code(rawValue: "indexOutOfRange")
+        /// A network peer could not be reached, refused the connection, or
+        /// went away mid-stream; the message names the URL.
+        public static let connectionFailed = Code(rawValue: "connectionFailed")
+        /// A network peer sent or accepted nothing for longer than allowed;
+        /// the message names the URL and the wait.
+        public static let timedOut = Code(rawValue: "timedOut")
 
         public var description: String { rawValue }
     }

@@ -61,6 +61,10 @@ package final class Demuxer {
     private let context: UnsafeMutablePointer<AVFormatContext>
     private let packet: LibavPacket
     private var selectedStream: Int?
+    /// For a network URL: the URL (for messages) and the deadline its
+    /// interrupt callback checks (kept alive here: the context holds an
+    /// unretained pointer to it).
+    private let network: (url: String, deadline: NetworkDeadline)?
 
     /// Opens and probes `path`.
     ///
@@ -80,6 +84,68 @@ package final class Demuxer {
         }
         self.context = context
         self.packet = packet
+        self.network = nil
+        self.formatName = String(cString: context.pointee.iformat.pointee.name)
+        self.streams = (0..<Int(context.pointee.nb_streams)).map { index in
+            Self.describe(context.pointee.streams[index]!, index: index)
+        }
+        LiveObjects.increment(.formatContext)
+    }
+
+    /// Opens the network URL `url` (connecting, or waiting for a peer when
+    /// the options make it a listener) with the demuxer `formatName` (nil:
+    /// libavformat picks it from the URL and the first bytes) and `options`
+    /// (format, protocol and demuxer options together, such as `probesize`,
+    /// `fflags`, `rtsp_transport`, `listen`). Blocking calls stop when
+    /// `deadline` expires; it is armed with `openTimeout` here.
+    ///
+    /// Stream probing (`avformat_find_stream_info`) runs only when opening
+    /// found no H.264/HEVC video track (FLV announces its tracks in its
+    /// first packets; MPEG-TS and RTSP name the codec in their headers).
+    /// It runs without `AVFMT_FLAG_NOBUFFER`, so that the packets read while
+    /// probing are kept and returned by ``readPacket()``, not dropped.
+    ///
+    /// - Throws: `.connectionFailed`, `.timedOut` or libavformat's errors,
+    ///   with messages that start with `url`.
+    package init(
+        url: String, formatName: String?, options: [String: String], deadline: NetworkDeadline, openTimeout: Double?
+    ) throws(MediaError) {
+        _ = Libav.networkReady
+        let packet = try LibavPacket()
+        guard var context = avformat_alloc_context() else {
+            throw MediaError(.outOfMemory, "avformat_alloc_context failed")
+        }
+        context.pointee.interrupt_callback = deadline.callback
+        let format: UnsafePointer<AVInputFormat>? = formatName.flatMap { av_find_input_format($0) }
+        var dictionary = Libav.dictionary(options)
+        defer { av_dict_free(&dictionary) }
+        deadline.arm(seconds: openTimeout)
+        var opening: UnsafeMutablePointer<AVFormatContext>? = context
+        let opened = avformat_open_input(&opening, url, format, &dictionary)
+        // On failure avformat_open_input has freed the context.
+        guard opened >= 0, let openedContext = opening else {
+            throw Libav.networkError(opened, url: url, while: "opening the stream", deadline: deadline)
+        }
+        context = openedContext
+        let knowsCodec = (0..<Int(context.pointee.nb_streams)).contains { index in
+            let parameters = context.pointee.streams[index]!.pointee.codecpar.pointee
+            return parameters.codec_id == AV_CODEC_ID_H264 || parameters.codec_id == AV_CODEC_ID_HEVC
+        }
+        if !knowsCodec {
+            let flags = context.pointee.flags
+            context.pointee.flags = flags & ~CFFmpeg_AVFMT_FLAG_NOBUFFER()
+            let probed = avformat_find_stream_info(context, nil)
+            context.pointee.flags = flags
+            if probed < 0 {
+                var closing: UnsafeMutablePointer<AVFormatContext>? = context
+                avformat_close_input(&closing)
+                throw Libav.networkError(
+                    probed, url: url, while: "reading the stream information", deadline: deadline)
+            }
+        }
+        self.context = context
+        self.packet = packet
+        self.network = (url, deadline)
         self.formatName = String(cString: context.pointee.iformat.pointee.name)
         self.streams = (0..<Int(context.pointee.nb_streams)).map { index in
             Self.describe(context.pointee.streams[index]!, index: index)
@@ -110,6 +176,9 @@ package final class Demuxer {
             packet.unreference()
             let code = av_read_frame(context, packet.pointer)
             if Libav.isEndOfFile(code) { return nil }
+            if code < 0, let network {
+                throw Libav.networkError(code, url: network.url, while: "reading", deadline: network.deadline)
+            }
             try Libav.check(code, while: "reading a packet")
             defer { packet.unreference() }
             let raw = packet.pointer.pointee

@@ -51,6 +51,10 @@ package final class Muxer {
 
     private let context: UnsafeMutablePointer<AVFormatContext>
     private let packet: LibavPacket
+    /// For a network URL: the URL (for messages) and the deadline its
+    /// interrupt callback checks; the context holds an unretained pointer to
+    /// the deadline, so the muxer keeps it alive.
+    private let network: (url: String, deadline: NetworkDeadline)?
 
     /// Creates the muxer libavformat calls `formatName` (`"mp4"`, `"matroska"`)
     /// and opens `path` for writing.
@@ -71,7 +75,56 @@ package final class Muxer {
         }
         self.context = context
         self.packet = packet
+        self.network = nil
         LiveObjects.increment(.formatContext)
+    }
+
+    /// Creates the muxer `formatName` (`"mpegts"`, `"flv"`, `"rtsp"`,
+    /// `"hls"`) for the network URL `url`, whose blocking calls stop when
+    /// `deadline` expires (arm it before each call).
+    ///
+    /// For a muxer that writes through AVIO (MPEG-TS, FLV) the connection is
+    /// opened here (`avio_open2`) with `protocolOptions` (such as
+    /// `pkt_size`, `latency`, `mode`); a muxer that opens its own
+    /// connections (`AVFMT_NOFILE`: RTSP, HLS) connects in
+    /// ``writeHeader(options:while:)`` and takes its options there.
+    ///
+    /// - Throws: `.connectionFailed` for a refused or failed connection,
+    ///   `.timedOut` when `deadline` stopped it, libavformat's errors otherwise;
+    ///   messages start with `url`.
+    package init(url: String, formatName: String, protocolOptions: [String: String], deadline: NetworkDeadline)
+        throws(MediaError)
+    {
+        _ = Libav.networkReady
+        let packet = try LibavPacket()
+        var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        let allocated = avformat_alloc_output_context2(&context, nil, formatName, url)
+        guard allocated >= 0, let context else {
+            throw Libav.error(allocated, while: "creating a \(formatName) muxer for '\(url)'")
+        }
+        context.pointee.interrupt_callback = deadline.callback
+        if context.pointee.oformat.pointee.flags & CFFmpeg_AVFMT_NOFILE() == 0 {
+            var options = Libav.dictionary(protocolOptions)
+            defer { av_dict_free(&options) }
+            var callback = deadline.callback
+            let opened = avio_open2(&context.pointee.pb, url, CFFmpeg_AVIO_FLAG_WRITE(), &callback, &options)
+            if opened < 0 {
+                avformat_free_context(context)
+                throw Libav.networkError(opened, url: url, while: "connecting", deadline: deadline)
+            }
+        }
+        self.context = context
+        self.packet = packet
+        self.network = (url, deadline)
+        LiveObjects.increment(.formatContext)
+    }
+
+    /// The error for a failed call: network errors name the URL.
+    private func failure(_ status: Int32, _ action: String) -> MediaError {
+        if let network {
+            return Libav.networkError(status, url: network.url, while: action, deadline: network.deadline)
+        }
+        return Libav.error(status, while: action)
     }
 
     deinit {
@@ -114,12 +167,10 @@ package final class Muxer {
     package func writeHeader(options: [String: String], while action: @autoclosure () -> String)
         throws(MediaError)
     {
-        var dictionary: OpaquePointer? = nil
+        var dictionary = Libav.dictionary(options)
         defer { av_dict_free(&dictionary) }
-        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
-            av_dict_set(&dictionary, key, value, 0)
-        }
-        try Libav.check(avformat_write_header(context, &dictionary), while: action())
+        let status = avformat_write_header(context, &dictionary)
+        if status < 0 { throw failure(status, action()) }
     }
 
     /// Writes one packet of track `stream` (`av_interleaved_write_frame`),
@@ -147,19 +198,21 @@ package final class Muxer {
         let code = av_interleaved_write_frame(context, avPacket)
         if code < 0 {
             packet.unreference()
-            throw Libav.error(code, while: action())
+            throw failure(code, action())
         }
     }
 
     /// Writes the index or trailer (`av_write_trailer`). `action` names the
     /// step in the error message.
     package func writeTrailer(while action: @autoclosure () -> String) throws(MediaError) {
-        try Libav.check(av_write_trailer(context), while: action())
+        let status = av_write_trailer(context)
+        if status < 0 { throw failure(status, action()) }
     }
 
     /// Closes the file early (after the trailer), reporting a failed flush.
     package func closeFile() throws(MediaError) {
-        try Libav.check(avio_closep(&context.pointee.pb), while: "closing the output file")
+        let status = avio_closep(&context.pointee.pb)
+        if status < 0 { throw failure(status, network == nil ? "closing the output file" : "closing the connection") }
     }
 
     /// `time` in ticks of `timeBase`, rounded to nearest.

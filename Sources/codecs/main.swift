@@ -15,8 +15,8 @@ let usage = """
       inspect IN [--json] [--nals]         NAL units, access units, parameter sets
       stream serve -i IN.y4m --port N      serve Annex-B over TCP
       stream receive tcp://HOST:PORT -o OUT.y4m
-      stream send -i IN rtp://HOST:PORT    send RTP (RFC 6184/7798) over UDP
-      stream receive rtp://@:PORT|IN.sdp -o OUT
+      stream send -i IN URL                publish over RTP, SRT, RTSP, RTMP, MPEG-TS/UDP or HLS
+      stream receive URL|IN.sdp -o OUT     play RTP, SRT, RTSP, RTMP, MPEG-TS/UDP or HLS
       demo                                 encode → RTP (or TCP) → decode round trip with a report
 
     `codecs <command> --help` describes a command's options.

@@ -71,6 +71,7 @@ public final class MovieReader {
     private var currentDescription: FormatDescription?
     private var pending: CompressedSample?
     private var lastDuration = MediaTime.invalid
+    private var lastDecodeTime: MediaTime?
     private var packetNumber = 0
     private var reachedEnd = false
     /// Matroska stores presentation times only (its block timestamps);
@@ -79,6 +80,13 @@ public final class MovieReader {
     private var presentationTimesAhead: [Int64] = []
     private var firstPresentationTime: Int64?
     private var rebuiltCount = 0
+    /// A live stream: no look-ahead, and samples before the first usable
+    /// keyframe are skipped (counted) instead of failing.
+    private let isLive: Bool
+    private var startedAtKeyframe = false
+    /// Live streams: access units skipped before the first keyframe that
+    /// had parameter sets, and their NAL units.
+    private(set) var skippedBeforeKeyframe = 0
 
     /// Opens `path` and selects its first H.264/HEVC video track.
     ///
@@ -86,12 +94,20 @@ public final class MovieReader {
     ///   a container other than MP4/QuickTime/Matroska/MPEG-TS or a file
     ///   without an H.264/HEVC video track (the message lists the tracks
     ///   found); `.invalidData` for a malformed record or first sample.
-    public init(path: String) throws(MediaError) {
+    public convenience init(path: String) throws(MediaError) {
         let demuxer = try Demuxer(path: path)
         guard let container = ContainerFormat(demuxerName: demuxer.formatName) else {
             throw .unsupported(
                 "'\(path)' is a \(demuxer.formatName) file; MovieReader reads MP4, QuickTime, Matroska and MPEG-TS")
         }
+        try self.init(demuxer: demuxer, path: path, container: container, live: false)
+    }
+
+    /// Reads from an opened demuxer. `container` says how samples are
+    /// stored (the record path for MP4-like layouts, Annex-B for MPEG-TS);
+    /// `live` reads without looking ahead and starts at the first keyframe
+    /// that follows a complete set of parameter sets (see ``StreamPlayer``).
+    init(demuxer: Demuxer, path: String, container: ContainerFormat, live: Bool) throws(MediaError) {
         let chosen = demuxer.streams.first { $0.isVideo && !$0.isAttachedPicture && $0.codec != nil }
         guard let stream = chosen, let codec = stream.codec else {
             let tracksFound = demuxer.streams.map { "track \($0.index): \(Self.describe($0))" }
@@ -104,6 +120,7 @@ public final class MovieReader {
         self.path = path
         self.demuxer = demuxer
         self.container = container
+        self.isLive = live
         self.trackIndex = trackIndex
         self.codec = codec
         self.sampleEntryType = container == .mp4 ? Self.fourCC(stream.codecTag) : nil
@@ -147,6 +164,19 @@ public final class MovieReader {
             self.storedRecord = nil
             self.outputLengthSize = 4
             self.parameterSets = ParameterSetStore(codec: codec, nalUnitHeaderLength: 4)
+            // Annex-B extradata (RTSP's sprop parameter sets from the SDP)
+            // seeds the store; sets in band replace them.
+            for unit in AnnexB.nalUnits(in: extradata).map({ extradata[$0.range] })
+            where SampleLayout.isParameterSet(unit, codec: codec) {
+                _ = try Self.tagged(trackIndex, "extradata") { () throws(MediaError) in
+                    try parameterSets.update(nal: unit)
+                }
+            }
+            if parameterSets.isComplete {
+                currentDescription = try Self.tagged(trackIndex, "extradata") { () throws(MediaError) in
+                    try parameterSets.makeDescription()
+                }
+            }
         }
         pending = try readSample()
         formatDescription = pending?.formatDescription ?? currentDescription
@@ -158,6 +188,21 @@ public final class MovieReader {
     ///   and offset) or samples before any parameter sets; libavformat's
     ///   read errors.
     public func nextSample() throws(MediaError) -> CompressedSample? {
+        if isLive {
+            // No look-ahead: a sample goes out as soon as it is read; a
+            // missing duration repeats the last gap between decode times.
+            var next = pending
+            pending = nil
+            if next == nil && !reachedEnd { next = try readSample() }
+            guard var sample = next else { return nil }
+            if !sample.duration.isValid || sample.duration.value <= 0 { sample.duration = lastDuration }
+            if let lastDecodeTime, sample.dts.isValid, sample.dts > lastDecodeTime {
+                lastDuration = sample.dts - lastDecodeTime
+                if !sample.duration.isValid || sample.duration.value <= 0 { sample.duration = lastDuration }
+            }
+            lastDecodeTime = sample.dts.isValid ? sample.dts : lastDecodeTime
+            return sample
+        }
         guard var sample = pending else { return nil }
         let next = reachedEnd ? nil : try readSample()
         pending = next
@@ -178,10 +223,35 @@ public final class MovieReader {
     // MARK: - Packets to samples
 
     private func readSample() throws(MediaError) -> CompressedSample? {
-        guard let packet = try demuxer.readPacket() else {
-            reachedEnd = true
-            return nil
+        while true {
+            guard let packet = try demuxer.readPacket() else {
+                reachedEnd = true
+                return nil
+            }
+            if isLive && !startedAtKeyframe {
+                // A late joiner: nothing decodes before a keyframe with its
+                // parameter sets, so such access units are skipped, not errors.
+                guard let sample = try? makeLiveSample(packet), sample.isKeyframe else {
+                    skippedBeforeKeyframe += 1
+                    continue
+                }
+                startedAtKeyframe = true
+                return sample
+            }
+            return isLive ? try makeLiveSample(packet) : try makeSample(from: packet)
         }
+    }
+
+    private func makeLiveSample(_ packet: DemuxedPacket) throws(MediaError) -> CompressedSample {
+        var sample = try makeSample(from: packet)
+        // Live demuxers flag keyframes unevenly (RTSP not at all, MPEG-TS's
+        // parser also at recovery points): the NAL unit types decide.
+        let units = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: outputLengthSize, codec: codec)
+        sample.isKeyframe = units.contains { SampleLayout.isKeyframe($0, codec: codec) }
+        return sample
+    }
+
+    private func makeSample(from packet: DemuxedPacket) throws(MediaError) -> CompressedSample {
         let pts = Self.time(packet.pts, numerator: timeBaseNumerator, timescale: timescale)
         let dts = Self.time(packet.dts, numerator: timeBaseNumerator, timescale: timescale)
         let duration =

@@ -104,6 +104,15 @@ enum SampleLayout {
         return header.type.isVCL ? header.isReferencedByOthers : nil
     }
 
+    /// Whether a NAL unit is an IDR picture's (H.264) or a base-layer IRAP
+    /// picture's (HEVC).
+    static func isKeyframe(_ unit: ArraySlice<UInt8>, codec: CodecType) -> Bool {
+        guard let first = unit.first else { return false }
+        if codec == .h264 { return H264NALUnitHeader(first).isKeyframe }
+        guard unit.count >= 2 else { return false }
+        return HEVCNALUnitHeader(first, unit[unit.startIndex + 1]).isKeyframe
+    }
+
     static func recordName(_ codec: CodecType) -> String { codec == .h264 ? "avcC" : "hvcC" }
 }
 

@@ -478,7 +478,7 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             }
             idleTimeout = seconds
         }
-        frameRate = try parseFrameRateOption(parsed)
+        frameRate = try receiveFrameRate(parsed)
         decoder = try DecoderOptions.choice(parsed)
     } catch {
         printError("codecs stream receive: \(error)\n\n\(rtpReceiveHelp)")

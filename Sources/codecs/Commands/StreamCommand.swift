@@ -14,6 +14,18 @@ private let streamHelp = """
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
+           codecs stream send -i IN URL [encode options] [--no-pace] [--listen] [--timeout SECONDS]
+                               [--reconnect N] [--rtsp-transport tcp|udp] [--hls-time S] [--hls-list-size N]
+           codecs stream receive URL -o OUT [--listen] [--timeout SECONDS] [--reconnect N]
+                               [--rtsp-transport tcp|udp] [--frames N] [--decoder …] [--fps RATE]
+
+    URL: rtp://HOST:PORT (receive: rtp://@:PORT or IN.sdp)      RTP over UDP (`codecs stream send
+                                                                 rtp://HOST:PORT --help` lists its options)
+         srt://HOST:PORT[?mode=listener&latency=MICROSECONDS]   MPEG-TS over SRT
+         udp://HOST:PORT                                         MPEG-TS, 1316-byte datagrams
+         rtsp://HOST:PORT/PATH                                   RTSP (send: ANNOUNCE/RECORD)
+         rtmp://HOST[:PORT]/APP/KEY                              RTMP (H.264 only)
+         PATH.m3u8                                               HLS, fMP4 segments (send writes it)
 
     serve encodes IN.y4m and sends it as an Annex-B elementary stream to every
     client that connects, with parameter sets before every keyframe; a client
@@ -32,7 +44,32 @@ private let streamHelp = """
     \(EncodeOptions.help)
     Without --keyint, serve puts a keyframe every two seconds so joiners start soon.
 
-    receive connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264
+    send publishes IN to URL: a .y4m clip is encoded on the way (encode options
+    as above; a keyframe every second unless --keyint says otherwise); an
+    encoded file (.h264 .264 .hevc .265 .mp4 .mkv .ts) is sent as it is, from
+    its first keyframe (what came before is skipped, and counted). The first
+    access unit on every transport is a keyframe with its parameter sets.
+    Sending is paced by the timestamps (--no-pace: as fast as possible).
+
+    send/receive options for URL:
+      --listen                   wait for the peer instead of connecting: an SRT listener
+                                 (send and receive); receive only: an RTSP server taking
+                                 ANNOUNCE/RECORD, an RTMP server taking a publish
+      --timeout SECONDS          how long connecting and each read or write may wait (default 10)
+      --reconnect N              retry a refused, broken or silent connection up to N times,
+                                 waiting 0.5 s, 1 s, 2 s … (at most 8 s) before each
+      --rtsp-transport tcp|udp   RTP interleaved in the RTSP connection (default) or over UDP
+      --hls-time S               HLS target segment duration (default 1)
+      --hls-list-size N          segments the playlist keeps (default 0: all)
+
+    receive URL plays the stream with libavformat's buffering turned down
+    (fflags nobuffer, probesize 32 KiB, analyzeduration 0.5 s); it starts at the
+    first keyframe whose parameter sets it has (a late joiner says how many
+    access units it skipped). OUT.y4m gets decoded frames; .h264/.hevc/.mp4/
+    .mkv/.ts the access units as received. It ends when the sender ends the
+    stream (UDP: after --timeout of silence; SRT: when the connection closes).
+
+    receive tcp:// connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264
     tcp://HOST:PORT?listen`), reassembles access units from the byte stream,
     decodes them and writes a Y4M file. Access units before the first keyframe
     cannot be decoded and are reported as dropped.
@@ -47,24 +84,18 @@ private let streamHelp = """
       --timeout SECONDS          give up when the server sends nothing for this long (default 10)
     """
 
-/// `codecs stream send` to a URL: the schemes it knows.
-func runStreamSend(_ arguments: [String]) -> Int32 {
-    if arguments.contains(where: { $0.hasPrefix("rtp://") }) { return runRTPSend(arguments) }
-    if arguments.contains("--help") || arguments.contains("-h") {
-        print(rtpSendHelp)
-        return 0
-    }
-    printError("codecs stream send: expected a destination URL: rtp://HOST:PORT\n\n\(rtpSendHelp)")
-    return 2
-}
-
-/// `codecs stream serve`, `send` and `receive`.
+/// `codecs stream serve` and `codecs stream receive`.
 func runStream(_ arguments: [String]) -> Int32 {
     guard let mode = arguments.first, mode != "--help", mode != "-h" else {
         print(streamHelp)
         return arguments.isEmpty ? 2 : 0
     }
     let rest = Array(arguments.dropFirst())
+    // RTP has its own options (and help).
+    if mode == "send", rest.contains(where: { $0.hasPrefix("rtp://") }) { return runRTPSend(rest) }
+    if mode == "receive", rest.contains(where: { $0.hasPrefix("rtp://") || $0.hasSuffix(".sdp") }) {
+        return runRTPReceive(rest)
+    }
     if rest.contains("--help") || rest.contains("-h") {
         print(streamHelp)
         return 0
@@ -72,13 +103,97 @@ func runStream(_ arguments: [String]) -> Int32 {
     switch mode {
     case "serve": return runStreamServe(rest)
     case "send": return runStreamSend(rest)
-    case "receive":
-        if rest.contains(where: { $0.hasPrefix("rtp://") || $0.hasSuffix(".sdp") }) { return runRTPReceive(rest) }
-        return runStreamReceive(rest)
+    case "receive": return runStreamReceive(rest)
     default:
         printError("codecs stream: unknown mode '\(mode)': expected serve, send or receive\n\n\(streamHelp)")
         return 2
     }
+}
+
+/// The URL among `arguments`: the first one a route takes, else the first
+/// positional-looking one (reported as unsupported), else nil. Values of
+/// `-i`/`-o` are not URLs.
+private func findURL(in arguments: [String]) -> String? {
+    var candidates: [String] = []
+    for (index, argument) in arguments.enumerated() where argument != "-" && !argument.hasPrefix("-") {
+        if index > 0, ["-i", "--input", "-o", "--output"].contains(arguments[index - 1]) { continue }
+        if index > 0, arguments[index - 1].hasPrefix("-"), arguments[index - 1].count > 1,
+            !argument.contains("://"), !argument.lowercased().hasSuffix(".m3u8")
+        {
+            continue
+        }
+        candidates.append(argument)
+    }
+    return candidates.first { StreamRoute.route(for: $0) != nil } ?? candidates.first
+}
+
+// MARK: - send URL
+
+private func runStreamSend(_ arguments: [String]) -> Int32 {
+    guard let url = findURL(in: arguments) else {
+        printError("codecs stream send: needs a URL; supported: \(StreamRoute.supportedForms)")
+        return 2
+    }
+    guard let route = StreamRoute.route(for: url) else {
+        printError("codecs stream send: \(StreamRoute.unknown(url))")
+        return 2
+    }
+    guard let send = route.send else {
+        printError("codecs stream send: \(url): this scheme only receives here; \(route.form)")
+        return 2
+    }
+    let request: StreamSendRequest
+    do {
+        let parsed = try Arguments(
+            arguments, valueOptions: route.sendValueOptions.union(["i", "input"]), flagOptions: route.sendFlagOptions)
+        guard let input = parsed.value("i") ?? parsed.value("input") else {
+            throw Arguments.UsageError(description: "send needs -i IN (.y4m, Annex-B, .mp4, .mkv or .ts)")
+        }
+        if let extra = parsed.positional.first(where: { $0 != url }) {
+            throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
+        }
+        guard let kind = MediaFileKind(path: input, standardStream: nil) else {
+            throw Arguments.UsageError(
+                description: "\(input): the extension names no input kind; use .y4m, "
+                    + MediaFileKind.annexBExtensions.joined(separator: ", ") + " or "
+                    + MediaFileKind.containerExtensions.joined(separator: ", "))
+        }
+        request = StreamSendRequest(input: input, inputKind: kind, url: url, arguments: parsed)
+    } catch {
+        printError("codecs stream send: \(error)")
+        return 2
+    }
+    return send(request)
+}
+
+// MARK: - receive URL
+
+private func runStreamReceive(_ arguments: [String]) -> Int32 {
+    guard let url = findURL(in: arguments) else {
+        printError("codecs stream receive: needs a URL; supported: \(StreamRoute.supportedForms)")
+        return 2
+    }
+    guard let route = StreamRoute.route(for: url), let receive = route.receive else {
+        printError("codecs stream receive: \(StreamRoute.unknown(url))")
+        return 2
+    }
+    let request: StreamReceiveRequest
+    do {
+        let parsed = try Arguments(
+            arguments, valueOptions: route.receiveValueOptions.union(["o", "output"]),
+            flagOptions: route.receiveFlagOptions)
+        guard parsed.positional == [url] else {
+            throw Arguments.UsageError(description: "receive needs one URL (\(route.form))")
+        }
+        guard let output = parsed.value("o") ?? parsed.value("output") else {
+            throw Arguments.UsageError(description: "receive needs -o OUT")
+        }
+        request = StreamReceiveRequest(url: url, output: output, arguments: parsed)
+    } catch {
+        printError("codecs stream receive: \(error)")
+        return 2
+    }
+    return receive(request)
 }
 
 // MARK: - serve
@@ -145,8 +260,6 @@ private func serve(
     if properties.maxKeyFrameInterval == nil && properties.maxKeyFrameIntervalDuration == nil {
         properties.maxKeyFrameInterval = max(1, Int((2 * framesPerSecond).rounded()))
     }
-    // The Y4M colour space is the coded format, as in `codecs encode`.
-    properties.pixelFormat = header.pixelFormat
     let encoder = try CompressionSession(
         width: header.width, height: header.height, codec: options.codec, encoder: options.encoder,
         properties: properties)
@@ -198,83 +311,100 @@ private func serve(
     }
 }
 
-// MARK: - receive
+// MARK: - receive tcp://
 
-private func runStreamReceive(_ arguments: [String]) -> Int32 {
-    let address: (host: String, port: Int)
-    let output: String
-    let codec: CodecType?
-    let decoder: CodecBackend
-    let frameLimit: Int?
-    var frameRate: (numerator: Int, denominator: Int)? = nil
-    var idleTimeout = 10.0
-    do {
-        let parsed = try Arguments(
-            arguments, valueOptions: ["o", "output", "codec", "decoder", "frames", "fps", "timeout"], flagOptions: [])
-        guard parsed.positional.count == 1, let url = parseTCPURL(parsed.positional[0]) else {
-            throw Arguments.UsageError(description: "receive needs one tcp://HOST:PORT address")
-        }
-        guard let path = parsed.value("o") ?? parsed.value("output") else {
-            throw Arguments.UsageError(description: "receive needs -o OUT.y4m")
-        }
-        address = url
-        output = path
-        codec = try parsed.inputCodec()
-        decoder = try DecoderOptions.choice(parsed)
-        frameLimit = try parsed.integer("frames", in: 1...Int.max)
-        frameRate = try parseFrameRateOption(parsed)
-        if let text = parsed.value("timeout") {
-            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
-                throw Arguments.UsageError(description: "--timeout \(text): expected seconds from 0.001 to 86400")
+/// `codecs stream receive tcp://HOST:PORT`: Annex-B over TCP from `serve`
+/// (or `ffmpeg … -f h264 tcp://HOST:PORT?listen`), decoded to Y4M.
+enum TCPReceive {
+    static let valueOptions: Set<String> = ["codec", "decoder", "frames", "fps", "timeout"]
+
+    static func run(_ request: StreamReceiveRequest) -> Int32 {
+        let parsed = request.arguments
+        let address: (host: String, port: Int)
+        let codec: CodecType?
+        let decoder: CodecBackend
+        let frameLimit: Int?
+        let frameRate: (numerator: Int, denominator: Int)?
+        var idleTimeout = 10.0
+        do {
+            guard let url = parseTCPURL(request.url) else {
+                throw Arguments.UsageError(description: "receive needs one tcp://HOST:PORT address")
             }
-            idleTimeout = seconds
+            address = url
+            codec = try parsed.inputCodec()
+            decoder = try DecoderOptions.choice(parsed)
+            frameLimit = try parsed.integer("frames", in: 1...Int.max)
+            frameRate = try receiveFrameRate(parsed)
+            idleTimeout = try receiveTimeout(parsed) ?? idleTimeout
+        } catch {
+            printError("codecs stream receive: \(error)")
+            return 2
         }
-    } catch {
-        printError("codecs stream receive: \(error)")
-        return 2
+        var pipeline = DecodePipeline(
+            codec: codec,
+            settings: DecoderSettings(
+                decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420), keepsFirstPictureSize: true),
+            sink: ReceivedFrameFile(output: request.output, frameLimit: frameLimit, frameRate: frameRate))
+        do throws(MediaError) {
+            try receive(from: address.host, port: address.port, idleTimeout: idleTimeout, through: &pipeline)
+            return 0
+        } catch {
+            printError("codecs stream receive: \(error.message)")
+            return 1
+        }
     }
-    var pipeline = DecodePipeline(
-        codec: codec,
-        settings: DecoderSettings(
-            decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420), keepsFirstPictureSize: true),
-        sink: ReceivedFrameFile(output: output, frameLimit: frameLimit, frameRate: frameRate))
-    do throws(MediaError) {
-        try receive(from: address.host, port: address.port, idleTimeout: idleTimeout, through: &pipeline)
-        return 0
-    } catch {
-        printError("codecs stream receive: \(error.message)")
-        return 1
+
+    /// Reads Annex-B from the TCP server at `host:port` into `pipeline` until
+    /// the server closes the connection or the frame limit is reached.
+    private static func receive(
+        from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
+    ) throws(MediaError) {
+        let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
+        connection.idleTimeout = idleTimeout
+        while !pipeline.sink.isSatisfied, StopSignal.requested == nil {
+            let chunk = try connection.read(upTo: 65536)
+            if chunk.isEmpty { break }
+            try pipeline.append(chunk)
+        }
+        connection.close()
+        try pipeline.finish()
+        let sink = pipeline.sink
+        try sink.close()
+        var summary = "received \(sink.accessUnits) access units, wrote \(sink.framesWritten) frames to \(sink.output)"
+        if sink.droppedNALUnits > 0 {
+            summary += "; dropped \(sink.droppedNALUnits) NAL units that came before the first keyframe"
+        }
+        if let session = pipeline.session {
+            summary += "; decoder \(session.backendDescription)"
+            for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
+        }
+        printError("codecs stream receive: " + summary)
+        if sink.framesWritten == 0 {
+            throw .invalidData("the stream from \(host):\(port) held no decodable frame")
+        }
     }
 }
 
-/// Reads Annex-B from the TCP server at `host:port` into `pipeline` until
-/// the server closes the connection or the frame limit is reached.
-private func receive(
-    from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
-) throws(MediaError) {
-    let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
-    connection.idleTimeout = idleTimeout
-    while !pipeline.sink.isSatisfied, StopSignal.requested == nil {
-        let chunk = try connection.read(upTo: 65536)
-        if chunk.isEmpty { break }
-        try pipeline.append(chunk)
+/// `--fps RATE` of `codecs stream receive`, or nil.
+func receiveFrameRate(_ parsed: Arguments) throws(Arguments.UsageError) -> (numerator: Int, denominator: Int)? {
+    guard let text = parsed.value("fps") else { return nil }
+    let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+    guard (1...2).contains(parts.count), let numerator = Int(parts[0]),
+        let denominator = parts.count == 2 ? Int(parts[1]) : 1, (1...1_000_000).contains(numerator),
+        (1...1_000_000).contains(denominator)
+    else {
+        throw Arguments.UsageError(description: "--fps \(text): expected a rate such as 30 or 30000/1001")
     }
-    connection.close()
-    try pipeline.finish()
-    let sink = pipeline.sink
-    try sink.close()
-    var summary = "received \(sink.accessUnits) access units, wrote \(sink.framesWritten) frames to \(sink.output)"
-    if sink.droppedNALUnits > 0 {
-        summary += "; dropped \(sink.droppedNALUnits) NAL units that came before the first keyframe"
+    return (numerator, denominator)
+}
+
+/// `--timeout SECONDS` of `codecs stream send`/`receive`, or nil.
+func receiveTimeout(_ parsed: Arguments) throws(Arguments.UsageError) -> Double? {
+    guard let text = parsed.value("timeout") else { return nil }
+    guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
+        throw Arguments.UsageError(description: "--timeout \(text): expected seconds from 0.001 to 86400")
     }
-    if let session = pipeline.session {
-        summary += "; decoder \(session.backendDescription)"
-        for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
-    }
-    printError("codecs stream receive: " + summary)
-    if sink.framesWritten == 0 {
-        throw .invalidData("the stream from \(host):\(port) held no decodable frame")
-    }
+    return seconds
 }
 
 /// The Y4M file `codecs stream receive` writes: one picture size (frames
@@ -333,17 +463,4 @@ struct ReceivedFrameFile: DecodedFrameSink {
     func close() throws(MediaError) {
         try writer?.close()
     }
-}
-
-/// `--fps RATE` (30 or 30000/1001), or nil when absent.
-func parseFrameRateOption(_ parsed: Arguments) throws -> (numerator: Int, denominator: Int)? {
-    guard let text = parsed.value("fps") else { return nil }
-    let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-    guard (1...2).contains(parts.count), let numerator = Int(parts[0]),
-        let denominator = parts.count == 2 ? Int(parts[1]) : 1, (1...1_000_000).contains(numerator),
-        (1...1_000_000).contains(denominator)
-    else {
-        throw Arguments.UsageError(description: "--fps \(text): expected a rate such as 30 or 30000/1001")
-    }
-    return (numerator, denominator)
 }

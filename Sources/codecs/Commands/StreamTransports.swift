@@ -1,0 +1,410 @@
+import DecodeSession
+import EncodeSession
+import FormatConv
+import MediaCore
+import MediaIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The options `send` and `receive` share over MediaIO's transports.
+private enum TransportOptions {
+    /// libavformat writes to sockets without `MSG_NOSIGNAL`: a peer that
+    /// went away would end the process with `SIGPIPE` instead of giving
+    /// `EPIPE`, which is reported (and retried with `--reconnect`). FFmpeg's
+    /// own tool ignores the signal for the same reason.
+    static func ignoreBrokenPipeSignal() {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }
+
+    static let valueOptions: Set<String> = ["timeout", "reconnect", "rtsp-transport"]
+    static let flagOptions: Set<String> = ["listen"]
+
+    /// `--timeout` (connect and each read/write, default 10 s), `--listen`,
+    /// `--rtsp-transport tcp|udp`, `--hls-time`, `--hls-list-size`.
+    static func streamOptions(_ parsed: Arguments) throws(Arguments.UsageError) -> StreamOptions {
+        let timeout = try receiveTimeout(parsed) ?? 10
+        var options = StreamOptions(openTimeout: timeout, ioTimeout: timeout, listen: parsed.flag("listen"))
+        options.rtspTransport =
+            StreamOptions.RTSPTransport(rawValue: try parsed.choice("rtsp-transport", ["tcp", "udp"], default: "tcp"))!
+        if let text = parsed.value("hls-time") {
+            guard let seconds = Double(text), seconds >= 0.1, seconds <= 60 else {
+                throw .init(description: "--hls-time \(text): expected seconds from 0.1 to 60")
+            }
+            options.hlsSegmentDuration = seconds
+        }
+        options.hlsListSize = try parsed.integer("hls-list-size", in: 0...100_000, default: 0)!
+        return options
+    }
+
+    /// `--reconnect N`: how many times a failed connection is retried.
+    static func reconnectLimit(_ parsed: Arguments) throws(Arguments.UsageError) -> Int {
+        try parsed.integer("reconnect", in: 0...100, default: 0)!
+    }
+}
+
+/// Retries after a refused, broken or silent connection: at most `limit`
+/// times, waiting 0.5 s, 1 s, 2 s, … (at most 8 s) before each, and saying
+/// so on standard error.
+private struct Reconnector {
+    let limit: Int
+    let label: String
+    private(set) var attempts = 0
+
+    init(limit: Int, label: String) {
+        self.limit = limit
+        self.label = label
+    }
+
+    /// Whether `error` may be retried; if so, waits the back-off first.
+    mutating func shouldRetry(after error: MediaError) -> Bool {
+        guard error.code == .connectionFailed || error.code == .timedOut, attempts < limit,
+            StopSignal.requested == nil
+        else { return false }
+        attempts += 1
+        let wait = min(0.5 * Double(1 << (attempts - 1)), 8)
+        printError("\(label): \(error.message); reconnecting in \(wait) s (attempt \(attempts) of \(limit))")
+        sleep(until: monotonicSeconds() + wait)
+        return true
+    }
+}
+
+// MARK: - send
+
+/// `codecs stream send -i IN URL` over SRT, RTSP, RTMP, MPEG-TS/UDP or HLS.
+enum TransportSend {
+    static let valueOptions = TransportOptions.valueOptions.union(EncodeOptions.valueOptions).union([
+        "frames", "hls-time", "hls-list-size",
+    ])
+    static let flagOptions = TransportOptions.flagOptions.union(EncodeOptions.flagOptions).union(["no-pace"])
+    static let label = "codecs stream send"
+
+    static func run(_ request: StreamSendRequest) -> Int32 {
+        TransportOptions.ignoreBrokenPipeSignal()
+        let parsed = request.arguments
+        let options: StreamOptions
+        let reconnect: Int
+        let encode: EncodeOptions?
+        let frameLimit: Int?
+        do {
+            options = try TransportOptions.streamOptions(parsed)
+            reconnect = try TransportOptions.reconnectLimit(parsed)
+            frameLimit = try parsed.integer("frames", in: 1...Int.max)
+            if request.inputKind == .y4m {
+                encode = try EncodeOptions(parsed)
+                if let transport = StreamTransport(url: request.url), !transport.codecs.contains(encode!.codec) {
+                    throw Arguments.UsageError(
+                        description: "\(request.url): \(transport) carries H.264 only here, not HEVC (Debian 12's "
+                            + "FFmpeg 5.1 writes no HEVC into FLV); publish HEVC over SRT, RTSP or MPEG-TS over UDP")
+                }
+            } else {
+                let given = EncodeOptions.valueOptions.union(EncodeOptions.flagOptions).filter {
+                    parsed.value($0) != nil || parsed.flag($0)
+                }
+                if let option = given.sorted().first {
+                    throw Arguments.UsageError(
+                        description: "--\(option) applies to .y4m input; \(request.input) is sent as it is")
+                }
+                encode = nil
+            }
+        } catch {
+            printError("\(label): \(error)")
+            return 2
+        }
+        var sender = Sender(
+            url: request.url, options: options, reconnector: Reconnector(limit: reconnect, label: label),
+            pace: !parsed.flag("no-pace"))
+        do throws(MediaError) {
+            if let encode {
+                try sender.sendEncoding(y4m: request.input, options: encode, frameLimit: frameLimit)
+            } else {
+                try sender.sendFile(request.input, kind: request.inputKind, frameLimit: frameLimit)
+            }
+            try sender.finish()
+            return 0
+        } catch {
+            printError("\(label): \(error.message)")
+            return 1
+        }
+    }
+
+    /// Publishes samples, paced by their decode times, through a
+    /// ``StreamPublisher`` that is opened again after a failure when
+    /// `--reconnect` allows.
+    private struct Sender {
+        let url: String
+        let options: StreamOptions
+        var reconnector: Reconnector
+        let pace: Bool
+        var publisher: StreamPublisher?
+        var sent = 0
+        var skippedAtStart = 0
+        var skippedAfterReconnect = 0
+        var sentKeyframe = false
+        /// Set after a reconnection: the encoder makes the next frame a keyframe.
+        var wantsKeyframe = false
+        private var clockStart: (wall: Double, media: MediaTime)?
+
+        init(url: String, options: StreamOptions, reconnector: Reconnector, pace: Bool) {
+            self.url = url
+            self.options = options
+            self.reconnector = reconnector
+            self.pace = pace
+        }
+
+        mutating func sendEncoding(y4m path: String, options encode: EncodeOptions, frameLimit: Int?)
+            throws(MediaError)
+        {
+            let reader = try Y4MReader(path: path)
+            let header = reader.header
+            var properties = encode.properties
+            let frameDuration =
+                header.frameDuration.isValid ? header.frameDuration : MediaTime(value: 1, timescale: 30)
+            let framesPerSecond = Double(frameDuration.timescale) / Double(frameDuration.value)
+            properties.expectedFrameRate = framesPerSecond
+            if properties.maxKeyFrameInterval == nil && properties.maxKeyFrameIntervalDuration == nil {
+                // A keyframe every second: late joiners and HLS segments start soon.
+                properties.maxKeyFrameInterval = max(1, Int(framesPerSecond.rounded()))
+            }
+            let encoder = try CompressionSession(
+                width: header.width, height: header.height, codec: encode.codec, encoder: encode.encoder,
+                properties: properties)
+            defer { encoder.invalidate() }
+            printError(
+                "\(label): \(encode.codec.displayName) \(header.width)x\(header.height) from \(path) with "
+                    + "\(encoder.backendDescription) to \(url)")
+            var frames = 0
+            while frameLimit.map({ frames < $0 }) ?? true, StopSignal.requested == nil,
+                let frame = try reader.readFrame()
+            {
+                let force = wantsKeyframe
+                wantsKeyframe = false
+                let samples = try encoder.encode(
+                    frame, pts: frameDuration * Int64(frames), duration: frameDuration,
+                    options: FrameOptions(forceKeyFrame: force))
+                for sample in samples { try send(sample) }
+                frames += 1
+            }
+            for sample in try encoder.finish() { try send(sample) }
+            if !encoder.droppedFrames.isEmpty {
+                throw .backendFailure("the encoder dropped \(encoder.droppedFrames.count) frames")
+            }
+        }
+
+        mutating func sendFile(_ path: String, kind: MediaFileKind, frameLimit: Int?) throws(MediaError) {
+            var samples: [CompressedSample] = []
+            if kind.container != nil {
+                let reader = try MovieReader(path: path)
+                while frameLimit.map({ samples.count < $0 }) ?? true, let sample = try reader.nextSample() {
+                    samples.append(sample)
+                }
+            } else {
+                let stream = try Self.readAnnexB(path, codec: kind.annexBCodec)
+                // Access units before the first keyframe that the assembler
+                // already left out count as skipped.
+                skippedAtStart = stream.skipped
+                samples = frameLimit.map { Array(stream.samples.prefix($0)) } ?? stream.samples
+            }
+            guard let first = samples.first else {
+                throw .invalidData("\(path): no access unit could be read (is it an H.264/HEVC stream?)")
+            }
+            printError(
+                "\(label): \(first.formatDescription.codec.displayName) "
+                    + "\(first.formatDescription.width)x\(first.formatDescription.height) from \(path) "
+                    + "(\(samples.count) access units, sent as they are) to \(url)")
+            for sample in samples where StopSignal.requested == nil { try send(sample) }
+        }
+
+        /// Annex-B access units with presentation times from their picture
+        /// order (30 fps unless the stream's VUI says otherwise), and how many
+        /// access units the assembler left out before the first keyframe.
+        private static func readAnnexB(_ path: String, codec: CodecType?) throws(MediaError) -> (
+            samples: [CompressedSample], skipped: Int
+        ) {
+            let bytes = try FileByteSource(path: path).readAll()
+            var reader = AccessUnitReader(codec: codec)
+            var samples: [CompressedSample] = []
+            var skipped = 0
+            for output in try reader.append(bytes) + reader.finish() {
+                switch output {
+                case .sample(let sample): samples.append(sample)
+                case .dropped where samples.isEmpty: skipped += 1
+                case .dropped(let reason, let count):
+                    printError("\(label): \(path): left out \(count) NAL units: \(reason)")
+                }
+            }
+            let frame =
+                samples.first.map { $0.duration.isValid ? $0.duration : MediaTime(value: 1, timescale: 30) }
+                ?? MediaTime(value: 1, timescale: 30)
+            return (try PresentationTimes.assign(to: samples, frameDuration: frame), skipped)
+        }
+
+        private mutating func send(_ sample: CompressedSample) throws(MediaError) {
+            if !sentKeyframe {
+                guard sample.isKeyframe else {
+                    skippedAtStart += 1
+                    return
+                }
+                sentKeyframe = true
+                if skippedAtStart > 0 {
+                    printError(
+                        "\(label): the input starts mid-GOP: skipped \(skippedAtStart) access units to the first "
+                            + "keyframe (pts \(sample.pts))")
+                }
+            }
+            if pace { wait(for: sample) }
+            while true {
+                do throws(MediaError) {
+                    if publisher == nil { publisher = try StreamPublisher(url: url, options: options) }
+                    let skippedBefore = publisher!.skippedBeforeFirstKeyframe
+                    try publisher!.append(sample)
+                    if publisher!.skippedBeforeFirstKeyframe > skippedBefore {
+                        skippedAfterReconnect += 1
+                    } else {
+                        sent += 1
+                    }
+                    return
+                } catch {
+                    publisher = nil
+                    guard reconnector.shouldRetry(after: error) else { throw error }
+                    // A new connection starts at a keyframe: ask the encoder for one.
+                    wantsKeyframe = true
+                }
+            }
+        }
+
+        /// Sleeps until the sample's decode time, counted from the first sample sent.
+        private mutating func wait(for sample: CompressedSample) {
+            let time = sample.dts.isValid ? sample.dts : sample.pts
+            guard time.isValid else { return }
+            guard let start = clockStart else {
+                clockStart = (monotonicSeconds(), time)
+                return
+            }
+            let offset = (time - start.media).seconds
+            if offset > 0 { sleep(until: start.wall + offset) }
+        }
+
+        mutating func finish() throws(MediaError) {
+            guard let publisher else {
+                throw .invalidData("nothing was sent to \(url): the input holds no keyframe")
+            }
+            try publisher.finish()
+            var summary = "\(label): sent \(sent) access units to \(url)"
+            if skippedAfterReconnect > 0 {
+                summary += "; \(skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"
+            }
+            if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
+            printError(summary)
+        }
+    }
+}
+
+// MARK: - receive
+
+/// `codecs stream receive URL -o OUT` over SRT, RTSP, RTMP, MPEG-TS/UDP or
+/// HLS: OUT.y4m gets decoded frames, an Annex-B or container file the
+/// access units as they arrived.
+enum TransportReceive {
+    static let valueOptions = TransportOptions.valueOptions.union(["decoder", "frames", "fps"])
+    static let flagOptions = TransportOptions.flagOptions
+    static let label = "codecs stream receive"
+
+    static func run(_ request: StreamReceiveRequest) -> Int32 {
+        TransportOptions.ignoreBrokenPipeSignal()
+        let parsed = request.arguments
+        let options: StreamOptions
+        let reconnect: Int
+        let frameLimit: Int?
+        let outputKind: MediaFileKind
+        var pipeline: DecodePipeline<ReceivedFrameFile>? = nil
+        do {
+            options = try TransportOptions.streamOptions(parsed)
+            reconnect = try TransportOptions.reconnectLimit(parsed)
+            frameLimit = try parsed.integer("frames", in: 1...Int.max)
+            guard let kind = MediaFileKind(path: request.output, standardStream: nil) else {
+                throw Arguments.UsageError(
+                    description: "\(request.output): the extension names no output kind; use .y4m (decoded), "
+                        + MediaFileKind.annexBExtensions.joined(separator: ", ") + " or "
+                        + MediaFileKind.containerExtensions.joined(separator: ", ") + " (as received)")
+            }
+            outputKind = kind
+            if kind == .y4m {
+                pipeline = DecodePipeline(
+                    codec: nil,
+                    settings: DecoderSettings(
+                        decoder: try DecoderOptions.choice(parsed), output: DecoderOutputAttributes(pixelFormat: .i420),
+                        keepsFirstPictureSize: true),
+                    sink: ReceivedFrameFile(
+                        output: request.output, frameLimit: frameLimit, frameRate: try receiveFrameRate(parsed)))
+            } else if parsed.value("decoder") != nil || parsed.value("fps") != nil {
+                throw Arguments.UsageError(description: "--decoder and --fps apply to .y4m output")
+            }
+        } catch {
+            printError("\(label): \(error)")
+            return 2
+        }
+        var reconnector = Reconnector(limit: reconnect, label: label)
+        var sink: SampleSink? = nil
+        var received = 0
+        do throws(MediaError) {
+            connections: while StopSignal.requested == nil {
+                let player: StreamPlayer
+                do throws(MediaError) {
+                    player = try StreamPlayer(url: request.url, options: options)
+                } catch {
+                    if reconnector.shouldRetry(after: error) { continue connections }
+                    throw error
+                }
+                if player.skippedBeforeKeyframe > 0 {
+                    printError(
+                        "\(label): joined mid-stream: skipped \(player.skippedBeforeKeyframe) access units to the "
+                            + "first keyframe")
+                }
+                while StopSignal.requested == nil {
+                    if let frameLimit, pipeline == nil, received >= frameLimit { break connections }
+                    if let pipeline, pipeline.sink.isSatisfied { break connections }
+                    let next: CompressedSample?
+                    do throws(MediaError) {
+                        next = try player.nextSample()
+                    } catch {
+                        if reconnector.shouldRetry(after: error) { continue connections }
+                        throw error
+                    }
+                    guard let sample = next else {
+                        if let note = player.endNote { printError("\(label): \(request.url): \(note)") }
+                        break connections
+                    }
+                    received += 1
+                    if pipeline != nil {
+                        try pipeline!.decode(sample)
+                    } else {
+                        if sink == nil { sink = try SampleSink(path: request.output, kind: outputKind) }
+                        try sink!.write(sample)
+                    }
+                }
+            }
+            var summary = "\(label): received \(received) access units from \(request.url)"
+            if var pipeline {
+                try pipeline.finish()
+                try pipeline.sink.close()
+                summary += ", wrote \(pipeline.sink.framesWritten) frames to \(request.output)"
+                if let session = pipeline.session {
+                    summary += "; decoder \(session.backendDescription)"
+                    for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
+                }
+            } else if let sink {
+                try sink.finish()
+                summary += ", wrote them to \(request.output)"
+            }
+            if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
+            printError(summary)
+            if received == 0 { throw .invalidData("\(request.url): the stream held no access unit") }
+            return 0
+        } catch {
+            printError("\(label): \(error.message)")
+            return 1
+        }
+    }
+}
