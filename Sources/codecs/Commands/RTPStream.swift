@@ -215,29 +215,16 @@ private struct RTPSender {
         switch kind {
         case .y4m:
             let reader = try Y4MReader(path: input)
-            let header = reader.header
-            let rate = header.frameRate
-            guard rate.numerator > 0, rate.denominator > 0 else {
-                throw .invalidData("\(input): frame rate \(rate.numerator):\(rate.denominator) is not positive")
-            }
-            let framesPerSecond = Double(rate.numerator) / Double(rate.denominator)
-            var properties = options.properties
-            properties.expectedFrameRate = properties.expectedFrameRate ?? framesPerSecond
-            if properties.maxKeyFrameInterval == nil && properties.maxKeyFrameIntervalDuration == nil {
-                properties.maxKeyFrameInterval = max(1, Int((2 * framesPerSecond).rounded()))
-            }
-            let encoder = try CompressionSession(
-                width: header.width, height: header.height, codec: options.codec, encoder: options.encoder,
-                properties: properties)
+            let live = try LiveEncoder(header: reader.header, input: input, options: options)
+            let encoder = live.session
+            let properties = encoder.properties
             if adaptiveBitRate, let rate = properties.averageBitRate {
                 rateController = LossBasedRateController(initial: rate, minimum: max(1_000, rate / 10), maximum: rate)
             }
             codec = options.codec
             formatDescription = encoder.formatDescription
             source = .encoder(
-                encoder, reader,
-                frameDuration: MediaTime(value: Int64(rate.denominator), timescale: Int32(clamping: rate.numerator)),
-                framesPerSecond: framesPerSecond)
+                encoder, reader, frameDuration: live.frameDuration, framesPerSecond: live.framesPerSecond)
         case .annexB(let fileCodec):
             if adaptiveBitRate { throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode") }
             let bytes: [UInt8]

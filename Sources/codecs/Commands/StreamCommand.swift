@@ -248,21 +248,10 @@ private func serve(
 ) throws(MediaError) {
     var reader = try Y4MReader(path: input)
     let header = reader.header
-    let rate = header.frameRate
-    guard rate.numerator > 0, rate.denominator > 0 else {
-        throw .invalidData("\(input): frame rate \(rate.numerator):\(rate.denominator) is not positive")
-    }
-    // One frame lasts denominator/numerator seconds (Y4M's F tag).
-    let frameDuration = MediaTime(value: Int64(rate.denominator), timescale: Int32(clamping: rate.numerator))
-    let framesPerSecond = Double(rate.numerator) / Double(rate.denominator)
-    var properties = options.properties
-    properties.expectedFrameRate = properties.expectedFrameRate ?? framesPerSecond
-    if properties.maxKeyFrameInterval == nil && properties.maxKeyFrameIntervalDuration == nil {
-        properties.maxKeyFrameInterval = max(1, Int((2 * framesPerSecond).rounded()))
-    }
-    let encoder = try CompressionSession(
-        width: header.width, height: header.height, codec: options.codec, encoder: options.encoder,
-        properties: properties)
+    let live = try LiveEncoder(header: header, input: input, options: options)
+    let encoder = live.session
+    let frameDuration = live.frameDuration
+    let framesPerSecond = live.framesPerSecond
     defer { encoder.invalidate() }
     var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
 
