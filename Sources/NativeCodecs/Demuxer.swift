@@ -169,6 +169,13 @@ package final class Demuxer {
         selectedStream = index
     }
 
+    /// Moves to the keyframe at or before `ticks` (in the selected track's
+    /// time base) with `av_seek_frame(AVSEEK_FLAG_BACKWARD)`.
+    package func seek(toTicks ticks: Int64) throws(MediaError) {
+        let stream = Int32(selectedStream ?? -1)
+        try Libav.check(av_seek_frame(context, stream, ticks, AVSEEK_FLAG_BACKWARD), while: "seeking")
+    }
+
     /// The next packet of the selected track (of any track before
     /// ``select(stream:)``), or nil at the end of the file.
     package func readPacket() throws(MediaError) -> DemuxedPacket? {

@@ -213,6 +213,23 @@ public final class MovieReader {
         return sample
     }
 
+    /// Moves to the keyframe at or before `time` (the track's presentation
+    /// time, as samples carry it): the next ``nextSample()`` is that keyframe.
+    /// A decoder given the samples from there decodes the pictures up to
+    /// `time` as pre-roll; the caller leaves out those presented before it
+    /// (`codecs decode --start` does). MP4/MOV, Matroska and MPEG-TS files.
+    ///
+    /// - Throws: `.unsupported` for a live stream; libavformat's seek errors.
+    public func seek(to time: MediaTime) throws(MediaError) {
+        guard !isLive else { throw .unsupported("seeking: \(path) is a live stream") }
+        let ticks = time.converted(toTimescale: timescale).value / max(1, timeBaseNumerator)
+        try demuxer.seek(toTicks: ticks)
+        reachedEnd = false
+        lastDuration = .invalid
+        lastDecodeTime = nil
+        pending = try readSample()
+    }
+
     /// Every remaining sample, in decode order.
     public func readAllSamples() throws(MediaError) -> [CompressedSample] {
         var samples: [CompressedSample] = []

@@ -5,7 +5,7 @@ import MediaIO
 
 private let decodeUsage = """
     usage: codecs decode -i IN -o OUT [--decoder auto|software|vaapi|nvdec] [--threads N]
-                         [--pixel-format FORMAT] [--codec h264|hevc]
+                         [--pixel-format FORMAT] [--codec h264|hevc] [--start T] [--duration D]
 
       -i IN            Annex-B H.264 (.h264 .264) or HEVC (.hevc .265) stream; - reads standard input
       -o OUT           .y4m raw video in the stream's own format (C420jpeg, C422p10, C444p12, Cmono …);
@@ -18,6 +18,9 @@ private let decodeUsage = """
                        own): i420 nv12 bgra i010 p010 i422 i444 gray i210 i410 gray10 i012 i212 i412
                        gray12, or FFmpeg's name for one of them (yuv422p10le, gray12le …)
       --codec          the stream's codec when the file name does not tell (default: from the first NAL unit)
+      --start T        (containers) begin with the picture presented at T seconds: the file is read from
+                       the keyframe before it and the pictures before T are decoded but not written
+      --duration D     write the pictures presented from the start to start + D seconds
 
     A stream whose picture size changes is written one file per size: frames of the
     first size go to OUT, frames of each later size to OUT-<W>x<H> with OUT's extension
@@ -35,9 +38,13 @@ func runDecode(_ arguments: [String]) -> Int32 {
     let options: Arguments
     let settings: DecoderSettings
     var codec: CodecType? = nil
+    var start: Double? = nil
+    var duration: Double? = nil
     do {
         options = try Arguments(
-            arguments, valueOptions: ["i", "o", "decoder", "threads", "pixel-format", "codec"], flagOptions: [])
+            arguments,
+            valueOptions: ["i", "o", "decoder", "threads", "pixel-format", "codec", "start", "duration"],
+            flagOptions: [])
         var pixelFormat: PixelFormat? = nil
         if let name = options.value("pixel-format") {
             guard let format = PixelFormat(rawValue: name) ?? PixelFormat(ffmpegName: name) else {
@@ -53,6 +60,14 @@ func runDecode(_ arguments: [String]) -> Int32 {
             decoder: try DecoderOptions.choice(options), output: DecoderOutputAttributes(pixelFormat: pixelFormat),
             threadCount: try options.integer("threads", in: 0...64))
         codec = try options.inputCodec()
+        for name in ["start", "duration"] {
+            if let text = options.value(name) {
+                guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 1e7 else {
+                    throw Arguments.UsageError(description: "--\(name) \(text): expected seconds ≥ 0")
+                }
+                if name == "start" { start = seconds } else { duration = seconds }
+            }
+        }
     } catch {
         printError("codecs decode: \(error)\n\n\(decodeUsage)")
         return 2
@@ -68,14 +83,20 @@ func runDecode(_ arguments: [String]) -> Int32 {
         return 1
     }
     let inputKind = MediaFileKind(path: inputPath)
-    let output = DecodedFrameFiles(
+    if (start != nil || duration != nil) && inputKind?.container == nil {
+        printError("codecs decode: --start and --duration need a container input (.mp4, .mov, .mkv, .ts)")
+        return 2
+    }
+    var output = DecodedFrameFiles(
         outputPath: outputPath, packedPlanes: MediaFileKind(path: outputPath, standardStream: .y4m) != .y4m)
+    if start != nil || duration != nil { output.window = (start ?? 0, duration.map { (start ?? 0) + $0 }) }
     var pipeline = DecodePipeline(codec: codec ?? inputKind?.annexBCodec, settings: settings, sink: output)
     do throws(MediaError) {
         let named: (codec: CodecType, by: String)? =
             codec.map { ($0, "--codec \($0.rawValue)") }
             ?? inputKind?.annexBCodec.map { ($0, "the name \(inputPath)") }
-        try decode(inputPath, container: inputKind?.container, named: named, through: &pipeline)
+        try decode(
+            inputPath, container: inputKind?.container, named: named, start: start, through: &pipeline)
         try pipeline.sink.close()
         if standardErrorIsTerminal { pipeline.sink.progress.end() }
         guard pipeline.session != nil else {
@@ -101,12 +122,15 @@ func runDecode(_ arguments: [String]) -> Int32 {
 /// ``MovieReader``, with the container's timestamps), or Annex-B bytes from
 /// a file or standard input.
 private func decode(
-    _ path: String, container: ContainerFormat?, named: (codec: CodecType, by: String)?,
+    _ path: String, container: ContainerFormat?, named: (codec: CodecType, by: String)?, start: Double?,
     through pipeline: inout DecodePipeline<DecodedFrameFiles>
 ) throws(MediaError) {
     if container != nil {
         let reader = try MovieReader(path: path)
-        while StopSignal.requested == nil, let sample = try reader.nextSample() { try pipeline.decode(sample) }
+        if let start { try reader.seek(to: MediaTime(seconds: start, timescale: 90_000)) }
+        while StopSignal.requested == nil, !pipeline.sink.isSatisfied, let sample = try reader.nextSample() {
+            try pipeline.decode(sample)
+        }
     } else {
         let input = try FileByteSource(path: path)
         var first = true
@@ -186,8 +210,23 @@ private struct DecodedFrameFiles: DecodedFrameSink {
         if format == nil { format = description }
     }
 
+    /// Pictures presented in [start, end) seconds are written (`--start`,
+    /// `--duration`); the ones before are pre-roll, and the first one at or
+    /// after the end satisfies the sink (presentation order: nothing earlier
+    /// can follow).
+    var window: (start: Double, end: Double?)? = nil
+    private(set) var isSatisfied = false
+
     mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
-        for frame in frames {
+        for frame in frames where !isSatisfied {
+            if let window {
+                let seconds = frame.pts.seconds
+                if let end = window.end, seconds >= end - 1e-9 {
+                    isSatisfied = true
+                    break
+                }
+                if seconds < window.start - 1e-9 { continue }
+            }
             let buffer = frame.pixelBuffer
             let size = PictureSize(width: buffer.width, height: buffer.height)
             let path = try path(for: size)
