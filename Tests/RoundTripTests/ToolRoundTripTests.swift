@@ -135,3 +135,28 @@ func vaapiEncoderAvailable() -> Bool {
     #expect(report.contains("(frames 40)"), "\(report)")
     #expect(report.contains("result: FAIL"), "\(report)")
 }
+
+/// The demo's latency ledger: over RTP every stage from the encoder's input
+/// to the decoded picture has a row (p50, p95), each a time ≥ 0, and the
+/// stages' p50s add up to no more than the end-to-end p95 plus rounding.
+@Test func demoReportsLatencyPerStage() throws {
+    let result = try runProcess(
+        TestPaths.codecsExecutable.path, ["demo", "--frames", "45", "--size", "320x240", "--no-pace"])
+    let report = String(decoding: result.stdout, as: UTF8.self)
+    #expect(result.status == 0, "\(report)")
+    let stages = [
+        "encode in → encode out", "encode out → sent", "sent → received", "received → assembled",
+        "assembled → decoded",
+    ]
+    var p50s: [Double] = []
+    for stage in stages {
+        let value = try #require(reportValue(report, stage), "no row for \(stage): \(report)")
+        let match = try #require(value.firstMatch(of: /p50 ([0-9.]+) ms, p95 ([0-9.]+) ms/), "\(value)")
+        let (p50, p95) = (Double(match.1)!, Double(match.2)!)
+        #expect(p50 >= 0 && p95 >= p50, "\(stage): \(value)")
+        p50s.append(p50)
+    }
+    let total = try #require(
+        reportValue(report, "latency p50 / p95 / max")?.firstMatch(of: /[0-9.]+ ms \/ ([0-9.]+) ms/))
+    #expect(p50s.reduce(0, +) <= Double(total.1)! + 0.5, "\(p50s) vs end to end \(total.1)")
+}

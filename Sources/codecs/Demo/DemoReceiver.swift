@@ -172,6 +172,15 @@ struct DemoFrameCheck: DecodedFrameSink {
             unitsByPTS[sample.pts] = unit
             return true
         }
+        defer {
+            let assembledAt = monotonicSeconds()
+            if let unit = unitsByPTS[sample.pts] {
+                exchange.state.withLock {
+                    $0.ledger.record(
+                        .assembled, unit: MediaTime(value: Int64(unit.frameIndex), timescale: 1), at: assembledAt)
+                }
+            }
+        }
         let index = result.accessUnitsReceived
         result.accessUnitsReceived += 1
         guard let unit = exchange.state.withLock({ $0.wire.count > index ? $0.wire[index] : nil }) else {
@@ -211,6 +220,9 @@ struct DemoFrameCheck: DecodedFrameSink {
                 (state.submitted[unit.frameIndex], state.sources.removeValue(forKey: unit.frameIndex))
             }
             if let submitted { result.latencies.append(now - submitted) }
+            exchange.state.withLock {
+                $0.ledger.record(.decoded, unit: MediaTime(value: Int64(unit.frameIndex), timescale: 1), at: now)
+            }
             result.decodedFrameIndexes.append(unit.frameIndex)
             if let source {
                 result.psnrY.append(PictureQuality.psnr(frame.pixelBuffer, source).y)
@@ -272,6 +284,11 @@ struct DemoRTPReceiver {
                 case .sample(var sample):
                     let origin = MediaTime(value: firstTimestamp ?? 0, timescale: 90_000)
                     sample.pts = sample.pts + origin
+                    let frame = Int64(sample.pts.converted(toTimescale: Int32(options.frameRate)).value)
+                    let assembledAt = monotonicSeconds()
+                    exchange.state.withLock {
+                        $0.ledger.record(.assembled, unit: MediaTime(value: frame, timescale: 1), at: assembledAt)
+                    }
                     try pipeline.decode(sample)
                 case .loss(let event):
                     try pipeline.reportLoss("\(event.count) RTP packet(s) lost")
@@ -294,7 +311,17 @@ struct DemoRTPReceiver {
                 pipeline.sink.result.reads += 1
                 pipeline.sink.result.bytesReceived += count
                 pipeline.sink.result.smallestRead = min(pipeline.sink.result.smallestRead, count)
-                jitter.insert(Array(buffer[..<count]), arrival: ContinuousClock.now)
+                let packet = Array(buffer[..<count])
+                jitter.insert(packet, arrival: ContinuousClock.now)
+                // Measurement: when each frame's last packet (the marker)
+                // arrived; the demo's RTP clock is 0 at frame 0.
+                if let (header, _) = try? RTPHeader.parse(packet), header.marker {
+                    let frame = Int64(header.timestamp) * Int64(options.frameRate) / 90_000
+                    let receivedAt = monotonicSeconds()
+                    exchange.state.withLock {
+                        $0.ledger.record(.received, unit: MediaTime(value: frame, timescale: 1), at: receivedAt)
+                    }
+                }
             }
             if arrived { quietSince = monotonicSeconds() }
             while let packet = jitter.next(at: ContinuousClock.now) {

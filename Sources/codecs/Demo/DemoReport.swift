@@ -179,6 +179,11 @@ struct DemoReport {
             let figures = [latency.p50, latency.p95, latency.maximum].map(formattedMilliseconds)
             table.add("latency p50 / p95 / max", figures.joined(separator: " / ") + "  (submit → decoded)")
         }
+        for span in state.ledger.stages {
+            table.add(
+                "  \(span.from.rawValue) → \(span.to.rawValue)",
+                "p50 \(formattedMilliseconds(span.p50)), p95 \(formattedMilliseconds(span.p95))")
+        }
     }
 
     private func addQuality(to table: inout ReportTable) {

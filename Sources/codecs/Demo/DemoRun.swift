@@ -37,6 +37,9 @@ final class DemoExchange: Sendable {
         var receiverMayConnect = false
         /// The sender sent its last packet (RTP: the receiver drains and stops).
         var senderFinished = false
+        /// When each frame passed each stage, keyed by frame index (as a time
+        /// in frames); a measurement, never read by the decoding path.
+        var ledger = LatencyLedger()
         var failure: String? = nil
     }
 

@@ -102,7 +102,10 @@ struct DemoSender {
                 sequence += 1
                 result.bytesProduced += byteCount
                 let onWire = receiverStarted && !dropped
+                let key = MediaTime(value: Int64(frameIndex), timescale: 1)
+                let outAt = monotonicSeconds()
                 exchange.state.withLock { state in
+                    state.ledger.record(.encodeOut, unit: key, at: outAt)
                     state.produced.append(unit)
                     if onWire {
                         state.wire.append(unit)
@@ -120,6 +123,8 @@ struct DemoSender {
                 case .rtp(let destination):
                     for packet in batch { try rtp!.socket.send(Array(packet), to: destination) }
                 }
+                let sentAt = monotonicSeconds()
+                exchange.state.withLock { $0.ledger.record(.sent, unit: key, at: sentAt) }
             }
         }
 
@@ -158,6 +163,7 @@ struct DemoSender {
             let pts = frameDuration * Int64(index)
             let submitted = monotonicSeconds()
             exchange.state.withLock { state in
+                state.ledger.record(.encodeIn, unit: MediaTime(value: Int64(index), timescale: 1), at: submitted)
                 state.submitted[index] = submitted
                 state.sources[index] = frame
                 state.framesSubmitted = index + 1

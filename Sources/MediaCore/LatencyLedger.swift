@@ -1,0 +1,77 @@
+/// When each access unit passed each stage of a live pipeline, and the
+/// per-stage latency that follows (p50 / p95, nearest rank).
+///
+/// ```swift
+/// var ledger = LatencyLedger()
+/// ledger.record(.encodeIn, unit: pts, at: now())      // sender
+/// ledger.record(.decoded, unit: pts, at: now())       // receiver
+/// for stage in ledger.stages { print(stage) }         // "encode in → encode out p50 2.1 ms …"
+/// ```
+///
+/// Times are seconds on one monotonic clock (sender and receiver in one
+/// process, or clocks known to agree); units are keyed by presentation time.
+/// A unit contributes to a stage's figures only when both of its ends were
+/// recorded (a unit lost on the way has no "decoded" time).
+public struct LatencyLedger: Sendable {
+    /// The stages of the encode → stream → decode path, in order.
+    public enum Stage: String, Sendable, Hashable, CaseIterable {
+        case encodeIn = "encode in"
+        case encodeOut = "encode out"
+        case sent
+        case received
+        case assembled
+        case decoded
+    }
+
+    /// The latency between two stages over the units that passed both.
+    public struct Span: Sendable, Hashable, CustomStringConvertible {
+        public var from: Stage
+        public var to: Stage
+        public var count: Int
+        /// Seconds.
+        public var p50: Double
+        public var p95: Double
+
+        public var description: String {
+            func ms(_ seconds: Double) -> String { String(Double(Int((seconds * 10_000).rounded())) / 10) + " ms" }
+            return "\(from.rawValue) → \(to.rawValue): p50 \(ms(p50)), p95 \(ms(p95)) (\(count) units)"
+        }
+    }
+
+    private var times: [MediaTime: [Stage: Double]] = [:]
+
+    public init() {}
+
+    /// Records that `unit` passed `stage` at `seconds` (the first time counts).
+    public mutating func record(_ stage: Stage, unit: MediaTime, at seconds: Double) {
+        if times[unit]?[stage] == nil { times[unit, default: [:]][stage] = seconds }
+    }
+
+    /// Units with at least one stage recorded.
+    public var unitCount: Int { times.count }
+
+    /// The latency from `from` to `to`, or nil when no unit passed both.
+    public func span(from: Stage, to: Stage) -> Span? {
+        let values = times.values.compactMap { stages -> Double? in
+            guard let start = stages[from], let end = stages[to] else { return nil }
+            return end - start
+        }.sorted()
+        guard !values.isEmpty else { return nil }
+        return Span(
+            from: from, to: to, count: values.count, p50: Self.percentile(50, of: values),
+            p95: Self.percentile(95, of: values))
+    }
+
+    /// Each pair of consecutive stages that units passed, in order (a stage
+    /// nobody recorded is skipped, so its neighbours pair up).
+    public var stages: [Span] {
+        let recorded = Stage.allCases.filter { stage in times.values.contains { $0[stage] != nil } }
+        return zip(recorded, recorded.dropFirst()).compactMap { span(from: $0, to: $1) }
+    }
+
+    /// The nearest-rank percentile `p` (0 < p ≤ 100) of ascending `sorted`.
+    static func percentile(_ p: Int, of sorted: [Double]) -> Double {
+        let rank = (p * sorted.count + 99) / 100
+        return sorted[max(rank, 1) - 1]
+    }
+}
