@@ -71,6 +71,13 @@ public final class DecompressionSession {
         didSet { decoderSlot?.setSkipsNonIntraPictures(frameFilter == .intra) }
     }
 
+    /// HEVC: the highest temporal layer decoded (`nil`: all). Samples whose
+    /// pictures are in a higher layer (`TemporalId` from the NAL unit header)
+    /// are left out before decoding, as a bitstream operation: the layers
+    /// below never refer to them. Each is listed in ``drops`` as
+    /// ``DropReport/Kind/filtered``. H.264 streams have one layer.
+    public var temporalLevelLimit: Int?
+
     /// The description of the samples decoded last (changes with the stream).
     public private(set) var formatDescription: FormatDescription
     /// The backend the caller asked for.
@@ -287,6 +294,15 @@ public final class DecompressionSession {
                 dropsAtLastDelivery = drops.count
             }
         }
+        if let limit = temporalLevelLimit, let layer = Self.temporalLayer(sample.data, formatDescription),
+            layer > limit
+        {
+            drops.append(
+                DropReport(pts: sample.pts, kind: .filtered, reason: "temporal layer \(layer) above the limit \(limit)")
+            )
+            dropsAtLastDelivery = drops.count
+            return output
+        }
         if frameFilter == .keyframes && !sample.isKeyframe
             || frameFilter == .nonDroppable && !sample.isKeyframe
                 && !Self.isReferencePicture(sample.data, formatDescription)
@@ -489,6 +505,19 @@ public final class DecompressionSession {
         }
         // Bad data: drop from the oldest picture still inside the decoder.
         beginResync(failure.description, from: pending.keys.min() ?? nextToken)
+    }
+
+    /// The HEVC `TemporalId` of a sample's first picture NAL unit
+    /// (`nuh_temporal_id_plus1` − 1), or nil for H.264.
+    private static func temporalLayer(_ data: [UInt8], _ description: FormatDescription) -> Int? {
+        guard description.codec == .hevc,
+            let units = try? LengthPrefixed.nalUnitRanges(
+                in: data, lengthSize: description.nalUnitHeaderLength, codec: .hevc)
+        else { return nil }
+        for unit in units where (data[unit.lowerBound] >> 1) & 0x3F < 32 {
+            return Int(data[unit.lowerBound + 1] & 0x07) - 1
+        }
+        return nil
     }
 
     /// Whether a sample's first picture NAL unit is one others may refer to:

@@ -105,6 +105,11 @@ public struct CompressionProperties: Sendable, Hashable {
     /// (`CompressedSample.encoderPSNR`), from x264's statistics (x265 and
     /// VA-API refuse it). Costs one pass over each picture in the encoder.
     public var calculatePSNR: Bool = false
+    /// HEVC (x265): two temporal layers — the non-reference pictures go to
+    /// layer 1, so a decoder that keeps layer 0 only
+    /// (`DecompressionSession.temporalLevelLimit` 0) shows about half the
+    /// frame rate. Needs B-frames (the pictures of layer 1).
+    public var temporalLayers: Bool = false
     /// The most bytes of one slice NAL unit (x264 `slice-max-size`), so that
     /// every slice fits one packet (RTP packetization mode 0). x264 only.
     public var maxSliceBytes: Int?

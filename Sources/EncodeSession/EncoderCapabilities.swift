@@ -174,7 +174,10 @@ extension CompressionSession {
                     EncoderPropertyInfo(name: "maxSliceBytes", type: .integer, minimum: 100, maximum: 1_000_000))
             }
         }
-        if codec == .hevc, software { list.append(EncoderPropertyInfo(name: "openGOP", type: .boolean)) }
+        if codec == .hevc, software {
+            list.append(EncoderPropertyInfo(name: "openGOP", type: .boolean))
+            list.append(EncoderPropertyInfo(name: "temporalLayers", type: .boolean))
+        }
         return list
     }
 }

@@ -23,6 +23,7 @@ extension EncoderSettings {
         maxQP = properties.maxQP
         referenceFrames = properties.referenceBufferCount
         calculatePSNR = properties.calculatePSNR
+        temporalLayers = properties.temporalLayers
         if !properties.allowTemporalCompression { allowFrameReordering = false }
         preset = properties.preset
         threadCount = properties.threadCount

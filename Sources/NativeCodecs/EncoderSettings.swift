@@ -32,6 +32,8 @@ package struct EncoderSettings: Sendable, Hashable {
     package var referenceFrames: Int?
     /// Per-picture PSNR from the encoder's own statistics.
     package var calculatePSNR = false
+    /// x265 temporal sub-layers.
+    package var temporalLayers = false
     package var preset: String?
     package var threadCount: Int?
     /// `cavlc` or `cabac`.

@@ -205,6 +205,9 @@ struct VAAPIEncoderSettings: Sendable {
             throw .unsupported(
                 "VA-API backend: \(configuration.width)x\(configuration.height) is odd; NV12 surfaces need even sizes")
         }
+        if options.temporalLayers {
+            throw .unsupported("temporalLayers: the VA-API backend writes none; use x265")
+        }
         if options.calculatePSNR {
             throw .unsupported("calculatePSNR: VA-API encoders report no picture statistics; use software (x264/x265)")
         }

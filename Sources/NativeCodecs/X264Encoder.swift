@@ -85,6 +85,9 @@ final class X264Encoder: EncoderBackend {
         if let threads = options.threadCount { param.i_threads = Int32(threads) }
         if let slices = options.slicesPerFrame { param.i_slice_count = Int32(slices) }
         if let bytes = options.maxSliceBytes { param.i_slice_max_size = Int32(bytes) }
+        if options.temporalLayers {
+            throw .unsupported("temporalLayers: HEVC (x265) only; x264 writes no temporal layers")
+        }
         // Intra refresh: a column of intra macroblocks sweeps the picture over
         // i_keyint_max frames; x264 marks each sweep with a recovery-point SEI.
         if options.intraRefresh { param.b_intra_refresh = 1 }

@@ -93,6 +93,7 @@ final class X265Encoder: EncoderBackend {
             throw .unsupported("maxSliceBytes: x265 cannot bound slices in bytes; use slicesPerFrame")
         }
         if options.intraRefresh { p.pointee.bIntraRefresh = 1 }
+        if options.temporalLayers { p.pointee.bEnableTemporalSubLayers = 1 }
         if options.calculatePSNR {
             throw .unsupported(
                 "calculatePSNR: x265 3.5 reports no usable per-picture PSNR through its API (99.99 dB for every "
