@@ -164,6 +164,10 @@ public struct CompressionProperties: Sendable, Hashable {
         case main
         /// H.264 High (100).
         case high
+        /// H.264 Constrained High: High with `constraint_set4_flag` and
+        /// `constraint_set5_flag` (H.264 A.2.4.2: frames only, no B-slices),
+        /// as WebRTC and low-delay conferencing use; implies no B-frames.
+        case constrainedHigh
         /// HEVC Main 10 (2); codes `.i010` pictures.
         case main10
     }
@@ -268,7 +272,7 @@ public struct CompressionProperties: Sendable, Hashable {
             throw .invalidArgument("dataRateLimits: not allowed with constantQP (constant QP has no rate limit)")
         }
         if let profile {
-            let allowed: [Profile] = codec == .h264 ? [.baseline, .main, .high] : [.main, .main10]
+            let allowed: [Profile] = codec == .h264 ? [.baseline, .main, .high, .constrainedHigh] : [.main, .main10]
             guard allowed.contains(profile) else {
                 throw .invalidArgument(
                     "profile \(profile.rawValue): \(codec) allows \(allowed.map(\.rawValue).joined(separator: ", "))")
@@ -315,6 +319,9 @@ public struct CompressionProperties: Sendable, Hashable {
         try check("threadCount", threadCount, 1...128)
         if entropyMode != nil, codec != .h264 {
             throw .invalidArgument("entropyMode: H.264 only (HEVC always uses CABAC)")
+        }
+        if profile == .constrainedHigh, allowFrameReordering, let bFrames = maxBFrames, bFrames > 0 {
+            throw .invalidArgument("maxBFrames \(bFrames): Constrained High has no B-slices")
         }
         if entropyMode == .cabac, profile == .baseline {
             throw .invalidArgument("entropyMode cabac: Baseline profile allows only cavlc")

@@ -215,7 +215,7 @@ public final class CompressionSession {
             chosen = try EncoderBackends.software(configuration)
         }
 
-        formatDescription = try Self.description(codec, chosen.parameterSets, lowLatency: properties.lowLatency)
+        formatDescription = try Self.description(codec, chosen.parameterSets, properties: properties)
         if let limit = properties.maxFrameDelayCount, chosen.maxFrameDelayCount > limit {
             throw .invalidArgument(
                 "maxFrameDelayCount \(limit): \(chosen.name) with these settings holds up to "
@@ -238,14 +238,23 @@ public final class CompressionSession {
     }
 
     /// The description of an encoder's parameter sets; in low-latency mode an
-    /// H.264 SPS says the stream has no reordering (``FormatDescription/withoutReordering()``).
-    private static func description(_ codec: CodecType, _ parameterSets: [[UInt8]], lowLatency: Bool)
-        throws(MediaError) -> FormatDescription
-    {
+    /// H.264 SPS says the stream has no reordering (``FormatDescription/withoutReordering()``),
+    /// and for Constrained High it carries `constraint_set4_flag` and
+    /// `constraint_set5_flag` (the constraint byte follows `profile_idc`; the
+    /// bytes before it are not zero, so no emulation prevention changes).
+    private static func description(
+        _ codec: CodecType, _ parameterSets: [[UInt8]], properties: CompressionProperties
+    ) throws(MediaError) -> FormatDescription {
         switch codec {
         case .h264:
-            let description = try FormatDescription(h264ParameterSets: parameterSets)
-            return lowLatency ? try description.withoutReordering() : description
+            var sets = parameterSets
+            if properties.profile == .constrainedHigh {
+                for index in sets.indices where sets[index].count > 3 && sets[index][0] & 0x1F == 7 {
+                    sets[index][2] |= 0x08 | 0x04
+                }
+            }
+            let description = try FormatDescription(h264ParameterSets: sets)
+            return properties.lowLatency ? try description.withoutReordering() : description
         case .hevc:
             return try FormatDescription(hevcParameterSets: parameterSets)
         }
@@ -375,7 +384,7 @@ public final class CompressionSession {
     private func fallBackToSoftware(after error: MediaError) throws(MediaError) -> [CompressedSample] {
         let failed = backend
         let software = try EncoderBackends.software(configuration)
-        let description = try Self.description(codec, software.parameterSets, lowLatency: properties.lowLatency)
+        let description = try Self.description(codec, software.parameterSets, properties: properties)
         // Frames inside the hardware and hardware samples not yet released
         // are all encoded again, in presentation order.
         for (ticks, entry, _) in unreleased { pending[ticks] = entry }

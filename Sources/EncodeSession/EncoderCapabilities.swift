@@ -112,7 +112,8 @@ extension CompressionSession {
         guard let entry = encoderNames.first(where: { $0.name == name }) else { return nil }
         let codec = entry.codec
         let software = !entry.isHardware
-        let profiles: [CompressionProperties.Profile] = codec == .h264 ? [.baseline, .main, .high] : [.main, .main10]
+        let profiles: [CompressionProperties.Profile] =
+            codec == .h264 ? [.baseline, .main, .high, .constrainedHigh] : [.main, .main10]
         let levels = (codec == .h264 ? CompressionProperties.h264Levels : CompressionProperties.hevcLevels)
         var list: [EncoderPropertyInfo] = [
             EncoderPropertyInfo(

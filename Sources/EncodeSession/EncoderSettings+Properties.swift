@@ -10,7 +10,9 @@ extension EncoderSettings {
         constantRateFactor = properties.constantRateFactor
         quality = properties.quality
         constantQP = properties.constantQP
-        profile = properties.profile?.rawValue
+        // Constrained High is High without B-frames; the session sets its
+        // constraint flags in the description's SPS.
+        profile = properties.profile == .constrainedHigh ? "high" : properties.profile?.rawValue
         level = properties.level
         allowFrameReordering = properties.allowFrameReordering
         maxBFrames = properties.maxBFrames
@@ -24,7 +26,9 @@ extension EncoderSettings {
         referenceFrames = properties.referenceBufferCount
         calculatePSNR = properties.calculatePSNR
         temporalLayers = properties.temporalLayers
-        if !properties.allowTemporalCompression { allowFrameReordering = false }
+        if !properties.allowTemporalCompression || properties.profile == .constrainedHigh {
+            allowFrameReordering = false
+        }
         preset = properties.preset
         threadCount = properties.threadCount
         entropyMode = properties.entropyMode?.rawValue

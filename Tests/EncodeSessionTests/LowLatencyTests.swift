@@ -124,4 +124,35 @@ struct LowLatencyTests {
         }
         #expect(error?.code == .unsupported)
     }
+
+    /// Constrained High: profile_idc 100 with constraint_set4 and
+    /// constraint_set5 (trace_headers), no B-slices (ffprobe), and Constrained
+    /// Baseline as before: profile_idc 66 with constraint_set1.
+    @Test func constrainedProfilesAreSignalled() throws {
+        let directory = try TemporaryDirectory()
+        for (profile, idc, flags) in [
+            (CompressionProperties.Profile.constrainedHigh, "100", ["constraint_set4_flag", "constraint_set5_flag"]),
+            (.baseline, "66", ["constraint_set1_flag"]),
+        ] {
+            var properties = CompressionProperties()
+            properties.profile = profile
+            let session = try CompressionSession(
+                width: Self.width, height: Self.height, codec: .h264, encoder: .software, properties: properties)
+            let samples = try encodeClip(session, count: 20)
+            let path = try writeAnnexBFile(
+                try annexBStream(samples), codec: .h264, in: directory, name: profile.rawValue)
+            let trace = try runProcess(
+                "ffmpeg", ["-nostdin", "-i", path, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"]
+            ).stderr
+            #expect(trace.contains(try Regex("profile_idc\\s+\\S+\\s+=\\s+\(idc)\\b")), "\(profile)")
+            for flag in flags {
+                #expect(trace.contains(try Regex("\(flag)\\s+\\S+\\s+=\\s+1\\b")), "\(profile): \(flag)")
+            }
+            let types = try runChecked(
+                "ffprobe", ["-v", "error", "-show_entries", "frame=pict_type", "-of", "csv=p=0", path])
+            let pictures = String(decoding: types, as: UTF8.self).split(separator: "\n")
+            #expect(pictures.count == 20)
+            #expect(!pictures.contains { $0.hasPrefix("B") }, "\(profile): B-pictures")
+        }
+    }
 }
