@@ -33,10 +33,17 @@ public struct DecodedFrame: @unchecked Sendable {
     /// The value passed to `decode(_:userValue:)` with the sample
     /// (VideoToolbox's `sourceFrameRefCon`).
     public let userValue: (any Sendable)?
+    /// HDR10 static metadata the stream carries for this picture (mastering
+    /// display and content light level SEI), as an attachment of the frame.
+    /// HEVC; Debian 12's libavcodec (FFmpeg 5.1) does not export these SEI
+    /// from H.264 streams, so H.264 frames carry nil.
+    public var hdr10: HDR10Metadata?
 
     public init(
-        pixelBuffer: PixelBuffer, pts: MediaTime, duration: MediaTime, isKeyframe: Bool, userValue: (any Sendable)?
+        pixelBuffer: PixelBuffer, pts: MediaTime, duration: MediaTime, isKeyframe: Bool, userValue: (any Sendable)?,
+        hdr10: HDR10Metadata? = nil
     ) {
+        self.hdr10 = hdr10
         self.pixelBuffer = pixelBuffer
         self.pts = pts
         self.duration = duration

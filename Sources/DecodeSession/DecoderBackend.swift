@@ -25,6 +25,8 @@ package protocol DecoderPicture: AnyObject {
     var height: Int { get }
     /// Why the decoder flagged the picture as damaged, or nil.
     var damage: String? { get }
+    /// HDR10 static metadata the stream attached to the picture.
+    var hdr10: HDR10Metadata? { get }
     /// Its layout as a ``PixelFormat``, when it has one (then it can be adopted).
     var nativeFormat: PixelFormat? { get }
     /// The layout's name for messages (`yuv422p`).

@@ -474,7 +474,7 @@ public final class DecompressionSession {
         output.append(
             DecodedFrame(
                 pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
-                userValue: info.userValue))
+                userValue: info.userValue, hdr10: picture.hdr10))
     }
 
     // MARK: - Recovery

@@ -110,6 +110,12 @@ public struct CompressionProperties: Sendable, Hashable {
     /// (`DecompressionSession.temporalLevelLimit` 0) shows about half the
     /// frame rate. Needs B-frames (the pictures of layer 1).
     public var temporalLayers: Bool = false
+    /// HDR10 static metadata written as SEI messages (mastering display,
+    /// payload type 137; content light level, 144) with the first keyframe's
+    /// headers: x264 and x265 (VA-API refuses it). Pair it with the HDR10
+    /// VUI: ``colorPrimaries`` BT.2020, ``transferFunction`` PQ (SMPTE ST 2084) and
+    /// a 10-bit format (`.main10`).
+    public var hdr10: HDR10Metadata?
     /// The most bytes of one slice NAL unit (x264 `slice-max-size`), so that
     /// every slice fits one packet (RTP packetization mode 0). x264 only.
     public var maxSliceBytes: Int?

@@ -26,6 +26,7 @@ extension EncoderSettings {
         referenceFrames = properties.referenceBufferCount
         calculatePSNR = properties.calculatePSNR
         temporalLayers = properties.temporalLayers
+        hdr10 = properties.hdr10
         if !properties.allowTemporalCompression || properties.profile == .constrainedHigh {
             allowFrameReordering = false
         }

@@ -34,6 +34,7 @@ package struct EncoderSettings: Sendable, Hashable {
     package var calculatePSNR = false
     /// x265 temporal sub-layers.
     package var temporalLayers = false
+    package var hdr10: HDR10Metadata?
     package var preset: String?
     package var threadCount: Int?
     /// `cavlc` or `cabac`.

@@ -205,6 +205,9 @@ struct VAAPIEncoderSettings: Sendable {
             throw .unsupported(
                 "VA-API backend: \(configuration.width)x\(configuration.height) is odd; NV12 surfaces need even sizes")
         }
+        if options.hdr10 != nil {
+            throw .unsupported("hdr10: the VA-API backend writes no HDR10 SEI; use x264 or x265")
+        }
         if options.temporalLayers {
             throw .unsupported("temporalLayers: the VA-API backend writes none; use x265")
         }

@@ -88,6 +88,25 @@ final class X264Encoder: EncoderBackend {
         if options.temporalLayers {
             throw .unsupported("temporalLayers: HEVC (x265) only; x264 writes no temporal layers")
         }
+        if let display = options.hdr10?.masteringDisplay {
+            let units = HDR10Metadata.chromaticityUnits
+            param.mastering_display.b_mastering_display = 1
+            param.mastering_display.i_green_x = Int32(units(display.green.x))
+            param.mastering_display.i_green_y = Int32(units(display.green.y))
+            param.mastering_display.i_blue_x = Int32(units(display.blue.x))
+            param.mastering_display.i_blue_y = Int32(units(display.blue.y))
+            param.mastering_display.i_red_x = Int32(units(display.red.x))
+            param.mastering_display.i_red_y = Int32(units(display.red.y))
+            param.mastering_display.i_white_x = Int32(units(display.whitePoint.x))
+            param.mastering_display.i_white_y = Int32(units(display.whitePoint.y))
+            param.mastering_display.i_display_max = HDR10Metadata.luminanceUnits(display.maxLuminance)
+            param.mastering_display.i_display_min = HDR10Metadata.luminanceUnits(display.minLuminance)
+        }
+        if let light = options.hdr10?.contentLightLevel {
+            param.content_light_level.b_cll = 1
+            param.content_light_level.i_max_cll = Int32(light.maxContentLightLevel)
+            param.content_light_level.i_max_fall = Int32(light.maxFrameAverageLightLevel)
+        }
         // Intra refresh: a column of intra macroblocks sweeps the picture over
         // i_keyint_max frames; x264 marks each sweep with a recovery-point SEI.
         if options.intraRefresh { param.b_intra_refresh = 1 }

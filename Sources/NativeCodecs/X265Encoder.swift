@@ -94,6 +94,18 @@ final class X265Encoder: EncoderBackend {
         }
         if options.intraRefresh { p.pointee.bIntraRefresh = 1 }
         if options.temporalLayers { p.pointee.bEnableTemporalSubLayers = 1 }
+        if let display = options.hdr10?.masteringDisplay {
+            let c = HDR10Metadata.chromaticityUnits
+            let value =
+                "G(\(c(display.green.x)),\(c(display.green.y)))B(\(c(display.blue.x)),\(c(display.blue.y)))"
+                + "R(\(c(display.red.x)),\(c(display.red.y)))WP(\(c(display.whitePoint.x)),\(c(display.whitePoint.y)))"
+                + "L(\(HDR10Metadata.luminanceUnits(display.maxLuminance)),\(HDR10Metadata.luminanceUnits(display.minLuminance)))"
+            try Self.parse(api, p, "master-display", value)
+        }
+        if let light = options.hdr10?.contentLightLevel {
+            try Self.parse(api, p, "max-cll", "\(light.maxContentLightLevel),\(light.maxFrameAverageLightLevel)")
+        }
+        if options.hdr10 != nil { p.pointee.bEmitHDR10SEI = 1 }
         if options.calculatePSNR {
             throw .unsupported(
                 "calculatePSNR: x265 3.5 reports no usable per-picture PSNR through its API (99.99 dB for every "

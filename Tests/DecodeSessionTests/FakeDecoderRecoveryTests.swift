@@ -10,6 +10,7 @@ import Testing
 /// A picture of the fake decoder: a 16×16 I420 buffer whose first byte is
 /// the token of the sample it came from.
 final class FakePicture: DecoderPicture {
+    var hdr10: HDR10Metadata? { nil }
     let token: Int64
     let width = 16
     let height = 16
