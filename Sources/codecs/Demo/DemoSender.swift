@@ -114,6 +114,10 @@ struct DemoSender {
                     }
                 }
                 guard onWire else { continue }
+                // "Sent": handed to the network, before the first byte goes,
+                // so no receiver can see it earlier.
+                let sentAt = monotonicSeconds()
+                exchange.state.withLock { $0.ledger.record(.sent, unit: key, at: sentAt) }
                 switch output {
                 case .tcp(let broadcaster):
                     let receivers = broadcaster.send(bytes, isKeyframe: sample.isKeyframe)
@@ -123,8 +127,6 @@ struct DemoSender {
                 case .rtp(let destination):
                     for packet in batch { try rtp!.socket.send(Array(packet), to: destination) }
                 }
-                let sentAt = monotonicSeconds()
-                exchange.state.withLock { $0.ledger.record(.sent, unit: key, at: sentAt) }
             }
         }
 
