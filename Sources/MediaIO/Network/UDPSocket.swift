@@ -127,7 +127,8 @@ public final class UDPSocket: @unchecked Sendable {
     ///
     /// - Parameter receiveBufferSize: the kernel's receive buffer in bytes
     ///   (`SO_RCVBUF`); a larger one absorbs bursts such as a keyframe's
-    ///   packets. The kernel may cap it (`net.core.rmem_max`).
+    ///   packets. The kernel caps it at `net.core.rmem_max` unless the process
+    ///   may use `SO_RCVBUFFORCE` (root).
     /// - Throws: `MediaError.Code.system` when the socket cannot be opened or
     ///   bound (the port is taken, the address is not local).
     public init(bindingTo host: String = "127.0.0.1", port: UInt16 = 0, receiveBufferSize: Int = 4 << 20)
@@ -138,6 +139,13 @@ public final class UDPSocket: @unchecked Sendable {
         guard fd >= 0 else { throw MediaError(.system, "socket: \(systemErrorText(errno))") }
         var size = Int32(clamping: receiveBufferSize)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        // The kernel caps SO_RCVBUF at net.core.rmem_max (212 992 bytes by
+        // default); a privileged process may go past it.
+        var granted: Int32 = 0
+        var grantedLength = socklen_t(MemoryLayout<Int32>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &grantedLength) == 0, granted / 2 < size {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         let bound = address.withSocketAddress { bind(fd, $0, $1) }
         guard bound == 0 else {
             let code = errno
