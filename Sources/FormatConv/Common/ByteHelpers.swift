@@ -2,7 +2,7 @@ extension Array where Element == UInt8 {
     /// `withUnsafeBytes` for a body that throws `MediaError`, keeping the
     /// error type (the standard library's version rethrows `any Error`).
     @inline(__always)
-    package func withBytes<Result>(
+    func withBytes<Result>(
         _ body: (UnsafeRawBufferPointer) throws(MediaError) -> Result
     ) throws(MediaError) -> Result {
         let outcome: Swift.Result<Result, MediaError> = withUnsafeBytes { buffer in
