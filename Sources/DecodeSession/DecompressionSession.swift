@@ -507,51 +507,54 @@ public final class DecompressionSession {
         beginResync(failure.description, from: pending.keys.min() ?? nextToken)
     }
 
+    /// The header of a sample's first picture (VCL) NAL unit: its first byte,
+    /// and for HEVC its second (`nuh_temporal_id_plus1`); nil when the sample
+    /// has none or does not split into NAL units.
+    private static func firstPictureHeader(_ data: [UInt8], _ description: FormatDescription) -> (
+        first: UInt8, second: UInt8
+    )? {
+        guard
+            let units = try? LengthPrefixed.nalUnitRanges(
+                in: data, lengthSize: description.nalUnitHeaderLength, codec: description.codec)
+        else { return nil }
+        for unit in units {
+            let header = data[unit.lowerBound]
+            let isPicture =
+                description.codec == .h264 ? (1...5).contains(header & 0x1F) : (header >> 1) & 0x3F < 32
+            if isPicture { return (header, unit.count > 1 ? data[unit.lowerBound + 1] : 0) }
+        }
+        return nil
+    }
+
     /// The HEVC `TemporalId` of a sample's first picture NAL unit
     /// (`nuh_temporal_id_plus1` − 1), or nil for H.264.
     private static func temporalLayer(_ data: [UInt8], _ description: FormatDescription) -> Int? {
-        guard description.codec == .hevc,
-            let units = try? LengthPrefixed.nalUnitRanges(
-                in: data, lengthSize: description.nalUnitHeaderLength, codec: .hevc)
-        else { return nil }
-        for unit in units where (data[unit.lowerBound] >> 1) & 0x3F < 32 {
-            return Int(data[unit.lowerBound + 1] & 0x07) - 1
-        }
-        return nil
+        guard description.codec == .hevc, let header = firstPictureHeader(data, description) else { return nil }
+        return Int(header.second & 0x07) - 1
     }
 
     /// Whether a sample's first picture NAL unit is one others may refer to:
     /// H.264 `nal_ref_idc` above 0; HEVC not a sub-layer non-reference type
     /// (an even type below 16).
     private static func isReferencePicture(_ data: [UInt8], _ description: FormatDescription) -> Bool {
-        guard
-            let units = try? LengthPrefixed.nalUnitRanges(
-                in: data, lengthSize: description.nalUnitHeaderLength, codec: description.codec)
-        else { return true }
-        for unit in units {
-            let header = data[unit.lowerBound]
-            switch description.codec {
-            case .h264:
-                let type = header & 0x1F
-                if (1...5).contains(type) { return header & 0x60 != 0 }
-            case .hevc:
-                let type = (header >> 1) & 0x3F
-                if type < 32 { return !(type < 16 && type % 2 == 0) }
-            }
+        guard let header = firstPictureHeader(data, description)?.first else { return true }
+        switch description.codec {
+        case .h264:
+            return header & 0x60 != 0
+        case .hevc:
+            let type = (header >> 1) & 0x3F
+            return !(type < 16 && type % 2 == 0)
         }
-        return true
     }
 
     /// Whether a keyframe sample is an HEVC clean random access picture (CRA,
     /// NAL unit type 21), after which leading pictures may follow that refer
     /// to the group before it.
     private static func isCleanRandomAccess(_ data: [UInt8], _ description: FormatDescription) -> Bool {
-        guard description.codec == .hevc,
-            let units = try? LengthPrefixed.nalUnitRanges(
-                in: data, lengthSize: description.nalUnitHeaderLength, codec: .hevc)
-        else { return false }
-        let types = units.map { (data[$0.lowerBound] >> 1) & 0x3F }
-        return types.first { $0 < 32 } == 21
+        guard description.codec == .hevc, let header = firstPictureHeader(data, description)?.first else {
+            return false
+        }
+        return (header >> 1) & 0x3F == 21
     }
 
     /// Builds a software decoder and decodes again the samples kept since the

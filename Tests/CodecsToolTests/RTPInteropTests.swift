@@ -45,6 +45,19 @@ struct RTPInteropTests {
 
     static var codecs: String { TestPaths.codecsExecutable.path }
 
+    /// `codecs stream receive rtp://@127.0.0.1:PORT -o OUTPUT --timeout 2`
+    /// plus `extra`, started and listening.
+    static func startReceiver(
+        port: UInt16, output: String, in directory: TemporaryDirectory, _ extra: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> BackgroundProcess {
+        let receiver = try BackgroundProcess(
+            codecs, ["stream", "receive", "rtp://@127.0.0.1:\(port)", "-o", output, "--timeout", "2"] + extra,
+            in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start", sourceLocation: sourceLocation)
+        return receiver
+    }
+
     @Test(arguments: clips)
     func ourSenderToFFmpeg(_ clip: Clip) throws {
         let directory = try TemporaryDirectory()
@@ -78,11 +91,7 @@ struct RTPInteropTests {
         let (path, md5s) = try Self.clip(clip, in: directory)
         let port = try freeRTPPortPair()
         let output = directory.path("out.y4m")
-        let receiver = try BackgroundProcess(
-            Self.codecs,
-            ["stream", "receive", "rtp://@127.0.0.1:\(port)", "--codec", clip.codec, "-o", output, "--timeout", "2"],
-            in: directory)
-        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let receiver = try Self.startReceiver(port: port, output: output, in: directory, ["--codec", clip.codec])
         let sent = try runProcess(
             "ffmpeg",
             ["-nostdin", "-v", "error", "-re", "-i", path, "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
@@ -131,11 +140,7 @@ struct RTPInteropTests {
         let (path, md5s) = try Self.clip(clip, in: directory)
         let port = try freeRTPPortPair()
         let output = directory.path("out.y4m")
-        let receiver = try BackgroundProcess(
-            Self.codecs,
-            ["stream", "receive", "rtp://@127.0.0.1:\(port)", "--codec", clip.codec, "-o", output, "--timeout", "2"],
-            in: directory)
-        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let receiver = try Self.startReceiver(port: port, output: output, in: directory, ["--codec", clip.codec])
         let sent = try runProcess(
             "gst-launch-1.0",
             [
@@ -178,11 +183,7 @@ struct RTPInteropTests {
         let (path, md5s) = try Self.clip(clip, in: directory, frames: 96)
         let port = try freeRTPPortPair()
         let output = directory.path("lossy.y4m")
-        let receiver = try BackgroundProcess(
-            Self.codecs,
-            ["stream", "receive", "rtp://@127.0.0.1:\(port)", "--codec", clip.codec, "-o", output, "--timeout", "2"],
-            in: directory)
-        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let receiver = try Self.startReceiver(port: port, output: output, in: directory, ["--codec", clip.codec])
         let sent = try runProcess(
             Self.codecs,
             ["stream", "send", "-i", path, "rtp://127.0.0.1:\(port)", "--no-pace", "--loss", "2", "--seed", "7"])
@@ -219,13 +220,8 @@ struct RTPInteropTests {
         try ffmpegTestPattern(size: "320x240", frames: 90, arguments: ["-pix_fmt", "yuv420p"], to: source)
         let port = try freeRTPPortPair()
         let output = directory.path("pli.y4m")
-        let receiver = try BackgroundProcess(
-            Self.codecs,
-            [
-                "stream", "receive", "rtp://@127.0.0.1:\(port)", "-o", output, "--timeout", "2", "--loss", "1",
-                "--seed", "5",
-            ], in: directory)
-        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let receiver = try Self.startReceiver(
+            port: port, output: output, in: directory, ["--loss", "1", "--seed", "5"])
         let sent = try runProcess(
             Self.codecs, ["stream", "send", "-i", source, "rtp://127.0.0.1:\(port)", "--keyint", "1000", "--realtime"])
         let received = receiver.wait(timeout: 20)
@@ -250,13 +246,8 @@ struct RTPInteropTests {
         let source = directory.path("source.y4m")
         try ffmpegTestPattern(size: "320x240", frames: 75, arguments: ["-pix_fmt", "yuv420p"], to: source)
         let port = try freeRTPPortPair()
-        let receiver = try BackgroundProcess(
-            Self.codecs,
-            [
-                "stream", "receive", "rtp://@127.0.0.1:\(port)", "-o", directory.path("out.h264"), "--timeout", "2",
-                "--loss", "20", "--seed", "3",
-            ], in: directory)
-        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let receiver = try Self.startReceiver(
+            port: port, output: directory.path("out.h264"), in: directory, ["--loss", "20", "--seed", "3"])
         let sent = try runProcess(
             Self.codecs,
             [

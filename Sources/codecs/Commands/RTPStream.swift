@@ -201,6 +201,8 @@ private struct RTPSender {
     private(set) var rateChanges: [Int] = []
     /// The fraction-lost values of receiver reports not yet applied.
     private var reportedLoss: [UInt8] = []
+    /// Where incoming RTCP is read, reused from call to call.
+    private var rtcpBuffer = [UInt8](repeating: 0, count: 1500)
 
     init(
         input: String, url: RTPURL, options: EncodeOptions, payloadSize: Int, mode: RTPPacketizationMode,
@@ -377,10 +379,9 @@ private struct RTPSender {
     /// Reads the RTCP waiting on the sender's socket; true when a keyframe
     /// request may be honored now.
     private mutating func pollFeedback() throws(MediaError) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1500)
         var requested = false
-        while let (count, _) = try rtcpSocket.receive(into: &buffer, timeout: .zero) {
-            guard let packets = try? RTCPPacket.parseCompound(Array(buffer[..<count])) else { continue }
+        while let (count, _) = try rtcpSocket.receive(into: &rtcpBuffer, timeout: .zero) {
+            guard let packets = try? RTCPPacket.parseCompound(Array(rtcpBuffer[..<count])) else { continue }
             if packets.contains(where: { $0.requestsKeyframe(of: ssrc) }) {
                 keyframeRequests += 1
                 requested = true
@@ -554,6 +555,8 @@ private struct RTPReceiver {
     /// Set by a loss (or a stream joined mid-way), cleared by a keyframe:
     /// picture loss indications go out, at most twice a second, until then.
     private var wantsKeyframe = false
+    /// Where incoming RTCP is read, reused from call to call.
+    private var rtcpBuffer = [UInt8](repeating: 0, count: 1500)
     private let ssrc = UInt32.random(in: 1...UInt32.max)
     private(set) var samples = 0
     private(set) var losses = 0
@@ -695,10 +698,9 @@ private struct RTPReceiver {
     /// Reads the sender's RTCP: its address (for reports and PLIs), its sender
     /// reports (for the round-trip time), and BYE (true: the stream ended).
     private mutating func readRTCP() throws(MediaError) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1500)
         var goodbye = false
-        while let (count, from) = try rtcpSocket.receive(into: &buffer, timeout: .zero) {
-            guard let packets = try? RTCPPacket.parseCompound(Array(buffer[..<count])) else { continue }
+        while let (count, from) = try rtcpSocket.receive(into: &rtcpBuffer, timeout: .zero) {
+            guard let packets = try? RTCPPacket.parseCompound(Array(rtcpBuffer[..<count])) else { continue }
             senderRTCP = from
             for packet in packets {
                 switch packet {
