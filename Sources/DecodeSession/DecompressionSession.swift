@@ -707,8 +707,7 @@ public final class DecompressionSession {
     {
         guard output.pixelFormat == nil else { return }
         guard description.bitDepthChroma == description.bitDepth || description.chromaFormat == .monochrome,
-            let chroma = PixelFormat.ChromaSubsampling(rawValue: description.chromaFormat.rawValue),
-            PixelFormat.planar(chroma, bitDepth: description.bitDepth) != nil
+            PixelFormat.planar(description.chromaFormat, bitDepth: description.bitDepth) != nil
         else {
             throw .unsupported(
                 "\(description.codec) \(description.chromaFormat) pictures of \(description.bitDepth)-bit luma and "
