@@ -125,10 +125,13 @@ public final class UDPSocket: @unchecked Sendable {
     /// read back in ``localAddress``). `host` decides the family: `::1`
     /// or `::` for IPv6, anything else resolves as given.
     ///
-    /// - Parameter receiveBufferSize: the kernel's receive buffer in bytes
-    ///   (`SO_RCVBUF`); a larger one absorbs bursts such as a keyframe's
-    ///   packets. The kernel caps it at `net.core.rmem_max` unless the process
-    ///   may use `SO_RCVBUFFORCE` (root).
+    /// - Parameters:
+    ///   - host: the local address to bind (`127.0.0.1`, `::1`, `0.0.0.0`, `::`).
+    ///   - port: the local port; 0 lets the system choose.
+    ///   - receiveBufferSize: the kernel's receive buffer in bytes
+    ///     (`SO_RCVBUF`); a larger one absorbs bursts such as a keyframe's
+    ///     packets. The kernel caps it at `net.core.rmem_max` unless the process
+    ///     may use `SO_RCVBUFFORCE` (root).
     /// - Throws: `MediaError.Code.system` when the socket cannot be opened or
     ///   bound (the port is taken, the address is not local).
     public init(bindingTo host: String = "127.0.0.1", port: UInt16 = 0, receiveBufferSize: Int = 4 << 20)
