@@ -98,8 +98,26 @@ public struct DropReport: Sendable, Hashable, CustomStringConvertible {
         case notReturned
         /// Discarded on purpose: ``DecompressionSession/flush()``, `invalidate()`.
         case discarded
-        /// Left out by ``DecompressionSession/frameFilter``.
+        /// Left out by ``DecompressionSession/frameFilter`` or
+        /// ``DecompressionSession/temporalLevelLimit``.
         case filtered
+        /// A leading picture of the random-access point decoding started at
+        /// (after a seek, a loss or at the start of the stream): an HEVC RASL
+        /// picture after a CRA or BLA, or an H.264 picture presented before
+        /// the non-IDR keyframe it follows. It refers to pictures before that
+        /// point, which the decoder never had, so it is not decoded.
+        case skippedLeadingPicture
+        /// The sample is not a whole access unit: its NAL unit lengths run
+        /// past its end, it holds no slice, or its first slice is not the
+        /// first of the picture (the slices before it are missing).
+        case incompleteAccessUnit
+        /// Presented before ``DecompressionSession/earliestPresentationTime``:
+        /// skipped before decoding when no picture refers to it, otherwise
+        /// decoded (later pictures need it) and not returned.
+        case late
+        /// Before the target of ``DecompressionSession/flush(seekingTo:)``:
+        /// decoded when later pictures need it, not returned.
+        case preRoll
     }
 
     /// The sample's presentation time.

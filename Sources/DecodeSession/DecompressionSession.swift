@@ -78,6 +78,17 @@ public final class DecompressionSession {
     /// ``DropReport/Kind/filtered``. H.264 streams have one layer.
     public var temporalLevelLimit: Int?
 
+    /// The player's clock (`nil`, the default: no picture is late). A sample
+    /// presented before this time is late: when no other picture refers to
+    /// it (H.264 `nal_ref_idc` 0; an HEVC sub-layer non-reference picture in
+    /// the stream's highest temporal layer) it is skipped before decoding;
+    /// otherwise it is decoded, because later pictures need it, and its
+    /// picture is not returned. Keyframes are always decoded. Each is listed
+    /// in ``drops`` as ``DropReport/Kind/late``. A player that falls behind
+    /// sets it to the time it is showing, and catches up without a picture
+    /// that refers to a skipped one.
+    public var earliestPresentationTime: MediaTime?
+
     /// The description of the samples decoded last (changes with the stream).
     public private(set) var formatDescription: FormatDescription
     /// The backend the caller asked for.
@@ -124,6 +135,11 @@ public final class DecompressionSession {
     /// `drops.count` when the last picture was delivered (or a recovery reported).
     private var dropsAtLastDelivery = 0
     private var hardwareDisabled = false
+    /// The random-access point decoding started at, while its leading
+    /// pictures may follow (see ``DropReport/Kind/skippedLeadingPicture``).
+    private var leadingPictures: LeadingPictures?
+    /// ``flush(seekingTo:)``'s target until a picture at or after it came out.
+    private var preRollTarget: MediaTime?
     private var injectParameterSets = false
     private var transfer: PixelTransferSession?
     /// The VA-API device `.automatic` tries (nil: `CODECS_VAAPI_DEVICE` or the first render node).
@@ -137,6 +153,14 @@ public final class DecompressionSession {
         var duration: MediaTime
         var isKeyframe: Bool
         var userValue: (any Sendable)?
+    }
+
+    /// Which samples after a random-access point are its undecodable leading pictures.
+    private enum LeadingPictures {
+        /// HEVC: RASL pictures (after a CRA decoding started at, or any BLA).
+        case hevcRASL
+        /// H.264: pictures presented before this non-IDR keyframe.
+        case h264Before(MediaTime)
     }
 
     /// Why the session is waiting for a keyframe, and the first sample (in
@@ -277,6 +301,7 @@ public final class DecompressionSession {
                 throw error
             }
         }
+        let startsHere = resync != nil
         if let resync {
             guard sample.isKeyframe else {
                 drops.append(
@@ -294,7 +319,34 @@ public final class DecompressionSession {
                 dropsAtLastDelivery = drops.count
             }
         }
-        if let limit = temporalLevelLimit, let layer = Self.temporalLayer(sample.data, formatDescription),
+        let layout = SampleLayout(sample.data, formatDescription)
+        if sample.isKeyframe {
+            leadingPictures = Self.leadingPictures(after: sample, layout, startsHere: startsHere)
+        } else if let leading = leadingPictures, Self.isLeading(sample, layout, leading) {
+            drops.append(
+                DropReport(
+                    pts: sample.pts, kind: .skippedLeadingPicture,
+                    reason: "a leading picture of the random-access point decoding started at: it refers to "
+                        + "pictures before that point, which were never decoded"))
+            dropsAtLastDelivery = drops.count
+            return output
+        }
+        if let problem = Self.incompleteness(layout, size: sample.data.count, formatDescription) {
+            let drop = DropReport(
+                pts: sample.pts, kind: .incompleteAccessUnit, reason: "incomplete access unit: \(problem)")
+            if sample.isKeyframe || layout.isReferencePicture {
+                // Later pictures refer to this one: what is in flight comes
+                // out, then nothing until the next keyframe (which reports
+                // this sample among the dropped).
+                output += skipToNextKeyframe("an incomplete access unit at pts \(sample.pts) (\(problem))")
+                drops.append(drop)
+            } else {
+                drops.append(drop)
+                dropsAtLastDelivery = drops.count
+            }
+            return output
+        }
+        if let limit = temporalLevelLimit, let layer = layout.temporalLayer,
             layer > limit
         {
             drops.append(
@@ -305,10 +357,15 @@ public final class DecompressionSession {
         }
         if frameFilter == .keyframes && !sample.isKeyframe
             || frameFilter == .nonDroppable && !sample.isKeyframe
-                && !Self.isReferencePicture(sample.data, formatDescription)
+                && !layout.isReferencePicture
         {
             drops.append(DropReport(pts: sample.pts, kind: .filtered, reason: "left out by frameFilter \(frameFilter)"))
             dropsAtLastDelivery = drops.count  // not a loss: no recovery report for it
+            return output
+        }
+        if !sample.isKeyframe, let (kind, reason) = skipBeforeDecoding(sample, layout) {
+            drops.append(DropReport(pts: sample.pts, kind: kind, reason: reason))
+            dropsAtLastDelivery = drops.count
             return output
         }
         pending[token] = PendingSample(
@@ -322,7 +379,7 @@ public final class DecompressionSession {
         }
         replay.record(
             token: token, data: data, isKeyframe: sample.isKeyframe,
-            opensGroup: sample.isKeyframe && Self.isCleanRandomAccess(data, formatDescription),
+            opensGroup: sample.isKeyframe && layout.isCleanRandomAccess,
             oldestPending: pending.keys.min() ?? token)
         try feed(data, token: token, isKeyframe: sample.isKeyframe, into: &output)
         return output
@@ -369,6 +426,12 @@ public final class DecompressionSession {
     public func reportLoss(_ reason: String) throws(MediaError) -> [DecodedFrame] {
         try checkValid()
         guard resync == nil else { return [] }
+        return skipToNextKeyframe(reason)
+    }
+
+    /// Returns the pictures in flight (complete: nothing in decode order
+    /// refers to a later sample), resets the decoder and waits for a keyframe.
+    private func skipToNextKeyframe(_ reason: String) -> [DecodedFrame] {
         var output: [DecodedFrame] = []
         resync = Resync(reason: reason, damagedFrom: nil)
         resynchronize(into: &output)
@@ -386,6 +449,21 @@ public final class DecompressionSession {
         dropAllPending("discarded by flush()", kind: .discarded)
         replay.reset()
         resync = Resync(reason: "flush() reset the decoder", damagedFrom: nil)
+        preRollTarget = nil
+    }
+
+    /// ``flush()`` for a seek: the caller then gives the samples from the
+    /// random-access point at or before `target` (``MovieReader`` seeks
+    /// there), and the session returns pictures from the one presented at
+    /// `target` on. The pictures before it are the pre-roll: decoded when a
+    /// later picture refers to them, skipped before decoding otherwise, and
+    /// never returned; each is listed in ``drops`` as
+    /// ``DropReport/Kind/preRoll``. The leading pictures of the
+    /// random-access point are listed as ``DropReport/Kind/skippedLeadingPicture``.
+    /// The first picture returned is the first at or after `target`.
+    public func flush(seekingTo target: MediaTime) {
+        flush()
+        preRollTarget = target
     }
 
     /// Whether ``invalidate()`` was called.
@@ -461,6 +539,22 @@ public final class DecompressionSession {
                 reason: "decoded after damaged data (\(resync.reason)); dropping until the next keyframe")
             return
         }
+        if let target = preRollTarget {
+            guard info.pts >= target else {
+                drop(token, kind: .preRoll, reason: "decoded as pre-roll for the seek to \(target), not returned")
+                dropsAtLastDelivery = drops.count
+                return
+            }
+            preRollTarget = nil
+        }
+        if let deadline = earliestPresentationTime, info.pts < deadline {
+            drop(
+                token, kind: .late,
+                reason:
+                    "late: presented before the earliest presentation time; decoded for later pictures, not returned")
+            dropsAtLastDelivery = drops.count
+            return
+        }
         let buffer: PixelBuffer
         do {
             buffer = try outputBuffer(for: picture)
@@ -507,54 +601,166 @@ public final class DecompressionSession {
         beginResync(failure.description, from: pending.keys.min() ?? nextToken)
     }
 
-    /// The header of a sample's first picture (VCL) NAL unit: its first byte,
-    /// and for HEVC its second (`nuh_temporal_id_plus1`); nil when the sample
-    /// has none or does not split into NAL units.
-    private static func firstPictureHeader(_ data: [UInt8], _ description: FormatDescription) -> (
-        first: UInt8, second: UInt8
-    )? {
-        guard
-            let units = try? LengthPrefixed.nalUnitRanges(
-                in: data, lengthSize: description.nalUnitHeaderLength, codec: description.codec)
-        else { return nil }
-        for unit in units {
-            let header = data[unit.lowerBound]
-            let isPicture =
-                description.codec == .h264 ? (1...5).contains(header & 0x1F) : (header >> 1) & 0x3F < 32
-            if isPicture { return (header, unit.count > 1 ? data[unit.lowerBound + 1] : 0) }
+    /// What the session reads of a sample before decoding it: whether its
+    /// NAL unit lengths fit, and the first three bytes of its first picture
+    /// (VCL) NAL unit. One pass over the lengths, no allocation.
+    private struct SampleLayout {
+        /// Why the lengths do not split the sample into NAL units, or nil.
+        var malformed: String?
+        /// The first picture NAL unit's first three bytes (0 past its end), and its size.
+        var header: (UInt8, UInt8, UInt8)?
+        var headerUnitSize = 0
+        let codec: CodecType
+
+        init(_ data: [UInt8], _ description: FormatDescription) {
+            codec = description.codec
+            var header: (UInt8, UInt8, UInt8)?
+            var size = 0
+            let codec = codec
+            malformed = data.withUnsafeBytes { buffer -> String? in
+                do throws(MediaError) {
+                    try LengthPrefixed.forEachNALUnit(
+                        in: buffer, lengthSize: description.nalUnitHeaderLength, codec: codec
+                    ) { range in
+                        guard header == nil else { return }
+                        let first = buffer[range.lowerBound]
+                        let isPicture = codec == .h264 ? (1...5).contains(first & 0x1F) : (first >> 1) & 0x3F < 32
+                        guard isPicture else { return }
+                        header = (
+                            first, range.count > 1 ? buffer[range.lowerBound + 1] : 0,
+                            range.count > 2 ? buffer[range.lowerBound + 2] : 0
+                        )
+                        size = range.count
+                    }
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+            self.header = header
+            headerUnitSize = size
+        }
+
+        /// The NAL unit type of the first picture NAL unit.
+        var pictureType: UInt8? {
+            guard let header else { return nil }
+            return codec == .h264 ? header.0 & 0x1F : (header.0 >> 1) & 0x3F
+        }
+
+        /// HEVC `TemporalId` (`nuh_temporal_id_plus1` − 1); nil for H.264.
+        var temporalLayer: Int? {
+            guard codec == .hevc, let header else { return nil }
+            return Int(header.1 & 0x07) - 1
+        }
+
+        /// Whether other pictures may refer to this one: H.264 `nal_ref_idc`
+        /// above 0; HEVC not a sub-layer non-reference type (an even type below 16).
+        var isReferencePicture: Bool {
+            guard let header, let type = pictureType else { return true }
+            return codec == .h264 ? header.0 & 0x60 != 0 : !(type < 16 && type % 2 == 0)
+        }
+
+        /// An HEVC clean random access picture (CRA, type 21), after which
+        /// leading pictures may follow that refer to the group before it.
+        var isCleanRandomAccess: Bool { codec == .hevc && pictureType == 21 }
+    }
+
+    /// What follows a keyframe that may have undecodable leading pictures: an
+    /// HEVC BLA (its RASL pictures are never output), a CRA decoding starts
+    /// at, or an H.264 non-IDR keyframe decoding starts at.
+    private static func leadingPictures(
+        after keyframe: CompressedSample, _ layout: SampleLayout, startsHere: Bool
+    ) -> LeadingPictures? {
+        guard let type = layout.pictureType else { return nil }
+        switch layout.codec {
+        case .h264:
+            return startsHere && type != 5 ? .h264Before(keyframe.pts) : nil
+        case .hevc:
+            return (16...18).contains(type) || startsHere && type == 21 ? .hevcRASL : nil
+        }
+    }
+
+    private static func isLeading(_ sample: CompressedSample, _ layout: SampleLayout, _ leading: LeadingPictures)
+        -> Bool
+    {
+        switch leading {
+        case .h264Before(let pts): return sample.pts < pts
+        case .hevcRASL: return layout.pictureType == 8 || layout.pictureType == 9
+        }
+    }
+
+    /// Why a sample is not a whole access unit, or nil: NAL unit lengths past
+    /// its end, no slice, or a first slice that does not start the picture
+    /// (H.264 `first_mb_in_slice` above 0, except in Baseline streams, which
+    /// may send slices in any order; HEVC `first_slice_segment_in_pic_flag` 0).
+    private static func incompleteness(_ layout: SampleLayout, size: Int, _ description: FormatDescription)
+        -> String?
+    {
+        if let malformed = layout.malformed {
+            return "its \(size) bytes do not split into NAL units (\(malformed))"
+        }
+        guard let header = layout.header, let type = layout.pictureType else {
+            return "it holds no slice of a picture"
+        }
+        switch layout.codec {
+        case .h264:
+            guard layout.headerUnitSize > 1 else {
+                return "its first slice NAL unit (type \(type)) has no slice header"
+            }
+            // first_mb_in_slice is ue(v): 0 exactly when its first bit is 1.
+            if header.1 & 0x80 == 0 && !allowsArbitrarySliceOrder(description) {
+                return "its first slice does not start at the picture's first macroblock; the slices before it "
+                    + "are missing"
+            }
+        case .hevc:
+            guard layout.headerUnitSize > 2 else {
+                return "its first slice NAL unit (type \(type)) has no slice header"
+            }
+            if header.2 & 0x80 == 0 {
+                return "its first slice segment is not the picture's first (first_slice_segment_in_pic_flag 0); "
+                    + "the segments before it are missing"
+            }
         }
         return nil
     }
 
-    /// The HEVC `TemporalId` of a sample's first picture NAL unit
-    /// (`nuh_temporal_id_plus1` − 1), or nil for H.264.
-    private static func temporalLayer(_ data: [UInt8], _ description: FormatDescription) -> Int? {
-        guard description.codec == .hevc, let header = firstPictureHeader(data, description) else { return nil }
-        return Int(header.second & 0x07) - 1
+    /// H.264 Baseline without constraint_set1 (not Constrained Baseline)
+    /// allows slices in any order (ASO).
+    private static func allowsArbitrarySliceOrder(_ description: FormatDescription) -> Bool {
+        guard description.codec == .h264, description.profile == 66,
+            let sps = description.parameterSets.first(where: { $0.first.map { $0 & 0x1F == 7 } ?? false }),
+            sps.count > 2
+        else { return false }
+        return sps[2] & 0x40 == 0
     }
 
-    /// Whether a sample's first picture NAL unit is one others may refer to:
-    /// H.264 `nal_ref_idc` above 0; HEVC not a sub-layer non-reference type
-    /// (an even type below 16).
-    private static func isReferencePicture(_ data: [UInt8], _ description: FormatDescription) -> Bool {
-        guard let header = firstPictureHeader(data, description)?.first else { return true }
-        switch description.codec {
-        case .h264:
-            return header & 0x60 != 0
-        case .hevc:
-            let type = (header >> 1) & 0x3F
-            return !(type < 16 && type % 2 == 0)
-        }
+    /// Whether no picture refers to the sample's: H.264 `nal_ref_idc` 0; HEVC
+    /// a sub-layer non-reference type in the highest temporal layer the
+    /// stream declares (hvcC `numTemporalLayers`; pictures of higher layers
+    /// may refer to a lower layer's non-reference pictures).
+    private static func isDisposable(_ layout: SampleLayout, _ description: FormatDescription) -> Bool {
+        guard !layout.isReferencePicture else { return false }
+        guard description.codec == .hevc else { return true }
+        let record = description.record
+        guard record.count > 21, let layer = layout.temporalLayer else { return false }
+        let layers = Int(record[21] >> 3) & 0x07
+        return layers > 0 && layer == layers - 1
     }
 
-    /// Whether a keyframe sample is an HEVC clean random access picture (CRA,
-    /// NAL unit type 21), after which leading pictures may follow that refer
-    /// to the group before it.
-    private static func isCleanRandomAccess(_ data: [UInt8], _ description: FormatDescription) -> Bool {
-        guard description.codec == .hevc, let header = firstPictureHeader(data, description)?.first else {
-            return false
+    /// A non-keyframe sample the session leaves out before decoding because
+    /// it is before the seek target or late, and no picture refers to it.
+    private func skipBeforeDecoding(_ sample: CompressedSample, _ layout: SampleLayout) -> (DropReport.Kind, String)? {
+        if let target = preRollTarget, sample.pts < target, Self.isDisposable(layout, formatDescription) {
+            return (.preRoll, "before the seek to \(target) and no picture refers to it: not decoded")
         }
-        return (header >> 1) & 0x3F == 21
+        if let deadline = earliestPresentationTime, sample.pts < deadline, Self.isDisposable(layout, formatDescription)
+        {
+            return (
+                .late,
+                "late: presented before the earliest presentation time, and no picture refers to it: not decoded"
+            )
+        }
+        return nil
     }
 
     /// Builds a software decoder and decodes again the samples kept since the

@@ -115,8 +115,18 @@ struct FakeDecoderRecoveryTests {
 
     static func samples(_ count: Int, keyframeEvery gop: Int, bytes: Int = 100) -> [CompressedSample] {
         (0..<count).map { index in
-            CompressedSample(
-                data: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: bytes),
+            // One slice NAL unit of `bytes` bytes with its 4-byte length: an
+            // IDR or a reference P-slice, first_mb_in_slice 0, then filler.
+            let unit =
+                [UInt8]([index % gop == 0 ? 0x65 : 0x41, 0x80])
+                + [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: bytes - 6)
+            let length = UInt32(unit.count)
+            return CompressedSample(
+                data: [
+                    UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF),
+                    UInt8(length & 0xFF),
+                ]
+                    + unit,
                 formatDescription: description, pts: MediaTime(value: Int64(index), timescale: 30),
                 dts: MediaTime(value: Int64(index), timescale: 30), duration: MediaTime(value: 1, timescale: 30),
                 isKeyframe: index % gop == 0)

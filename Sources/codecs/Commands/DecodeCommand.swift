@@ -89,8 +89,11 @@ func runDecode(_ arguments: [String]) -> Int32 {
     }
     var output = DecodedFrameFiles(
         outputPath: outputPath, packedPlanes: MediaFileKind(path: outputPath, standardStream: .y4m) != .y4m)
-    if start != nil || duration != nil { output.window = (start ?? 0, duration.map { (start ?? 0) + $0 }) }
-    var pipeline = DecodePipeline(codec: codec ?? inputKind?.annexBCodec, settings: settings, sink: output)
+    if let duration { output.end = (start ?? 0) + duration }
+    var pipelineSettings = settings
+    pipelineSettings.seekTarget = start.map { MediaTime(seconds: $0, timescale: 90_000) }
+    var pipeline = DecodePipeline(
+        codec: codec ?? inputKind?.annexBCodec, settings: pipelineSettings, sink: output)
     do throws(MediaError) {
         let named: (codec: CodecType, by: String)? =
             codec.map { ($0, "--codec \($0.rawValue)") }
@@ -210,22 +213,18 @@ private struct DecodedFrameFiles: DecodedFrameSink {
         if format == nil { format = description }
     }
 
-    /// Pictures presented in [start, end) seconds are written (`--start`,
-    /// `--duration`); the ones before are pre-roll, and the first one at or
-    /// after the end satisfies the sink (presentation order: nothing earlier
-    /// can follow).
-    var window: (start: Double, end: Double?)? = nil
+    /// Pictures presented before `end` seconds are written (`--duration`;
+    /// the session leaves out the pre-roll before `--start`); the first one
+    /// at or after it satisfies the sink (presentation order: nothing
+    /// earlier can follow).
+    var end: Double? = nil
     private(set) var isSatisfied = false
 
     mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
         for frame in frames where !isSatisfied {
-            if let window {
-                let seconds = frame.pts.seconds
-                if let end = window.end, seconds >= end - 1e-9 {
-                    isSatisfied = true
-                    break
-                }
-                if seconds < window.start - 1e-9 { continue }
+            if let end, frame.pts.seconds >= end - 1e-9 {
+                isSatisfied = true
+                break
             }
             let buffer = frame.pixelBuffer
             let size = PictureSize(width: buffer.width, height: buffer.height)

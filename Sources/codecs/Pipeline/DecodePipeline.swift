@@ -103,6 +103,10 @@ struct DecoderSettings {
     /// Pictures of a later size are scaled to the first size (a Y4M file
     /// holds one): a new session starts at each size change.
     var keepsFirstPictureSize = false
+    /// Where a seek landed (`codecs decode --start`): the first session
+    /// returns pictures from this time on, the ones before are its pre-roll
+    /// (``DecompressionSession/flush(seekingTo:)``).
+    var seekTarget: MediaTime? = nil
 }
 
 /// The one path from coded video to pictures that `codecs decode`,
@@ -202,7 +206,11 @@ struct DecodePipeline<Sink: DecodedFrameSink> {
                 session = try makeSession(description, output: output)
             }
         }
-        if session == nil { session = try makeSession(description, output: settings.output) }
+        if session == nil {
+            let first = try makeSession(description, output: settings.output)
+            if let target = settings.seekTarget { first.flush(seekingTo: target) }
+            session = first
+        }
     }
 
     private func makeSession(_ description: FormatDescription, output: DecoderOutputAttributes) throws(MediaError)
