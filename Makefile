@@ -36,6 +36,7 @@ format:
 
 bench: bootstrap
 	$(SWIFT) build -c release --product codecs-bench
+	$(SWIFT) build -c release --product codecs
 	$$($(SWIFT) build -c release --show-bin-path)/codecs-bench $(if $(QUICK),--quick,) $(ARGS)
 
 # Instruction counts of the gate's regions under callgrind against

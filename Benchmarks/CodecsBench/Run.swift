@@ -69,6 +69,10 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         log("round trip: 720p zero-latency")
         try benchmarkRoundTrip(Array(frames720.prefix(quick ? 60 : 300)), report: report)
     }
+    if options.sections.contains("latency") {
+        log("latency: codecs demo --low-latency, 720p30 over RTP on the loopback, per stage")
+        try benchmarkLatency(frames: quick ? 150 : 300, report: report)
+    }
     if options.sections.contains("transports") {
         let frames = syntheticFrames(width: 640, height: 360, count: quick ? 30 : 150)
         log("transports: loopback latency of SRT, MPEG-TS/UDP, RTSP and RTMP, \(frames.count) frames at 30 fps each")

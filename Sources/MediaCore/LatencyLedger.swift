@@ -69,6 +69,21 @@ public struct LatencyLedger: Sendable {
         return zip(recorded, recorded.dropFirst()).compactMap { span(from: $0, to: $1) }
     }
 
+    /// Frames of delay between two stages: for each unit that reached `to`,
+    /// how many units presented after it had already passed `from` by then;
+    /// the most over all units (0: every frame came out before the next went
+    /// in, one in, one out). Nil when no unit reached `to`.
+    public func framesOfDelay(from: Stage = .encodeIn, to: Stage = .decoded) -> Int? {
+        let entered = times.compactMap { unit, stages in stages[from].map { (unit: unit, at: $0) } }
+        var most: Int?
+        for (unit, stages) in times {
+            guard let out = stages[to] else { continue }
+            let ahead = entered.count { $0.unit > unit && $0.at <= out }
+            most = max(most ?? 0, ahead)
+        }
+        return most
+    }
+
     /// The nearest-rank percentile `p` (0 < p ≤ 100) of ascending `sorted`.
     static func percentile(_ p: Int, of sorted: [Double]) -> Double {
         let rank = (p * sorted.count + 99) / 100

@@ -26,4 +26,21 @@ struct LatencyLedgerTests {
         #expect(abs(spans[2].p95 - 0.003) < 1e-9)
         #expect(ledger.span(from: .encodeIn, to: .received) == nil)
     }
+
+    /// Frames of delay: how many later frames had gone in when a frame came out.
+    @Test func framesOfDelayCountsLaterFramesAlreadyIn() {
+        var oneInOneOut = LatencyLedger()
+        var twoBehind = LatencyLedger()
+        for k in 0..<10 {
+            let unit = MediaTime(value: Int64(k), timescale: 30)
+            oneInOneOut.record(.encodeIn, unit: unit, at: Double(k))
+            oneInOneOut.record(.decoded, unit: unit, at: Double(k) + 0.5)
+            twoBehind.record(.encodeIn, unit: unit, at: Double(k))
+            // Frame k comes out just after frame k + 2 went in (the last two at the end).
+            twoBehind.record(.decoded, unit: unit, at: min(Double(k + 2), 9) + 0.5)
+        }
+        #expect(oneInOneOut.framesOfDelay() == 0)
+        #expect(twoBehind.framesOfDelay() == 2)
+        #expect(LatencyLedger().framesOfDelay() == nil)
+    }
 }

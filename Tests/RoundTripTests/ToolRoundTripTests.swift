@@ -160,3 +160,28 @@ func vaapiEncoderAvailable() -> Bool {
         reportValue(report, "latency p50 / p95 / max")?.firstMatch(of: /[0-9.]+ ms \/ ([0-9.]+) ms/))
     #expect(p50s.reduce(0, +) <= Double(total.1)! + 0.5, "\(p50s) vs end to end \(total.1)")
 }
+
+/// `codecs demo --low-latency --json`: the figures `make bench` reads. The
+/// access-unit bytes the sender logged add up to what the receiver counted on
+/// the wire; every frame came back.
+@Test func demoLowLatencyWritesItsFiguresAsJSON() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("demo.json")
+    let result = try runProcess(
+        TestPaths.codecsExecutable.path,
+        ["demo", "--low-latency", "--frames", "45", "--size", "320x240", "--no-pace", "--json", path])
+    let report = String(decoding: result.stdout, as: UTF8.self)
+    #expect(result.status == 0, "\(report)")
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    let figures = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    #expect(figures["lowLatency"] as? Bool == true)
+    #expect(figures["decoded"] as? Int == 45 && figures["lost"] as? Int == 0)
+    #expect((figures["stages"] as? [Any])?.count == 5)
+    #expect(figures["framesOfDelay"] is Int)
+    let sizes = try #require(figures["accessUnitBytes"] as? [String: Any])
+    let mean = try #require(sizes["mean"] as? Double)
+    let wire = try #require(
+        reportValue(report, "bytes on the wire")?.firstMatch(of: /^([0-9]+) in/).map { Double($0.1)! })
+    #expect(abs(mean * 45 - wire) < 1, "mean \(mean) × 45 vs \(wire) received")
+    #expect(try #require(sizes["largestAfterFirst"] as? Int) <= (sizes["largest"] as? Int ?? 0))
+}

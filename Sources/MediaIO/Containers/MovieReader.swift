@@ -216,8 +216,10 @@ public final class MovieReader {
     /// Moves to the keyframe at or before `time` (the track's presentation
     /// time, as samples carry it): the next ``nextSample()`` is that keyframe.
     /// A decoder given the samples from there decodes the pictures up to
-    /// `time` as pre-roll; the caller leaves out those presented before it
-    /// (`codecs decode --start` does). MP4/MOV, Matroska and MPEG-TS files.
+    /// `time` as pre-roll: `DecompressionSession.flush(seekingTo:)` leaves
+    /// out those presented before it, and the leading pictures of an open
+    /// group that keyframe starts (`codecs decode --start` uses both).
+    /// MP4/MOV, Matroska and MPEG-TS files.
     ///
     /// - Throws: `.unsupported` for a live stream; libavformat's seek errors.
     public func seek(to time: MediaTime) throws(MediaError) {

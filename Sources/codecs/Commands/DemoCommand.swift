@@ -1,4 +1,5 @@
 import EncodeSession
+import Foundation
 import MediaCore
 
 #if canImport(Glibc)
@@ -26,7 +27,12 @@ private let demoHelp = """
                                  skips to the next keyframe (expected, reported, not a failure)
       --resolution-change        the sender switches to half the size halfway through
       --no-pace                  send as fast as the encoder runs instead of at 30 fps
+      --low-latency              the encoder's low-latency mode: one frame in, one out, intra refresh
+                                 instead of keyframes; with --bitrate a one-frame VBV
+      --json PATH                also write the figures (latency per stage, frames of delay,
+                                 access-unit sizes, PSNR, the verdict) as JSON to PATH
       --min-psnr DB              the least average luma PSNR that passes (default 35)
+      --bitrate RATE             average bit rate, e.g. 2M or 800k (default: constant quality)
 
     The exit status is 0 when every frame sent came back and the PSNR passes,
     1 otherwise, 2 for bad options. With CODECS_CHECK_LIVE_OBJECTS=1 in the
@@ -51,6 +57,10 @@ func runDemo(_ arguments: [String]) -> Int32 {
     do {
         let result = try DemoRun(options: options).run()
         print(result.text)
+        if let path = options.jsonPath {
+            let data = try JSONSerialization.data(withJSONObject: result.json, options: [.sortedKeys, .prettyPrinted])
+            try data.write(to: URL(fileURLWithPath: path))
+        }
         // CODECS_CHECK_LIVE_OBJECTS=1 (scripts/leakcheck, scripts/soak): every
         // C context and buffer the run created must have been released by now.
         if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" {
@@ -91,6 +101,9 @@ struct DemoOptions: Sendable {
     var transport = DemoTransport.rtp
     var resolutionChange = false
     var pace = true
+    var lowLatency = false
+    /// Where to write the figures as JSON (`--json`).
+    var jsonPath: String? = nil
     /// Pass marks: the average luma PSNR over all decoded frames, and the
     /// least any single frame may have.
     var minimumAveragePSNR = 35.0
@@ -100,9 +113,9 @@ struct DemoOptions: Sendable {
         let parsed = try Arguments(
             arguments,
             valueOptions: EncodeOptions.selectionOptions.union([
-                "frames", "size", "late-join", "drop-every", "min-psnr", "transport",
+                "frames", "size", "late-join", "drop-every", "min-psnr", "transport", "bitrate", "crf", "json",
             ]),
-            flagOptions: ["resolution-change", "no-pace"])
+            flagOptions: ["resolution-change", "no-pace", "low-latency"])
         if let extra = parsed.positional.first {
             throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
         }
@@ -123,7 +136,12 @@ struct DemoOptions: Sendable {
         live.preset = "veryfast"
         live.maxKeyFrameInterval = frameRate
         live.expectedFrameRate = Double(frameRate)
+        lowLatency = parsed.flag("low-latency")
+        if lowLatency {
+            live.lowLatency = true
+        }
         encode = try EncodeOptions(parsed, properties: live)
+        jsonPath = parsed.value("json")
         lateJoin = try parsed.integer("late-join", in: 0...(frames - 1), default: 0)!
         dropEvery = try parsed.integer("drop-every", in: 2...100_000)
         switch try parsed.choice("transport", ["rtp", "tcp"], default: "rtp") {

@@ -184,6 +184,59 @@ struct DemoReport {
                 "  \(span.from.rawValue) → \(span.to.rawValue)",
                 "p50 \(formattedMilliseconds(span.p50)), p95 \(formattedMilliseconds(span.p95))")
         }
+        if let delay = framesOfDelay {
+            table.add("frames of delay", "\(delay)  (most later frames already in the encoder when one was decoded)")
+        }
+        if let sizes = accessUnitSizes {
+            table.add(
+                "access unit bytes",
+                "mean \(Int(sizes.mean.rounded())), largest \(sizes.largest) (\(formatted(sizes.ratio, digits: 2))× the mean);"
+                    + " after the first: largest \(sizes.largestAfterFirst) (\(formatted(sizes.ratioAfterFirst, digits: 2))×)"
+            )
+        }
+    }
+
+    /// Encode in → decoded, in frames (``LatencyLedger/framesOfDelay(from:to:)``).
+    var framesOfDelay: Int? { state.ledger.framesOfDelay(from: .encodeIn, to: .decoded) }
+
+    /// The mean and largest access unit put on the wire, in bytes, and the
+    /// largest after the first (the first is the stream's only IDR in
+    /// low-latency mode, where intra refresh replaces periodic keyframes).
+    var accessUnitSizes: (mean: Double, largest: Int, ratio: Double, largestAfterFirst: Int, ratioAfterFirst: Double)? {
+        let sizes = state.wire.map(\.byteCount)
+        guard let largest = sizes.max(), largest > 0 else { return nil }
+        let mean = Double(sizes.reduce(0, +)) / Double(sizes.count)
+        let afterFirst = sizes.dropFirst().max() ?? 0
+        return (mean, largest, Double(largest) / mean, afterFirst, Double(afterFirst) / mean)
+    }
+
+    /// The figures as a JSON object (`codecs demo --json`, read by `make bench`).
+    var json: [String: Any] {
+        var object: [String: Any] = [
+            "codec": options.codec.rawValue, "width": options.width, "height": options.height,
+            "frames": options.frames, "frameRate": options.frameRate, "transport": options.transport.rawValue,
+            "paced": options.pace, "lowLatency": options.lowLatency, "decoded": account.decoded.count,
+            "lost": account.missing.count, "passed": passed,
+            "psnrYAverage": averagePSNR, "psnrYMinimum": minimumPSNR,
+        ]
+        if let latency = LatencySummary(receiver.latencies) {
+            object["latency"] = ["p50": latency.p50, "p95": latency.p95, "max": latency.maximum]
+        }
+        object["stages"] = state.ledger.stages.map { span in
+            ["from": span.from.rawValue, "to": span.to.rawValue, "p50": span.p50, "p95": span.p95, "count": span.count]
+                as [String: Any]
+        }
+        if let span = state.ledger.span(from: .encodeIn, to: .decoded) {
+            object["endToEnd"] = ["p50": span.p50, "p95": span.p95, "count": span.count]
+        }
+        if let delay = framesOfDelay { object["framesOfDelay"] = delay }
+        if let sizes = accessUnitSizes {
+            object["accessUnitBytes"] = [
+                "mean": sizes.mean, "largest": sizes.largest, "ratio": sizes.ratio,
+                "largestAfterFirst": sizes.largestAfterFirst, "ratioAfterFirst": sizes.ratioAfterFirst,
+            ]
+        }
+        return object
     }
 
     private func addQuality(to table: inout ReportTable) {
