@@ -365,7 +365,7 @@ struct VAAPIEncoderTests {
                 try Self.session(.hardware, device: device, codec: .hevc)
             }
             #expect(error?.code == .unavailable)
-            #expect(error?.message.contains("cannot encode HEVC Main (no EncSlice entrypoint)") == true)
+            #expect(error?.message.contains("offers no HEVC Main encode entrypoint") == true)
             let session = try Self.session(.automatic, device: device, codec: .hevc)
             #expect(session.backend == "x265")
             #expect(session.fallbackReason == error?.message)

@@ -111,6 +111,7 @@ private struct ProbeReport {
                             .object([
                                 ("codec", .string(profile.codec.rawValue)), ("profile", .string(profile.profile)),
                                 ("entrypoints", .array(profile.entrypoints.map { .string($0) })),
+                                ("pixelFormats", .array(profile.pixelFormats.map { .string($0.rawValue) })),
                             ])
                         })
                 ),
@@ -158,7 +159,8 @@ private struct ProbeReport {
             for profile in device.profiles {
                 lines.append(
                     "    " + pad(profile.codec.rawValue, 6) + pad(profile.profile, 21)
-                        + profile.entrypoints.joined(separator: " "))
+                        + pad(profile.entrypoints.joined(separator: " "), 20)
+                        + profile.pixelFormats.map { $0.rawValue.uppercased() }.joined(separator: " "))
             }
         }
         return lines.joined(separator: "\n")
