@@ -59,9 +59,9 @@ struct VAAPIEncoderTests {
         }
     }
 
-    /// VA-API here codes 8-bit 4:2:0 only: other formats are refused with
-    /// the reason under `.vaapi`, and `.automatic` falls back to software
-    /// saying why.
+    /// H.264 on VA-API codes 8-bit 4:2:0 only (h264_vaapi has no High 10):
+    /// other formats are refused with the reason under `.vaapi`, and
+    /// `.automatic` falls back to software saying why.
     @Test(arguments: [PixelFormat.i422, .i010, .gray])
     func otherFormatsAreRefusedOrFallBack(format: PixelFormat) throws {
         let directory = try TemporaryDirectory()

@@ -24,7 +24,8 @@ func runProbe(_ arguments: [String]) -> Int32 {
             usage: codecs probe [--json] [--device PATH]
 
             Lists library versions, usable encoders and decoders, and each VA-API
-            device's profiles and entrypoints, or why VA-API is unavailable.
+            device's profiles, entrypoints and surface formats, or why VA-API is
+            unavailable.
               --json         machine-readable output (keys documented in the README)
               --device PATH  probe this VA-API device only (also CODECS_VAAPI_DEVICE)
             """)
