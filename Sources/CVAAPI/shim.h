@@ -11,5 +11,7 @@ static inline int CVAAPI_MINOR_VERSION(void) { return VA_MINOR_VERSION; }
 static inline int CVAAPI_MICRO_VERSION(void) { return VA_MICRO_VERSION; }
 static inline const char *CVAAPI_VERSION_S(void) { return VA_VERSION_S; }
 static inline int CVAAPI_RC_NONE(void) { return VA_RC_NONE; }
+static inline unsigned int CVAAPI_FOURCC_NV12(void) { return VA_FOURCC_NV12; }
+static inline unsigned int CVAAPI_FOURCC_P010(void) { return VA_FOURCC_P010; }
 
 #endif

@@ -15,7 +15,10 @@ extension DecompressionSession {
     /// CUDA device (`cudaDevice`, default 0) that opens.
     ///
     /// Each entry lists the pixel formats its pictures come out in
-    /// (``supportedPixelFormats(forDecoder:codec:)``).
+    /// (``supportedPixelFormats(forDecoder:codec:)``); for VA-API, those the
+    /// probed device offers for the codec's decode profiles (NV12 from
+    /// `VA_RT_FORMAT_YUV420`, P010 from `VA_RT_FORMAT_YUV420_10`, which
+    /// HEVC Main10 uses).
     public static func decoders(vaapiDevice: String? = nil, cudaDevice: String? = nil) -> [CodecBackendInfo] {
         let vaapi = VAAPIReport.probe(explicitDevice: vaapiDevice)
         var vaapiDeviceReason: String?
@@ -49,8 +52,11 @@ extension DecompressionSession {
             result.append(CodecBackendInfo(name: "nvdec", codec: codec, isHardware: true, unavailableReason: reason))
         }
         for index in result.indices {
-            result[index].pixelFormats =
-                supportedPixelFormats(forDecoder: result[index].name, codec: result[index].codec) ?? []
+            let entry = result[index]
+            result[index].pixelFormats = supportedPixelFormats(forDecoder: entry.name, codec: entry.codec) ?? []
+            if entry.name == "vaapi", let surfaces = vaapi.surfaceFormats(for: entry.codec, entrypoints: ["VLD"]) {
+                result[index].pixelFormats = result[index].pixelFormats.filter(surfaces.contains)
+            }
         }
         return result
     }
@@ -64,7 +70,9 @@ extension DecompressionSession {
     /// 10 and 12 bits); H.264 4:2:0, 4:2:2 and 4:4:4 at 8 and 10 bits (the
     /// depths x264 writes), monochrome H.264 coming out as 4:2:0 with
     /// neutral chroma, as libavcodec gives it. Hardware decoders download
-    /// 4:2:0 pictures as NV12 (8-bit) or P010 (10-bit).
+    /// 4:2:0 pictures as NV12 (8-bit) or P010 (10-bit; VA-API HEVC Main10 is
+    /// checked bit-exact against libavcodec's software decode on the test
+    /// driver).
     public static func supportedPixelFormats(forDecoder name: String, codec: CodecType) -> [PixelFormat]? {
         switch name {
         case "libavcodec":

@@ -49,8 +49,8 @@ public struct CompressionProperties: Sendable, Hashable {
     /// `.i444`, `.gray`, their 10-bit forms `.i010`, `.i210`, `.i410`,
     /// `.gray10`, and for HEVC the 12-bit `.i012`, `.i212`, `.i412`,
     /// `.gray12`). `nil` means `.i420` (`.i010` with profile `.main10`).
-    /// The session then takes frames of this format (and NV12 for I420, and
-    /// BGRA, converted first); ``CompressionSession/supportedPixelFormats(forEncoder:)``
+    /// The session then takes frames of this format (and NV12 for I420, P010
+    /// for I010, and BGRA, converted first); ``CompressionSession/supportedPixelFormats(forEncoder:)``
     /// lists what each encoder codes.
     public var pixelFormat: PixelFormat?
     /// The level as written in the spec (3.1, 4, 5.1); `nil` lets the
@@ -289,7 +289,8 @@ public struct CompressionProperties: Sendable, Hashable {
                 throw .invalidArgument(
                     "pixelFormat \(format): names the coded layout, one of the planar formats "
                         + PixelFormat.allCases.filter(\.isPlanarYCbCr).map(\.rawValue).joined(separator: ", ")
-                        + (format == .nv12 ? " (an i420 session takes nv12 frames too)" : ""))
+                        + (format == .nv12 ? " (an i420 session takes nv12 frames too)" : "")
+                        + (format == .p010 ? " (an i010 session takes p010 frames too)" : ""))
             }
             if let profile {
                 let fits = profile == .main10 ? format == .i010 : format == .i420

@@ -50,8 +50,8 @@ public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
 /// ```
 ///
 /// **Input**: `.i420` or `.nv12` `PixelBuffer`s of the session's size (or
-/// the format set in ``CompressionProperties/pixelFormat``: `.i010` for
-/// ``CompressionProperties/Profile/main10``, `.i422`, `.i410`, `.gray12` …), or `.bgra`
+/// the format set in ``CompressionProperties/pixelFormat``: `.i010` (or
+/// `.p010`) for ``CompressionProperties/Profile/main10``, `.i422`, `.i410`, `.gray12` …), or `.bgra`
 /// frames, which a `PixelTransferSession` converts first (BT.601, limited
 /// range), each with a presentation time later than the one before. ``makePixelBufferPool(format:capacity:)``
 /// gives buffers of the right geometry.
@@ -72,7 +72,8 @@ public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
 ///
 /// **Costs**: each sample's bytes are copied once out of the encoder's
 /// memory; frames are passed to x264/x265 without copying (NV12 is
-/// de-interleaved for x265, which reads planar input only).
+/// de-interleaved for x265, which reads planar input only, and P010 for
+/// both, which read 10-bit samples in the low bits).
 ///
 /// The session is not thread-safe: use it from one task at a time, or use
 /// ``AsyncCompressionSession``.
@@ -267,10 +268,15 @@ public final class CompressionSession {
     public var maxFrameDelayCount: Int { engine?.maxFrameDelayCount ?? 0 }
 
     /// The pixel formats ``encode(_:pts:duration:options:)`` accepts: the
-    /// coded format (``CompressionProperties/pixelFormat``), NV12 too when
-    /// that is I420, and BGRA, which is converted first.
+    /// coded format (``CompressionProperties/pixelFormat``), its semi-planar
+    /// form too when that is I420 (NV12) or I010 (P010), and BGRA, which is
+    /// converted first.
     public var acceptedPixelFormats: [PixelFormat] {
-        codedFormat == .i420 ? [.i420, .nv12, .bgra] : [codedFormat, .bgra]
+        switch codedFormat {
+        case .i420: [.i420, .nv12, .bgra]
+        case .i010: [.i010, .p010, .bgra]
+        default: [codedFormat, .bgra]
+        }
     }
 
     /// A pool of buffers of the session's size in `format` (the first
@@ -328,7 +334,8 @@ public final class CompressionSession {
     /// duration of this call only. x264 and x265 get pointers to its planes
     /// and copy the picture into their own look-ahead frames before the call
     /// returns; the VA-API encoder copies it into its upload frame. (`.bgra`
-    /// frames, and `.nv12` frames for x265, are first converted into a buffer
+    /// frames, `.nv12` frames for x265 and `.p010` frames for x264 and x265,
+    /// are first converted into a buffer
     /// of the session's, which the encoder reads instead.) Once `encode`
     /// returns, the session keeps no reference to `frame`: the caller may
     /// write into it again or hand it back to its pool. The returned samples

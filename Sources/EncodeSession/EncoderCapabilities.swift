@@ -52,12 +52,24 @@ extension CompressionSession {
     /// node), so a probe and a session never disagree. A VA-API device that
     /// offers only the low-power entrypoint (`EncSliceLP`) is used in
     /// libavcodec's `low_power` mode and reported as such.
+    ///
+    /// A VA-API encoder's ``CodecBackendInfo/pixelFormats`` are those of
+    /// ``supportedPixelFormats(forEncoder:)`` that the probed device takes:
+    /// `.i420` where its encode profiles offer NV12 surfaces, `.i010` where
+    /// HEVC Main10 offers P010; the full list when no device opened.
     public static func encoders(vaapiDevice: String? = nil) -> [CodecBackendInfo] {
         let vaapi = VAAPIReport.probe(explicitDevice: vaapiDevice)
         return encoderNames.map { entry in
             var info = CodecBackendInfo(
                 name: entry.name, codec: entry.codec, isHardware: entry.isHardware, unavailableReason: nil)
             info.pixelFormats = supportedPixelFormats(forEncoder: entry.name) ?? []
+            if entry.isHardware,
+                let surfaces = vaapi.surfaceFormats(for: entry.codec, entrypoints: ["EncSlice", "EncSliceLP"])
+            {
+                info.pixelFormats = info.pixelFormats.filter { format in
+                    surfaces.contains(format == .i010 ? .p010 : .nv12)
+                }
+            }
             let choice: CodecBackend = entry.isHardware ? .vaapi(device: vaapiDevice) : .software
             if entry.isHardware, !NativeLibraries.hasEncoder(named: entry.name) {
                 info.unavailableReason = "libavcodec was built without the \(entry.name) encoder"
@@ -93,13 +105,19 @@ extension CompressionSession {
     /// x264: 4:2:0, 4:2:2, 4:4:4 and monochrome at 8 and 10 bits (High,
     /// High 10, High 4:2:2, High 4:4:4 Predictive), as far as the installed
     /// build has them. x265: the same at every depth its library carries
-    /// (8, 10 and 12 in Debian's). VA-API: 8-bit 4:2:0. A session also
-    /// takes NV12 frames when coding I420, and BGRA frames, converted first.
+    /// (8, 10 and 12 in Debian's). VA-API: H.264 8-bit 4:2:0 (uploaded as
+    /// NV12); HEVC 8-bit 4:2:0 (Main, NV12) and 10-bit 4:2:0 (Main 10,
+    /// uploaded as P010) where the device offers `VAProfileHEVCMain10` with
+    /// an encode entrypoint and `VA_RT_FORMAT_YUV420_10` surfaces
+    /// (``encoders(vaapiDevice:)`` says what a probed device takes). A
+    /// session also takes NV12 frames when coding I420, P010 frames when
+    /// coding I010, and BGRA frames, converted first.
     public static func supportedPixelFormats(forEncoder name: String) -> [PixelFormat]? {
         switch name {
         case "x264": NativeLibraries.x264CodedFormats()
         case "x265": NativeLibraries.x265CodedFormats()
-        case "h264_vaapi", "hevc_vaapi": [.i420]
+        case "h264_vaapi": [.i420]
+        case "hevc_vaapi": [.i420, .i010]
         default: nil
         }
     }

@@ -25,6 +25,19 @@ public struct VAAPIReport: Sendable, Hashable {
                 && device.profiles.contains { $0.codec == codec && $0.entrypoints.contains(entrypoint) }
         }
     }
+
+    /// The surface layouts the first device that opened offers for `codec`
+    /// with any of `entrypoints` (`["VLD"]` for decode, `["EncSlice",
+    /// "EncSliceLP"]` for encode), in profile order; nil when no device opened.
+    public func surfaceFormats(for codec: CodecType, entrypoints: [String]) -> [PixelFormat]? {
+        guard let device = devices.first(where: { $0.unavailableReason == nil }) else { return nil }
+        var formats: [PixelFormat] = []
+        for profile in device.profiles where profile.codec == codec {
+            guard profile.entrypoints.contains(where: entrypoints.contains) else { continue }
+            for format in profile.pixelFormats where !formats.contains(format) { formats.append(format) }
+        }
+        return formats
+    }
 }
 
 /// One VA-API device as the probe saw it.
@@ -50,11 +63,16 @@ public struct VAAPIProfileInfo: Sendable, Hashable {
     public var profile: String
     /// `"VLD"` (decode), `"EncSlice"`, `"EncSliceLP"` (low-power encode).
     public var entrypoints: [String]
+    /// The surface layouts the device takes and gives for this profile, from
+    /// its `RTFormat` attribute: `.nv12` (`VA_RT_FORMAT_YUV420`), `.p010`
+    /// (`VA_RT_FORMAT_YUV420_10`, HEVC Main10).
+    public var pixelFormats: [PixelFormat]
 
-    public init(codec: CodecType, profile: String, entrypoints: [String]) {
+    public init(codec: CodecType, profile: String, entrypoints: [String], pixelFormats: [PixelFormat] = []) {
         self.codec = codec
         self.profile = profile
         self.entrypoints = entrypoints
+        self.pixelFormats = pixelFormats
     }
 }
 

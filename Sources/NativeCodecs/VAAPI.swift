@@ -155,16 +155,38 @@ package final class VAAPIDisplay {
         return Array(entrypoints.prefix(Int(count)))
     }
 
-    /// The probed profiles the driver offers, each with its probed entrypoints.
+    /// The probed profiles the driver offers, each with its probed entrypoints
+    /// and the surface layouts its `RTFormat` attribute names.
     package func profiles() throws(MediaError) -> [VAAPIProfileInfo] {
         var result: [VAAPIProfileInfo] = []
         for (profile, codec, name) in VAAPIProfiles.probed {
             let offered = try entrypoints(for: profile, name: name)
             guard !offered.isEmpty else { continue }
-            let names = VAAPIProfiles.entrypoints.filter { offered.contains($0.0) }.map(\.1)
-            result.append(VAAPIProfileInfo(codec: codec, profile: name, entrypoints: names))
+            let probed = VAAPIProfiles.entrypoints.filter { offered.contains($0.0) }
+            var formats: [PixelFormat] = []
+            for (entrypoint, _) in probed {
+                for format in surfaceFormats(profile, entrypoint) where !formats.contains(format) {
+                    formats.append(format)
+                }
+            }
+            result.append(
+                VAAPIProfileInfo(codec: codec, profile: name, entrypoints: probed.map(\.1), pixelFormats: formats))
         }
         return result
+    }
+
+    /// The semi-planar layouts CodecSessions moves through VA surfaces that
+    /// the `RTFormat` attribute of `profile` × `entrypoint` offers:
+    /// `VA_RT_FORMAT_YUV420` → NV12, `VA_RT_FORMAT_YUV420_10` → P010 (the
+    /// layouts libavutil's VA-API frames map those render-target formats to).
+    /// Empty when the driver does not answer.
+    package func surfaceFormats(_ profile: VAProfile, _ entrypoint: VAEntrypoint) -> [PixelFormat] {
+        var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: 0)
+        guard vaGetConfigAttributes(display, profile, entrypoint, &attribute, 1) == CVAAPI_STATUS_SUCCESS(),
+            attribute.value != VA_ATTRIB_NOT_SUPPORTED
+        else { return [] }
+        return [(UInt32(VA_RT_FORMAT_YUV420), PixelFormat.nv12), (UInt32(VA_RT_FORMAT_YUV420_10), .p010)]
+            .filter { attribute.value & $0.0 != 0 }.map(\.1)
     }
 }
 

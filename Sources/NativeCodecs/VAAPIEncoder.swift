@@ -18,7 +18,9 @@ import MediaCore
 ///    first render node that exists (NativeCodecs' one device rule).
 /// 2. **Preflight** straight through libva (``VAAPIPreflight``): open the
 ///    node, `vaInitialize`, find the profile with an `EncSlice` entrypoint,
-///    then create and destroy a config, one surface and a context. libavcodec
+///    check that its `RTFormat` and surface attributes offer the upload
+///    layout (NV12 for 8-bit 4:2:0, P010 for HEVC Main 10), then create and
+///    destroy a config, one surface and a context. libavcodec
 ///    turns every VA failure into `EIO`; doing these steps ourselves first
 ///    names the call and the VA status that failed.
 /// 3. **Parameter sets**: taken from the encoder's extradata when the driver
@@ -29,10 +31,20 @@ import MediaCore
 ///    kept. Every keyframe of the real stream is checked against them: a
 ///    driver that changes them mid-stream is an error, never a silently
 ///    mismatched description.
-/// 4. **Pipeline** (``VAAPIPipeline``): hardware device, NV12 frames context,
-///    encoder. Each frame is copied (I420 interleaved to NV12) into one
-///    reusable software frame, uploaded with `av_hwframe_transfer_data`, and
-///    sent; packets come back as Annex-B and are converted by FormatConv.
+/// 4. **Pipeline** (``VAAPIPipeline``): hardware device, NV12 or P010 frames
+///    context, encoder. Each frame is copied (I420 interleaved to NV12, I010
+///    interleaved and shifted to P010) into one reusable software frame,
+///    uploaded with `av_hwframe_transfer_data`, and sent; packets come back as
+///    Annex-B and are converted by FormatConv.
+///
+/// Formats: 8-bit 4:2:0 (`.i420`, or `.nv12` frames) for H.264 and HEVC Main;
+/// 10-bit 4:2:0 (`.i010`, or `.p010` frames) for HEVC Main 10 when the device
+/// offers `VAProfileHEVCMain10` with an encode entrypoint and P010 surfaces
+/// (`VA_RT_FORMAT_YUV420_10`). HEVC 4:2:2, 4:4:4 and 12-bit are refused,
+/// naming the VA profile (Main 4:2:2 10, Main 4:4:4, Main 12 …) when the
+/// device lacks it; this backend uploads no other surface layout even where a
+/// device offers the profile. H.264 is 8-bit 4:2:0 only (libavcodec's
+/// `h264_vaapi` has no High 10); monochrome has no VA profile.
 ///
 /// Rate control: `averageBitRate` → CBR (VBR when `dataRateLimits.maxBitRate`
 /// is higher), `constantQP` → CQP, neither → CQP at libavcodec's default.
@@ -162,6 +174,17 @@ struct VAAPIEncoderSettings: Sendable {
     /// The VA profile the preflight looks for.
     var vaProfile: VAProfile
     var profileName: String
+    /// The layout frames are uploaded in: `.nv12` (8-bit 4:2:0) or `.p010`
+    /// (10-bit 4:2:0); nil for a format whose VA profile exists but whose
+    /// surfaces this backend does not upload (refused after the preflight
+    /// has said whether the device offers the profile at all).
+    var surfaceFormat: PixelFormat?
+    /// The coded layout (``EncoderConfiguration/pixelFormat``), for messages.
+    var codedFormat: PixelFormat
+    /// `VA_RT_FORMAT_YUV420` or `VA_RT_FORMAT_YUV420_10`.
+    var rtFormat: UInt32 { surfaceFormat == .p010 ? UInt32(VA_RT_FORMAT_YUV420_10) : UInt32(VA_RT_FORMAT_YUV420) }
+    /// The surface fourcc (`VA_FOURCC_NV12`, `VA_FOURCC_P010`).
+    var fourcc: UInt32 { surfaceFormat == .p010 ? CVAAPI_FOURCC_P010() : CVAAPI_FOURCC_NV12() }
     var level: Int?
     var coder: String?
     var slices: Int?
@@ -175,8 +198,49 @@ struct VAAPIEncoderSettings: Sendable {
 
     var encoderName: String { codec == .h264 ? "h264_vaapi" : "hevc_vaapi" }
 
-    /// libavcodec's profile number, the VA profile and a display name.
-    private static func profile(_ codec: CodecType, _ requested: String?) throws(MediaError)
+    /// libavcodec's profile number, the VA profile, a display name and the
+    /// upload layout for coding `format`.
+    private static func profile(_ codec: CodecType, _ requested: String?, format: PixelFormat) throws(MediaError)
+        -> (Int32, VAProfile, String, PixelFormat?)
+    {
+        let described = "\(format) (\(format.chromaSubsampling!) \(format.bitDepth)-bit)"
+        if format != .i420 {
+            guard codec == .hevc else {
+                throw .unsupported(
+                    "VA-API backend: \(described) is not supported for H.264; libavcodec's h264_vaapi encodes 8-bit "
+                        + "4:2:0 (NV12) only, so encode \(format) with software (x264)")
+            }
+            if let requested, requested != "main10" || format != .i010 {
+                throw .unsupported("profile \(requested): the VA-API backend does not encode it from \(format)")
+            }
+            // ITU-T H.265 A.3 profiles as VA-API names them (va.h VAProfileHEVC…).
+            let profiles: [(PixelFormat.ChromaSubsampling, Int, VAProfile, String)] = [
+                (.yuv420, 10, VAProfileHEVCMain10, "HEVC Main 10"),
+                (.yuv420, 12, VAProfileHEVCMain12, "HEVC Main 12"),
+                (.yuv422, 8, VAProfileHEVCMain422_10, "HEVC Main 4:2:2 10"),
+                (.yuv422, 10, VAProfileHEVCMain422_10, "HEVC Main 4:2:2 10"),
+                (.yuv422, 12, VAProfileHEVCMain422_12, "HEVC Main 4:2:2 12"),
+                (.yuv444, 8, VAProfileHEVCMain444, "HEVC Main 4:4:4"),
+                (.yuv444, 10, VAProfileHEVCMain444_10, "HEVC Main 4:4:4 10"),
+                (.yuv444, 12, VAProfileHEVCMain444_12, "HEVC Main 4:4:4 12"),
+            ]
+            guard
+                let entry = profiles.first(where: { $0.0 == format.chromaSubsampling && $0.1 == format.bitDepth })
+            else {
+                throw .unsupported(
+                    "VA-API backend: \(described) is not supported; VA-API has no monochrome HEVC profile, so encode "
+                        + "\(format) with software (x265)")
+            }
+            let surface: PixelFormat? = format == .i010 ? .p010 : nil
+            let ffProfile = format == .i010 ? FF_PROFILE_HEVC_MAIN_10 : FF_PROFILE_HEVC_REXT
+            return (ffProfile, entry.2, entry.3, surface)
+        }
+        let (ffProfile, vaProfile, name) = try profile8Bit(codec, requested)
+        return (ffProfile, vaProfile, name, .nv12)
+    }
+
+    /// The 8-bit 4:2:0 profiles.
+    private static func profile8Bit(_ codec: CodecType, _ requested: String?) throws(MediaError)
         -> (Int32, VAProfile, String)
     {
         switch (codec, requested) {
@@ -195,15 +259,13 @@ struct VAAPIEncoderSettings: Sendable {
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let options = configuration.settings
-        guard configuration.pixelFormat == .i420 else {
-            let format = configuration.pixelFormat
-            throw .unsupported(
-                "VA-API backend: \(format) (\(format.chromaSubsampling!) \(format.bitDepth)-bit) is not supported; it "
-                    + "encodes 8-bit 4:2:0 (NV12) only, so encode \(format) with software (x264/x265)")
-        }
+        codedFormat = configuration.pixelFormat
+        (profile, vaProfile, profileName, surfaceFormat) = try Self.profile(
+            configuration.codec, options.profile, format: configuration.pixelFormat)
         guard configuration.width % 2 == 0, configuration.height % 2 == 0 else {
             throw .unsupported(
-                "VA-API backend: \(configuration.width)x\(configuration.height) is odd; NV12 surfaces need even sizes")
+                "VA-API backend: \(configuration.width)x\(configuration.height) is odd; 4:2:0 surfaces need even sizes"
+            )
         }
         if options.hdr10 != nil {
             throw .unsupported("hdr10: the VA-API backend writes no HDR10 SEI; use x264 or x265")
@@ -249,7 +311,6 @@ struct VAAPIEncoderSettings: Sendable {
         level = options.level.map { Int(($0 * levelScale).rounded()) }
         coder = options.entropyMode
         slices = options.slicesPerFrame
-        (profile, vaProfile, profileName) = try Self.profile(configuration.codec, options.profile)
     }
 }
 
@@ -281,11 +342,30 @@ enum VAAPIPreflight {
         } else if entrypoints.contains(VAEntrypointEncSliceLP) {
             (entrypoint, entrypointName) = (VAEntrypointEncSliceLP, "EncSliceLP")
         } else {
+            let software = settings.codec == .h264 ? "x264" : "x265"
             throw .unavailable(
-                "\(display.vendor ?? "the VA-API driver") on \(devicePath) cannot encode \(settings.profileName) "
-                    + "(no EncSlice entrypoint) and no low-power EncSliceLP either")
+                "the VA-API device \(devicePath) (\(display.vendor ?? "unknown driver")) offers no "
+                    + "\(settings.profileName) encode entrypoint (neither EncSlice nor the low-power EncSliceLP); "
+                    + "use \(software)")
+        }
+        guard let surfaceFormat = settings.surfaceFormat else {
+            let format = settings.codedFormat
+            throw .unsupported(
+                "VA-API backend: \(format) (\(format.chromaSubsampling!) \(format.bitDepth)-bit): the device offers "
+                    + "\(settings.profileName) encode, but this backend uploads only NV12 and P010 (4:2:0) surfaces; "
+                    + "encode \(format) with software (x265)")
         }
         let dpy = display.display
+        var rtFormats = VAConfigAttrib(type: VAConfigAttribRTFormat, value: 0)
+        try VAStatusError.check(
+            vaGetConfigAttributes(dpy, settings.vaProfile, entrypoint, &rtFormats, 1),
+            "vaGetConfigAttributes(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
+        guard rtFormats.value != VA_ATTRIB_NOT_SUPPORTED, rtFormats.value & settings.rtFormat != 0 else {
+            throw .unavailable(
+                "the VA-API device \(devicePath) offers \(settings.profileName) encode but no "
+                    + "\(surfaceFormat.rawValue.uppercased()) surfaces (its RTFormat lacks "
+                    + "\(surfaceFormat == .p010 ? "VA_RT_FORMAT_YUV420_10" : "VA_RT_FORMAT_YUV420"))")
+        }
         var packedHeaders = VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: 0)
         try VAStatusError.check(
             vaGetConfigAttributes(dpy, settings.vaProfile, entrypoint, &packedHeaders, 1),
@@ -298,17 +378,25 @@ enum VAAPIPreflight {
             vaGetConfigAttributes(dpy, settings.vaProfile, entrypoint, &references, 1),
             "vaGetConfigAttributes(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
         let bFrames = references.value != VA_ATTRIB_NOT_SUPPORTED && (references.value >> 16) & 0xFFFF > 0
-        var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: UInt32(VA_RT_FORMAT_YUV420))
+        var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: settings.rtFormat)
         var config = VAConfigID(VA_INVALID_ID)
         try VAStatusError.check(
             vaCreateConfig(dpy, settings.vaProfile, entrypoint, &attribute, 1, &config),
             "vaCreateConfig(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
         defer { vaDestroyConfig(dpy, config) }
+        let layouts = try surfaceFourccs(dpy, config: config, device: devicePath)
+        guard layouts.isEmpty || layouts.contains(settings.fourcc) else {
+            throw .unavailable(
+                "the VA-API device \(devicePath) offers \(settings.profileName) encode but its surfaces for it are not "
+                    + "\(surfaceFormat.rawValue.uppercased()) (vaQuerySurfaceAttributes)")
+        }
         var surface = VASurfaceID(VA_INVALID_SURFACE)
+        let surfaceName = surfaceFormat == .p010 ? "YUV420_10" : "YUV420"
         try VAStatusError.check(
             vaCreateSurfaces(
-                dpy, UInt32(VA_RT_FORMAT_YUV420), UInt32(settings.width), UInt32(settings.height), &surface, 1, nil, 0),
-            "vaCreateSurfaces(\(settings.width)x\(settings.height) YUV420)", device: devicePath, as: .unavailable)
+                dpy, settings.rtFormat, UInt32(settings.width), UInt32(settings.height), &surface, 1, nil, 0),
+            "vaCreateSurfaces(\(settings.width)x\(settings.height) \(surfaceName))", device: devicePath,
+            as: .unavailable)
         defer { vaDestroySurfaces(dpy, &surface, 1) }
         var context = VAContextID(VA_INVALID_ID)
         try VAStatusError.check(
@@ -320,6 +408,25 @@ enum VAAPIPreflight {
         return Outcome(
             packedSequenceHeaders: packedSequenceHeaders, lowPower: entrypoint == VAEntrypointEncSliceLP,
             bFrames: bFrames)
+    }
+
+    /// The pixel formats (fourccs) `vaQuerySurfaceAttributes` lists for
+    /// `config`; empty when the driver lists none.
+    private static func surfaceFourccs(_ dpy: VADisplay, config: VAConfigID, device: String) throws(MediaError)
+        -> [UInt32]
+    {
+        var count: UInt32 = 0
+        try VAStatusError.check(
+            vaQuerySurfaceAttributes(dpy, config, nil, &count), "vaQuerySurfaceAttributes", device: device,
+            as: .unavailable)
+        guard count > 0 else { return [] }
+        var attributes = [VASurfaceAttrib](repeating: VASurfaceAttrib(), count: Int(count))
+        try VAStatusError.check(
+            vaQuerySurfaceAttributes(dpy, config, &attributes, &count), "vaQuerySurfaceAttributes", device: device,
+            as: .unavailable)
+        return attributes.prefix(Int(count)).filter { $0.type == VASurfaceAttribPixelFormat }.map {
+            UInt32(bitPattern: $0.value.value.i)
+        }
     }
 }
 
@@ -333,11 +440,11 @@ struct VAAPIPacket {
     var isKeyframe: Bool
 }
 
-/// A reference to an NV12 `AVHWFramesContext` of VA surfaces.
+/// A reference to an NV12 or P010 `AVHWFramesContext` of VA surfaces.
 private final class HardwareFrames {
     var reference: UnsafeMutablePointer<AVBufferRef>?
 
-    init(device: HardwareDevice, width: Int, height: Int) throws(MediaError) {
+    init(device: HardwareDevice, format: PixelFormat, width: Int, height: Int) throws(MediaError) {
         guard let reference = av_hwframe_ctx_alloc(device.reference) else {
             throw MediaError(.outOfMemory, "av_hwframe_ctx_alloc: out of memory")
         }
@@ -345,11 +452,12 @@ private final class HardwareFrames {
         LiveObjects.increment(.vaapiEncoderFrames)
         let frames = UnsafeMutableRawPointer(reference.pointee.data).assumingMemoryBound(to: AVHWFramesContext.self)
         frames.pointee.format = AV_PIX_FMT_VAAPI
-        frames.pointee.sw_format = AV_PIX_FMT_NV12
+        frames.pointee.sw_format = LibavPixelFormat(format).avPixelFormat
         frames.pointee.width = Int32(width)
         frames.pointee.height = Int32(height)
         try Libav.check(
-            av_hwframe_ctx_init(reference), while: "av_hwframe_ctx_init(NV12 \(width)x\(height))", as: .unavailable)
+            av_hwframe_ctx_init(reference),
+            while: "av_hwframe_ctx_init(\(format.rawValue.uppercased()) \(width)x\(height))", as: .unavailable)
     }
 
     deinit {
@@ -384,14 +492,22 @@ final class VAAPIPipeline {
     private let hardwareFrame: LibavFrame
     private let packet: LibavPacket
     private let settings: VAAPIEncoderSettings
+    /// NV12 or P010.
+    private let surfaceFormat: PixelFormat
 
     init(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) {
         guard let codec = avcodec_find_encoder_by_name(settings.encoderName) else {
             throw .unavailable("libavcodec was built without the \(settings.encoderName) encoder")
         }
+        guard let surfaceFormat = settings.surfaceFormat else {
+            preconditionFailure("the preflight refuses formats without an upload layout")
+        }
         self.settings = settings
+        self.surfaceFormat = surfaceFormat
+        let swFormat = LibavPixelFormat(surfaceFormat).avPixelFormat
         device = try HardwareDevice.vaapi(path: devicePath, kind: .vaapiEncoderDevice)
-        frames = try HardwareFrames(device: device, width: settings.width, height: settings.height)
+        frames = try HardwareFrames(
+            device: device, format: surfaceFormat, width: settings.width, height: settings.height)
         codecContext = try CodecContextHolder(codec)
         uploadFrame = try LibavFrame(kind: .vaapiEncoderFrame)
         hardwareFrame = try LibavFrame(kind: .vaapiEncoderFrame)
@@ -401,7 +517,7 @@ final class VAAPIPipeline {
         context.pointee.width = Int32(settings.width)
         context.pointee.height = Int32(settings.height)
         context.pointee.pix_fmt = AV_PIX_FMT_VAAPI
-        context.pointee.sw_pix_fmt = AV_PIX_FMT_NV12
+        context.pointee.sw_pix_fmt = swFormat
         context.pointee.time_base = AVRational(num: 1, den: settings.timescale)
         context.pointee.framerate = AVRational(
             num: Int32(settings.frameRate.numerator), den: Int32(settings.frameRate.denominator))
@@ -434,10 +550,10 @@ final class VAAPIPipeline {
             avcodec_open2(context, codec, nil), while: "avcodec_open2(\(settings.encoderName))", as: .unavailable)
 
         let upload = uploadFrame.pointer
-        upload.pointee.format = AV_PIX_FMT_NV12.rawValue
+        upload.pointee.format = swFormat.rawValue
         upload.pointee.width = Int32(settings.width)
         upload.pointee.height = Int32(settings.height)
-        try Libav.check(av_frame_get_buffer(upload, 0), while: "av_frame_get_buffer(NV12)")
+        try Libav.check(av_frame_get_buffer(upload, 0), while: "av_frame_get_buffer(\(surfaceFormat.rawValue))")
     }
 
     /// The SPS/PPS (VPS) the encoder put in its extradata, when the driver
@@ -453,7 +569,7 @@ final class VAAPIPipeline {
     func send(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool, frameNumber: Int) throws(MediaError) {
         let upload = uploadFrame.pointer
         try Libav.check(av_frame_make_writable(upload), while: "av_frame_make_writable")
-        Self.copy(frame, toNV12: upload)
+        Self.copy(frame, toSemiPlanar: upload)
         let hardware = hardwareFrame.pointer
         av_frame_unref(hardware)
         try Libav.check(av_hwframe_get_buffer(frames.reference, hardware, 0), while: "av_hwframe_get_buffer")
@@ -499,10 +615,19 @@ final class VAAPIPipeline {
         var primingSettings = settings
         primingSettings.globalHeader = false
         let pipeline = try VAAPIPipeline(devicePath: devicePath, settings: primingSettings)
-        let grey = try PixelBuffer(width: settings.width, height: settings.height, format: .nv12)
+        let format = pipeline.surfaceFormat
+        let grey = try PixelBuffer(width: settings.width, height: settings.height, format: format)
         for plane in 0..<grey.planeCount {
             grey.withUnsafeMutableBytes(ofPlane: plane) { bytes, _ in
-                _ = bytes.initializeMemory(as: UInt8.self, repeating: 128)
+                if format == .p010 {
+                    // Mid-grey 512 of 1023, in the high 10 bits of each little-endian word.
+                    for offset in stride(from: 0, to: bytes.count - 1, by: 2) {
+                        bytes[offset] = 0x00
+                        bytes[offset + 1] = 0x80
+                    }
+                } else {
+                    _ = bytes.initializeMemory(as: UInt8.self, repeating: 128)
+                }
             }
         }
         var parameterSets: [[UInt8]] = []
@@ -524,9 +649,12 @@ final class VAAPIPipeline {
         return parameterSets
     }
 
-    /// Copies an I420 or NV12 picture into the NV12 frame `frame` (H.264 and
-    /// H.265 4:2:0: Cb and Cr interleaved in the second plane for NV12).
-    private static func copy(_ source: PixelBuffer, toNV12 frame: UnsafeMutablePointer<AVFrame>) {
+    /// Copies a 4:2:0 picture into the semi-planar frame `frame`: I420 or
+    /// NV12 into NV12, I010 or P010 into P010 (H.264 / H.265 4:2:0: Cb and Cr
+    /// interleaved in the second plane). P010 keeps each 10-bit sample in the
+    /// high bits of a little-endian 16-bit word, I010 in the low bits, so
+    /// I010 samples are shifted left by 6 on the way.
+    private static func copy(_ source: PixelBuffer, toSemiPlanar frame: UnsafeMutablePointer<AVFrame>) {
         let width = source.width
         let height = source.height
         let chromaWidth = (width + 1) / 2
@@ -534,24 +662,29 @@ final class VAAPIPipeline {
         let lumaStride = Int(frame.pointee.linesize.0)
         let chromaStride = Int(frame.pointee.linesize.1)
         guard let luma = frame.pointee.data.0, let chroma = frame.pointee.data.1 else {
-            preconditionFailure("av_frame_get_buffer allocated both NV12 planes")
+            preconditionFailure("av_frame_get_buffer allocated both planes")
         }
-        source.withUnsafeBytes(ofPlane: 0) { bytes, stride in
-            for row in 0..<height {
-                (luma + row * lumaStride).update(
-                    from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * stride, count: width)
-            }
-        }
+        let sampleBytes = source.format.bitDepth > 8 ? 2 : 1
         switch source.format {
-        case .nv12:
-            source.withUnsafeBytes(ofPlane: 1) { bytes, stride in
-                for row in 0..<chromaHeight {
-                    (chroma + row * chromaStride).update(
-                        from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * stride,
-                        count: 2 * chromaWidth)
+        case .nv12, .p010:
+            for (plane, destination, destinationStride, rows) in [
+                (0, luma, lumaStride, height), (1, chroma, chromaStride, chromaHeight),
+            ] {
+                let rowBytes = (plane == 0 ? width : 2 * chromaWidth) * sampleBytes
+                source.withUnsafeBytes(ofPlane: plane) { bytes, stride in
+                    for row in 0..<rows {
+                        UnsafeMutableRawPointer(destination + row * destinationStride).copyMemory(
+                            from: bytes.baseAddress! + row * stride, byteCount: rowBytes)
+                    }
                 }
             }
         case .i420:
+            source.withUnsafeBytes(ofPlane: 0) { bytes, stride in
+                for row in 0..<height {
+                    (luma + row * lumaStride).update(
+                        from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * stride, count: width)
+                }
+            }
             source.withUnsafeBytes(ofPlane: 1) { cb, cbStride in
                 source.withUnsafeBytes(ofPlane: 2) { cr, crStride in
                     let cbBase = cb.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -567,8 +700,32 @@ final class VAAPIPipeline {
                     }
                 }
             }
+        case .i010:
+            // Little-endian words on every platform CodecSessions runs on (x86-64, arm64).
+            source.withUnsafeBytes(ofPlane: 0) { bytes, stride in
+                for row in 0..<height {
+                    let output = UnsafeMutableRawPointer(luma + row * lumaStride)
+                    for column in 0..<width {
+                        let value = bytes.loadUnaligned(fromByteOffset: row * stride + 2 * column, as: UInt16.self)
+                        output.storeBytes(of: value << 6, toByteOffset: 2 * column, as: UInt16.self)
+                    }
+                }
+            }
+            source.withUnsafeBytes(ofPlane: 1) { cb, cbStride in
+                source.withUnsafeBytes(ofPlane: 2) { cr, crStride in
+                    for row in 0..<chromaHeight {
+                        let output = UnsafeMutableRawPointer(chroma + row * chromaStride)
+                        for column in 0..<chromaWidth {
+                            let u = cb.loadUnaligned(fromByteOffset: row * cbStride + 2 * column, as: UInt16.self)
+                            let v = cr.loadUnaligned(fromByteOffset: row * crStride + 2 * column, as: UInt16.self)
+                            output.storeBytes(of: u << 6, toByteOffset: 4 * column, as: UInt16.self)
+                            output.storeBytes(of: v << 6, toByteOffset: 4 * column + 2, as: UInt16.self)
+                        }
+                    }
+                }
+            }
         default:
-            preconditionFailure("the session passes only I420 and NV12 to the VA-API backend")
+            preconditionFailure("the session passes only I420, NV12, I010 and P010 to the VA-API backend")
         }
     }
 }

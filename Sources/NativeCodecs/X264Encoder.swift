@@ -27,6 +27,9 @@ final class X264Encoder: EncoderBackend {
     private let width: Int
     private let height: Int
     private let format: PixelFormat
+    /// Planar I010 copy of P010 input (x264 reads 10-bit samples in the low
+    /// bits; P010 keeps them in the high bits).
+    private var planarScratch: PixelBuffer?
     /// Length-prefixed SEI from `x264_encoder_headers`, put in front of the
     /// first picture and then emptied.
     private var leadingSEI: [UInt8] = []
@@ -224,6 +227,19 @@ final class X264Encoder: EncoderBackend {
 
     func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame] {
         precondition(frame.width == width && frame.height == height, "the session checks the frame size")
+        if frame.format == .p010, format == .i010 {
+            let scratch: PixelBuffer
+            if let existing = planarScratch {
+                scratch = existing
+            } else {
+                scratch = try PixelBuffer(width: width, height: height, format: .i010)
+                planarScratch = scratch
+            }
+            guard PixelRepacking.repack(frame, into: scratch) else {
+                preconditionFailure("PixelRepacking repacks P010 into I010")
+            }
+            return try encode(scratch, pts: pts, forceKeyFrame: forceKeyFrame)
+        }
         var picture = x264_picture_t()
         x264_picture_init(&picture)
         picture.i_pts = pts
@@ -236,7 +252,8 @@ final class X264Encoder: EncoderBackend {
                     // Deeper samples come in 16-bit words (X264_CSP_HIGH_DEPTH).
                     picture.img.i_csp = Self.colorSpace(of: format) | (format.bitDepth > 8 ? CX264_CSP_HIGH_DEPTH() : 0)
                 default:
-                    preconditionFailure("the session passes \(format) (or NV12 for I420) to x264, not \(frame.format)")
+                    preconditionFailure(
+                        "the session passes \(format) (or NV12 for I420, P010 for I010) to x264, not \(frame.format)")
                 }
                 picture.img.i_plane = Int32(planes.count)
                 picture.img.plane.0 = planes[0]

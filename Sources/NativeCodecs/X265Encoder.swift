@@ -8,7 +8,7 @@ import MediaCore
 /// The table for 8 bits encodes Main from `.i420` (or `.nv12`, de-interleaved
 /// into a scratch I420 picture because x265 reads only planar input); the
 /// tables for 10 and 12 bits, when the installed library carries them, encode
-/// Main 10 from `.i010` and the format range extensions profile (H.265 A.3.5:
+/// Main 10 from `.i010` (or `.p010`, de-interleaved into a scratch I010) and the format range extensions profile (H.265 A.3.5:
 /// Main 12, Main 4:2:2 10, Main 4:4:4, Monochrome 12 …, which x265 picks from
 /// the chroma format and depth) from the other planar formats. x265 is opened with `bAnnexB = 0` and `bRepeatHeaders = 0`:
 /// its NAL units come behind 4-byte big-endian sizes (ISO/IEC 14496-15 8.3.2)
@@ -40,7 +40,7 @@ final class X265Encoder: EncoderBackend {
     private let colorSpace: Int32
     private let width: Int
     private let height: Int
-    /// Planar copy of NV12 input (x265 takes planar 4:2:0 only).
+    /// Planar copy of NV12 or P010 input (x265 takes planar 4:2:0 only).
     private var planarScratch: PixelBuffer?
     /// Fills `planarScratch` (a same-size NV12 → I420 repack, no scaling).
     /// Length-prefixed SEI from `encoder_headers`, put in front of the first
@@ -241,7 +241,7 @@ final class X265Encoder: EncoderBackend {
     func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame] {
         precondition(frame.width == width && frame.height == height, "the session checks the frame size")
         var source = frame
-        if frame.format == .nv12 {
+        if frame.format == .nv12 || frame.format == .p010 {
             source = try planarCopy(of: frame)
         }
         precondition(source.format == format, "the session checks the format")
@@ -319,11 +319,11 @@ final class X265Encoder: EncoderBackend {
         if let existing = planarScratch {
             scratch = existing
         } else {
-            scratch = try PixelBuffer(width: frame.width, height: frame.height, format: .i420)
+            scratch = try PixelBuffer(width: frame.width, height: frame.height, format: format)
             planarScratch = scratch
         }
         guard PixelRepacking.repack(frame, into: scratch) else {
-            throw .unsupported("x265 backend: \(frame.format) input cannot be repacked to planar 4:2:0")
+            throw .unsupported("x265 backend: \(frame.format) input cannot be repacked to \(format)")
         }
         return scratch
     }

@@ -326,6 +326,48 @@ struct VAAPIDecoderTests {
         Self.expectNoHardwareDevice()
     }
 
+    /// HEVC Main 10 (x265 through ffmpeg's libx265, B-frames and all) on a
+    /// `main10` device: libavcodec's vaapi hwaccel picks P010 surfaces from
+    /// the config's surface attributes, and every picture it downloads
+    /// equals FFmpeg's software decode converted to p010le, MD5 for MD5. The
+    /// session gives P010 without a conversion, and the capability API lists
+    /// P010 for the device's HEVC decode (NV12 only on a device without
+    /// Main10).
+    @Test func hevcMain10DecodesToP010BitExact() throws {
+        let directory = try TemporaryDirectory()
+        let path = try TestStreams.make(
+            "main10", in: directory, codec: .hevc, frames: 20, pixelFormat: "yuv420p10le",
+            encoderArgs: ["-bf", "3", "-g", "10"])
+        let stream = try #require(try ffprobeStreams(path: path).first)
+        #expect(stream.profile == "Main 10" && stream.pixelFormat == "yuv420p10le")
+        let samples = try TestStreams.samples(ofFile: path, codec: .hevc)
+        #expect(samples.count == 20)
+        let md5s = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "p010le")
+        #expect(md5s.count == 20)
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["main10"], decodeReference: path)
+        do {
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .vaapi(device: device))
+            let frames = try decodeAll(session, samples)
+            #expect(session.backend == "vaapi")
+            #expect(session.fallbackReason == nil)
+            #expect(frames.allSatisfy { $0.pixelBuffer.format == .p010 })
+            let matching = zip(frames.map { md5Hex($0.pixelBuffer) }, md5s).filter { $0 == $1 }.count
+            #expect(frames.count == md5s.count && matching == md5s.count, "\(matching) of \(md5s.count) frames match")
+            #expect(session.statistics == DecodeStatistics(submitted: samples.count, decoded: samples.count))
+
+            let hevc = DecompressionSession.decoders(vaapiDevice: device).first {
+                $0.name == "vaapi" && $0.codec == .hevc
+            }
+            #expect(hevc?.isAvailable == true)
+            #expect(hevc?.pixelFormats == [.nv12, .p010])
+        }
+        let plain = try TestVADriver.makeDevice(in: directory, name: "renderD129")
+        let hevc = DecompressionSession.decoders(vaapiDevice: plain).first { $0.name == "vaapi" && $0.codec == .hevc }
+        #expect(hevc?.pixelFormats == [.nv12])
+        Self.expectNoHardwareDevice()
+    }
+
     struct LateFailure: Sendable, CustomStringConvertible {
         var clip: Clip
         var failure: String

@@ -65,7 +65,7 @@ import Testing
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: .hevc, encoder: .software,
             properties: Self.properties { $0.profile = .main10 })
-        #expect(session.acceptedPixelFormats == [.i010, .bgra])
+        #expect(session.acceptedPixelFormats == [.i010, .p010, .bgra])
         #expect(session.formatDescription.bitDepth == 10)
         #expect(session.formatDescription.profile == 2)
         let samples = try encodeClip(session, clip: clip)

@@ -121,6 +121,37 @@ struct PixelFormatEncodeTests {
         }
     }
 
+    /// An I010 session takes P010 frames too (FFmpeg's p010le conversion of
+    /// the same source): x264 and x265 read them repacked to I010, and
+    /// FFmpeg's decode of the stream matches FFmpeg's I010 source above 33 dB.
+    @Test(arguments: [CodecType.h264, .hevc])
+    func p010FramesEncodeAsI010(codec: CodecType) throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("source.y4m")
+        try ffmpegTestPattern(
+            size: "64x64", frames: 5, arguments: ["-pix_fmt", "yuv420p10le", "-strict", "-1"], to: source)
+        let reference = try ffmpegFrames(path: source, format: .i010, width: 64, height: 64)
+        let frames = try ffmpegFrames(path: source, format: .p010, width: 64, height: 64)
+        var properties = CompressionProperties()
+        properties.pixelFormat = .i010
+        properties.constantRateFactor = 18
+        let session = try CompressionSession(
+            width: 64, height: 64, codec: codec, encoder: .software, properties: properties)
+        #expect(session.acceptedPixelFormats == [.i010, .p010, .bgra])
+        var samples: [CompressedSample] = []
+        for (index, frame) in frames.enumerated() {
+            samples += try session.encode(frame, pts: MediaTime(value: Int64(index), timescale: 25))
+        }
+        samples += try session.finish()
+        let path = try writeAnnexBFile(try annexBStream(samples), codec: codec, in: directory)
+        let decoded = try ffmpegFrames(path: path, format: .i010, width: 64, height: 64)
+        #expect(decoded.count == reference.count)
+        for (index, picture) in decoded.enumerated() where index < reference.count {
+            let quality = PictureQuality.psnr(reference[index], picture)
+            #expect(quality.average > 33, "frame \(index): \(quality)")
+        }
+    }
+
     /// FFmpeg's record with the zero bytes it keeps after the last
     /// parameter set (the leading zero of the next 4-byte start code, a legal
     /// trailing_zero_8bits, H.264 7.3.2.12 / H.265 B.2.1) taken off each NAL unit.

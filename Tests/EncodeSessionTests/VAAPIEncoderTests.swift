@@ -59,9 +59,9 @@ struct VAAPIEncoderTests {
         }
     }
 
-    /// VA-API here codes 8-bit 4:2:0 only: other formats are refused with
-    /// the reason under `.vaapi`, and `.automatic` falls back to software
-    /// saying why.
+    /// H.264 on VA-API codes 8-bit 4:2:0 only (h264_vaapi has no High 10):
+    /// other formats are refused with the reason under `.vaapi`, and
+    /// `.automatic` falls back to software saying why.
     @Test(arguments: [PixelFormat.i422, .i010, .gray])
     func otherFormatsAreRefusedOrFallBack(format: PixelFormat) throws {
         let directory = try TemporaryDirectory()
@@ -365,7 +365,7 @@ struct VAAPIEncoderTests {
                 try Self.session(.hardware, device: device, codec: .hevc)
             }
             #expect(error?.code == .unavailable)
-            #expect(error?.message.contains("cannot encode HEVC Main (no EncSlice entrypoint)") == true)
+            #expect(error?.message.contains("offers no HEVC Main encode entrypoint") == true)
             let session = try Self.session(.automatic, device: device, codec: .hevc)
             #expect(session.backend == "x265")
             #expect(session.fallbackReason == error?.message)
@@ -444,6 +444,42 @@ struct VAAPIEncoderTests {
         #expect((hevc?["entrypoints"] as? [String]) == ["VLD", "EncSlice"], "\(profiles)")
     }
 
+    /// `codecs probe --device` on a `main10` device lists HEVC Main10 with
+    /// its entrypoints and P010 surfaces, Main with NV12, and hevc_vaapi
+    /// coding I010 besides I420; the text form prints the same table.
+    @Test func probeListsMain10AndP010() throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["main10"])
+        let codecs = TestPaths.codecsExecutable.path
+        try #require(FileManager.default.isExecutableFile(atPath: codecs), "build the codecs tool first")
+        let result = try runProcess("/bin/sh", [TestVADriver.script, codecs, "probe", "--json", "--device", device])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
+        let vaapi = try #require(json?["vaapi"] as? [String: Any])
+        let devices = try #require(vaapi["devices"] as? [[String: Any]])
+        #expect(devices.count == 1)
+        let profiles = try #require(devices.first?["profiles"] as? [[String: Any]])
+        func profile(_ name: String) -> [String: Any]? {
+            profiles.first { $0["codec"] as? String == "hevc" && $0["profile"] as? String == name }
+        }
+        #expect(profile("Main10")?["entrypoints"] as? [String] == ["VLD", "EncSlice"], "\(profiles)")
+        #expect(profile("Main10")?["pixelFormats"] as? [String] == ["p010"], "\(profiles)")
+        #expect(profile("Main")?["pixelFormats"] as? [String] == ["nv12"], "\(profiles)")
+        let encoders = try #require(json?["encoders"] as? [[String: Any]])
+        let hevc = encoders.first { $0["name"] as? String == "hevc_vaapi" }
+        #expect(hevc?["available"] as? Bool == true)
+        #expect(hevc?["pixelFormats"] as? [String] == ["i420", "i010"])
+        let decoders = try #require(json?["decoders"] as? [[String: Any]])
+        let decoder = decoders.first { $0["name"] as? String == "vaapi" && $0["codec"] as? String == "hevc" }
+        #expect(decoder?["pixelFormats"] as? [String] == ["nv12", "p010"])
+
+        let text = try runProcess("/bin/sh", [TestVADriver.script, codecs, "probe", "--device", device])
+        let output = String(decoding: text.stdout, as: UTF8.self)
+        let line = output.split(separator: "\n").first { $0.contains("Main10") }
+        #expect(
+            line?.split(separator: " ").map(String.init) == ["hevc", "Main10", "VLD", "EncSlice", "P010"], "\(output)")
+    }
+
     /// Quality maps to a constant QP on VA-API (here, not in QualityMappingTests:
     /// this suite's live-object checks must see every VA-API encoder).
     @Test func vaapiQualityIsAConstantQP() throws {
@@ -480,6 +516,117 @@ struct VAAPIEncoderTests {
                 Self.i420Bytes($0, format: .nv12)
             }
             #expect(psnr >= 38, "worst frame \(psnr) dB")
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// HEVC Main 10 through `hevc_vaapi` on a `main10` device (the driver
+    /// codes P010 surfaces with x265's 10-bit API), from I010 frames
+    /// (interleaved and shifted to P010 on the way) and from P010 frames:
+    /// ffprobe reads Main 10 / yuv420p10le, FFmpeg's decode is above 33 dB
+    /// against FFmpeg's source picture, and the description's hvcC is the
+    /// one FFmpeg's MP4 muxer writes for the stream, bit depth 10.
+    @Test(arguments: [PixelFormat.i010, .p010])
+    func hevcMain10EncodesThroughTheDevice(input: PixelFormat) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["main10"])
+        let count = 12
+        let source = directory.path("source.y4m")
+        try ffmpegTestPattern(
+            size: "\(Self.width)x\(Self.height)", frames: count,
+            arguments: ["-pix_fmt", "yuv420p10le", "-strict", "-1"],
+            to: source)
+        let frames = try ffmpegFrames(path: source, format: input, width: Self.width, height: Self.height)
+        let reference = try ffmpegFrames(path: source, format: .i010, width: Self.width, height: Self.height)
+        #expect(frames.count == count && reference.count == count)
+        do {
+            var properties = CompressionProperties()
+            properties.profile = .main10
+            let session = try Self.session(.hardware, device: device, codec: .hevc, properties: properties)
+            #expect(session.backend == "vaapi")
+            #expect(session.acceptedPixelFormats == [.i010, .p010, .bgra])
+            var samples: [CompressedSample] = []
+            for (index, frame) in frames.enumerated() {
+                samples += try session.encode(frame, pts: EncodeTest.pts(index))
+            }
+            samples += try session.finish()
+            #expect(samples.count == count)
+            #expect(samples.first?.isKeyframe == true)
+            let path = try writeAnnexBFile(try annexBStream(samples), codec: .hevc, in: directory)
+
+            let stream = try #require(try ffprobeStreams(path: path).first)
+            #expect(stream.profile == "Main 10")
+            #expect(stream.pixelFormat == "yuv420p10le")
+            let decoded = try ffmpegFrames(path: path, format: .i010, width: Self.width, height: Self.height)
+            #expect(decoded.count == count)
+            for (index, picture) in decoded.enumerated() where index < reference.count {
+                let quality = PictureQuality.psnr(reference[index], picture)
+                #expect(quality.average > 33, "frame \(index): \(quality)")
+            }
+
+            let description = session.formatDescription
+            #expect(description.chromaFormat == .yuv420)
+            #expect(description.bitDepth == 10 && description.bitDepthChroma == 10)
+            let mp4 = directory.path("remuxed.mp4")
+            try runChecked(
+                "ffmpeg",
+                [
+                    "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", path, "-c", "copy", "-tag:v", "hvc1",
+                    mp4,
+                ])
+            let record = try #require(try isoBoxPayload("hvcC", inFile: mp4))
+            #expect(description.record == (try PixelFormatEncodeTests.withoutTrailingZeros(record, codec: .hevc)))
+            let hvcC = try HEVCDecoderConfigurationRecord(bytes: record)
+            #expect(hvcC.general_profile_idc == 2)  // H.265 A.3.3 Main 10
+            #expect(hvcC.chromaFormat == 1)
+            #expect(hvcC.bitDepthLumaMinus8 == 2 && hvcC.bitDepthChromaMinus8 == 2)
+        }
+        Self.expectNoLiveObjects()
+    }
+
+    /// Formats whose VA profile the device lacks are refused naming that
+    /// profile (`.hardware`), and `.automatic` continues in x265 saying so;
+    /// monochrome has no VA profile at all. The capability API lists what
+    /// each probed device takes: I010 only where it offers Main10 with P010.
+    @Test func hevcFormatsTheDeviceLacksNameTheProfile() throws {
+        let directory = try TemporaryDirectory()
+        let main10 = try TestVADriver.makeDevice(in: directory, failures: ["main10"])
+        let plain = try TestVADriver.makeDevice(in: directory, name: "renderD129")
+        let cases: [(device: String, format: PixelFormat, profile: String)] = [
+            (main10, .i422, "HEVC Main 4:2:2 10"), (main10, .i210, "HEVC Main 4:2:2 10"),
+            (main10, .i444, "HEVC Main 4:4:4"), (main10, .i410, "HEVC Main 4:4:4 10"),
+            (main10, .i012, "HEVC Main 12"), (plain, .i010, "HEVC Main 10"),
+        ]
+        do {
+            for test in cases {
+                var properties = CompressionProperties()
+                properties.pixelFormat = test.format
+                let error = #expect(throws: MediaError.self, "\(test.format)") {
+                    try Self.session(.hardware, device: test.device, codec: .hevc, properties: properties)
+                }
+                #expect(error?.code == .unavailable, "\(test.format)")
+                #expect(
+                    error?.message.contains("offers no \(test.profile) encode entrypoint") == true
+                        && error?.message.hasSuffix("; use x265") == true,
+                    "\(test.format): \(String(describing: error))")
+                let session = try Self.session(.automatic, device: test.device, codec: .hevc, properties: properties)
+                #expect(session.backend == "x265")
+                #expect(session.fallbackReason == error?.message)
+            }
+            var properties = CompressionProperties()
+            properties.pixelFormat = .gray10
+            let error = #expect(throws: MediaError.self) {
+                try Self.session(.hardware, device: main10, codec: .hevc, properties: properties)
+            }
+            #expect(error?.code == .unsupported)
+            #expect(error?.message.contains("VA-API has no monochrome HEVC profile") == true)
+
+            func formats(_ name: String, _ device: String) -> [PixelFormat]? {
+                CompressionSession.encoders(vaapiDevice: device).first { $0.name == name }?.pixelFormats
+            }
+            #expect(formats("hevc_vaapi", main10) == [.i420, .i010])
+            #expect(formats("hevc_vaapi", plain) == [.i420])
+            #expect(formats("h264_vaapi", main10) == [.i420])
         }
         Self.expectNoLiveObjects()
     }

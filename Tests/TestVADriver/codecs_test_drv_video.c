@@ -8,14 +8,17 @@
  *
  * What it offers (libva driver ABI, entry point __vaDriverInit_1_0):
  *   - profiles: H.264 ConstrainedBaseline / Main / High and HEVC Main, each
- *     with VLD and EncSlice (EncSliceLP on a "lowpower-only" device);
- *   - plain-memory NV12 surfaces, NV12 images (create / derive / get / put);
+ *     with VLD and EncSlice (EncSliceLP on a "lowpower-only" device), and on a
+ *     "main10" device HEVC Main10 as well (RT format YUV420_10, P010);
+ *   - plain-memory NV12 surfaces and images (create / derive / get / put), and
+ *     P010 ones (16-bit samples, 10 bits in the high bits) on a "main10" device;
  *   - H.264 EncSlice: each picture goes to libx264 (one reference, no
  *     reordering, IDR where the picture parameters say so, QP or bit rate from
  *     the sequence / picture / misc parameters); the coded buffer receives
  *     x264's Annex-B output including its SPS/PPS, because this driver reports
  *     no packed-header support (VAConfigAttribEncPackedHeaders = NONE);
  *   - HEVC EncSlice: the same through libx265 (VPS/SPS/PPS before IDRs);
+ *     Main10 through libx265's 10-bit API (x265_api_get(10)) from P010;
  *   - "bframes": the H.264 device offers L1 references, so libavcodec sends
  *     B-pictures in coding order; each picture is then coded losslessly with
  *     every macroblock I_PCM, in the slice type, frame_num, POC and reference
@@ -43,7 +46,8 @@
  *   busy:N           the Nth vaEndPicture of any kind     VA_STATUS_ERROR_SURFACE_BUSY
  *   maxsize=WxH      surfaces larger than WxH             VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED
  * Calls are counted per VADisplay. Device kinds: "lowpower-only",
- * "no-hevc-encode" (HEVC Main is decode-only), "bframes".
+ * "no-hevc-encode" (HEVC Main and Main10 are decode-only), "bframes",
+ * "main10" (HEVC Main10 offered, with P010 surfaces and images).
  *
  * Every object lives in one table per display and is freed by vaTerminate.
  */
@@ -70,7 +74,8 @@
 
 #define DRIVER_VENDOR "CodecSessions test driver (x264/x265 encode, reference decode)"
 #define DEVICE_MAGIC "codecs-test-vaapi-device"
-#define MAX_PROFILES 4
+#define MAX_PROFILES 5
+#define MAX_IMAGE_FORMATS 2
 #define MAX_ENTRYPOINTS 2
 #define MAX_CONFIG_ATTRIBUTES 8
 #define MAX_DIMENSION 4096
@@ -93,9 +98,11 @@ struct config {
 struct surface {
     struct object base;
     int width, height;
+    uint32_t fourcc;     /* VA_FOURCC_NV12 or VA_FOURCC_P010 */
+    int sample_bytes;    /* 1 (NV12) or 2 (P010: little-endian, 10 bits in the high bits) */
     int pitch;           /* bytes per row of both planes */
     int rows;            /* luma rows allocated (height rounded up to even) */
-    uint8_t *data;       /* NV12: luma, then interleaved CbCr */
+    uint8_t *data;       /* luma, then interleaved CbCr */
     size_t size;
 };
 
@@ -138,10 +145,11 @@ struct context {
     uint32_t fps_num, fps_den;
     /* encoder state */
     x264_t *encoder;
+    const x265_api *hevc_api; /* libx265 for the profile's depth: x265_api_get(8 or 10) */
     x265_encoder *hevc_encoder;
     x265_param *hevc_param;
     x265_picture *hevc_input;
-    uint8_t *planar; /* I420 copy of an NV12 surface for x265 */
+    uint8_t *planar; /* planar 4:2:0 copy of an NV12 / P010 surface for x265 */
     uint32_t encoder_bits_per_second;
     int64_t frames_encoded;
 };
@@ -166,8 +174,9 @@ struct schedule {
 struct reference_picture {
     uint8_t key[REFERENCE_KEY_BYTES];
     size_t key_length;
-    uint8_t *nv12; /* width x height luma, then interleaved CbCr; NULL until decoded */
+    uint8_t *nv12; /* width x height luma, then interleaved CbCr (NV12 or P010); NULL until decoded */
     int width, height;
+    int sample_bytes; /* 1: NV12, 2: P010 */
 };
 
 struct reference {
@@ -186,7 +195,8 @@ struct driver {
     long pictures_encoded, pictures_decoded; /* delivered: coded buffers filled, surfaces decoded */
     int low_power_only; /* "lowpower-only": encode through EncSliceLP instead of EncSlice */
     unsigned int max_width, max_height; /* "maxsize=WxH": larger surfaces are refused; 0: no limit */
-    int no_hevc_encode; /* "no-hevc-encode": HEVC Main is decode-only */
+    int no_hevc_encode; /* "no-hevc-encode": HEVC Main (and Main10) is decode-only */
+    int main10; /* "main10": HEVC Main10 with P010 surfaces and images */
     int reorder; /* "bframes": H.264 encode offers L1 references and writes I_PCM pictures */
     struct reference reference;
 };
@@ -230,6 +240,10 @@ static int parse_failures(struct driver *drv, const char *spec)
         }
         if (!strcmp(item, "no-hevc-encode")) {
             drv->no_hevc_encode = 1;
+            continue;
+        }
+        if (!strcmp(item, "main10")) {
+            drv->main10 = 1;
             continue;
         }
         if (!strcmp(item, "bframes")) {
@@ -356,11 +370,11 @@ static void object_free(struct object *object)
         if (context->encoder)
             x264_encoder_close(context->encoder);
         if (context->hevc_encoder)
-            x265_encoder_close(context->hevc_encoder);
+            context->hevc_api->encoder_close(context->hevc_encoder);
         if (context->hevc_input)
-            x265_picture_free(context->hevc_input);
+            context->hevc_api->picture_free(context->hevc_input);
         if (context->hevc_param)
-            x265_param_free(context->hevc_param);
+            context->hevc_api->param_free(context->hevc_param);
         free(context->planar);
         break;
     }
@@ -378,16 +392,38 @@ static void table_remove(struct driver *drv, VAGenericID id)
 
 /* ---- capabilities -------------------------------------------------------- */
 
+/* The last one, HEVC Main10, only on a "main10" device. */
 static const VAProfile supported_profiles[MAX_PROFILES] = {
-    VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High, VAProfileHEVCMain,
+    VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High, VAProfileHEVCMain, VAProfileHEVCMain10,
 };
 
-static int profile_supported(VAProfile profile)
+static int profile_count(const struct driver *drv)
 {
-    for (int i = 0; i < MAX_PROFILES; i++)
+    return drv->main10 ? MAX_PROFILES : MAX_PROFILES - 1;
+}
+
+static int profile_supported(const struct driver *drv, VAProfile profile)
+{
+    for (int i = 0; i < profile_count(drv); i++)
         if (supported_profiles[i] == profile)
             return 1;
     return 0;
+}
+
+static int is_hevc(VAProfile profile)
+{
+    return profile == VAProfileHEVCMain || profile == VAProfileHEVCMain10;
+}
+
+/* The one render-target format of each profile, and the surface layout it means. */
+static uint32_t rt_format_of(VAProfile profile)
+{
+    return profile == VAProfileHEVCMain10 ? VA_RT_FORMAT_YUV420_10 : VA_RT_FORMAT_YUV420;
+}
+
+static uint32_t fourcc_of(uint32_t rt_format)
+{
+    return rt_format == VA_RT_FORMAT_YUV420_10 ? VA_FOURCC_P010 : VA_FOURCC_NV12;
 }
 
 static int is_h264(VAProfile profile)
@@ -410,7 +446,7 @@ static VAEntrypoint encode_entrypoint(const struct driver *drv)
 
 static int entrypoint_supported(const struct driver *drv, VAProfile profile, VAEntrypoint entrypoint)
 {
-    if (!profile_supported(profile))
+    if (!profile_supported(drv, profile))
         return 0;
     return entrypoint == VAEntrypointVLD ||
            (entrypoint == encode_entrypoint(drv) && (is_h264(profile) || !drv->no_hevc_encode));
@@ -422,7 +458,7 @@ static uint32_t attribute_value(const struct driver *drv, VAProfile profile, VAE
     int encode = is_encode(entrypoint);
     switch (type) {
     case VAConfigAttribRTFormat:
-        return VA_RT_FORMAT_YUV420;
+        return rt_format_of(profile);
     case VAConfigAttribRateControl:
         return encode ? (VA_RC_CQP | VA_RC_CBR | VA_RC_VBR) : VA_ATTRIB_NOT_SUPPORTED;
     case VAConfigAttribEncPackedHeaders:
@@ -442,22 +478,21 @@ static uint32_t attribute_value(const struct driver *drv, VAProfile profile, VAE
 
 static VAStatus drv_QueryConfigProfiles(VADriverContextP ctx, VAProfile *list, int *count)
 {
-    (void)ctx;
     if (!list || !count)
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    for (int i = 0; i < MAX_PROFILES; i++)
+    int n = profile_count(DRIVER(ctx));
+    for (int i = 0; i < n; i++)
         list[i] = supported_profiles[i];
-    *count = MAX_PROFILES;
+    *count = n;
     return VA_STATUS_SUCCESS;
 }
 
 static VAStatus drv_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profile, VAEntrypoint *list,
                                            int *count)
 {
-    (void)ctx;
     if (!list || !count)
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    if (!profile_supported(profile))
+    if (!profile_supported(DRIVER(ctx), profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
     int n = 0;
     list[n++] = VAEntrypointVLD;
@@ -470,7 +505,7 @@ static VAStatus drv_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profi
 static VAStatus drv_GetConfigAttributes(VADriverContextP ctx, VAProfile profile, VAEntrypoint entrypoint,
                                         VAConfigAttrib *list, int count)
 {
-    if (!profile_supported(profile))
+    if (!profile_supported(DRIVER(ctx), profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
     if (!entrypoint_supported(DRIVER(ctx), profile, entrypoint))
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
@@ -487,7 +522,7 @@ static VAStatus drv_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntr
     struct driver *drv = DRIVER(ctx);
     if (!id || count < 0 || (count > 0 && !attributes))
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    if (!profile_supported(profile))
+    if (!profile_supported(drv, profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
     if (!entrypoint_supported(drv, profile, entrypoint))
         return VA_STATUS_ERROR_UNSUPPORTED_ENTRYPOINT;
@@ -500,12 +535,12 @@ static VAStatus drv_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntr
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
     int encode = is_encode(entrypoint);
-    uint32_t rt_format = VA_RT_FORMAT_YUV420, rate_control = encode ? VA_RC_CQP : 0;
+    uint32_t rt_format = rt_format_of(profile), rate_control = encode ? VA_RC_CQP : 0;
     for (int i = 0; i < count; i++) {
         uint32_t value = attributes[i].value;
         switch (attributes[i].type) {
         case VAConfigAttribRTFormat:
-            if (!(value & VA_RT_FORMAT_YUV420))
+            if (!(value & rt_format))
                 return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
             break;
         case VAConfigAttribRateControl:
@@ -589,8 +624,9 @@ static VAStatus create_surfaces(VADriverContextP ctx, unsigned int format, unsig
     struct driver *drv = DRIVER(ctx);
     if (!surfaces || count == 0 || (attribute_count > 0 && !attributes))
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    if (format != VA_RT_FORMAT_YUV420)
+    if (format != VA_RT_FORMAT_YUV420 && !(format == VA_RT_FORMAT_YUV420_10 && drv->main10))
         return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
+    uint32_t fourcc = fourcc_of(format);
     if (width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION)
         return VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
     if (drv->max_width && (width > drv->max_width || height > drv->max_height)) {
@@ -602,7 +638,7 @@ static VAStatus create_surfaces(VADriverContextP ctx, unsigned int format, unsig
         const VASurfaceAttrib *attribute = &attributes[i];
         if (!(attribute->flags & VA_SURFACE_ATTRIB_SETTABLE))
             continue;
-        if (attribute->type == VASurfaceAttribPixelFormat && attribute->value.value.i != VA_FOURCC_NV12)
+        if (attribute->type == VASurfaceAttribPixelFormat && (uint32_t)attribute->value.value.i != fourcc)
             return VA_STATUS_ERROR_INVALID_IMAGE_FORMAT;
         if (attribute->type == VASurfaceAttribMemoryType &&
             attribute->value.value.i != VA_SURFACE_ATTRIB_MEM_TYPE_VA)
@@ -626,7 +662,9 @@ static VAStatus create_surfaces(VADriverContextP ctx, unsigned int format, unsig
         surface->base.kind = KIND_SURFACE;
         surface->width = (int)width;
         surface->height = (int)height;
-        surface->pitch = (int)((width + 15) & ~15u);
+        surface->fourcc = fourcc;
+        surface->sample_bytes = fourcc == VA_FOURCC_P010 ? 2 : 1;
+        surface->pitch = (int)((width * (unsigned int)surface->sample_bytes + 15) & ~15u);
         surface->rows = (int)((height + 1) & ~1u);
         surface->size = (size_t)surface->pitch * (size_t)surface->rows * 3 / 2;
         surface->data = calloc(1, surface->size);
@@ -689,9 +727,10 @@ static VAStatus drv_QuerySurfaceAttributes(VADriverContextP ctx, VAConfigID conf
     if (!count)
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&drv->lock);
-    int valid = table_get(drv, config_id, KIND_CONFIG) != NULL;
+    struct config *config = table_get(drv, config_id, KIND_CONFIG);
+    uint32_t fourcc = config ? fourcc_of(config->rt_format) : 0;
     pthread_mutex_unlock(&drv->lock);
-    if (!valid)
+    if (!config)
         return VA_STATUS_ERROR_INVALID_CONFIG;
     if (!list) {
         *count = needed;
@@ -706,7 +745,7 @@ static VAStatus drv_QuerySurfaceAttributes(VADriverContextP ctx, VAConfigID conf
         uint32_t flags;
         int value;
     } table[] = {
-        {VASurfaceAttribPixelFormat, VA_SURFACE_ATTRIB_GETTABLE | VA_SURFACE_ATTRIB_SETTABLE, VA_FOURCC_NV12},
+        {VASurfaceAttribPixelFormat, VA_SURFACE_ATTRIB_GETTABLE | VA_SURFACE_ATTRIB_SETTABLE, (int)fourcc},
         {VASurfaceAttribMinWidth, VA_SURFACE_ATTRIB_GETTABLE, 16},
         {VASurfaceAttribMinHeight, VA_SURFACE_ATTRIB_GETTABLE, 16},
         {VASurfaceAttribMaxWidth, VA_SURFACE_ATTRIB_GETTABLE, MAX_DIMENSION},
@@ -899,19 +938,25 @@ static const VAImageFormat nv12_format = {
     .fourcc = VA_FOURCC_NV12, .byte_order = VA_LSB_FIRST, .bits_per_pixel = 12,
 };
 
+static const VAImageFormat p010_format = {
+    .fourcc = VA_FOURCC_P010, .byte_order = VA_LSB_FIRST, .bits_per_pixel = 24,
+};
+
 static VAStatus drv_QueryImageFormats(VADriverContextP ctx, VAImageFormat *list, int *count)
 {
-    (void)ctx;
     if (!list || !count)
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    list[0] = nv12_format;
-    *count = 1;
+    int n = 0;
+    list[n++] = nv12_format;
+    if (DRIVER(ctx)->main10)
+        list[n++] = p010_format;
+    *count = n;
     return VA_STATUS_SUCCESS;
 }
 
 /* Registers an image over either its own buffer or (derived) a surface's memory.
  * Called with the lock held. */
-static VAStatus make_image(struct driver *drv, int width, int height, int pitch, int rows,
+static VAStatus make_image(struct driver *drv, uint32_t fourcc, int width, int height, int pitch, int rows,
                            VASurfaceID derived_from, VAImage *out)
 {
     struct image *image = calloc(1, sizeof *image);
@@ -942,7 +987,7 @@ static VAStatus make_image(struct driver *drv, int width, int height, int pitch,
     image->base.kind = KIND_IMAGE;
     image->derived_from = derived_from;
     VAImage *va = &image->image;
-    va->format = nv12_format;
+    va->format = fourcc == VA_FOURCC_P010 ? p010_format : nv12_format;
     va->buf = buffer_id;
     va->width = (uint16_t)width;
     va->height = (uint16_t)height;
@@ -967,10 +1012,12 @@ static VAStatus drv_CreateImage(VADriverContextP ctx, VAImageFormat *format, int
     struct driver *drv = DRIVER(ctx);
     if (!format || !out || width <= 0 || height <= 0 || width > MAX_DIMENSION || height > MAX_DIMENSION)
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    if (format->fourcc != VA_FOURCC_NV12)
+    if (format->fourcc != VA_FOURCC_NV12 && !(format->fourcc == VA_FOURCC_P010 && drv->main10))
         return VA_STATUS_ERROR_INVALID_IMAGE_FORMAT;
+    int sample_bytes = format->fourcc == VA_FOURCC_P010 ? 2 : 1;
     pthread_mutex_lock(&drv->lock);
-    VAStatus status = make_image(drv, width, height, (width + 15) & ~15, (height + 1) & ~1, VA_INVALID_SURFACE, out);
+    VAStatus status = make_image(drv, format->fourcc, width, height, (width * sample_bytes + 15) & ~15,
+                                 (height + 1) & ~1, VA_INVALID_SURFACE, out);
     pthread_mutex_unlock(&drv->lock);
     return status;
 }
@@ -982,8 +1029,8 @@ static VAStatus drv_DeriveImage(VADriverContextP ctx, VASurfaceID surface_id, VA
         return VA_STATUS_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&drv->lock);
     struct surface *surface = table_get(drv, surface_id, KIND_SURFACE);
-    VAStatus status = surface ? make_image(drv, surface->width, surface->height, surface->pitch, surface->rows,
-                                           surface_id, out)
+    VAStatus status = surface ? make_image(drv, surface->fourcc, surface->width, surface->height, surface->pitch,
+                                           surface->rows, surface_id, out)
                               : VA_STATUS_ERROR_INVALID_SURFACE;
     pthread_mutex_unlock(&drv->lock);
     return status;
@@ -1006,7 +1053,8 @@ static VAStatus drv_DestroyImage(VADriverContextP ctx, VAImageID id)
     return status;
 }
 
-/* Copies a rectangle between a surface and an image buffer, both NV12.
+/* Copies a rectangle between a surface and an image buffer of the same
+ * layout (NV12 or P010); x offsets and widths are in pixels.
  * to_surface selects the direction. Called with the lock held. */
 static void copy_rect(struct surface *surface, uint8_t *data, const VAImage *image, int sx, int sy, int ix,
                       int iy, int width, int height, int to_surface)
@@ -1017,12 +1065,13 @@ static void copy_rect(struct surface *surface, uint8_t *data, const VAImage *ima
         uint8_t *surface_base = surface->data + (plane ? (size_t)surface->pitch * (size_t)surface->rows : 0);
         uint8_t *image_base = data + image->offsets[plane];
         for (int row = 0; row < rows; row++) {
-            uint8_t *s = surface_base + (size_t)((sy >> shift) + row) * (size_t)surface->pitch + (size_t)sx;
-            uint8_t *i = image_base + (size_t)((iy >> shift) + row) * image->pitches[plane] + (size_t)ix;
+            size_t bytes = (size_t)surface->sample_bytes;
+            uint8_t *s = surface_base + (size_t)((sy >> shift) + row) * (size_t)surface->pitch + (size_t)sx * bytes;
+            uint8_t *i = image_base + (size_t)((iy >> shift) + row) * image->pitches[plane] + (size_t)ix * bytes;
             if (to_surface)
-                memcpy(s, i, (size_t)width);
+                memcpy(s, i, (size_t)width * bytes);
             else
-                memcpy(i, s, (size_t)width);
+                memcpy(i, s, (size_t)width * bytes);
         }
     }
 }
@@ -1048,6 +1097,8 @@ static VAStatus transfer(VADriverContextP ctx, VASurfaceID surface_id, VAImageID
         status = VA_STATUS_SUCCESS; /* a derived image already is the surface */
     else if (buffer->alias_surface != VA_INVALID_SURFACE)
         status = VA_STATUS_ERROR_OPERATION_FAILED;
+    else if (image->image.format.fourcc != surface->fourcc)
+        status = VA_STATUS_ERROR_INVALID_IMAGE_FORMAT; /* no format conversion */
     else
         copy_rect(surface, buffer->data, &image->image, sx, sy, ix, iy, (int)width, (int)height, to_surface);
     pthread_mutex_unlock(&drv->lock);
@@ -1120,34 +1171,65 @@ static size_t key_length_of(size_t size)
     return size < REFERENCE_KEY_BYTES ? size : REFERENCE_KEY_BYTES;
 }
 
-/* Copies a decoded 8-bit 4:2:0 frame into a new NV12 picture. */
+/* A 10-bit sample of a yuv420p10le plane as P010 stores it: in the high bits. */
+static uint16_t p010_sample(const uint8_t *row, int x)
+{
+    uint16_t value;
+    memcpy(&value, row + 2 * (size_t)x, 2);
+    return (uint16_t)(value << 6);
+}
+
+/* Copies a decoded 4:2:0 frame into a new semi-planar picture: NV12 from
+ * 8 bits, P010 from 10 bits (libavcodec's yuv420p10le, values in the low bits). */
 static int store_frame(struct reference *reference, const AVFrame *frame)
 {
     if (frame->pts < 0 || frame->pts >= reference->count)
         return -1;
-    if (frame->format != AV_PIX_FMT_YUV420P && frame->format != AV_PIX_FMT_YUVJ420P)
+    int bytes;
+    if (frame->format == AV_PIX_FMT_YUV420P || frame->format == AV_PIX_FMT_YUVJ420P)
+        bytes = 1;
+    else if (frame->format == AV_PIX_FMT_YUV420P10LE)
+        bytes = 2;
+    else
         return -1;
     struct reference_picture *picture = &reference->pictures[frame->pts];
     int width = frame->width, height = frame->height, chroma_width = (width + 1) / 2;
-    uint8_t *nv12 = malloc((size_t)width * (size_t)height + (size_t)chroma_width * 2 * (size_t)((height + 1) / 2));
+    size_t row_bytes = (size_t)width * (size_t)bytes, chroma_row_bytes = (size_t)chroma_width * 2 * (size_t)bytes;
+    uint8_t *nv12 = malloc(row_bytes * (size_t)height + chroma_row_bytes * (size_t)((height + 1) / 2));
     if (!nv12)
         return -1;
-    for (int y = 0; y < height; y++)
-        memcpy(nv12 + (size_t)y * (size_t)width, frame->data[0] + (ptrdiff_t)y * frame->linesize[0], (size_t)width);
-    uint8_t *chroma = nv12 + (size_t)width * (size_t)height;
+    for (int y = 0; y < height; y++) {
+        const uint8_t *source = frame->data[0] + (ptrdiff_t)y * frame->linesize[0];
+        uint8_t *row = nv12 + (size_t)y * row_bytes;
+        if (bytes == 1) {
+            memcpy(row, source, row_bytes);
+        } else {
+            for (int x = 0; x < width; x++) {
+                uint16_t value = p010_sample(source, x);
+                memcpy(row + 2 * (size_t)x, &value, 2);
+            }
+        }
+    }
+    uint8_t *chroma = nv12 + row_bytes * (size_t)height;
     for (int y = 0; y < (height + 1) / 2; y++) {
         const uint8_t *cb = frame->data[1] + (ptrdiff_t)y * frame->linesize[1];
         const uint8_t *cr = frame->data[2] + (ptrdiff_t)y * frame->linesize[2];
-        uint8_t *row = chroma + (size_t)y * (size_t)chroma_width * 2;
+        uint8_t *row = chroma + (size_t)y * chroma_row_bytes;
         for (int x = 0; x < chroma_width; x++) {
-            row[2 * x] = cb[x];
-            row[2 * x + 1] = cr[x];
+            if (bytes == 1) {
+                row[2 * x] = cb[x];
+                row[2 * x + 1] = cr[x];
+            } else {
+                uint16_t pair[2] = {p010_sample(cb, x), p010_sample(cr, x)};
+                memcpy(row + 4 * (size_t)x, pair, 4);
+            }
         }
     }
     free(picture->nv12);
     picture->nv12 = nv12;
     picture->width = width;
     picture->height = height;
+    picture->sample_bytes = bytes;
     return 0;
 }
 
@@ -1302,11 +1384,12 @@ static struct reference_picture *find_reference_picture(struct reference *refere
 }
 
 /* Decodes the current picture into its render target: the reference picture
- * with the same first slice, written as NV12. Called with the lock held. */
+ * with the same first slice, written as NV12 or P010 (the surface's layout,
+ * which must be the picture's depth). Called with the lock held. */
 static VAStatus decode_picture(VADriverContextP ctx, struct driver *drv, struct context *context)
 {
     struct reference *reference = &drv->reference;
-    int hevc = context->cfg.profile == VAProfileHEVCMain;
+    int hevc = is_hevc(context->cfg.profile);
     if (reference->loaded == 0)
         reference->loaded = load_reference(reference, hevc) == 0 ? 1 : -1;
     if (reference->loaded < 0) {
@@ -1328,15 +1411,19 @@ static VAStatus decode_picture(VADriverContextP ctx, struct driver *drv, struct 
         return VA_STATUS_ERROR_INVALID_SURFACE;
     if (picture->width > surface->width || picture->height > surface->height)
         return VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
-    int chroma_bytes = (picture->width + 1) / 2 * 2;
+    if (picture->sample_bytes != surface->sample_bytes) {
+        report_error(ctx, "codecs_test: a %d-bit picture decoded into a %s surface", picture->sample_bytes == 2 ? 10 : 8,
+                     surface->fourcc == VA_FOURCC_P010 ? "P010" : "NV12");
+        return VA_STATUS_ERROR_INVALID_SURFACE;
+    }
+    size_t row_bytes = (size_t)picture->width * (size_t)picture->sample_bytes;
+    size_t chroma_bytes = (size_t)((picture->width + 1) / 2 * 2) * (size_t)picture->sample_bytes;
     for (int y = 0; y < picture->height; y++)
-        memcpy(surface->data + (size_t)y * (size_t)surface->pitch,
-               picture->nv12 + (size_t)y * (size_t)picture->width, (size_t)picture->width);
+        memcpy(surface->data + (size_t)y * (size_t)surface->pitch, picture->nv12 + (size_t)y * row_bytes, row_bytes);
     uint8_t *surface_chroma = surface->data + (size_t)surface->pitch * (size_t)surface->rows;
-    const uint8_t *chroma = picture->nv12 + (size_t)picture->width * (size_t)picture->height;
+    const uint8_t *chroma = picture->nv12 + row_bytes * (size_t)picture->height;
     for (int y = 0; y < (picture->height + 1) / 2; y++)
-        memcpy(surface_chroma + (size_t)y * (size_t)surface->pitch, chroma + (size_t)y * (size_t)chroma_bytes,
-               (size_t)chroma_bytes);
+        memcpy(surface_chroma + (size_t)y * (size_t)surface->pitch, chroma + (size_t)y * chroma_bytes, chroma_bytes);
     return VA_STATUS_SUCCESS;
 }
 
@@ -1475,7 +1562,7 @@ static VAStatus drv_RenderPicture(VADriverContextP ctx, VAContextID id, VABuffer
             }
             continue;
         }
-        int hevc = context->cfg.profile == VAProfileHEVCMain;
+        int hevc = is_hevc(context->cfg.profile);
         void *sequence = hevc ? (void *)&context->hevc_sequence : (void *)&context->sequence;
         void *picture = hevc ? (void *)&context->hevc_picture : (void *)&context->picture;
         void *slice = hevc ? (void *)&context->hevc_slice : (void *)&context->slice;
@@ -1665,11 +1752,21 @@ static int open_hevc_encoder(struct context *context)
     int width = seq->pic_width_in_luma_samples, height = seq->pic_height_in_luma_samples;
     if (width <= 0 || height <= 0 || width > context->width || height > context->height)
         return -1;
-    x265_param *param = x265_param_alloc();
+    /* the sequence's depth must be the profile's: Main 8 bits, Main10 10 */
+    int depth = context->cfg.profile == VAProfileHEVCMain10 ? 10 : 8;
+    if (seq->seq_fields.bits.bit_depth_luma_minus8 + 8u != (unsigned int)depth ||
+        seq->seq_fields.bits.bit_depth_chroma_minus8 + 8u != (unsigned int)depth ||
+        seq->seq_fields.bits.chroma_format_idc != 1)
+        return -1;
+    const x265_api *api = x265_api_get(depth);
+    if (!api)
+        return -1;
+    context->hevc_api = api;
+    x265_param *param = api->param_alloc();
     if (!param)
         return -1;
     context->hevc_param = param;
-    if (x265_param_default_preset(param, "ultrafast", "zerolatency") < 0)
+    if (api->param_default_preset(param, "ultrafast", "zerolatency") < 0)
         return -1;
     param->sourceWidth = width;
     param->sourceHeight = height;
@@ -1682,7 +1779,7 @@ static int open_hevc_encoder(struct context *context)
     param->bRepeatHeaders = 1;  /* VPS/SPS/PPS before every IDR: no packed headers */
     param->bAnnexB = 1;
     param->logLevel = X265_LOG_ERROR;
-    x265_param_parse(param, "pools", "1");
+    api->param_parse(param, "pools", "1");
     uint32_t fps_num = context->fps_num, fps_den = context->fps_den;
     if (!fps_num && seq->vui_parameters_present_flag && seq->vui_fields.bits.vui_timing_info_present_flag &&
         seq->vui_num_units_in_tick) {
@@ -1706,14 +1803,15 @@ static int open_hevc_encoder(struct context *context)
         uint32_t buffer = context->hrd_buffer_size ? context->hrd_buffer_size : rate;
         param->rc.vbvBufferSize = (int)(buffer / 1000 ? buffer / 1000 : 1);
     }
-    if (x265_param_apply_profile(param, "main") < 0)
+    if (api->param_apply_profile(param, depth == 10 ? "main10" : "main") < 0)
         return -1;
-    context->hevc_encoder = x265_encoder_open(param);
-    context->hevc_input = x265_picture_alloc();
-    context->planar = malloc((size_t)width * (size_t)height * 3 / 2 + 2 * (size_t)width);
+    context->hevc_encoder = api->encoder_open(param);
+    context->hevc_input = api->picture_alloc();
+    size_t bytes = depth > 8 ? 2 : 1;
+    context->planar = malloc(((size_t)width * (size_t)height * 3 / 2 + 2 * (size_t)width) * bytes);
     if (!context->hevc_encoder || !context->hevc_input || !context->planar)
         return -1;
-    x265_picture_init(param, context->hevc_input);
+    api->picture_init(param, context->hevc_input);
     return 0;
 }
 
@@ -1752,28 +1850,61 @@ static VAStatus encode_hevc_picture(struct driver *drv, struct context *context)
         return VA_STATUS_ERROR_INVALID_BUFFER;
     if (!context->hevc_encoder && open_hevc_encoder(context) != 0)
         return VA_STATUS_ERROR_ENCODING_ERROR;
+    int depth = context->cfg.profile == VAProfileHEVCMain10 ? 10 : 8;
+    if (surface->sample_bytes != (depth > 8 ? 2 : 1))
+        return VA_STATUS_ERROR_INVALID_SURFACE; /* an NV12 surface for Main10, or P010 for Main */
     int width = context->hevc_param->sourceWidth, height = context->hevc_param->sourceHeight;
     int chroma_width = width / 2, chroma_height = height / 2;
-    uint8_t *luma = context->planar, *cb = luma + (size_t)width * (size_t)height;
-    uint8_t *cr = cb + (size_t)chroma_width * (size_t)chroma_height;
-    for (int y = 0; y < height; y++)
-        memcpy(luma + (size_t)y * (size_t)width, surface->data + (size_t)y * (size_t)surface->pitch, (size_t)width);
+    uint8_t *luma = context->planar;
     const uint8_t *chroma = surface->data + (size_t)surface->pitch * (size_t)surface->rows;
-    for (int y = 0; y < chroma_height; y++) {
-        const uint8_t *row = chroma + (size_t)y * (size_t)surface->pitch;
-        for (int x = 0; x < chroma_width; x++) {
-            cb[(size_t)y * (size_t)chroma_width + (size_t)x] = row[2 * x];
-            cr[(size_t)y * (size_t)chroma_width + (size_t)x] = row[2 * x + 1];
-        }
-    }
     x265_picture *input = context->hevc_input;
+    if (depth == 8) {
+        uint8_t *cb = luma + (size_t)width * (size_t)height;
+        uint8_t *cr = cb + (size_t)chroma_width * (size_t)chroma_height;
+        for (int y = 0; y < height; y++)
+            memcpy(luma + (size_t)y * (size_t)width, surface->data + (size_t)y * (size_t)surface->pitch, (size_t)width);
+        for (int y = 0; y < chroma_height; y++) {
+            const uint8_t *row = chroma + (size_t)y * (size_t)surface->pitch;
+            for (int x = 0; x < chroma_width; x++) {
+                cb[(size_t)y * (size_t)chroma_width + (size_t)x] = row[2 * x];
+                cr[(size_t)y * (size_t)chroma_width + (size_t)x] = row[2 * x + 1];
+            }
+        }
+        input->planes[1] = cb;
+        input->planes[2] = cr;
+        input->stride[0] = width;
+        input->stride[1] = input->stride[2] = chroma_width;
+    } else {
+        /* P010 keeps 10 bits in the high bits of each 16-bit sample; x265
+         * takes them in the low bits, planar */
+        uint16_t *luma16 = (uint16_t *)(void *)luma;
+        uint16_t *cb = luma16 + (size_t)width * (size_t)height;
+        uint16_t *cr = cb + (size_t)chroma_width * (size_t)chroma_height;
+        for (int y = 0; y < height; y++) {
+            const uint8_t *row = surface->data + (size_t)y * (size_t)surface->pitch;
+            for (int x = 0; x < width; x++) {
+                uint16_t value;
+                memcpy(&value, row + 2 * (size_t)x, 2);
+                luma16[(size_t)y * (size_t)width + (size_t)x] = value >> 6;
+            }
+        }
+        for (int y = 0; y < chroma_height; y++) {
+            const uint8_t *row = chroma + (size_t)y * (size_t)surface->pitch;
+            for (int x = 0; x < chroma_width; x++) {
+                uint16_t pair[2];
+                memcpy(pair, row + 4 * (size_t)x, 4);
+                cb[(size_t)y * (size_t)chroma_width + (size_t)x] = pair[0] >> 6;
+                cr[(size_t)y * (size_t)chroma_width + (size_t)x] = pair[1] >> 6;
+            }
+        }
+        input->planes[1] = cb;
+        input->planes[2] = cr;
+        input->stride[0] = width * 2;
+        input->stride[1] = input->stride[2] = chroma_width * 2;
+    }
     input->planes[0] = luma;
-    input->planes[1] = cb;
-    input->planes[2] = cr;
-    input->stride[0] = width;
-    input->stride[1] = input->stride[2] = chroma_width;
     input->colorSpace = X265_CSP_I420;
-    input->bitDepth = 8;
+    input->bitDepth = depth;
     input->pts = context->frames_encoded;
     int slice_type = context->hevc_slice.slice_type; /* HEVC Table 7-7: 0 B, 1 P, 2 I */
     if (context->hevc_picture.pic_fields.bits.idr_pic_flag)
@@ -1789,7 +1920,7 @@ static VAStatus encode_hevc_picture(struct driver *drv, struct context *context)
     }
     x265_nal *nals = NULL;
     uint32_t nal_count = 0;
-    int pictures = x265_encoder_encode(context->hevc_encoder, &nals, &nal_count, input, NULL);
+    int pictures = context->hevc_api->encoder_encode(context->hevc_encoder, &nals, &nal_count, input, NULL);
     if (pictures <= 0 || nal_count == 0)
         return VA_STATUS_ERROR_ENCODING_ERROR; /* zero-latency settings never delay a picture */
     context->frames_encoded++;
@@ -2043,6 +2174,7 @@ static VAStatus encode_pcm_picture(struct driver *drv, struct context *context)
 static VAStatus drv_EndPicture(VADriverContextP ctx, VAContextID id)
 {
     struct driver *drv = DRIVER(ctx);
+    struct surface *surface = NULL;
     VAStatus status;
     pthread_mutex_lock(&drv->lock);
     struct context *context = table_get(drv, id, KIND_CONTEXT);
@@ -2074,8 +2206,10 @@ static VAStatus drv_EndPicture(VADriverContextP ctx, VAContextID id)
             report_error(ctx, "codecs_test: injected failure in encode vaEndPicture #%ld",
                          drv->schedule.calls[STAGE_ENCODE]);
             status = VA_STATUS_ERROR_ENCODING_ERROR;
-        } else if (context->cfg.profile == VAProfileHEVCMain) {
+        } else if (is_hevc(context->cfg.profile)) {
             status = encode_hevc_picture(drv, context);
+        } else if (!(surface = table_get(drv, context->render_target, KIND_SURFACE)) || surface->sample_bytes != 1) {
+            status = VA_STATUS_ERROR_INVALID_SURFACE; /* H.264 codes NV12 surfaces only */
         } else if (drv->reorder) {
             status = encode_pcm_picture(drv, context);
         } else {
@@ -2231,7 +2365,7 @@ __attribute__((visibility("default"))) VAStatus __vaDriverInit_1_0(VADriverConte
     ctx->max_profiles = MAX_PROFILES;
     ctx->max_entrypoints = MAX_ENTRYPOINTS;
     ctx->max_attributes = MAX_CONFIG_ATTRIBUTES;
-    ctx->max_image_formats = 1;
+    ctx->max_image_formats = MAX_IMAGE_FORMATS;
     ctx->max_subpic_formats = 1;
     ctx->max_display_attributes = 1;
     ctx->str_vendor = DRIVER_VENDOR;

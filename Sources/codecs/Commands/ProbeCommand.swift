@@ -24,7 +24,8 @@ func runProbe(_ arguments: [String]) -> Int32 {
             usage: codecs probe [--json] [--device PATH]
 
             Lists library versions, usable encoders and decoders, and each VA-API
-            device's profiles and entrypoints, or why VA-API is unavailable.
+            device's profiles, entrypoints and surface formats, or why VA-API is
+            unavailable.
               --json         machine-readable output (keys documented in the README)
               --device PATH  probe this VA-API device only (also CODECS_VAAPI_DEVICE)
             """)
@@ -111,6 +112,7 @@ private struct ProbeReport {
                             .object([
                                 ("codec", .string(profile.codec.rawValue)), ("profile", .string(profile.profile)),
                                 ("entrypoints", .array(profile.entrypoints.map { .string($0) })),
+                                ("pixelFormats", .array(profile.pixelFormats.map { .string($0.rawValue) })),
                             ])
                         })
                 ),
@@ -158,7 +160,8 @@ private struct ProbeReport {
             for profile in device.profiles {
                 lines.append(
                     "    " + pad(profile.codec.rawValue, 6) + pad(profile.profile, 21)
-                        + profile.entrypoints.joined(separator: " "))
+                        + pad(profile.entrypoints.joined(separator: " "), 20)
+                        + profile.pixelFormats.map { $0.rawValue.uppercased() }.joined(separator: " "))
             }
         }
         return lines.joined(separator: "\n")
