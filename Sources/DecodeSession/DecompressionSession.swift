@@ -125,6 +125,10 @@ public final class DecompressionSession {
     private var dropsAtLastDelivery = 0
     private var hardwareDisabled = false
     private var injectParameterSets = false
+    /// H.264: the HDR10 metadata of the latest SEI messages seen in the
+    /// samples (libavcodec does not export them from H.264 streams); kept
+    /// until newer ones arrive or the stream format is replaced.
+    private var bitstreamHDR10: HDR10Metadata?
     private var transfer: PixelTransferSession?
     /// The VA-API device `.automatic` tries (nil: `CODECS_VAAPI_DEVICE` or the first render node).
     private let automaticDevicePath: String?
@@ -137,6 +141,9 @@ public final class DecompressionSession {
         var duration: MediaTime
         var isKeyframe: Bool
         var userValue: (any Sendable)?
+        /// The HDR10 metadata in effect for this sample when the decoder
+        /// exports none with its picture (see ``DecodedFrame/hdr10``).
+        var hdr10: HDR10Metadata?
     }
 
     /// Why the session is waiting for a keyframe, and the first sample (in
@@ -311,8 +318,14 @@ public final class DecompressionSession {
             dropsAtLastDelivery = drops.count  // not a loss: no recovery report for it
             return output
         }
+        if formatDescription.codec == .h264,
+            let found = H264SEI.hdr10(inSample: sample.data, lengthSize: formatDescription.nalUnitHeaderLength)
+        {
+            bitstreamHDR10 = found
+        }
         pending[token] = PendingSample(
-            pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue)
+            pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue,
+            hdr10: bitstreamHDR10 ?? formatDescription.hdr10)
         var data = sample.data
         if injectParameterSets {
             data =
@@ -474,7 +487,7 @@ public final class DecompressionSession {
         output.append(
             DecodedFrame(
                 pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
-                userValue: info.userValue, hdr10: picture.hdr10))
+                userValue: info.userValue, hdr10: picture.hdr10 ?? info.hdr10))
     }
 
     // MARK: - Recovery
@@ -661,6 +674,7 @@ public final class DecompressionSession {
         decoder = backend
         if let reason, !hardwareDisabled { fallbackReason = reason }
         formatDescription = description
+        bitstreamHDR10 = nil
         replay.reset()
         if !isKeyframe {
             resync = Resync(reason: "the stream format changed at a sample that is not a keyframe", damagedFrom: nil)
