@@ -234,7 +234,8 @@ package final class Demuxer {
             return UnsafeRawPointer(data).loadUnaligned(as: T.self)
         }
         return HDR10Metadata(
-            libavMasteringDisplay: sideData(AV_PKT_DATA_MASTERING_DISPLAY_METADATA, as: AVMasteringDisplayMetadata.self),
+            libavMasteringDisplay: sideData(
+                AV_PKT_DATA_MASTERING_DISPLAY_METADATA, as: AVMasteringDisplayMetadata.self),
             contentLight: sideData(AV_PKT_DATA_CONTENT_LIGHT_LEVEL, as: AVContentLightMetadata.self))
     }
 }

@@ -101,7 +101,8 @@ struct HDR10Tests {
     /// The stream side data ffprobe reads from a file: each entry's fields as text.
     static func probedSideData(_ path: String) throws -> [String: [String: String]] {
         let data = try runChecked(
-            "ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream_side_data", "-of", "json", path])
+            "ffprobe",
+            ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream_side_data", "-of", "json", path])
         let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let streams = try #require(root["streams"] as? [[String: Any]])
         var result: [String: [String: String]] = [:]
