@@ -33,10 +33,25 @@ public struct DecodedFrame: @unchecked Sendable {
     /// The value passed to `decode(_:userValue:)` with the sample
     /// (VideoToolbox's `sourceFrameRefCon`).
     public let userValue: (any Sendable)?
-    /// HDR10 static metadata the stream carries for this picture (mastering
-    /// display and content light level SEI), as an attachment of the frame.
-    /// HEVC; Debian 12's libavcodec (FFmpeg 5.1) does not export these SEI
-    /// from H.264 streams, so H.264 frames carry nil.
+    /// HDR10 static metadata (mastering display colour volume, content
+    /// light level) in effect for this picture, as an attachment of the
+    /// frame; nil when neither the bitstream nor the format description
+    /// has any. Where it comes from, first found wins:
+    ///
+    /// 1. HEVC: the SEI messages (payload types 137, 144) as libavcodec
+    ///    exports them with the picture (it keeps them for the coded video
+    ///    sequence that carried them).
+    /// 2. H.264: libavcodec (FFmpeg 5.1) does not export these SEI, so the
+    ///    session reads them from the samples itself. A picture gets the
+    ///    values of the latest such SEI in a sample at or before its own
+    ///    sample in decode order (the metadata is static: encoders write it
+    ///    with keyframes, and it holds until replaced); with reordering, a
+    ///    picture shown after a later keyframe's new values still gets the
+    ///    values of its own position in decode order. They are forgotten
+    ///    when a format change rebuilds the decoder.
+    /// 3. The sample's `FormatDescription/hdr10` (container metadata read by
+    ///    `MovieReader`, or set by the application), when the bitstream has
+    ///    carried none.
     public var hdr10: HDR10Metadata?
 
     public init(

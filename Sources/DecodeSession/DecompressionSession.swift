@@ -141,6 +141,10 @@ public final class DecompressionSession {
     /// ``flush(seekingTo:)``'s target until a picture at or after it came out.
     private var preRollTarget: MediaTime?
     private var injectParameterSets = false
+    /// H.264: the HDR10 metadata of the latest SEI messages seen in the
+    /// samples (libavcodec does not export them from H.264 streams); kept
+    /// until newer ones arrive or the stream format is replaced.
+    private var bitstreamHDR10: HDR10Metadata?
     private var transfer: PixelTransferSession?
     /// The VA-API device `.automatic` tries (nil: `CODECS_VAAPI_DEVICE` or the first render node).
     private let automaticDevicePath: String?
@@ -153,6 +157,9 @@ public final class DecompressionSession {
         var duration: MediaTime
         var isKeyframe: Bool
         var userValue: (any Sendable)?
+        /// The HDR10 metadata in effect for this sample when the decoder
+        /// exports none with its picture (see ``DecodedFrame/hdr10``).
+        var hdr10: HDR10Metadata?
     }
 
     /// Which samples after a random-access point are its undecodable leading pictures.
@@ -363,13 +370,19 @@ public final class DecompressionSession {
             dropsAtLastDelivery = drops.count  // not a loss: no recovery report for it
             return output
         }
+        if layout.containsSEI,
+            let found = H264SEI.hdr10(inSample: sample.data, lengthSize: formatDescription.nalUnitHeaderLength)
+        {
+            bitstreamHDR10 = found
+        }
         if !sample.isKeyframe, let (kind, reason) = skipBeforeDecoding(sample, layout) {
             drops.append(DropReport(pts: sample.pts, kind: kind, reason: reason))
             dropsAtLastDelivery = drops.count
             return output
         }
         pending[token] = PendingSample(
-            pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue)
+            pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue,
+            hdr10: bitstreamHDR10 ?? formatDescription.hdr10)
         var data = sample.data
         if injectParameterSets {
             data =
@@ -568,7 +581,7 @@ public final class DecompressionSession {
         output.append(
             DecodedFrame(
                 pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
-                userValue: info.userValue, hdr10: picture.hdr10))
+                userValue: info.userValue, hdr10: picture.hdr10 ?? info.hdr10))
     }
 
     // MARK: - Recovery
@@ -610,20 +623,24 @@ public final class DecompressionSession {
         /// The first picture NAL unit's first three bytes (0 past its end), and its size.
         var header: (UInt8, UInt8, UInt8)?
         var headerUnitSize = 0
+        /// H.264: whether the sample has an SEI NAL unit (HDR10 metadata may be in it).
+        var containsSEI = false
         let codec: CodecType
 
         init(_ data: [UInt8], _ description: FormatDescription) {
             codec = description.codec
             var header: (UInt8, UInt8, UInt8)?
             var size = 0
+            var sei = false
             let codec = codec
             malformed = data.withUnsafeBytes { buffer -> String? in
                 do throws(MediaError) {
                     try LengthPrefixed.forEachNALUnit(
                         in: buffer, lengthSize: description.nalUnitHeaderLength, codec: codec
                     ) { range in
-                        guard header == nil else { return }
                         let first = buffer[range.lowerBound]
+                        if codec == .h264 && first & 0x1F == 6 { sei = true }
+                        guard header == nil else { return }
                         let isPicture = codec == .h264 ? (1...5).contains(first & 0x1F) : (first >> 1) & 0x3F < 32
                         guard isPicture else { return }
                         header = (
@@ -639,6 +656,7 @@ public final class DecompressionSession {
             }
             self.header = header
             headerUnitSize = size
+            containsSEI = sei
         }
 
         /// The NAL unit type of the first picture NAL unit.
@@ -867,6 +885,7 @@ public final class DecompressionSession {
         decoder = backend
         if let reason, !hardwareDisabled { fallbackReason = reason }
         formatDescription = description
+        bitstreamHDR10 = nil
         replay.reset()
         if !isKeyframe {
             resync = Resync(reason: "the stream format changed at a sample that is not a keyframe", damagedFrom: nil)

@@ -112,9 +112,14 @@ public struct CompressionProperties: Sendable, Hashable {
     public var temporalLayers: Bool = false
     /// HDR10 static metadata written as SEI messages (mastering display,
     /// payload type 137; content light level, 144) with the first keyframe's
-    /// headers: x264 and x265 (VA-API refuses it). Pair it with the HDR10
-    /// VUI: ``colorPrimaries`` BT.2020, ``transferFunction`` PQ (SMPTE ST 2084) and
-    /// a 10-bit format (`.main10`).
+    /// headers: x264 and x265. VA-API refuses it (`.unsupported`; `.automatic`
+    /// falls back to software): FFmpeg 5.1's h264_vaapi writes no such SEI,
+    /// and hevc_vaapi only as packed SEI headers this backend does not send.
+    /// The session's `FormatDescription/hdr10` carries the same values, so a
+    /// `MovieWriter` puts them into MP4 (`mdcv`, `clli`) and Matroska
+    /// (`MasteringMetadata`, `MaxCLL`, `MaxFALL`) files too. Pair it with the
+    /// HDR10 VUI: ``colorPrimaries`` BT.2020, ``transferFunction`` PQ (SMPTE
+    /// ST 2084) and a 10-bit format (`.main10`).
     public var hdr10: HDR10Metadata?
     /// The most bytes of one slice NAL unit (x264 `slice-max-size`), so that
     /// every slice fits one packet (RTP packetization mode 0). x264 only.

@@ -239,13 +239,14 @@ public final class CompressionSession {
     }
 
     /// The description of an encoder's parameter sets; in low-latency mode an
-    /// H.264 SPS says the stream has no reordering (``FormatDescription/withoutReordering()``),
-    /// and for Constrained High it carries `constraint_set4_flag` and
+    /// H.264 SPS says the stream has no reordering (``FormatDescription/withoutReordering()``);
+    /// it carries the HDR10 metadata the encoder writes as SEI; and for Constrained High it carries `constraint_set4_flag` and
     /// `constraint_set5_flag` (the constraint byte follows `profile_idc`; the
     /// bytes before it are not zero, so no emulation prevention changes).
     private static func description(
         _ codec: CodecType, _ parameterSets: [[UInt8]], properties: CompressionProperties
     ) throws(MediaError) -> FormatDescription {
+        var description: FormatDescription
         switch codec {
         case .h264:
             var sets = parameterSets
@@ -254,11 +255,15 @@ public final class CompressionSession {
                     sets[index][2] |= 0x08 | 0x04
                 }
             }
-            let description = try FormatDescription(h264ParameterSets: sets)
-            return properties.lowLatency ? try description.withoutReordering() : description
+            description = try FormatDescription(h264ParameterSets: sets)
+            if properties.lowLatency { description = try description.withoutReordering() }
         case .hevc:
-            return try FormatDescription(hevcParameterSets: parameterSets)
+            description = try FormatDescription(hevcParameterSets: parameterSets)
         }
+        // Every backend that accepts `hdr10` writes it as SEI (the others
+        // refuse it), so the description states what the stream carries.
+        description.hdr10 = properties.hdr10
+        return description
     }
 
     /// The most frames the encoder in use holds before it returns one (0:

@@ -1,6 +1,25 @@
 /// HDR10 static metadata: the mastering display's colour volume (SMPTE ST
 /// 2086; H.264/H.265 SEI payload type 137) and the content light levels
 /// (CTA-861.3; SEI payload type 144).
+///
+/// Where it travels (each step checked by the tests against FFmpeg's tools):
+/// - **Bitstream**: `CompressionProperties.hdr10` makes x264 and x265 write
+///   SEI 137 and 144 (`ffmpeg -bsf:v trace_headers` prints the fields);
+///   VA-API refuses it.
+/// - **Format description**: `FormatDescription.hdr10` holds it beside the
+///   parameter sets (the encoder's sessions set it).
+/// - **Containers**: `MovieWriter` writes it as MP4 `mdcv`/`clli` boxes and
+///   Matroska `MasteringMetadata`/`MaxCLL`/`MaxFALL` (ffprobe's stream side
+///   data); `MovieReader` reads it back into the description (and
+///   `codecs inspect` prints it). MPEG-TS has only the SEI.
+/// - **Decoded frames**: `DecodedFrame.hdr10`, from the HEVC decoder's SEI,
+///   from H.264 SEI read by the session, else from the description.
+///
+/// The SEI and the boxes store chromaticities in steps of 0.00002 and
+/// luminances in steps of 0.0001 cd/m²; values are rounded to those steps
+/// when written, and read back as the `Double` nearest to the stored step,
+/// so a value on that grid (such as ``MasteringDisplay/bt2020(maxLuminance:minLuminance:)``'s)
+/// compares equal after a round trip.
 public struct HDR10Metadata: Sendable, Hashable {
     /// A CIE 1931 xy chromaticity.
     public struct Chromaticity: Sendable, Hashable {

@@ -36,29 +36,13 @@ package final class DecodedPicture: @unchecked Sendable {
     /// The HDR10 static metadata libavcodec attached to the picture (from
     /// the stream's SEI), or nil.
     package var hdr10: HDR10Metadata? {
-        var metadata = HDR10Metadata()
-        if let side = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA) {
-            side.pointee.data.withMemoryRebound(to: AVMasteringDisplayMetadata.self, capacity: 1) { pointer in
-                let m = pointer.pointee
-                if m.has_primaries != 0 && m.has_luminance != 0 {
-                    func q(_ r: AVRational) -> Double { r.den == 0 ? 0 : Double(r.num) / Double(r.den) }
-                    let p = m.display_primaries
-                    metadata.masteringDisplay = HDR10Metadata.MasteringDisplay(
-                        red: .init(x: q(p.0.0), y: q(p.0.1)), green: .init(x: q(p.1.0), y: q(p.1.1)),
-                        blue: .init(x: q(p.2.0), y: q(p.2.1)),
-                        whitePoint: .init(x: q(m.white_point.0), y: q(m.white_point.1)),
-                        maxLuminance: q(m.max_luminance), minLuminance: q(m.min_luminance))
-                }
-            }
+        let mastering = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA).map {
+            UnsafeRawPointer($0.pointee.data).loadUnaligned(as: AVMasteringDisplayMetadata.self)
         }
-        if let side = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL) {
-            side.pointee.data.withMemoryRebound(to: AVContentLightMetadata.self, capacity: 1) { pointer in
-                metadata.contentLightLevel = HDR10Metadata.ContentLightLevel(
-                    maxContentLightLevel: Int(pointer.pointee.MaxCLL),
-                    maxFrameAverageLightLevel: Int(pointer.pointee.MaxFALL))
-            }
+        let light = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL).map {
+            UnsafeRawPointer($0.pointee.data).loadUnaligned(as: AVContentLightMetadata.self)
         }
-        return metadata.masteringDisplay == nil && metadata.contentLightLevel == nil ? nil : metadata
+        return HDR10Metadata(libavMasteringDisplay: mastering, contentLight: light)
     }
 
     /// Why the decoder flagged this picture as damaged, or nil when it did not.

@@ -29,6 +29,10 @@ package struct DemuxedStream: Sendable {
     /// The codec's global header (`extradata`): the avcC/hvcC record in MP4 and
     /// Matroska, empty when there is none.
     package var extradata: [UInt8]
+    /// The track's HDR10 static metadata from the container (MP4 `mdcv` /
+    /// `clli`, Matroska `MasteringMetadata` / `MaxCLL` / `MaxFALL`), which
+    /// libavformat returns as stream side data; nil when there is none.
+    package var hdr10: HDR10Metadata?
 }
 
 /// One packet read by a ``Demuxer``, copied out of libavformat's buffer.
@@ -218,6 +222,20 @@ package final class Demuxer {
             codec: codec, codecName: String(cString: avcodec_get_name(parameters.codec_id)),
             codecTag: parameters.codec_tag, timeBaseNumerator: stream.pointee.time_base.num,
             timeBaseDenominator: stream.pointee.time_base.den, duration: Libav.timestamp(stream.pointee.duration),
-            frameCount: stream.pointee.nb_frames, extradata: extradata)
+            frameCount: stream.pointee.nb_frames, extradata: extradata, hdr10: hdr10(of: stream))
+    }
+
+    private static func hdr10(of stream: UnsafeMutablePointer<AVStream>) -> HDR10Metadata? {
+        func sideData<T>(_ type: AVPacketSideDataType, as _: T.Type) -> T? {
+            var size = 0
+            guard let data = av_stream_get_side_data(stream, type, &size), size >= MemoryLayout<T>.size else {
+                return nil
+            }
+            return UnsafeRawPointer(data).loadUnaligned(as: T.self)
+        }
+        return HDR10Metadata(
+            libavMasteringDisplay: sideData(
+                AV_PKT_DATA_MASTERING_DISPLAY_METADATA, as: AVMasteringDisplayMetadata.self),
+            contentLight: sideData(AV_PKT_DATA_CONTENT_LIGHT_LEVEL, as: AVContentLightMetadata.self))
     }
 }

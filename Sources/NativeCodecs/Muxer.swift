@@ -20,11 +20,18 @@ package struct MuxedVideoStream: Sendable {
     package var timescale: Int32
     /// The average frame rate, frames per `frameRateDenominator` seconds, when known.
     package var frameRate: (numerator: Int32, denominator: Int32)?
+    /// HDR10 static metadata, written as the stream's side data
+    /// (`AV_PKT_DATA_MASTERING_DISPLAY_METADATA`, `AV_PKT_DATA_CONTENT_LIGHT_LEVEL`),
+    /// from which libavformat's MP4 muxer writes `mdcv` and `clli` boxes and
+    /// its Matroska muxer `MasteringMetadata`, `MaxCLL` and `MaxFALL`.
+    package var hdr10: HDR10Metadata?
 
     package init(
         codec: CodecType, width: Int, height: Int, profile: Int, level: Int, extradata: [UInt8]?,
-        codecTag: String?, timescale: Int32, frameRate: (numerator: Int32, denominator: Int32)?
+        codecTag: String?, timescale: Int32, frameRate: (numerator: Int32, denominator: Int32)?,
+        hdr10: HDR10Metadata? = nil
     ) {
+        self.hdr10 = hdr10
         self.codec = codec
         self.width = width
         self.height = height
@@ -157,6 +164,21 @@ package final class Muxer {
         stream.pointee.time_base = AVRational(num: 1, den: track.timescale)
         if let frameRate = track.frameRate {
             stream.pointee.avg_frame_rate = AVRational(num: frameRate.numerator, den: frameRate.denominator)
+        }
+        // The stream owns the side data (freed with the context).
+        if let mastering = track.hdr10?.libavMasteringDisplay {
+            guard
+                let data = av_stream_new_side_data(
+                    stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, MemoryLayout<AVMasteringDisplayMetadata>.size)
+            else { throw MediaError(.outOfMemory, "av_stream_new_side_data failed") }
+            UnsafeMutableRawPointer(data).storeBytes(of: mastering, as: AVMasteringDisplayMetadata.self)
+        }
+        if let light = track.hdr10?.libavContentLight {
+            guard
+                let data = av_stream_new_side_data(
+                    stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, MemoryLayout<AVContentLightMetadata>.size)
+            else { throw MediaError(.outOfMemory, "av_stream_new_side_data failed") }
+            UnsafeMutableRawPointer(data).storeBytes(of: light, as: AVContentLightMetadata.self)
         }
         return Int(stream.pointee.index)
     }

@@ -268,7 +268,15 @@ struct VAAPIEncoderSettings: Sendable {
             )
         }
         if options.hdr10 != nil {
-            throw .unsupported("hdr10: the VA-API backend writes no HDR10 SEI; use x264 or x265")
+            // h264_vaapi (FFmpeg 5.1) has no HDR10 SEI at all; hevc_vaapi writes
+            // them only as packed SEI headers from frame side data, which
+            // drivers may not take and which this backend does not send.
+            let reason =
+                configuration.codec == .h264
+                ? "libavcodec's h264_vaapi writes no mastering display or content light level SEI"
+                : "this backend does not pass HDR10 metadata to hevc_vaapi (it would need the driver's "
+                    + "packed SEI headers)"
+            throw .unsupported("hdr10: \(reason); use software (x264/x265), which writes SEI 137 and 144")
         }
         if options.temporalLayers {
             throw .unsupported("temporalLayers: the VA-API backend writes none; use x265")

@@ -160,4 +160,59 @@ struct InspectContainerTests {
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("codecs inspect: "), "\(missing.stderr)")
     }
+
+    /// An MP4 from FFmpeg's x265 with `mdcv`/`clli` boxes put into its
+    /// sample entry by hand: `inspect --json` reports the values ffprobe
+    /// reads as stream side data (each fraction's value), and a file without
+    /// the boxes reports null.
+    @Test func reportsTheContainersHDR10Metadata() throws {
+        let directory = try TemporaryDirectory()
+        let plain = directory.path("plain.mp4")
+        try ffmpegTestPattern(
+            size: "200x120", rate: 25, frames: 3,
+            arguments: [
+                "-pix_fmt", "yuv420p10le", "-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "log-level=error",
+            ],
+            to: plain)
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plain)))
+        let patched = try #require(isoAppendingToSampleEntry("hvc1", isoP3HDR10Boxes, in: original))
+        let path = directory.path("hdr.mp4")
+        try Data(patched).write(to: URL(fileURLWithPath: path))
+
+        let probe = try JSONSerialization.jsonObject(
+            with: try runChecked(
+                "ffprobe",
+                ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream_side_data", "-of", "json", path]))
+        let streams = try #require((probe as? [String: Any])?["streams"] as? [[String: Any]])
+        let sideData = try #require(streams.first?["side_data_list"] as? [[String: Any]])
+        let display = try #require(sideData.first { $0["side_data_type"] as? String == "Mastering display metadata" })
+        let light = try #require(sideData.first { $0["side_data_type"] as? String == "Content light level metadata" })
+        func fraction(_ key: String) throws -> Double {
+            let parts = try #require((display[key] as? String)?.split(separator: "/").compactMap { Double($0) })
+            try #require(parts.count == 2)
+            return parts[0] / parts[1]
+        }
+
+        let (status, json) = try InspectCommandTests.inspect([path, "--json"])
+        #expect(status == 0)
+        let descriptions = try #require(json?["descriptions"] as? [[String: Any]])
+        let hdr10 = try #require(descriptions.first?["hdr10"] as? [String: Any], "\(descriptions)")
+        let mastering = try #require(hdr10["masteringDisplay"] as? [String: Any])
+        for (name, key) in [("red", "red"), ("green", "green"), ("blue", "blue"), ("whitePoint", "white_point")] {
+            let point = try #require(mastering[name] as? [String: Double], "\(name)")
+            let (x, y) = (try fraction(key + "_x"), try fraction(key + "_y"))
+            #expect(point["x"] == x && point["y"] == y, "\(name)")
+        }
+        let (maxLuminance, minLuminance) = (try fraction("max_luminance"), try fraction("min_luminance"))
+        #expect(mastering["maxLuminance"] as? Double == maxLuminance)
+        #expect(mastering["minLuminance"] as? Double == minLuminance)
+        let content = try #require(hdr10["contentLightLevel"] as? [String: Int])
+        #expect(content["maxCLL"] == light["max_content"] as? Int)
+        #expect(content["maxFALL"] == light["max_average"] as? Int)
+        #expect(content["maxCLL"] == 1000)
+
+        let (_, plainJSON) = try InspectCommandTests.inspect([plain, "--json"])
+        let plainDescription = try #require((plainJSON?["descriptions"] as? [[String: Any]])?.first)
+        #expect(plainDescription["hdr10"] is NSNull)
+    }
 }

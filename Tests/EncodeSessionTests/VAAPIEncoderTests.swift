@@ -79,6 +79,34 @@ struct VAAPIEncoderTests {
         #expect(CompressionSession.supportedPixelFormats(forEncoder: "h264_vaapi") == [.i420])
     }
 
+    /// HDR10 metadata is refused on VA-API for both codecs (never dropped);
+    /// `.automatic` falls back to software, whose stream carries SEI 137 and
+    /// 144 (trace_headers) and whose description carries the metadata.
+    @Test(arguments: [CodecType.h264, .hevc])
+    func hdr10IsRefusedOrFallsBackToSoftware(codec: CodecType) throws {
+        let directory = try TemporaryDirectory()
+        let device = try TestVADriver.makeDevice(in: directory)
+        var properties = CompressionProperties()
+        properties.hdr10 = HDR10Metadata(
+            masteringDisplay: .bt2020(maxLuminance: 1000, minLuminance: 0.005),
+            contentLightLevel: .init(maxContentLightLevel: 800, maxFrameAverageLightLevel: 300))
+        let error = #expect(throws: MediaError.self) {
+            try Self.session(.vaapi(device: device), device: device, codec: codec, properties: properties)
+        }
+        #expect(error?.code == .unsupported)
+        #expect(error?.message.hasPrefix("hdr10: ") == true, "\(String(describing: error))")
+        let session = try Self.session(.automatic, device: device, codec: codec, properties: properties)
+        #expect(session.backend == (codec == .h264 ? "x264" : "x265"))
+        #expect(session.fallbackReason?.contains("hdr10: ") == true)
+        #expect(session.formatDescription.hdr10 == properties.hdr10)
+        let samples = try encodeClip(session, count: 3, format: .i420)
+        let path = try writeAnnexBFile(try annexBStream(samples), codec: codec, in: directory)
+        let trace = try runProcess(
+            "ffmpeg", ["-nostdin", "-i", path, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"]
+        ).stderr
+        #expect(trace.contains("max_display_mastering_luminance") && trace.contains("max_content_light_level"))
+    }
+
     @Test(arguments: [PixelFormat.i420, .nv12])
     func encodesDecodableStreamAbove38dB(format: PixelFormat) throws {
         let directory = try TemporaryDirectory()

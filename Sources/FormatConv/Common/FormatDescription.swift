@@ -15,7 +15,8 @@
 /// Parameter sets are kept as NAL units (header included) with their
 /// emulation-prevention bytes, in record order. The parsing happens once in `init`;
 /// every property is a stored value. Two descriptions are equal when they have the
-/// same codec and the same record bytes (which include the NAL length size).
+/// same codec, the same record bytes (which include the NAL length size) and the
+/// same ``hdr10`` extension.
 public struct FormatDescription: Sendable, Hashable {
     /// H.264 or HEVC.
     public let codec: CodecType
@@ -67,6 +68,18 @@ public struct FormatDescription: Sendable, Hashable {
     /// decoding (VUI bitstream restrictions, chroma sample location) and were
     /// accepted as FFmpeg accepts them, one message each; empty for clean sets.
     public let warnings: [String]
+    /// HDR10 static metadata of the stream (mastering display colour volume
+    /// and content light level), a description extension as VideoToolbox's
+    /// `MasteringDisplayColorVolume` and `ContentLightLevelInfo`: it is not
+    /// part of the parameter sets or ``record``.
+    ///
+    /// A compression session sets it when it writes HDR10 SEI messages
+    /// (`CompressionProperties.hdr10`); a `MovieWriter` writes it into the
+    /// container (MP4 `mdcv`/`clli` boxes, Matroska `MasteringMetadata`,
+    /// `MaxCLL`, `MaxFALL`); a `MovieReader` reads it back from there; a
+    /// decompression session attaches it to frames whose bitstream carries
+    /// none. Descriptions made from parameter sets or records start with nil.
+    public var hdr10: HDR10Metadata?
 
     init(
         codec: CodecType, nalUnitHeaderLength: Int, parameterSets: [[UInt8]], record: [UInt8], width: Int,
@@ -115,12 +128,13 @@ public struct FormatDescription: Sendable, Hashable {
     }
 
     public static func == (lhs: FormatDescription, rhs: FormatDescription) -> Bool {
-        lhs.codec == rhs.codec && lhs.record == rhs.record
+        lhs.codec == rhs.codec && lhs.record == rhs.record && lhs.hdr10 == rhs.hdr10
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(codec)
         hasher.combine(record)
+        hasher.combine(hdr10)
     }
 }
 

@@ -80,7 +80,9 @@ extension FormatDescription {
                 sets.append(set)
             }
         }
-        return try FormatDescription(h264ParameterSets: sets, nalUnitHeaderLength: nalUnitHeaderLength)
+        var description = try FormatDescription(h264ParameterSets: sets, nalUnitHeaderLength: nalUnitHeaderLength)
+        description.hdr10 = hdr10
+        return description
     }
 }
 

@@ -25,6 +25,11 @@ import NativeCodecs
 ///   `AnnexB` scanner; parameter sets go to the description, access unit
 ///   delimiters are dropped, the rest is written with 4-byte lengths.
 ///
+/// HDR10 static metadata the container holds for the track (MP4 `mdcv` /
+/// `clli`, Matroska `MasteringMetadata` / `MaxCLL` / `MaxFALL`) is set as
+/// `FormatDescription/hdr10` on every description the reader hands out; SEI
+/// messages in the samples are left where they are.
+///
 /// Timestamps are the container's, in the track's timebase (`pts`/`dts` of
 /// each packet; for MP4 after the edit list, so the first frame shows at its
 /// edited time). A packet without a duration gets the distance to the next
@@ -65,6 +70,8 @@ public final class MovieReader {
     public private(set) var formatDescription: FormatDescription?
 
     private let demuxer: Demuxer
+    /// The track's HDR10 metadata from the container, set on every description.
+    private let containerHDR10: HDR10Metadata?
     private let timeBaseNumerator: Int64
     private let outputLengthSize: Int
     private var parameterSets: ParameterSetStore
@@ -119,6 +126,7 @@ public final class MovieReader {
 
         self.path = path
         self.demuxer = demuxer
+        self.containerHDR10 = stream.hdr10
         self.container = container
         self.isLive = live
         self.trackIndex = trackIndex
@@ -148,9 +156,10 @@ public final class MovieReader {
                 try SampleLayout.nalUnitCount(ofRecord: record, codec: codec)
             }
             if unitCount > 0 {
-                let description = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
+                var description = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
                     codec == .h264 ? try FormatDescription(avcC: record) : try FormatDescription(hvcC: record)
                 }
+                description.hdr10 = stream.hdr10
                 for set in description.parameterSets where SampleLayout.isParameterSet(set[...], codec: codec) {
                     _ = try Self.tagged(trackIndex, recordName) { () throws(MediaError) in
                         try parameterSets.update(nal: set)
@@ -176,6 +185,7 @@ public final class MovieReader {
                 currentDescription = try Self.tagged(trackIndex, "extradata") { () throws(MediaError) in
                     try parameterSets.makeDescription()
                 }
+                currentDescription?.hdr10 = stream.hdr10
             }
         }
         pending = try readSample()
@@ -321,9 +331,10 @@ public final class MovieReader {
             }
         }
         if setsChanged && parameterSets.isComplete {
-            let description = try Self.tagged(place) { () throws(MediaError) in
+            var description = try Self.tagged(place) { () throws(MediaError) in
                 try parameterSets.makeDescription()
             }
+            description.hdr10 = containerHDR10
             if description != currentDescription { currentDescription = description }
         }
         guard let description = currentDescription else {

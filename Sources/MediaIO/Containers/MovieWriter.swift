@@ -44,6 +44,11 @@ public struct MovieWriterOptions: Sendable {
 ///   Reordered frames get composition offsets (`ctts`) and an edit list so the
 ///   first frame is shown at its own presentation time.
 /// - Matroska: the record becomes CodecPrivate; samples keep their prefixes.
+/// - HDR10: the first sample's `FormatDescription/hdr10` becomes container
+///   metadata: MP4/QuickTime `mdcv` (mastering display colour volume) and
+///   `clli` (content light level) boxes in the sample entry; Matroska
+///   `Colour/MasteringMetadata` with `MaxCLL` and `MaxFALL`. MPEG-TS has no
+///   such field (the SEI messages in the samples carry it).
 /// - MPEG-TS: samples are converted to Annex-B by FormatConv's `AnnexBWriter`
 ///   with access unit delimiters and the parameter sets placed by
 ///   ``MovieWriterOptions/parameterSets``; a format change mid-stream is
@@ -176,7 +181,7 @@ public final class MovieWriter {
                 codec: description.codec, width: description.width, height: description.height,
                 profile: description.profile, level: description.level, extradata: record,
                 codecTag: description.codec == .hevc && (container == .mp4 || container == .quickTime) ? "hvc1" : nil,
-                timescale: timescale, frameRate: frameRate))
+                timescale: timescale, frameRate: frameRate, hdr10: description.hdr10))
 
         var movieFlags: [String] = []
         if options.fastStart { movieFlags.append("faststart") }

@@ -276,10 +276,12 @@ struct LengthSizeChanger {
         if let known = converted[source] {
             description = known
         } else {
-            description =
+            var made =
                 source.codec == .h264
                 ? try FormatDescription(h264ParameterSets: source.parameterSets, nalUnitHeaderLength: target)
                 : try FormatDescription(hevcParameterSets: source.parameterSets, nalUnitHeaderLength: target)
+            made.hdr10 = source.hdr10
+            description = made
             converted[source] = description
         }
         var result = sample

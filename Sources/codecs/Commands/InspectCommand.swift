@@ -271,7 +271,32 @@ struct InspectReport {
                     })
             ),
             ("warnings", .array(d.warnings.map { .string($0) })),
+            ("hdr10", d.hdr10.map(json) ?? .null),
         ])
+    }
+
+    /// `hdr10` of a description: chromaticities and luminances (cd/m²) on
+    /// the SEI's grid (steps of 0.00002 and 0.0001), light levels in cd/m².
+    static func json(_ metadata: HDR10Metadata) -> JSONValue {
+        func xy(_ c: HDR10Metadata.Chromaticity) -> JSONValue {
+            .object([
+                ("x", .double(Double(HDR10Metadata.chromaticityUnits(c.x)) / 50000)),
+                ("y", .double(Double(HDR10Metadata.chromaticityUnits(c.y)) / 50000)),
+            ])
+        }
+        func luminance(_ value: Double) -> JSONValue { .double(Double(HDR10Metadata.luminanceUnits(value)) / 10000) }
+        let display: JSONValue =
+            metadata.masteringDisplay.map { m in
+                .object([
+                    ("red", xy(m.red)), ("green", xy(m.green)), ("blue", xy(m.blue)), ("whitePoint", xy(m.whitePoint)),
+                    ("maxLuminance", luminance(m.maxLuminance)), ("minLuminance", luminance(m.minLuminance)),
+                ])
+            } ?? .null
+        let light: JSONValue =
+            metadata.contentLightLevel.map { l in
+                .object([("maxCLL", .int(l.maxContentLightLevel)), ("maxFALL", .int(l.maxFrameAverageLightLevel))])
+            } ?? .null
+        return .object([("masteringDisplay", display), ("contentLightLevel", light)])
     }
 
     /// The text lines for description number `index`.
@@ -286,6 +311,17 @@ struct InspectReport {
                 "  [\(setIndex)] \(parameterSetName(set, codec: d.codec)) \(set.count) bytes: \(hex(set))")
         }
         for warning in d.warnings { lines.append("  warning: \(warning)") }
+        if let display = d.hdr10?.masteringDisplay {
+            func xy(_ c: HDR10Metadata.Chromaticity) -> String { "(\(c.x), \(c.y))" }
+            lines.append(
+                "  HDR10 mastering display: R\(xy(display.red)) G\(xy(display.green)) B\(xy(display.blue)) "
+                    + "WP\(xy(display.whitePoint)), luminance \(display.minLuminance)–\(display.maxLuminance) cd/m²")
+        }
+        if let light = d.hdr10?.contentLightLevel {
+            lines.append(
+                "  HDR10 content light level: MaxCLL \(light.maxContentLightLevel) cd/m², "
+                    + "MaxFALL \(light.maxFrameAverageLightLevel) cd/m²")
+        }
         return lines
     }
 
