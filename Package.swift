@@ -95,7 +95,8 @@ let package = Package(
             ]),
         .testTarget(
             name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
-        .testTarget(name: "MediaIOTests", dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv"]),
+        .testTarget(
+            name: "MediaIOTests", dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv", "EncodeSession"]),
         .testTarget(
             name: "RoundTripTests",
             dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),

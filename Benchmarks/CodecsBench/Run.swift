@@ -44,6 +44,10 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
                 report.notes.append("FormatConv on \(stream.label) not measured: \(error)")
             }
         }
+        if let stream = streams.first(where: { $0.codec == .h264 }) {
+            log("TCP sender on \(stream.label): gather list and sendmsg against a joined copy per access unit")
+            try benchmarkTCPSender(stream, rounds: rounds, report: report)
+        }
     }
     if options.sections.contains("encode") && !frames720.isEmpty {
         let frames = Array(frames720.prefix(quick ? 60 : 150))

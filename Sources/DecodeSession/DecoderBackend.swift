@@ -17,7 +17,10 @@ package struct DecoderFailure: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// One picture a ``DecoderBackend`` returns.
+/// One picture a ``DecoderBackend`` returns. It may be valid only until the
+/// backend's next ``DecoderBackend/receive()`` or ``DecoderBackend/flush()``
+/// (libavcodec's decoder hands out the same object each time), so the session
+/// takes what it keeps before asking for the next one.
 package protocol DecoderPicture: AnyObject {
     /// The token the session gave the sample this picture was decoded from.
     var token: Int64 { get }
@@ -32,6 +35,8 @@ package protocol DecoderPicture: AnyObject {
     /// The layout's name for messages (`yuv422p`).
     var formatName: String { get }
     /// The picture as a buffer of its own layout without copying, or nil.
+    /// The buffer may take the picture's pixels over, leaving the picture
+    /// blank: read everything else (``hdr10``, ``damage``) first.
     func adoptedBuffer() -> PixelBuffer?
     /// Converts the picture into `destination`.
     func convert(into destination: PixelBuffer, using transfer: PixelTransferSession) throws(MediaError)

@@ -568,6 +568,8 @@ public final class DecompressionSession {
             dropsAtLastDelivery = drops.count
             return
         }
+        // Read before the buffer is made: adopting the pixels may leave the picture blank.
+        let hdr10 = picture.hdr10
         let buffer: PixelBuffer
         do {
             buffer = try outputBuffer(for: picture)
@@ -581,7 +583,7 @@ public final class DecompressionSession {
         output.append(
             DecodedFrame(
                 pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
-                userValue: info.userValue, hdr10: picture.hdr10 ?? info.hdr10))
+                userValue: info.userValue, hdr10: hdr10 ?? info.hdr10))
     }
 
     // MARK: - Recovery
@@ -903,10 +905,12 @@ public final class DecompressionSession {
                 "the stream decodes to \(picture.formatName), which is not an output "
                     + "format; ask for DecoderOutputAttributes(pixelFormat:) to have it converted")
         }
-        let width = outputAttributes.width ?? picture.width
-        let height = outputAttributes.height ?? picture.height
+        let (pictureWidth, pictureHeight) = (picture.width, picture.height)
+        let width = outputAttributes.width ?? pictureWidth
+        let height = outputAttributes.height ?? pictureHeight
+        // May leave the picture blank (its pixels move into the buffer).
         let adopted = native == nil ? nil : picture.adoptedBuffer()
-        if let adopted, format == native, width == picture.width, height == picture.height {
+        if let adopted, format == native, width == pictureWidth, height == pictureHeight {
             return adopted
         }
         let transfer = self.transfer ?? PixelTransferSession(poolCapacity: 32)

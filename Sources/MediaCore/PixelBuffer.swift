@@ -37,8 +37,15 @@ public final class PixelBuffer: @unchecked Sendable {
     /// The layout of the pixels.
     public let format: PixelFormat
 
-    @usableFromInline let planes: [Plane]
+    /// The planes, stored inline (a format has at most three), so that a
+    /// buffer is one allocation for its object and nothing more.
+    @usableFromInline let planeStorage: (Plane, Plane, Plane)
+    /// The number of planes in use in ``planeStorage``.
+    @usableFromInline let storedPlaneCount: Int
     private let release: (@Sendable () -> Void)?
+    /// A release without a closure: called once with `releaseContext` in `deinit`.
+    private let releaseFunction: (@convention(c) (UnsafeMutableRawPointer) -> Void)?
+    private let releaseContext: UnsafeMutableRawPointer?
     private let ownedAllocation: UnsafeMutableRawPointer?
     /// Identifies the pool that made the buffer (0: none).
     package let poolToken: Int
@@ -67,9 +74,13 @@ public final class PixelBuffer: @unchecked Sendable {
         self.width = width
         self.height = height
         self.format = format
-        self.planes = layout.map { Plane(base: memory + $0.offset, stride: $0.stride, height: $0.height) }
+        (self.planeStorage, self.storedPlaneCount) = Self.planes(count: layout.count) { index in
+            Plane(base: memory + layout[index].offset, stride: layout[index].stride, height: layout[index].height)
+        }
         self.ownedAllocation = memory
         self.release = nil
+        self.releaseFunction = nil
+        self.releaseContext = nil
         self.poolToken = poolToken
         LiveObjects.increment(.pixelBuffer)
     }
@@ -89,28 +100,80 @@ public final class PixelBuffer: @unchecked Sendable {
         self.width = width
         self.height = height
         self.format = format
-        self.planes = planes.enumerated().map { index, plane in
+        (self.planeStorage, self.storedPlaneCount) = Self.planes(count: planes.count) { index in
+            let plane = planes[index]
             let g = format.planeGeometry(index, width: width, height: height)
             precondition(plane.stride >= g.rowBytes, "plane \(index) stride \(plane.stride) < \(g.rowBytes)")
             return Plane(base: plane.base, stride: plane.stride, height: g.height)
         }
         self.ownedAllocation = nil
         self.release = release
+        self.releaseFunction = nil
+        self.releaseContext = nil
         self.poolToken = 0
         LiveObjects.increment(.pixelBuffer)
+    }
+
+    /// Adopts planes owned by someone else without a closure: the buffer calls
+    /// `release(context)` exactly once when it is deinitialized (a decoder
+    /// passes its `AVFrame` and a C function that returns it to a pool). The
+    /// only allocation is the buffer object itself.
+    ///
+    /// Ownership: as for ``init(adoptingWidth:height:format:planes:release:)``.
+    /// `plane(i)` gives plane `i`'s base and stride for `i` in
+    /// `0..<format.planeCount`; each stride must cover the plane's row bytes.
+    package init(
+        adoptingWidth width: Int, height: Int, format: PixelFormat,
+        releasing context: UnsafeMutableRawPointer, with release: @convention(c) (UnsafeMutableRawPointer) -> Void,
+        plane: (Int) -> (base: UnsafeMutableRawPointer, stride: Int)
+    ) {
+        self.width = width
+        self.height = height
+        self.format = format
+        (self.planeStorage, self.storedPlaneCount) = Self.planes(count: format.planeCount) { index in
+            let (base, stride) = plane(index)
+            let g = format.planeGeometry(index, width: width, height: height)
+            precondition(stride >= g.rowBytes, "plane \(index) stride \(stride) < \(g.rowBytes)")
+            return Plane(base: base, stride: stride, height: g.height)
+        }
+        self.ownedAllocation = nil
+        self.release = nil
+        self.releaseFunction = release
+        self.releaseContext = context
+        self.poolToken = 0
+        LiveObjects.increment(.pixelBuffer)
+    }
+
+    /// Up to three planes made by `make`, the unused slots a copy of the first.
+    private static func planes(count: Int, _ make: (Int) -> Plane) -> ((Plane, Plane, Plane), Int) {
+        precondition((1...3).contains(count), "a pixel buffer has 1 to 3 planes, not \(count)")
+        let first = make(0)
+        return ((first, count > 1 ? make(1) : first, count > 2 ? make(2) : first), count)
+    }
+
+    /// Plane `index` (0 ..< ``planeCount``).
+    @inlinable
+    func plane(_ index: Int) -> Plane {
+        precondition(index >= 0 && index < storedPlaneCount, "plane \(index) out of range for \(format)")
+        switch index {
+        case 0: return planeStorage.0
+        case 1: return planeStorage.1
+        default: return planeStorage.2
+        }
     }
 
     deinit {
         ownedAllocation?.deallocate()
         release?()
+        if let releaseFunction, let releaseContext { releaseFunction(releaseContext) }
         LiveObjects.decrement(.pixelBuffer)
     }
 
     /// The number of planes (``PixelFormat/planeCount``).
-    public var planeCount: Int { planes.count }
+    public var planeCount: Int { storedPlaneCount }
 
     /// Bytes from the start of one row of `plane` to the next.
-    public func stride(ofPlane plane: Int) -> Int { planes[plane].stride }
+    public func stride(ofPlane plane: Int) -> Int { self.plane(plane).stride }
 
     /// The size of `plane` in samples and the bytes of pixel data in one row.
     public func geometry(ofPlane plane: Int) -> (width: Int, height: Int, rowBytes: Int) {
@@ -122,8 +185,7 @@ public final class PixelBuffer: @unchecked Sendable {
     public func withUnsafeBytes<R, E: Error>(
         ofPlane plane: Int, _ body: (UnsafeRawBufferPointer, _ stride: Int) throws(E) -> R
     ) throws(E) -> R {
-        precondition(plane >= 0 && plane < planes.count, "plane \(plane) out of range for \(format)")
-        let p = planes[plane]
+        let p = self.plane(plane)
         return try body(UnsafeRawBufferPointer(start: p.base, count: p.stride * p.height), p.stride)
     }
 
@@ -132,8 +194,7 @@ public final class PixelBuffer: @unchecked Sendable {
     public func withUnsafeMutableBytes<R, E: Error>(
         ofPlane plane: Int, _ body: (UnsafeMutableRawBufferPointer, _ stride: Int) throws(E) -> R
     ) throws(E) -> R {
-        precondition(plane >= 0 && plane < planes.count, "plane \(plane) out of range for \(format)")
-        let p = planes[plane]
+        let p = self.plane(plane)
         return try body(UnsafeMutableRawBufferPointer(start: p.base, count: p.stride * p.height), p.stride)
     }
 

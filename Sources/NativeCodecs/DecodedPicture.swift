@@ -1,18 +1,22 @@
 import CFFmpeg
 import MediaCore
+import Synchronization
 
-/// One decoded picture in system memory: an `AVFrame` this object owns a
-/// reference to (its buffers stay alive while the object does).
+/// The picture a ``LibavcodecDecoder`` returned last, in system memory: a
+/// view of the decoder's own picture frame, valid until the decoder's next
+/// `receiveFrame()` or `flush()` (each drops the picture it still holds).
 ///
-/// Immutable after creation, so it may cross threads; the frame is freed in
-/// `deinit` (`av_frame_free` drops the buffer references).
-package final class DecodedPicture: @unchecked Sendable {
+/// The decoder makes one when it opens and hands the same object out for
+/// every picture, so receiving a picture allocates nothing. A caller that
+/// keeps the pixels takes them with ``adoptedBuffer()``, which moves the
+/// frame's references into a ``PixelBuffer`` (the picture is blank after
+/// that), or copies them with a conversion. Used from the decoder's thread
+/// only; the frame is freed in `deinit`.
+package final class DecodedPicture {
     private let frame: UnsafeMutablePointer<AVFrame>
 
-    /// Takes over the references held by `source`, leaving it blank.
-    init(movingFrom source: UnsafeMutablePointer<AVFrame>) throws(MediaError) {
+    init() throws(MediaError) {
         guard let frame = av_frame_alloc() else { throw MediaError(.outOfMemory, "av_frame_alloc failed") }
-        av_frame_move_ref(frame, source)
         self.frame = frame
         LiveObjects.increment(.decodedPicture)
     }
@@ -22,6 +26,16 @@ package final class DecodedPicture: @unchecked Sendable {
         av_frame_free(&pointer)
         LiveObjects.decrement(.decodedPicture)
     }
+
+    /// Drops the picture held (if any) and takes over the references held by
+    /// `source`, leaving it blank.
+    func replace(movingFrom source: UnsafeMutablePointer<AVFrame>) {
+        av_frame_unref(frame)
+        av_frame_move_ref(frame, source)
+    }
+
+    /// Drops the picture held, if any (`av_frame_unref`).
+    func clear() { av_frame_unref(frame) }
 
     /// The token the session put in the packet's pts (libavcodec carries a
     /// packet's pts to the picture decoded from it, through reordering).
@@ -60,18 +74,41 @@ package final class DecodedPicture: @unchecked Sendable {
     }
 
     /// The picture as a ``PixelBuffer`` of its own layout, without copying:
-    /// the buffer keeps this object (and so the frame's buffers) alive.
-    /// Nil when the layout is not a ``PixelFormat``.
+    /// the frame's references move into an `AVFrame` that the buffer owns
+    /// (taken from ``AdoptedFrames``, returned there when the buffer dies), so
+    /// the picture is blank afterwards. Nil, with the picture unchanged, when
+    /// the layout is not a ``PixelFormat``.
+    ///
+    /// The only allocation is the buffer object (and an `AVFrame` while the
+    /// pool has none spare).
     package func adoptedBuffer() -> PixelBuffer? {
         guard let format = nativeFormat else { return nil }
-        var planes: [(base: UnsafeMutableRawPointer, stride: Int)] = []
-        let data = planePointers
-        for plane in 0..<format.planeCount {
-            guard let base = data[plane].base, data[plane].stride > 0 else { return nil }
-            planes.append((UnsafeMutableRawPointer(base), data[plane].stride))
+        for index in 0..<format.planeCount {
+            let (base, stride) = Self.plane(index, of: frame)
+            guard base != nil, stride > 0 else { return nil }
         }
-        return PixelBuffer(adoptingWidth: width, height: height, format: format, planes: planes) {
-            withExtendedLifetime(self) {}
+        guard let held = AdoptedFrames.take() else { return nil }
+        let (width, height) = (self.width, self.height)
+        av_frame_move_ref(held, frame)
+        LiveObjects.increment(.decodedPicture)
+        return PixelBuffer(
+            adoptingWidth: width, height: height, format: format, releasing: UnsafeMutableRawPointer(held),
+            with: { AdoptedFrames.giveBack($0.assumingMemoryBound(to: AVFrame.self)) }
+        ) { index in
+            let (base, stride) = Self.plane(index, of: held)
+            return (UnsafeMutableRawPointer(base!), stride)
+        }
+    }
+
+    /// Plane `index`'s pointer and stride (`data[index]`, `linesize[index]`) for `index` in 0..<4.
+    private static func plane(_ index: Int, of frame: UnsafeMutablePointer<AVFrame>) -> (
+        base: UnsafeMutablePointer<UInt8>?, stride: Int
+    ) {
+        switch index {
+        case 0: return (frame.pointee.data.0, Int(frame.pointee.linesize.0))
+        case 1: return (frame.pointee.data.1, Int(frame.pointee.linesize.1))
+        case 2: return (frame.pointee.data.2, Int(frame.pointee.linesize.2))
+        default: return (frame.pointee.data.3, Int(frame.pointee.linesize.3))
         }
     }
 
@@ -85,11 +122,50 @@ package final class DecodedPicture: @unchecked Sendable {
     }
 }
 
+/// The `AVFrame`s that hold the pictures handed out in ``PixelBuffer``s:
+/// blank ones kept for reuse, so that a decoded picture that is adopted costs
+/// no `av_frame_alloc` once the pool has grown to the number of pictures
+/// alive at a time. A buffer gives its frame back from whichever thread
+/// releases it, hence the lock; at most ``capacity`` blank frames are kept,
+/// the rest freed.
+enum AdoptedFrames {
+    /// The most blank frames kept.
+    static let capacity = 64
+
+    /// Blank frames (`Int` bit patterns of their pointers, so the state is Sendable).
+    private static let spare = Mutex<[Int]>([])
+
+    /// A blank frame: a spare one, or a new one (nil when out of memory).
+    static func take() -> UnsafeMutablePointer<AVFrame>? {
+        let reused = spare.withLock { $0.popLast() }
+        if let reused { return UnsafeMutablePointer(bitPattern: reused) }
+        return av_frame_alloc()
+    }
+
+    /// Drops `frame`'s references and keeps it for reuse (or frees it when
+    /// ``capacity`` frames are spare already).
+    static func giveBack(_ frame: UnsafeMutablePointer<AVFrame>) {
+        av_frame_unref(frame)
+        LiveObjects.decrement(.decodedPicture)
+        let kept = spare.withLock { frames in
+            guard frames.count < capacity else { return false }
+            if frames.capacity == 0 { frames.reserveCapacity(capacity) }
+            frames.append(Int(bitPattern: frame))
+            return true
+        }
+        if !kept {
+            var pointer: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&pointer)
+        }
+    }
+}
+
 extension LiveObjects.Kind {
     /// A libavcodec decoder context (`AVCodecContext`) of a decompression session.
     package static let libavcodecDecoder = LiveObjects.Kind(rawValue: "DecodeSession.LibavcodecDecoder")
-    /// A decoded `AVFrame` reference held by a decompression session (or by a
-    /// ``PixelBuffer`` it handed out without copying).
+    /// A decoded picture's `AVFrame`: the one each libavcodec decoder keeps for
+    /// the picture it returned last, and one per ``PixelBuffer`` handed out
+    /// without copying (while that buffer lives).
     package static let decodedPicture = LiveObjects.Kind(rawValue: "DecodeSession.DecodedPicture")
     /// A hardware device context (`AVHWDeviceContext`) opened for decoding.
     package static let decoderHardwareDevice = LiveObjects.Kind(rawValue: "DecodeSession.HardwareDevice")

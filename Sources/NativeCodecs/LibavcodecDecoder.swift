@@ -23,6 +23,11 @@ package final class LibavcodecDecoder {
     private let packetOwner: LibavPacket
     private let frameOwner: LibavFrame
     private let downloadFrameOwner: LibavFrame
+    /// The picture handed out by ``receiveFrame()``, the same object each time.
+    private let picture: DecodedPicture
+    /// The buffer the packets' bytes are copied into, reused while libavcodec
+    /// holds no reference to it (see ``sendPacket(_:token:isKeyframe:)``).
+    private var packetBuffer: UnsafeMutablePointer<AVBufferRef>?
     private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var frame: UnsafeMutablePointer<AVFrame> { frameOwner.pointer }
     private var downloadFrame: UnsafeMutablePointer<AVFrame> { downloadFrameOwner.pointer }
@@ -92,6 +97,7 @@ package final class LibavcodecDecoder {
             packetOwner = try LibavPacket()
             frameOwner = try LibavFrame()
             downloadFrameOwner = try LibavFrame()
+            picture = try DecodedPicture()
         } catch {
             cleanUp()
             throw error
@@ -106,6 +112,7 @@ package final class LibavcodecDecoder {
     deinit {
         var context: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&context)
+        av_buffer_unref(&packetBuffer)
         LiveObjects.decrement(.libavcodecDecoder)
     }
 
@@ -138,12 +145,38 @@ package final class LibavcodecDecoder {
 
     /// Hands one sample to the decoder. `.tryAgain` means frames must be
     /// received first and the same sample sent again.
+    ///
+    /// The bytes are copied into a reference-counted buffer that the decoder
+    /// keeps (``packetBuffer``) and lends to the packet: libavcodec takes its
+    /// own reference when it needs the bytes beyond the call (frame threads),
+    /// and the next sample then gets a new buffer; otherwise the same one is
+    /// written again, so a sample costs no allocation of ours.
     package func sendPacket(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(LibavFailure) -> LibavResult {
-        let created = av_new_packet(packet, Int32(data.count))
-        guard created >= 0 else { throw LibavFailure(code: created, call: "av_new_packet") }
-        defer { av_packet_unref(packet) }
+        let padding = Int(CFFmpeg_AV_INPUT_BUFFER_PADDING_SIZE())
+        let needed = data.count + padding
+        if packetBuffer == nil || av_buffer_is_writable(packetBuffer) == 0 || Int(packetBuffer!.pointee.size) < needed {
+            av_buffer_unref(&packetBuffer)
+            // A quarter more than needed, so that slowly growing samples do not
+            // reallocate each time.
+            guard let fresh = av_buffer_alloc(needed + needed / 4) else {
+                throw LibavFailure(code: Libav.outOfMemory, call: "av_buffer_alloc")
+            }
+            packetBuffer = fresh
+        }
+        let buffer = packetBuffer!
+        let bytes = buffer.pointee.data!
         data.withUnsafeBufferPointer { source in
-            if let base = source.baseAddress { packet.pointee.data.update(from: base, count: data.count) }
+            if let base = source.baseAddress { bytes.update(from: base, count: data.count) }
+        }
+        // libavcodec's readers may read past the end: the padding is zero.
+        (bytes + data.count).initialize(repeating: 0, count: padding)
+        packet.pointee.buf = buffer
+        packet.pointee.data = bytes
+        packet.pointee.size = Int32(data.count)
+        defer {
+            // The buffer stays ours: the packet only borrowed it.
+            packet.pointee.buf = nil
+            av_packet_unref(packet)
         }
         packet.pointee.pts = token
         packet.pointee.dts = CFFmpeg_AV_NOPTS_VALUE()
@@ -158,7 +191,11 @@ package final class LibavcodecDecoder {
 
     /// The next decoded picture, or the status saying why there is none.
     /// Hardware pictures are downloaded to system memory (NV12 or P010).
+    ///
+    /// The picture is the decoder's ``DecodedPicture``, valid until the next
+    /// call or ``flush()``; this call first drops the picture it still holds.
     package func receiveFrame() throws(LibavFailure) -> (LibavResult, DecodedPicture?) {
+        picture.clear()
         let status = try Libav.result(logged { avcodec_receive_frame(context, frame) }, "avcodec_receive_frame")
         guard status == .done else { return (status, nil) }
         defer {
@@ -173,11 +210,8 @@ package final class LibavcodecDecoder {
             guard props >= 0 else { throw LibavFailure(code: props, call: "av_frame_copy_props") }
             source = downloadFrame
         }
-        do {
-            return (.done, try DecodedPicture(movingFrom: source))
-        } catch {
-            throw LibavFailure(code: Libav.outOfMemory, call: "av_frame_alloc")
-        }
+        picture.replace(movingFrom: source)
+        return (.done, picture)
     }
 
     /// Whether libavcodec skips every picture that is not intra coded
@@ -189,6 +223,7 @@ package final class LibavcodecDecoder {
     /// Discards every packet and picture in flight (`avcodec_flush_buffers`);
     /// the decoder then needs a keyframe and also leaves the drained state.
     package func flush() {
+        picture.clear()
         avcodec_flush_buffers(context)
     }
 }

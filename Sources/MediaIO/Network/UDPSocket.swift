@@ -184,15 +184,18 @@ public final class UDPSocket: @unchecked Sendable {
     ///   example `EMSGSIZE` for a datagram over 65 507 bytes). A datagram the
     ///   network drops later is not an error: UDP does not know.
     public func send(_ datagram: [UInt8], to address: Address) throws(MediaError) {
-        let failure = datagram.withUnsafeBytes { bytes -> MediaError? in
-            do throws(MediaError) {
-                try send([bytes], to: address)
-                return nil
-            } catch {
-                return error
-            }
+        try send(datagram[...], to: address)
+    }
+
+    /// Sends one datagram that is part of a larger buffer (a packet of an
+    /// `RTPPacketBatch`), straight from that buffer: no copy, no allocation.
+    public func send(_ datagram: ArraySlice<UInt8>, to address: Address) throws(MediaError) {
+        guard descriptor >= 0 else { throw MediaError(.system, "send to \(address): the socket is closed") }
+        let sent = datagram.withUnsafeBytes { bytes in
+            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+            return sendMessage(&vector, count: 1, to: address)
         }
-        if let failure { throw failure }
+        guard sent >= 0 else { throw MediaError(.system, "send to \(address): \(systemErrorText(errno))") }
     }
 
     /// Sends one datagram gathered from several buffers (`sendmsg`), so a
@@ -203,21 +206,27 @@ public final class UDPSocket: @unchecked Sendable {
         var vectors = parts.map {
             iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)
         }
-        let sent: Int = address.withSocketAddress { name, length in
-            vectors.withUnsafeMutableBufferPointer { iov in
-                var message = msghdr()
-                message.msg_name = UnsafeMutableRawPointer(mutating: name)
-                message.msg_namelen = length
-                message.msg_iov = iov.baseAddress
-                message.msg_iovlen = iov.count
-                while true {
-                    let result = sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL))
-                    if result < 0 && errno == EINTR { continue }
-                    return result
-                }
-            }
+        let sent = vectors.withUnsafeMutableBufferPointer { iov in
+            sendMessage(iov.baseAddress!, count: iov.count, to: address)
         }
         guard sent >= 0 else { throw MediaError(.system, "send to \(address): \(systemErrorText(errno))") }
+    }
+
+    /// One `sendmsg` of `count` vectors to `address` (retried on `EINTR`); its
+    /// result, with `errno` set when it is negative.
+    private func sendMessage(_ vectors: UnsafeMutablePointer<iovec>, count: Int, to address: Address) -> Int {
+        address.withSocketAddress { name, length in
+            var message = msghdr()
+            message.msg_name = UnsafeMutableRawPointer(mutating: name)
+            message.msg_namelen = length
+            message.msg_iov = vectors
+            message.msg_iovlen = count
+            while true {
+                let result = sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL))
+                if result < 0 && errno == EINTR { continue }
+                return result
+            }
+        }
     }
 
     /// Waits up to `timeout` (for ever when nil) for one datagram and copies

@@ -346,16 +346,8 @@ private struct RTPSender {
                 if injector != nil {
                     for out in injector!.process(Array(packet)) { try socket.send(out, to: destination) }
                 } else {
-                    // Straight from the batch's storage, no copy.
-                    let failure = packet.withUnsafeBytes { bytes -> MediaError? in
-                        do throws(MediaError) {
-                            try socket.send([bytes], to: destination)
-                            return nil
-                        } catch {
-                            return error
-                        }
-                    }
-                    if let failure { throw failure }
+                    // Straight from the batch's storage: no copy, no allocation.
+                    try socket.send(packet, to: destination)
                 }
             }
             framesSent += 1

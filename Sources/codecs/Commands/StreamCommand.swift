@@ -269,9 +269,14 @@ private func serve(
     // which is a keyframe.
     broadcaster.startWaitingClients()
 
-    func send(_ samples: [CompressedSample]) throws(MediaError) {
-        for sample in samples {
-            broadcaster.send(try writer.write(sample), isKeyframe: sample.isKeyframe)
+    func send(_ encoded: consuming [CompressedSample]) throws(MediaError) {
+        var samples = encoded
+        while !samples.isEmpty {
+            // Out of the array, so that the gather list may write start codes
+            // over the sample's own length fields instead of copying it.
+            let sample = samples.removeFirst()
+            let isKeyframe = sample.isKeyframe
+            broadcaster.send(try writer.gather(consume sample), isKeyframe: isKeyframe)
         }
     }
 

@@ -72,8 +72,13 @@ struct DemoSender {
         let start = monotonicSeconds()
         let dropEvery = options.dropEvery
 
-        func ship(_ samples: [CompressedSample]) throws(MediaError) {
-            for sample in samples {
+        func ship(_ encoded: consuming [CompressedSample]) throws(MediaError) {
+            var samples = encoded
+            while !samples.isEmpty {
+                // Taken out of the array, so that its bytes are the sample's
+                // alone and the TCP gather list rewrites them in place.
+                let sample = samples.removeFirst()
+                let isKeyframe = sample.isKeyframe
                 let frameIndex = Int((sample.pts.converted(toTimescale: Int32(options.frameRate))).value)
                 var byteCount: Int
                 if rtp != nil {
@@ -84,21 +89,24 @@ struct DemoSender {
                     byteCount = batch.reduce(0) { $0 + $1.count }
                 } else {
                     byteCount = 0
-                    if receiverJoined && !receiverStarted && sample.isKeyframe {
+                    if receiverJoined && !receiverStarted && isKeyframe {
                         // The receiver's stream starts here, with the parameter sets
                         // the writer puts before this keyframe.
                         receiverStarted = true
                         if case .tcp(let broadcaster) = output { broadcaster.startWaitingClients() }
                     }
                 }
-                let bytes = rtp == nil ? try writer.write(sample) : []
-                if rtp == nil { byteCount = bytes.count }
                 let dropped = dropEvery.map { sequence > 0 && sequence % $0 == 0 } ?? false
-                let unit = DemoAccessUnit(
+                var unit = DemoAccessUnit(
                     sequence: sequence, frameIndex: frameIndex, pts: sample.pts, dts: sample.dts,
-                    isKeyframe: sample.isKeyframe,
+                    isKeyframe: isKeyframe,
                     width: sample.formatDescription.width, height: sample.formatDescription.height,
-                    byteCount: byteCount, sentToReceiver: receiverStarted, droppedBySender: dropped)
+                    byteCount: 0, sentToReceiver: receiverStarted, droppedBySender: dropped)
+                // TCP: the Annex-B access unit as a gather list over the
+                // sample's own bytes (start codes written over its lengths).
+                let accessUnit = rtp == nil ? try writer.gather(consume sample) : nil
+                if let accessUnit { byteCount = accessUnit.byteCount }
+                unit.byteCount = byteCount
                 sequence += 1
                 result.bytesProduced += byteCount
                 let onWire = receiverStarted && !dropped
@@ -120,12 +128,13 @@ struct DemoSender {
                 exchange.state.withLock { $0.ledger.record(.sent, unit: key, at: sentAt) }
                 switch output {
                 case .tcp(let broadcaster):
-                    let receivers = broadcaster.send(bytes, isKeyframe: sample.isKeyframe)
+                    let receivers = broadcaster.send(accessUnit!, isKeyframe: isKeyframe)
                     if receivers == 0 {
                         throw MediaError(.system, "the receiver went away at access unit \(unit.sequence)")
                     }
                 case .rtp(let destination):
-                    for packet in batch { try rtp!.socket.send(Array(packet), to: destination) }
+                    // Each packet straight from the batch's storage, no copy.
+                    for packet in batch { try rtp!.socket.send(packet, to: destination) }
                 }
             }
         }

@@ -1,4 +1,6 @@
+import FormatConv
 import MediaCore
+import MediaIO
 
 #if canImport(Glibc)
     import Glibc
@@ -66,11 +68,23 @@ final class StreamBroadcaster {
         }
     }
 
-    /// Sends one access unit to every client that has started, and starts
-    /// waiting clients when `isKeyframe`. Returns the number of clients that
-    /// received it.
+    /// Sends one access unit, given as a gather list (``AnnexBWriter/gather(_:)``),
+    /// to every client that has started, and starts waiting clients when
+    /// `isKeyframe`. Returns the number of clients that received it.
+    ///
+    /// The list's ranges go out with `sendmsg`, not joined into one copy
+    /// first: a client that keeps up costs no copy of the access unit. Only
+    /// what a client's socket does not take at once is copied, into its queue.
     @discardableResult
-    func send(_ accessUnit: [UInt8], isKeyframe: Bool) -> Int {
+    func send(_ accessUnit: AnnexBGatherList, isKeyframe: Bool) -> Int {
+        accessUnit.withBuffers { buffers in
+            send(gathering: buffers, byteCount: accessUnit.byteCount, isKeyframe: isKeyframe)
+        }
+    }
+
+    private func send(gathering buffers: UnsafeBufferPointer<UnsafeRawBufferPointer>, byteCount: Int, isKeyframe: Bool)
+        -> Int
+    {
         var receivers = 0
         clients.removeAll { client in
             if !client.started {
@@ -79,8 +93,18 @@ final class StreamBroadcaster {
             }
             do {
                 if let limit = maximumQueuedBytes {
-                    client.queue += accessUnit
-                    try flush(client)
+                    if client.queuedBytes == 0 {
+                        // Nothing waiting: straight from the ranges; what the
+                        // socket does not take now is queued.
+                        client.queue.removeAll(keepingCapacity: true)
+                        client.queueStart = 0
+                        let sent = try client.connection.sendAvailable(gathering: buffers)
+                        if sent < byteCount { GatheredWrite.append(buffers, from: sent, to: &client.queue) }
+                    } else {
+                        // Behind already: after the bytes queued before.
+                        GatheredWrite.append(buffers, from: 0, to: &client.queue)
+                        try flush(client)
+                    }
                     if client.queuedBytes > limit {
                         log(
                             "client \(client.connection.peer) dropped: it fell \(client.queuedBytes) bytes behind "
@@ -89,14 +113,14 @@ final class StreamBroadcaster {
                         return true
                     }
                 } else {
-                    try client.connection.send(accessUnit)
+                    try client.connection.send(gathering: buffers)
                 }
             } catch {
                 log("client \(client.connection.peer) left after \(client.accessUnitsSent) access units (\(error))")
                 return true
             }
             client.accessUnitsSent += 1
-            client.bytesSent += accessUnit.count
+            client.bytesSent += byteCount
             receivers += 1
             return false
         }

@@ -1,4 +1,5 @@
 import MediaCore
+import MediaIO
 
 #if canImport(Glibc)
     import Glibc
@@ -72,10 +73,20 @@ final class TCPConnection: ByteSource {
         }
     }
 
-    /// Writes all of `bytes`, looping over partial sends.
-    func send(_ bytes: [UInt8]) throws(MediaError) {
+    /// Writes every byte of the ranges `buffers` (`sendmsg`, looping over
+    /// partial sends): an access unit's gather list without copying it into one buffer.
+    func send(gathering buffers: UnsafeBufferPointer<UnsafeRawBufferPointer>) throws(MediaError) {
         guard descriptor >= 0 else { throw MediaError(.system, "send to \(peer): connection closed") }
-        try writeAll(bytes, failure: "send to \(peer)") { Glibc.send(descriptor, $0, $1, Int32(MSG_NOSIGNAL)) }
+        try GatheredWrite.writeAll(buffers, to: descriptor, peer: peer)
+    }
+
+    /// Sends as much of the ranges `buffers`, from byte `offset` on, as the
+    /// socket takes now without waiting; returns how many bytes went.
+    func sendAvailable(gathering buffers: UnsafeBufferPointer<UnsafeRawBufferPointer>, from offset: Int = 0)
+        throws(MediaError) -> Int
+    {
+        guard descriptor >= 0 else { throw MediaError(.system, "send to \(peer): connection closed") }
+        return try GatheredWrite.writeAvailable(buffers, from: offset, to: descriptor, peer: peer)
     }
 
     /// Sends as much of `bytes` as the socket takes now without waiting;
