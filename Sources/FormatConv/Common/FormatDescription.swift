@@ -14,60 +14,60 @@
 ///
 /// Parameter sets are kept as NAL units (header included) with their
 /// emulation-prevention bytes, in record order. The parsing happens once in `init`;
-/// every property is a stored value. Two descriptions are equal when they have the
+/// every property is a value kept from then on. Two descriptions are equal when they have the
 /// same codec, the same record bytes (which include the NAL length size) and the
 /// same ``hdr10`` extension.
 public struct FormatDescription: Sendable, Hashable {
     /// H.264 or HEVC.
-    public let codec: CodecType
+    public var codec: CodecType { storage.codec }
     /// The number of bytes in each sample NAL unit's length prefix: 1, 2 or 4.
-    public let nalUnitHeaderLength: Int
+    public var nalUnitHeaderLength: Int { storage.nalUnitHeaderLength }
     /// The parameter sets as NAL units (header included, emulation-prevention bytes
     /// kept) in record order: H.264 SPS, PPS, SPS extension; HEVC VPS, SPS, PPS, SEI.
-    public let parameterSets: [[UInt8]]
+    public var parameterSets: [[UInt8]] { storage.parameterSets }
     /// The decoder configuration record: `avcC` for H.264 (ISO/IEC 14496-15 5.3.3.1),
     /// `hvcC` for HEVC (8.3.3.1). This is the decoder's extradata.
-    public let record: [UInt8]
+    public var record: [UInt8] { storage.record }
 
     /// Display width: the coded width less the cropping / conformance window.
-    public let width: Int
+    public var width: Int { storage.width }
     /// Display height: the coded height less the cropping / conformance window.
-    public let height: Int
+    public var height: Int { storage.height }
     /// Coded width in luma samples (whole macroblocks for H.264).
-    public let codedWidth: Int
+    public var codedWidth: Int { storage.codedWidth }
     /// Coded height in luma samples (whole macroblocks or map units for H.264).
-    public let codedHeight: Int
+    public var codedHeight: Int { storage.codedHeight }
     /// H.264 `profile_idc` or HEVC `general_profile_idc`.
-    public let profile: Int
+    public var profile: Int { storage.profile }
     /// H.264 `level_idc` or HEVC `general_level_idc` (30 × the level number).
-    public let level: Int
+    public var level: Int { storage.level }
     /// HEVC `general_tier_flag` (0 Main, 1 High); nil for H.264.
-    public let tier: Int?
+    public var tier: Int? { storage.tier }
     /// The chroma sampling (`chroma_format_idc`).
-    public let chromaFormat: ChromaFormat
+    public var chromaFormat: ChromaFormat { storage.chromaFormat }
     /// Luma bit depth (8 + `bit_depth_luma_minus8`).
-    public let bitDepth: Int
+    public var bitDepth: Int { storage.bitDepth }
     /// Chroma bit depth (8 + `bit_depth_chroma_minus8`).
-    public let bitDepthChroma: Int
+    public var bitDepthChroma: Int { storage.bitDepthChroma }
     /// H.264 `max_num_ref_frames`; HEVC `sps_max_dec_pic_buffering_minus1` of the
     /// highest sub-layer.
-    public let maxReferenceFrames: Int
+    public var maxReferenceFrames: Int { storage.maxReferenceFrames }
     /// The most frames a decoder holds back for reordering (H.264 VUI
     /// `max_num_reorder_frames`, HEVC `sps_max_num_reorder_pics`); nil when the
     /// H.264 stream does not say.
-    public let maxReorderFrames: Int?
+    public var maxReorderFrames: Int? { storage.maxReorderFrames }
     /// The duration of one frame from the VUI timing information (H.264:
     /// 2 × `num_units_in_tick` / `time_scale`; HEVC: `vui_num_units_in_tick` /
     /// `vui_time_scale`); nil when the stream carries no timing.
-    public let vuiFrameRate: MediaTime?
+    public var vuiFrameRate: MediaTime? { storage.vuiFrameRate }
     /// The VUI video signal type (range and color description); nil when absent.
-    public let videoSignal: VideoSignalType?
+    public var videoSignal: VideoSignalType? { storage.videoSignal }
     /// The VUI sample aspect ratio; nil when absent or unspecified.
-    public let sampleAspectRatio: SampleAspectRatio?
+    public var sampleAspectRatio: SampleAspectRatio? { storage.sampleAspectRatio }
     /// Fields of the parameter sets that were out of range but not needed for
     /// decoding (VUI bitstream restrictions, chroma sample location) and were
     /// accepted as FFmpeg accepts them, one message each; empty for clean sets.
-    public let warnings: [String]
+    public var warnings: [String] { storage.warnings }
     /// HDR10 static metadata of the stream (mastering display colour volume
     /// and content light level), a description extension as VideoToolbox's
     /// `MasteringDisplayColorVolume` and `ContentLightLevelInfo`: it is not
@@ -79,7 +79,17 @@ public struct FormatDescription: Sendable, Hashable {
     /// `MaxCLL`, `MaxFALL`); a `MovieReader` reads it back from there; a
     /// decompression session attaches it to frames whose bitstream carries
     /// none. Descriptions made from parameter sets or records start with nil.
-    public var hdr10: HDR10Metadata?
+    public var hdr10: HDR10Metadata? {
+        get { hdr10Storage?.value }
+        set { hdr10Storage = newValue.map(HDR10Box.init) }
+    }
+    /// Kept behind a reference so that a description, copied with every
+    /// sample, stays the size it was without the extension (the metadata is
+    /// 96 bytes inline; a nil box costs no retain).
+    private var hdr10Storage: HDR10Box?
+    /// Everything parsed from the parameter sets, behind one reference: a
+    /// description travels with every sample, and a copy is then one retain.
+    private let storage: Storage
 
     init(
         codec: CodecType, nalUnitHeaderLength: Int, parameterSets: [[UInt8]], record: [UInt8], width: Int,
@@ -88,26 +98,27 @@ public struct FormatDescription: Sendable, Hashable {
         maxReorderFrames: Int?, vuiFrameRate: MediaTime?, videoSignal: VideoSignalType?,
         sampleAspectRatio: SampleAspectRatio?, warnings: [String] = []
     ) {
-        self.codec = codec
-        self.nalUnitHeaderLength = nalUnitHeaderLength
-        self.parameterSets = parameterSets
-        self.record = record
-        self.width = width
-        self.height = height
-        self.codedWidth = codedWidth
-        self.codedHeight = codedHeight
-        self.profile = profile
-        self.level = level
-        self.tier = tier
-        self.chromaFormat = chromaFormat
-        self.bitDepth = bitDepth
-        self.bitDepthChroma = bitDepthChroma
-        self.maxReferenceFrames = maxReferenceFrames
-        self.maxReorderFrames = maxReorderFrames
-        self.vuiFrameRate = vuiFrameRate
-        self.videoSignal = videoSignal
-        self.sampleAspectRatio = sampleAspectRatio
-        self.warnings = warnings
+        storage = Storage(
+            codec: codec,
+            nalUnitHeaderLength: nalUnitHeaderLength,
+            parameterSets: parameterSets,
+            record: record,
+            width: width,
+            height: height,
+            codedWidth: codedWidth,
+            codedHeight: codedHeight,
+            profile: profile,
+            level: level,
+            tier: tier,
+            chromaFormat: chromaFormat,
+            bitDepth: bitDepth,
+            bitDepthChroma: bitDepthChroma,
+            maxReferenceFrames: maxReferenceFrames,
+            maxReorderFrames: maxReorderFrames,
+            vuiFrameRate: vuiFrameRate,
+            videoSignal: videoSignal,
+            sampleAspectRatio: sampleAspectRatio,
+            warnings: warnings)
     }
 
     /// How many parameter sets ``parameterSets`` holds.
@@ -128,7 +139,8 @@ public struct FormatDescription: Sendable, Hashable {
     }
 
     public static func == (lhs: FormatDescription, rhs: FormatDescription) -> Bool {
-        lhs.codec == rhs.codec && lhs.record == rhs.record && lhs.hdr10 == rhs.hdr10
+        (lhs.storage === rhs.storage || (lhs.codec == rhs.codec && lhs.record == rhs.record))
+            && lhs.hdr10 == rhs.hdr10
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -160,5 +172,63 @@ public struct VideoSignalType: Sendable, Hashable {
         self.colorPrimaries = colorPrimaries
         self.transferCharacteristics = transferCharacteristics
         self.matrixCoefficients = matrixCoefficients
+    }
+}
+
+/// An immutable holder for ``FormatDescription/hdr10``.
+private final class HDR10Box: Sendable {
+    let value: HDR10Metadata
+    init(_ value: HDR10Metadata) { self.value = value }
+}
+
+/// The parsed facts of a ``FormatDescription``, immutable once made.
+private final class Storage: Sendable {
+    let codec: CodecType
+    let nalUnitHeaderLength: Int
+    let parameterSets: [[UInt8]]
+    let record: [UInt8]
+    let width: Int
+    let height: Int
+    let codedWidth: Int
+    let codedHeight: Int
+    let profile: Int
+    let level: Int
+    let tier: Int?
+    let chromaFormat: ChromaFormat
+    let bitDepth: Int
+    let bitDepthChroma: Int
+    let maxReferenceFrames: Int
+    let maxReorderFrames: Int?
+    let vuiFrameRate: MediaTime?
+    let videoSignal: VideoSignalType?
+    let sampleAspectRatio: SampleAspectRatio?
+    let warnings: [String]
+
+    init(
+        codec: CodecType, nalUnitHeaderLength: Int, parameterSets: [[UInt8]], record: [UInt8], width: Int, height: Int,
+        codedWidth: Int, codedHeight: Int, profile: Int, level: Int, tier: Int?, chromaFormat: ChromaFormat,
+        bitDepth: Int, bitDepthChroma: Int, maxReferenceFrames: Int, maxReorderFrames: Int?, vuiFrameRate: MediaTime?,
+        videoSignal: VideoSignalType?, sampleAspectRatio: SampleAspectRatio?, warnings: [String]
+    ) {
+        self.codec = codec
+        self.nalUnitHeaderLength = nalUnitHeaderLength
+        self.parameterSets = parameterSets
+        self.record = record
+        self.width = width
+        self.height = height
+        self.codedWidth = codedWidth
+        self.codedHeight = codedHeight
+        self.profile = profile
+        self.level = level
+        self.tier = tier
+        self.chromaFormat = chromaFormat
+        self.bitDepth = bitDepth
+        self.bitDepthChroma = bitDepthChroma
+        self.maxReferenceFrames = maxReferenceFrames
+        self.maxReorderFrames = maxReorderFrames
+        self.vuiFrameRate = vuiFrameRate
+        self.videoSignal = videoSignal
+        self.sampleAspectRatio = sampleAspectRatio
+        self.warnings = warnings
     }
 }

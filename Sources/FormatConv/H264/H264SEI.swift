@@ -13,13 +13,15 @@ package enum H264SEI {
     /// (H.264 D.1.31, H.265 D.2.35; CTA-861.3).
     static let contentLightLevelPayloadType = 144
 
-    /// The messages in an SEI NAL unit (header byte included,
-    /// emulation-prevention bytes kept): each `payloadType` with its payload
-    /// bytes, emulation prevention removed. Reading stops at the RBSP
-    /// trailing bits or at the first message that runs past the end.
-    static func messages(in nal: some Collection<UInt8>) -> [(type: Int, payload: ArraySlice<UInt8>)] {
+    /// Calls `visit` with each message of an SEI NAL unit (header byte
+    /// included, emulation-prevention bytes kept): its `payloadType` and its
+    /// payload bytes, emulation prevention removed, until `visit` returns
+    /// false. Reading stops at the RBSP trailing bits or at the first message
+    /// that runs past the end.
+    static func visitMessages(
+        in nal: some Collection<UInt8>, _ visit: (_ type: Int, _ payload: ArraySlice<UInt8>) -> Bool
+    ) {
         let rbsp = RBSP.unescape(nal.dropFirst())
-        var messages: [(type: Int, payload: ArraySlice<UInt8>)] = []
         var index = 0
         func readCoded() -> Int? {
             var value = 0
@@ -34,22 +36,41 @@ package enum H264SEI {
         // more_rbsp_data(): stop at the final 0x80 (the stop bit) or the end.
         while index < rbsp.count && !(index == rbsp.count - 1 && rbsp[index] == 0x80) {
             guard let type = readCoded(), let size = readCoded(), size <= rbsp.count - index else { break }
-            messages.append((type, rbsp[index..<index + size]))
+            guard visit(type, rbsp[index..<index + size]) else { return }
             index += size
+        }
+    }
+
+    /// The messages in an SEI NAL unit; see ``visitMessages(in:_:)``.
+    static func messages(in nal: some Collection<UInt8>) -> [(type: Int, payload: ArraySlice<UInt8>)] {
+        var messages: [(type: Int, payload: ArraySlice<UInt8>)] = []
+        visitMessages(in: nal) { type, payload in
+            messages.append((type, payload))
+            return true
         }
         return messages
     }
 
-    /// The payload types of the messages in an SEI NAL unit; see ``messages(in:)``.
+    /// The payload types of the messages in an SEI NAL unit; see ``visitMessages(in:_:)``.
     static func payloadTypes(in nal: some Collection<UInt8>) -> [Int] {
-        messages(in: nal).map(\.type)
+        var types: [Int] = []
+        visitMessages(in: nal) { type, _ in
+            types.append(type)
+            return true
+        }
+        return types
     }
 
     /// Whether the SEI NAL unit carries a recovery point (D.2.8): a picture
     /// where decoding can start, as an IDR in streams without IDR pictures
     /// after the first (open GOPs, intra refresh, broadcast captures).
     package static func containsRecoveryPoint(_ nal: some Collection<UInt8>) -> Bool {
-        payloadTypes(in: nal).contains(recoveryPointPayloadType)
+        var found = false
+        visitMessages(in: nal) { type, _ in
+            found = type == recoveryPointPayloadType
+            return !found
+        }
+        return found
     }
 
     /// The HDR10 static metadata in an SEI NAL unit: its mastering display
