@@ -114,10 +114,13 @@ public struct CompressionProperties: Sendable, Hashable {
     /// frame rate. Needs B-frames (the pictures of layer 1).
     public var temporalLayers: Bool = false
     /// HDR10 static metadata written as SEI messages (mastering display,
-    /// payload type 137; content light level, 144) with the first keyframe's
-    /// headers: x264 and x265. VA-API refuses it (`.unsupported`; `.automatic`
-    /// falls back to software): FFmpeg 5.1's h264_vaapi writes no such SEI,
-    /// and hevc_vaapi only as packed SEI headers this backend does not send.
+    /// payload type 137; content light level, 144) on every keyframe: x264
+    /// and x265 themselves; on VA-API the backend puts one SEI NAL unit with
+    /// both messages in front of every keyframe's pictures
+    /// (FFmpeg 5.1's h264_vaapi writes no such SEI, and hevc_vaapi only as
+    /// packed headers that drivers need not take). Values must be in the SEI's
+    /// ranges: chromaticities 0 … 1, luminances 0 … 429 496 cd/m² with the
+    /// minimum below the maximum, light levels 0 … 65 535.
     /// The session's `FormatDescription/hdr10` carries the same values, so a
     /// `MovieWriter` puts them into MP4 (`mdcv`, `clli`) and Matroska
     /// (`MasteringMetadata`, `MaxCLL`, `MaxFALL`) files too. Pair it with the
@@ -356,6 +359,29 @@ public struct CompressionProperties: Sendable, Hashable {
             throw .invalidArgument("constantBitRate: set averageBitRate, the rate to hold")
         }
         try check("maxSliceBytes", maxSliceBytes, 100...1_000_000)
+        if let display = hdr10?.masteringDisplay {
+            let points = [
+                ("red", display.red), ("green", display.green), ("blue", display.blue),
+                ("whitePoint", display.whitePoint),
+            ]
+            for (name, point) in points where !(0...1).contains(point.x) || !(0...1).contains(point.y) {
+                throw .invalidArgument(
+                    "hdr10.masteringDisplay.\(name) (\(point.x), \(point.y)): chromaticities are 0 … 1")
+            }
+            let luminance = 0...429_496.7295
+            guard luminance.contains(display.maxLuminance), luminance.contains(display.minLuminance),
+                display.minLuminance < display.maxLuminance
+            else {
+                throw .invalidArgument(
+                    "hdr10.masteringDisplay luminance \(display.minLuminance) … \(display.maxLuminance) cd/m²: "
+                        + "both 0 … 429496.7295 and the minimum below the maximum")
+            }
+        }
+        if let light = hdr10?.contentLightLevel {
+            try check("hdr10.contentLightLevel.maxContentLightLevel", light.maxContentLightLevel, 0...65_535)
+            try check(
+                "hdr10.contentLightLevel.maxFrameAverageLightLevel", light.maxFrameAverageLightLevel, 0...65_535)
+        }
         if let sar = sampleAspectRatio {
             try check("sampleAspectRatio.horizontal", sar.horizontal, 1...65_535)
             try check("sampleAspectRatio.vertical", sar.vertical, 1...65_535)

@@ -7,7 +7,8 @@ import NativeCodecs
 public struct EncoderPropertyInfo: Sendable, Hashable {
     /// The kind of value the property holds.
     public enum ValueType: String, Sendable, Hashable {
-        case integer, number, boolean, string, enumeration, aspectRatio, rateLimits
+        /// `hdr10Metadata`: an ``HDR10Metadata`` (MediaCore).
+        case integer, number, boolean, string, enumeration, aspectRatio, rateLimits, hdr10Metadata
     }
 
     /// The ``CompressionProperties`` member (`"averageBitRate"`).
@@ -159,6 +160,7 @@ extension CompressionSession {
             EncoderPropertyInfo(name: "constantBitRate", type: .boolean),
             EncoderPropertyInfo(name: "allowTemporalCompression", type: .boolean),
             EncoderPropertyInfo(name: "maxFrameDelayCount", type: .integer, minimum: 0, maximum: 1_000),
+            EncoderPropertyInfo(name: "hdr10", type: .hdr10Metadata),
         ]
         if software {
             list += [

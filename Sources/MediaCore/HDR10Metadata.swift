@@ -5,7 +5,7 @@
 /// Where it travels (each step checked by the tests against FFmpeg's tools):
 /// - **Bitstream**: `CompressionProperties.hdr10` makes x264 and x265 write
 ///   SEI 137 and 144 (`ffmpeg -bsf:v trace_headers` prints the fields);
-///   VA-API refuses it.
+///   on VA-API the session inserts them in front of every keyframe.
 /// - **Format description**: `FormatDescription.hdr10` holds it beside the
 ///   parameter sets (the encoder's sessions set it).
 /// - **Containers**: `MovieWriter` writes it as MP4 `mdcv`/`clli` boxes and

@@ -63,6 +63,12 @@ final class VAAPIEncoder: EncoderBackend {
     /// B-frames (when the driver takes list-1 references), plus the finished
     /// packet libavcodec keeps back unless `async_depth` is 1 (low latency).
     let maxFrameDelayCount: Int
+    /// The SEI NAL unit (payload types 137 and 144) put in front of every
+    /// keyframe's pictures when the settings carry HDR10 metadata: libavcodec's
+    /// h264_vaapi writes none, and hevc_vaapi writes them only as packed
+    /// headers that drivers need not take, so the backend writes them itself,
+    /// as x264 and x265 do (on every IDR/IRAP picture).
+    private let hdr10SEI: [UInt8]?
 
     init(_ configuration: EncoderConfiguration, devicePath requestedPath: String?) throws(MediaError) {
         var settings = try VAAPIEncoderSettings(configuration)
@@ -80,6 +86,7 @@ final class VAAPIEncoder: EncoderBackend {
         self.pipeline = pipeline
         self.codec = configuration.codec
         self.devicePath = path
+        hdr10SEI = configuration.settings.hdr10.flatMap { HDR10SEI.nalUnit($0, codec: configuration.codec) }
     }
 
     func encode(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool) throws(MediaError) -> [EncodedFrame] {
@@ -108,9 +115,13 @@ final class VAAPIEncoder: EncoderBackend {
                     "VA-API encoder: the parameter sets in front of the picture at pts \(packet.pts) differ from the "
                         + "ones the session was created with")
             }
+            var data = unit.data
+            if packet.isKeyframe, let sei = hdr10SEI {
+                data = HDR10SEI.inserting(sei, into: data, codec: codec)
+            }
             frames.append(
                 EncodedFrame(
-                    data: unit.data, pts: packet.pts, dts: packet.dts, isKeyframe: packet.isKeyframe,
+                    data: data, pts: packet.pts, dts: packet.dts, isKeyframe: packet.isKeyframe,
                     dependsOnOthers: !packet.isKeyframe))
         }
         return frames
@@ -266,17 +277,6 @@ struct VAAPIEncoderSettings: Sendable {
             throw .unsupported(
                 "VA-API backend: \(configuration.width)x\(configuration.height) is odd; 4:2:0 surfaces need even sizes"
             )
-        }
-        if options.hdr10 != nil {
-            // h264_vaapi (FFmpeg 5.1) has no HDR10 SEI at all; hevc_vaapi writes
-            // them only as packed SEI headers from frame side data, which
-            // drivers may not take and which this backend does not send.
-            let reason =
-                configuration.codec == .h264
-                ? "libavcodec's h264_vaapi writes no mastering display or content light level SEI"
-                : "this backend does not pass HDR10 metadata to hevc_vaapi (it would need the driver's "
-                    + "packed SEI headers)"
-            throw .unsupported("hdr10: \(reason); use software (x264/x265), which writes SEI 137 and 144")
         }
         if options.temporalLayers {
             throw .unsupported("temporalLayers: the VA-API backend writes none; use x265")

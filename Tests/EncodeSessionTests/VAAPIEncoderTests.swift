@@ -1,3 +1,4 @@
+import DecodeSession
 import FormatConv
 import Foundation
 import MediaCore
@@ -79,32 +80,75 @@ struct VAAPIEncoderTests {
         #expect(CompressionSession.supportedPixelFormats(forEncoder: "h264_vaapi") == [.i420])
     }
 
-    /// HDR10 metadata is refused on VA-API for both codecs (never dropped);
-    /// `.automatic` falls back to software, whose stream carries SEI 137 and
-    /// 144 (trace_headers) and whose description carries the metadata.
+    /// HDR10 metadata on VA-API: the session puts SEI 137 and 144 in front of
+    /// every keyframe (FFmpeg's trace_headers counts one of each per keyframe
+    /// and prints the fields written: BT.2020 primaries and D65 in units of
+    /// 0.00002, 1000 and 0.005 cd/m² in units of 0.0001, 800 and 300 cd/m²);
+    /// a decompression session whose description has no HDR10 metadata
+    /// finds it in the bitstream on every frame, and for HEVC FFmpeg's
+    /// decoder reads it too (ffprobe side data). Values out of the SEI's
+    /// ranges are refused before any backend opens.
     @Test(arguments: [CodecType.h264, .hevc])
-    func hdr10IsRefusedOrFallsBackToSoftware(codec: CodecType) throws {
+    func hdr10IsWrittenInFrontOfEveryKeyframe(codec: CodecType) throws {
         let directory = try TemporaryDirectory()
         let device = try TestVADriver.makeDevice(in: directory)
-        var properties = CompressionProperties()
-        properties.hdr10 = HDR10Metadata(
+        let metadata = HDR10Metadata(
             masteringDisplay: .bt2020(maxLuminance: 1000, minLuminance: 0.005),
             contentLightLevel: .init(maxContentLightLevel: 800, maxFrameAverageLightLevel: 300))
-        let error = #expect(throws: MediaError.self) {
-            try Self.session(.vaapi(device: device), device: device, codec: codec, properties: properties)
+        var properties = CompressionProperties()
+        properties.hdr10 = metadata
+        properties.maxKeyFrameInterval = 8
+        let session = try Self.session(.vaapi(device: device), device: device, codec: codec, properties: properties)
+        #expect(session.backend == "vaapi")
+        #expect(session.formatDescription.hdr10 == metadata)
+        for name in codec == .h264 ? ["h264_vaapi", "x264"] : ["hevc_vaapi", "x265"] {
+            let listed = CompressionSession.supportedProperties(forEncoder: name)?.first { $0.name == "hdr10" }
+            #expect(listed?.type == .hdr10Metadata, "\(name) does not list hdr10")
         }
-        #expect(error?.code == .unsupported)
-        #expect(error?.message.hasPrefix("hdr10: ") == true, "\(String(describing: error))")
-        let session = try Self.session(.automatic, device: device, codec: codec, properties: properties)
-        #expect(session.backend == (codec == .h264 ? "x264" : "x265"))
-        #expect(session.fallbackReason?.contains("hdr10: ") == true)
-        #expect(session.formatDescription.hdr10 == properties.hdr10)
-        let samples = try encodeClip(session, count: 3, format: .i420)
+        let samples = try encodeClip(session, count: 20, format: .i420)
+        let keyframes = samples.filter(\.isKeyframe).count
+        #expect(samples.count == 20 && keyframes == 3, "\(samples.count) samples, \(keyframes) keyframes")
         let path = try writeAnnexBFile(try annexBStream(samples), codec: codec, in: directory)
         let trace = try runProcess(
             "ffmpeg", ["-nostdin", "-i", path, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"]
         ).stderr
-        #expect(trace.contains("max_display_mastering_luminance") && trace.contains("max_content_light_level"))
+        for type in [137, 144] {
+            let count = trace.matches(of: try Regex("last_payload_type_byte\\s+\\S+\\s+=\\s+\(type)\\b")).count
+            #expect(count == keyframes, "\(codec): SEI payload type \(type) \(count) times, \(keyframes) keyframes")
+        }
+        let expected = [
+            "display_primaries_x[0]": 8500, "display_primaries_y[0]": 39850, "display_primaries_x[1]": 6550,
+            "display_primaries_y[1]": 2300, "display_primaries_x[2]": 35400, "display_primaries_y[2]": 14600,
+            "white_point_x": 15635, "white_point_y": 16450, "max_display_mastering_luminance": 10_000_000,
+            "min_display_mastering_luminance": 50, "max_content_light_level": 800, "max_pic_average_light_level": 300,
+        ]
+        for (field, value) in expected {
+            let pattern = try Regex("\(NSRegularExpression.escapedPattern(for: field))\\s+[01]+ = (\\d+)")
+            let values = trace.matches(of: pattern).compactMap { Int($0.output[1].substring ?? "") }
+            #expect(values.count == keyframes && values.allSatisfy { $0 == value }, "\(field): \(values)")
+        }
+        var bare = samples[0].formatDescription
+        bare.hdr10 = nil
+        let decoder = try DecompressionSession(formatDescription: bare, decoder: .software)
+        let frames = try decodeAll(decoder, samples)
+        #expect(frames.count == 20)
+        #expect(frames.allSatisfy { $0.hdr10 == metadata })
+        if codec == .hevc {
+            let probe = String(
+                decoding: try runChecked(
+                    "ffprobe",
+                    [
+                        "-v", "error", "-read_intervals", "%+#1", "-show_frames", "-show_entries", "frame_side_data",
+                        path,
+                    ]),
+                as: UTF8.self)
+            #expect(probe.contains("max_content=800") && probe.contains("red_x=35400/50000"), "\(probe)")
+        }
+        properties.hdr10?.contentLightLevel?.maxContentLightLevel = 70_000
+        let error = #expect(throws: MediaError.self) {
+            try Self.session(.vaapi(device: device), device: device, codec: codec, properties: properties)
+        }
+        #expect(error?.message.contains("maxContentLightLevel 70000") == true, "\(String(describing: error))")
     }
 
     @Test(arguments: [PixelFormat.i420, .nv12])
