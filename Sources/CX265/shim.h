@@ -23,5 +23,6 @@ static inline int CX265_RC_ABR(void) { return X265_RC_ABR; }
 static inline int CX265_LOG_NONE(void) { return X265_LOG_NONE; }
 static inline int CX265_LOG_ERROR(void) { return X265_LOG_ERROR; }
 static inline int CX265_LOG_WARNING(void) { return X265_LOG_WARNING; }
+static inline int CX265_LOG_INFO(void) { return X265_LOG_INFO; }
 
 #endif

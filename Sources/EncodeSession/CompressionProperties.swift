@@ -105,8 +105,10 @@ public struct CompressionProperties: Sendable, Hashable {
     /// `AllowTemporalCompression`.
     public var allowTemporalCompression: Bool = true
     /// Each sample carries the encoder's own PSNR of its picture
-    /// (`CompressedSample.encoderPSNR`), from x264's statistics (x265 and
-    /// VA-API refuse it). Costs one pass over each picture in the encoder.
+    /// (`CompressedSample.encoderPSNR`), from x264's and x265's statistics
+    /// (VA-API refuses it). Costs one pass over each picture in the encoder.
+    /// x265 measures only at its log level "info" and has no log callback,
+    /// so with x265 its informational lines go to standard error.
     public var calculatePSNR: Bool = false
     /// HEVC (x265): two temporal layers — the non-reference pictures go to
     /// layer 1, so a decoder that keeps layer 0 only

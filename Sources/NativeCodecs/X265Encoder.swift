@@ -2,6 +2,10 @@ import CX265
 import FormatConv
 import MediaCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The HEVC software backend: one `x265_encoder` driven through the function
 /// table of `x265_api_get(depth)`.
 ///
@@ -46,6 +50,8 @@ final class X265Encoder: EncoderBackend {
     /// Length-prefixed SEI from `encoder_headers`, put in front of the first
     /// picture and then emptied.
     private var leadingSEI: [UInt8] = []
+    /// Whether each picture's PSNR is read from x265's frame statistics.
+    private var calculatesPSNR: Bool { param.pointee.bEnablePsnr != 0 }
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let options = configuration.settings
@@ -107,9 +113,11 @@ final class X265Encoder: EncoderBackend {
         }
         if options.hdr10 != nil { p.pointee.bEmitHDR10SEI = 1 }
         if options.calculatePSNR {
-            throw .unsupported(
-                "calculatePSNR: x265 3.5 reports no usable per-picture PSNR through its API (99.99 dB for every "
-                    + "picture); use x264, or compare decoded pictures")
+            // x265 measures each reconstructed picture against its input
+            // (bEnablePsnr) only at log level INFO or above, and has no log
+            // callback: its informational lines then go to stderr.
+            p.pointee.bEnablePsnr = 1
+            p.pointee.logLevel = CX265_LOG_INFO()
         }
 
         // Group of pictures; an explicit interval is exact (no scene cuts).
@@ -309,9 +317,41 @@ final class X265Encoder: EncoderBackend {
             payload = leadingSEI + data
             leadingSEI = []
         }
+        let psnr = calculatesPSNR ? pictureQuality(pictureOut.pointee.frameData) : nil
         return EncodedFrame(
             data: payload, pts: pictureOut.pointee.pts, dts: pictureOut.pointee.dts, isKeyframe: irap,
-            dependsOnOthers: !intra)
+            dependsOnOthers: !intra, psnr: psnr)
+    }
+
+    /// x265's per-picture PSNR in ``PictureQuality``'s terms. x265 computes
+    /// each plane's figure from its sum of squared errors with a peak of
+    /// 255 << (depth − 8) and a chroma sample count of a quarter of the luma's
+    /// whatever the format, and its "psnr" is (6 · Y + U + V) / 8; the sums
+    /// are recovered from its figures and measured again with the peak,
+    /// sample counts and all-samples average ``PictureQuality`` uses (and
+    /// x264 reports). 99.99 dB, x265's figure for no error, is infinite.
+    private func pictureQuality(_ stats: x265_frame_stats) -> PictureQuality.PSNR {
+        let x265Peak = Double(255 << (bitDepth - 8))
+        let luma = width * height
+        func squaredError(_ decibels: Double, samples: Int) -> UInt64 {
+            guard decibels < 99.99 else { return 0 }
+            return UInt64((x265Peak * x265Peak * Double(samples) / pow(10, decibels / 10)).rounded())
+        }
+        let chroma: Int
+        switch format.chromaSubsampling ?? .yuv420 {
+        case .monochrome: chroma = 0
+        case .yuv420: chroma = ((width + 1) / 2) * ((height + 1) / 2)
+        case .yuv422: chroma = ((width + 1) / 2) * height
+        case .yuv444: chroma = luma
+        }
+        var sums = PictureQuality.ErrorSums(peak: (1 << bitDepth) - 1)
+        sums.squaredError = (
+            squaredError(stats.psnrY, samples: luma),
+            chroma == 0 ? 0 : squaredError(stats.psnrU, samples: luma / 4),
+            chroma == 0 ? 0 : squaredError(stats.psnrV, samples: luma / 4)
+        )
+        sums.sampleCount = (luma, chroma, chroma)
+        return sums.psnr
     }
 
     private func planarCopy(of frame: PixelBuffer) throws(MediaError) -> PixelBuffer {
