@@ -466,7 +466,7 @@ public final class DecompressionSession {
     }
 
     /// ``flush()`` for a seek: the caller then gives the samples from the
-    /// random-access point at or before `target` (``MovieReader`` seeks
+    /// random-access point at or before `target` (`MovieReader` seeks
     /// there), and the session returns pictures from the one presented at
     /// `target` on. The pictures before it are the pre-roll: decoded when a
     /// later picture refers to them, skipped before decoding otherwise, and

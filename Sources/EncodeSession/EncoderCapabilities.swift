@@ -7,8 +7,9 @@ import NativeCodecs
 public struct EncoderPropertyInfo: Sendable, Hashable {
     /// The kind of value the property holds.
     public enum ValueType: String, Sendable, Hashable {
-        /// `hdr10Metadata`: an ``HDR10Metadata`` (MediaCore).
-        case integer, number, boolean, string, enumeration, aspectRatio, rateLimits, hdr10Metadata
+        case integer, number, boolean, string, enumeration, aspectRatio, rateLimits
+        /// An `HDR10Metadata` (MediaCore).
+        case hdr10Metadata
     }
 
     /// The ``CompressionProperties`` member (`"averageBitRate"`).
@@ -54,7 +55,7 @@ extension CompressionSession {
     /// offers only the low-power entrypoint (`EncSliceLP`) is used in
     /// libavcodec's `low_power` mode and reported as such.
     ///
-    /// A VA-API encoder's ``CodecBackendInfo/pixelFormats`` are those of
+    /// A VA-API encoder's `CodecBackendInfo.pixelFormats` are those of
     /// ``supportedPixelFormats(forEncoder:)`` that the probed device takes:
     /// `.i420` where its encode profiles offer NV12 surfaces, `.i010` where
     /// HEVC Main10 offers P010; the full list when no device opened.
