@@ -22,8 +22,9 @@ struct HDR10Tests {
         masteringDisplay: .bt2020(maxLuminance: 1000, minLuminance: 0.005),
         contentLightLevel: .init(maxContentLightLevel: 800, maxFrameAverageLightLevel: 300))
 
-    @Test(arguments: [CodecType.h264, .hevc])
-    func metadataTravelsToTheDecodedFrames(_ codec: CodecType) throws {
+    /// Six frames of the synthetic clip at 320x240 from x264 (8-bit) or x265
+    /// (Main 10), with ``metadata``, BT.2020 primaries and PQ transfer.
+    static func encodeHDR10(_ codec: CodecType) throws -> [CompressedSample] {
         var properties = CompressionProperties()
         properties.hdr10 = Self.metadata
         properties.colorPrimaries = .bt2020
@@ -31,9 +32,13 @@ struct HDR10Tests {
         if codec == .hevc { properties.profile = .main10 }
         let session = try CompressionSession(
             width: 320, height: 240, codec: codec, encoder: .software, properties: properties)
-        let format: PixelFormat = codec == .hevc ? .i010 : .i420
-        let clip = SyntheticClip(width: 320, height: 240, frameCount: 6, format: format)
-        let samples = try encodeClip(session, clip: clip)
+        let clip = SyntheticClip(width: 320, height: 240, frameCount: 6, format: codec == .hevc ? .i010 : .i420)
+        return try encodeClip(session, clip: clip)
+    }
+
+    @Test(arguments: [CodecType.h264, .hevc])
+    func metadataTravelsToTheDecodedFrames(_ codec: CodecType) throws {
+        let samples = try Self.encodeHDR10(codec)
         let directory = try TemporaryDirectory()
         let path = try writeAnnexBFile(try annexBStream(samples), codec: codec, in: directory)
 
@@ -136,16 +141,7 @@ struct HDR10Tests {
 
     @Test(arguments: [CodecType.h264, .hevc], ["mp4", "mkv"])
     func containerCarriesTheEncodersMetadata(_ codec: CodecType, _ container: String) throws {
-        var properties = CompressionProperties()
-        properties.hdr10 = Self.metadata
-        properties.colorPrimaries = .bt2020
-        properties.transferFunction = .pq
-        if codec == .hevc { properties.profile = .main10 }
-        let session = try CompressionSession(
-            width: 320, height: 240, codec: codec, encoder: .software, properties: properties)
-        let clip = SyntheticClip(
-            width: 320, height: 240, frameCount: 6, format: codec == .hevc ? .i010 : .i420)
-        let samples = try encodeClip(session, clip: clip)
+        let samples = try Self.encodeHDR10(codec)
         let directory = try TemporaryDirectory()
         let path = directory.path("hdr.\(container)")
         let writer = try MovieWriter(path: path)
