@@ -115,6 +115,16 @@ public struct CompressionProperties: Sendable, Hashable {
     /// (`DecompressionSession.temporalLevelLimit` 0) shows about half the
     /// frame rate. Needs B-frames (the pictures of layer 1).
     public var temporalLayers: Bool = false
+    /// HEVC (x265): the share of frames in the base temporal layer, as
+    /// VideoToolbox's `BaseLayerFrameRateFraction`: 1/2, 1/3 … 1/17. Setting
+    /// it turns ``temporalLayers`` on and fixes the picture pattern: one
+    /// reference picture (layer 0) then 1/fraction − 1 non-reference
+    /// B-pictures (layer 1), with no adaptive B-frame placement, no B-pyramid
+    /// and no scene-cut keyframes, so a decoder that keeps layer 0 shows
+    /// ``expectedFrameRate`` × fraction (``CompressionSession/baseLayerFrameRate``).
+    /// The last frames before a keyframe and at the end of the stream may
+    /// all be in layer 0 (x265 codes a B-picture without a later anchor as P).
+    public var baseLayerFrameRateFraction: Double?
     /// HDR10 static metadata written as SEI messages (mastering display,
     /// payload type 137; content light level, 144) on every keyframe: x264
     /// and x265 themselves; on VA-API the backend puts one SEI NAL unit with
@@ -361,6 +371,27 @@ public struct CompressionProperties: Sendable, Hashable {
             throw .invalidArgument("constantBitRate: set averageBitRate, the rate to hold")
         }
         try check("maxSliceBytes", maxSliceBytes, 100...1_000_000)
+        if let fraction = baseLayerFrameRateFraction {
+            guard codec == .hevc else {
+                throw .invalidArgument("baseLayerFrameRateFraction: HEVC only (x265 temporal layers)")
+            }
+            guard let bFrames = baseLayerBFrames else {
+                throw .invalidArgument(
+                    "baseLayerFrameRateFraction \(fraction): must be 1/2, 1/3 … 1/17 (one base picture, then "
+                        + "non-reference B-pictures)")
+            }
+            if !allowFrameReordering || realTime || lowLatency || maxFrameDelayCount == 0
+                || !allowTemporalCompression
+            {
+                throw .invalidArgument(
+                    "baseLayerFrameRateFraction: the upper layer is B-pictures, which allowFrameReordering = false, "
+                        + "realTime, lowLatency, maxFrameDelayCount 0 and allowTemporalCompression = false rule out")
+            }
+            if let maxBFrames, maxBFrames != bFrames {
+                throw .invalidArgument(
+                    "maxBFrames \(maxBFrames): baseLayerFrameRateFraction \(fraction) needs exactly \(bFrames)")
+            }
+        }
         if let display = hdr10?.masteringDisplay {
             let points = [
                 ("red", display.red), ("green", display.green), ("blue", display.blue),
@@ -388,6 +419,16 @@ public struct CompressionProperties: Sendable, Hashable {
             try check("sampleAspectRatio.horizontal", sar.horizontal, 1...65_535)
             try check("sampleAspectRatio.vertical", sar.vertical, 1...65_535)
         }
+    }
+
+    /// The B-pictures between base-layer pictures for
+    /// ``baseLayerFrameRateFraction`` (1/fraction − 1), nil when unset or not
+    /// the inverse of a whole number from 2 to 17.
+    var baseLayerBFrames: Int? {
+        guard let fraction = baseLayerFrameRateFraction, fraction.isFinite, fraction > 0 else { return nil }
+        let inverse = (1 / fraction).rounded()
+        guard (2...17).contains(inverse), abs(1 / fraction - inverse) < 0.001 else { return nil }
+        return Int(inverse) - 1
     }
 
     /// The layout the encoder codes: ``pixelFormat``, else I420 (I010 for Main 10).

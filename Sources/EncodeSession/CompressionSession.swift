@@ -272,6 +272,16 @@ public final class CompressionSession {
     /// libavcodec keeps back outside low-latency mode.
     public var maxFrameDelayCount: Int { engine?.maxFrameDelayCount ?? 0 }
 
+    /// The frame rate of the base temporal layer (VideoToolbox's
+    /// `BaseLayerFrameRate`): ``CompressionProperties/expectedFrameRate``
+    /// (30 when unset) × ``CompressionProperties/baseLayerFrameRateFraction``;
+    /// nil when no fraction was set.
+    public var baseLayerFrameRate: Double? {
+        guard let bFrames = properties.baseLayerBFrames else { return nil }
+        let rate = properties.frameRateFraction
+        return Double(rate.numerator) / Double(rate.denominator) / Double(bFrames + 1)
+    }
+
     /// The pixel formats ``encode(_:pts:duration:options:)`` accepts: the
     /// coded format (``CompressionProperties/pixelFormat``), its semi-planar
     /// form too when that is I420 (NV12) or I010 (P010), and BGRA, which is

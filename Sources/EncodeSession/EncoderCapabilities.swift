@@ -199,6 +199,9 @@ extension CompressionSession {
         if codec == .hevc, software {
             list.append(EncoderPropertyInfo(name: "openGOP", type: .boolean))
             list.append(EncoderPropertyInfo(name: "temporalLayers", type: .boolean))
+            list.append(
+                EncoderPropertyInfo(
+                    name: "baseLayerFrameRateFraction", type: .number, minimum: 1.0 / 17, maximum: 0.5))
         }
         return list
     }

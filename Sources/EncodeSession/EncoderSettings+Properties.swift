@@ -25,7 +25,9 @@ extension EncoderSettings {
         maxQP = properties.maxQP
         referenceFrames = properties.referenceBufferCount
         calculatePSNR = properties.calculatePSNR
-        temporalLayers = properties.temporalLayers
+        temporalLayers = properties.temporalLayers || properties.baseLayerBFrames != nil
+        baseLayerBFrames = properties.baseLayerBFrames
+        if let bFrames = properties.baseLayerBFrames { maxBFrames = bFrames }
         hdr10 = properties.hdr10
         if !properties.allowTemporalCompression || properties.profile == .constrainedHigh {
             allowFrameReordering = false

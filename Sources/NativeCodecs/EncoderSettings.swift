@@ -34,6 +34,9 @@ package struct EncoderSettings: Sendable, Hashable {
     package var calculatePSNR = false
     /// x265 temporal sub-layers.
     package var temporalLayers = false
+    /// With temporal layers: exactly this many non-reference B-pictures
+    /// between reference pictures (no adaptive placement, no pyramid).
+    package var baseLayerBFrames: Int?
     package var hdr10: HDR10Metadata?
     package var preset: String?
     package var threadCount: Int?

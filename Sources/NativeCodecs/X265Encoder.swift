@@ -132,6 +132,14 @@ final class X265Encoder: EncoderBackend {
         } else if let bFrames = options.maxBFrames {
             p.pointee.bframes = Int32(bFrames)
         }
+        if let bFrames = options.baseLayerBFrames {
+            // A fixed pattern: one reference picture, then `bFrames`
+            // non-reference B-pictures (layer 1 with temporal sub-layers).
+            p.pointee.bframes = Int32(bFrames)
+            p.pointee.bFrameAdaptive = 0
+            p.pointee.bBPyramid = 0
+            p.pointee.scenecutThreshold = 0
+        }
 
         // Rate control (kbit/s and kbit, as on x265's command line).
         if let bitRate = options.averageBitRate {
