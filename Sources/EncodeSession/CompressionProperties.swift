@@ -74,7 +74,11 @@ public struct CompressionProperties: Sendable, Hashable {
     /// column of intra blocks sweeps the picture over
     /// ``maxKeyFrameInterval`` frames; only the first frame is an IDR; x264
     /// marks each sweep with a recovery-point SEI where a decoder may start,
-    /// x265 writes none), and with
+    /// and the session reports that sample as a keyframe; x265's refresh is
+    /// no start point — decoding from a sweep never rebuilds the picture
+    /// exactly — so it gets no such SEI, and a receiver joining an HEVC
+    /// low-latency stream late needs a forced keyframe, as an RTP PLI
+    /// asks for), and with
     /// ``averageBitRate`` a VBV one frame long (no access unit much larger
     /// than the rate allows; it costs quality: 25.3 dB luma PSNR against
     /// 40.9 dB without it on a synthetic 720p clip at 2 Mbit/s, see

@@ -102,6 +102,70 @@ struct LowLatencyTests {
         )
     }
 
+    /// Where a decoder may start in a low-latency stream (no IDR after the
+    /// first). H.264: each sample with x264's recovery-point SEI is a
+    /// keyframe of the session (`isKeyframe`), and the sweep from it rebuilds the
+    /// picture exactly — FFmpeg decoding the stream from the sample at frame
+    /// 30 (parameter sets put in front) gives, from frame 45 (one refresh
+    /// period later) on, the same pictures as the whole stream. HEVC: x265's
+    /// intra refresh does not (its refreshed columns still depend on the
+    /// rest of the picture), which is why no recovery-point SEI is written
+    /// for it and HEVC receivers start at IRAP pictures only.
+    @Test(arguments: [CodecType.h264, .hevc])
+    func aRecoveryPointRebuildsThePictureOnlyWithX264(_ codec: CodecType) throws {
+        var properties = CompressionProperties()
+        properties.lowLatency = true
+        properties.maxKeyFrameInterval = 15
+        properties.threadCount = 1
+        let session = try CompressionSession(
+            width: Self.width, height: Self.height, codec: codec, encoder: .software, properties: properties)
+        let count = 90
+        var samples: [CompressedSample] = []
+        for index in 0..<count { samples += try session.encode(EncodeTest.frame(index), pts: EncodeTest.pts(index)) }
+        samples += try session.finish()
+        #expect(samples.count == count)
+        let keyframes = samples.indices.filter { samples[$0].isKeyframe }
+        let directory = try TemporaryDirectory()
+        let fullPath = try writeAnnexBFile(try annexBStream(samples), codec: codec, in: directory, name: "full")
+        let full = try ffmpegFrameMD5(path: fullPath, everyFrame: true)
+        #expect(full.count == count)
+
+        let start = 30
+        if codec == .h264 {
+            let recoveryPoints = try samples.indices.filter { index in
+                try LengthPrefixed.nalUnits(in: samples[index].data, lengthSize: 4).contains {
+                    $0.first! & 0x1F == 6 && H264SEI.containsRecoveryPoint($0)
+                }
+            }
+            // The sample with a recovery point is where decoding may start: a keyframe.
+            #expect(recoveryPoints.contains(start), "recovery points at \(recoveryPoints)")
+            #expect(keyframes == [0] + recoveryPoints.filter { $0 > 0 }, "keyframes \(keyframes)")
+        } else {
+            let trace = try runProcess(
+                "ffmpeg",
+                ["-nostdin", "-i", fullPath, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"]
+            ).stderr
+            #expect(keyframes == [0], "keyframes \(keyframes)")
+            #expect(!trace.contains(/last_payload_type_byte\s+\S+\s+=\s+6\b/), "x265 wrote a recovery point")
+        }
+        var cut: [UInt8] = []
+        for set in samples[0].formatDescription.parameterSets { cut += [0, 0, 0, 1] + set }
+        cut += try annexBStream(samples[start...])
+        let fromStart = try ffmpegFrameMD5(
+            path: try writeAnnexBFile(cut, codec: codec, in: directory, name: "cut"),
+            extraInputArgs: [
+                "-flags2", "showall",
+            ], everyFrame: true)
+        #expect(fromStart.count == count - start)
+        let compared = (start + 15)..<count
+        let equal = compared.filter { fromStart[$0 - start] == full[$0] }.count
+        if codec == .h264 {
+            #expect(equal == compared.count, "\(equal) of \(compared.count) pictures equal")
+        } else {
+            #expect(equal < compared.count / 2, "\(equal) of \(compared.count) pictures equal")
+        }
+    }
+
     /// x264 `slice-max-size`: every slice NAL unit within the bound, and
     /// pictures split into several slices to get there. x265 refuses it.
     @Test func maxSliceBytesBoundsEverySlice() throws {
