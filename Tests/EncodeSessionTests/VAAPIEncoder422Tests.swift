@@ -207,6 +207,13 @@ extension VAAPIEncoderTests {
         let hevc = encoders.first { $0["name"] as? String == "hevc_vaapi" }
         #expect(hevc?["pixelFormats"] as? [String] == ["i420", "i422", "i210"])
 
+        let text = try runProcess("/bin/sh", [TestVADriver.script, codecs, "probe", "--device", rext])
+        let output = String(decoding: text.stdout, as: UTF8.self)
+        let line = output.split(separator: "\n").first { $0.contains("Main422_10") }
+        #expect(
+            line?.split(separator: " ").map(String.init) == ["hevc", "Main422_10", "EncSlice", "I422", "I210"],
+            "\(output)")
+
         let plainResult = try runProcess(
             "/bin/sh", [TestVADriver.script, codecs, "probe", "--json", "--device", plain])
         let plainJSON = try JSONSerialization.jsonObject(with: plainResult.stdout) as? [String: Any]
