@@ -13,5 +13,7 @@ static inline const char *CVAAPI_VERSION_S(void) { return VA_VERSION_S; }
 static inline int CVAAPI_RC_NONE(void) { return VA_RC_NONE; }
 static inline unsigned int CVAAPI_FOURCC_NV12(void) { return VA_FOURCC_NV12; }
 static inline unsigned int CVAAPI_FOURCC_P010(void) { return VA_FOURCC_P010; }
+static inline unsigned int CVAAPI_FOURCC_YUY2(void) { return VA_FOURCC_YUY2; }
+static inline unsigned int CVAAPI_FOURCC_Y210(void) { return VA_FOURCC_Y210; }
 
 #endif

@@ -58,7 +58,9 @@ extension CompressionSession {
     /// A VA-API encoder's `CodecBackendInfo.pixelFormats` are those of
     /// ``supportedPixelFormats(forEncoder:)`` that the probed device takes:
     /// `.i420` where its encode profiles offer NV12 surfaces, `.i010` where
-    /// HEVC Main10 offers P010; the full list when no device opened.
+    /// HEVC Main10 offers P010, `.i422` and `.i210` where HEVC Main422_10
+    /// offers `VA_RT_FORMAT_YUV422` and `VA_RT_FORMAT_YUV422_10`; the full
+    /// list when no device opened.
     public static func encoders(vaapiDevice: String? = nil) -> [CodecBackendInfo] {
         let vaapi = VAAPIReport.probe(explicitDevice: vaapiDevice)
         return encoderNames.map { entry in
@@ -69,7 +71,7 @@ extension CompressionSession {
                 let surfaces = vaapi.surfaceFormats(for: entry.codec, entrypoints: ["EncSlice", "EncSliceLP"])
             {
                 info.pixelFormats = info.pixelFormats.filter { format in
-                    surfaces.contains(format == .i010 ? .p010 : .nv12)
+                    surfaces.contains(format == .i010 ? .p010 : format == .i420 ? .nv12 : format)
                 }
             }
             let choice: CodecBackend = entry.isHardware ? .vaapi(device: vaapiDevice) : .software
@@ -108,10 +110,13 @@ extension CompressionSession {
     /// High 10, High 4:2:2, High 4:4:4 Predictive), as far as the installed
     /// build has them. x265: the same at every depth its library carries
     /// (8, 10 and 12 in Debian's). VA-API: H.264 8-bit 4:2:0 (uploaded as
-    /// NV12); HEVC 8-bit 4:2:0 (Main, NV12) and 10-bit 4:2:0 (Main 10,
+    /// NV12); HEVC 8-bit 4:2:0 (Main, NV12), 10-bit 4:2:0 (Main 10,
     /// uploaded as P010) where the device offers `VAProfileHEVCMain10` with
-    /// an encode entrypoint and `VA_RT_FORMAT_YUV420_10` surfaces
-    /// (``encoders(vaapiDevice:)`` says what a probed device takes). A
+    /// an encode entrypoint and `VA_RT_FORMAT_YUV420_10` surfaces, and 8-bit
+    /// and 10-bit 4:2:2 (uploaded as YUY2 and Y210) where it offers
+    /// `VAProfileHEVCMain422_10` with `VA_RT_FORMAT_YUV422` /
+    /// `VA_RT_FORMAT_YUV422_10` (``encoders(vaapiDevice:)`` says what a
+    /// probed device takes). A
     /// session also takes NV12 frames when coding I420, P010 frames when
     /// coding I010, and BGRA frames, converted first.
     public static func supportedPixelFormats(forEncoder name: String) -> [PixelFormat]? {
@@ -119,7 +124,7 @@ extension CompressionSession {
         case "x264": NativeLibraries.x264CodedFormats()
         case "x265": NativeLibraries.x265CodedFormats()
         case "h264_vaapi": [.i420]
-        case "hevc_vaapi": [.i420, .i010]
+        case "hevc_vaapi": [.i420, .i010, .i422, .i210]
         default: nil
         }
     }

@@ -65,7 +65,10 @@ public struct VAAPIProfileInfo: Sendable, Hashable {
     public var entrypoints: [String]
     /// The surface layouts the device takes and gives for this profile, from
     /// its `RTFormat` attribute: `.nv12` (`VA_RT_FORMAT_YUV420`), `.p010`
-    /// (`VA_RT_FORMAT_YUV420_10`, HEVC Main10).
+    /// (`VA_RT_FORMAT_YUV420_10`, HEVC Main10); for HEVC Main422_10 (probed
+    /// for encoding) `.i422` (`VA_RT_FORMAT_YUV422`) and `.i210`
+    /// (`VA_RT_FORMAT_YUV422_10`), the planar formats the encoder uploads as
+    /// YUY2 and Y210 surfaces.
     public var pixelFormats: [PixelFormat]
 
     public init(codec: CodecType, profile: String, entrypoints: [String], pixelFormats: [PixelFormat] = []) {

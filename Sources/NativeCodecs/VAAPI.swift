@@ -175,31 +175,38 @@ package final class VAAPIDisplay {
         return result
     }
 
-    /// The semi-planar layouts CodecSessions moves through VA surfaces that
-    /// the `RTFormat` attribute of `profile` × `entrypoint` offers:
+    /// The layouts CodecSessions moves through VA surfaces that the
+    /// `RTFormat` attribute of `profile` × `entrypoint` offers:
     /// `VA_RT_FORMAT_YUV420` → NV12, `VA_RT_FORMAT_YUV420_10` → P010 (the
-    /// layouts libavutil's VA-API frames map those render-target formats to).
+    /// layouts libavutil's VA-API frames map those render-target formats to);
+    /// for HEVC Main422_10, `VA_RT_FORMAT_YUV422` → I422 and
+    /// `VA_RT_FORMAT_YUV422_10` → I210, the planar formats the encoder
+    /// uploads as YUY2 and Y210 (which no ``PixelFormat`` holds).
     /// Empty when the driver does not answer.
     package func surfaceFormats(_ profile: VAProfile, _ entrypoint: VAEntrypoint) -> [PixelFormat] {
         var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: 0)
         guard vaGetConfigAttributes(display, profile, entrypoint, &attribute, 1) == CVAAPI_STATUS_SUCCESS(),
             attribute.value != VA_ATTRIB_NOT_SUPPORTED
         else { return [] }
-        return [(UInt32(VA_RT_FORMAT_YUV420), PixelFormat.nv12), (UInt32(VA_RT_FORMAT_YUV420_10), .p010)]
-            .filter { attribute.value & $0.0 != 0 }.map(\.1)
+        let layouts: [(UInt32, PixelFormat)] =
+            profile == VAProfileHEVCMain422_10
+            ? [(UInt32(VA_RT_FORMAT_YUV422), .i422), (UInt32(VA_RT_FORMAT_YUV422_10), .i210)]
+            : [(UInt32(VA_RT_FORMAT_YUV420), .nv12), (UInt32(VA_RT_FORMAT_YUV420_10), .p010)]
+        return layouts.filter { attribute.value & $0.0 != 0 }.map(\.1)
     }
 }
 
 /// The VA profiles and entrypoints CodecSessions probes and uses.
 package enum VAAPIProfiles {
     /// H.264 (ITU-T H.264 Annex A) Constrained Baseline, Main, High; HEVC
-    /// (ITU-T H.265 Annex A) Main and Main 10, in table order.
+    /// (ITU-T H.265 Annex A) Main, Main 10 and Main 4:2:2 10, in table order.
     package static let probed: [(VAProfile, CodecType, String)] = [
         (VAProfileH264ConstrainedBaseline, .h264, "ConstrainedBaseline"),
         (VAProfileH264Main, .h264, "Main"),
         (VAProfileH264High, .h264, "High"),
         (VAProfileHEVCMain, .hevc, "Main"),
         (VAProfileHEVCMain10, .hevc, "Main10"),
+        (VAProfileHEVCMain422_10, .hevc, "Main422_10"),
     ]
 
     package static let entrypoints: [(VAEntrypoint, String)] = [

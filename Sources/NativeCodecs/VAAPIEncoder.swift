@@ -19,7 +19,8 @@ import MediaCore
 /// 2. **Preflight** straight through libva (``VAAPIPreflight``): open the
 ///    node, `vaInitialize`, find the profile with an `EncSlice` entrypoint,
 ///    check that its `RTFormat` and surface attributes offer the upload
-///    layout (NV12 for 8-bit 4:2:0, P010 for HEVC Main 10), then create and
+///    layout (``VAAPISurfaceLayout``: NV12 for 8-bit 4:2:0, P010 for HEVC
+///    Main 10, YUY2 and Y210 for 8- and 10-bit HEVC 4:2:2), then create and
 ///    destroy a config, one surface and a context. libavcodec
 ///    turns every VA failure into `EIO`; doing these steps ourselves first
 ///    names the call and the VA status that failed.
@@ -31,20 +32,24 @@ import MediaCore
 ///    kept. Every keyframe of the real stream is checked against them: a
 ///    driver that changes them mid-stream is an error, never a silently
 ///    mismatched description.
-/// 4. **Pipeline** (``VAAPIPipeline``): hardware device, NV12 or P010 frames
-///    context, encoder. Each frame is copied (I420 interleaved to NV12, I010
-///    interleaved and shifted to P010) into one reusable software frame,
+/// 4. **Pipeline** (``VAAPIPipeline``): hardware device, frames context of
+///    the upload layout, encoder. Each frame is copied (I420 interleaved to
+///    NV12, I010 interleaved and shifted to P010, I422 packed to YUY2, I210
+///    packed and shifted to Y210) into one reusable software frame,
 ///    uploaded with `av_hwframe_transfer_data`, and sent; packets come back as
 ///    Annex-B and are converted by FormatConv.
 ///
 /// Formats: 8-bit 4:2:0 (`.i420`, or `.nv12` frames) for H.264 and HEVC Main;
 /// 10-bit 4:2:0 (`.i010`, or `.p010` frames) for HEVC Main 10 when the device
 /// offers `VAProfileHEVCMain10` with an encode entrypoint and P010 surfaces
-/// (`VA_RT_FORMAT_YUV420_10`). HEVC 4:2:2, 4:4:4 and 12-bit are refused,
-/// naming the VA profile (Main 4:2:2 10, Main 4:4:4, Main 12 …) when the
-/// device lacks it; this backend uploads no other surface layout even where a
-/// device offers the profile. H.264 is 8-bit 4:2:0 only (libavcodec's
-/// `h264_vaapi` has no High 10); monochrome has no VA profile.
+/// (`VA_RT_FORMAT_YUV420_10`); 8-bit and 10-bit 4:2:2 (`.i422`, `.i210`) for
+/// HEVC range extensions when the device offers `VAProfileHEVCMain422_10`
+/// with an encode entrypoint and YUY2 (`VA_RT_FORMAT_YUV422`) or Y210
+/// (`VA_RT_FORMAT_YUV422_10`) surfaces. A device without the profile is
+/// refused naming it. These are all the profiles libavcodec's `hevc_vaapi`
+/// (FFmpeg 5.1) encodes: HEVC 4:4:4 and 12-bit are refused before any device
+/// is opened, saying so, as is H.264 beyond 8-bit 4:2:0 (`h264_vaapi` has no
+/// High 10, High 4:2:2 or High 4:4:4); monochrome has no VA profile.
 ///
 /// Rate control: `averageBitRate` → CBR (VBR when `dataRateLimits.maxBitRate`
 /// is higher), `constantQP` → CQP, neither → CQP at libavcodec's default.
@@ -185,17 +190,10 @@ struct VAAPIEncoderSettings: Sendable {
     /// The VA profile the preflight looks for.
     var vaProfile: VAProfile
     var profileName: String
-    /// The layout frames are uploaded in: `.nv12` (8-bit 4:2:0) or `.p010`
-    /// (10-bit 4:2:0); nil for a format whose VA profile exists but whose
-    /// surfaces this backend does not upload (refused after the preflight
-    /// has said whether the device offers the profile at all).
-    var surfaceFormat: PixelFormat?
-    /// The coded layout (``EncoderConfiguration/pixelFormat``), for messages.
-    var codedFormat: PixelFormat
-    /// `VA_RT_FORMAT_YUV420` or `VA_RT_FORMAT_YUV420_10`.
-    var rtFormat: UInt32 { surfaceFormat == .p010 ? UInt32(VA_RT_FORMAT_YUV420_10) : UInt32(VA_RT_FORMAT_YUV420) }
-    /// The surface fourcc (`VA_FOURCC_NV12`, `VA_FOURCC_P010`).
-    var fourcc: UInt32 { surfaceFormat == .p010 ? CVAAPI_FOURCC_P010() : CVAAPI_FOURCC_NV12() }
+    /// The layout frames are uploaded in.
+    var surfaceLayout: VAAPISurfaceLayout
+    /// The VA profile's name in va.h (`VAProfileHEVCMain422_10`), for messages.
+    var vaProfileName: String
     var level: Int?
     var coder: String?
     var slices: Int?
@@ -209,60 +207,84 @@ struct VAAPIEncoderSettings: Sendable {
 
     var encoderName: String { codec == .h264 ? "h264_vaapi" : "hevc_vaapi" }
 
-    /// libavcodec's profile number, the VA profile, a display name and the
-    /// upload layout for coding `format`.
+    /// libavcodec's profile number, the VA profile, a display name, the VA
+    /// profile's va.h name and the upload layout for coding `format`.
+    ///
+    /// Only what libavcodec 5.1 encodes through VA-API is accepted: its
+    /// `hevc_vaapi` profile table has Main and Main 10 (4:2:0) and the range
+    /// extensions' 8-bit and 10-bit 4:2:2 (both on `VAProfileHEVCMain422_10`);
+    /// its `h264_vaapi` codes 8-bit 4:2:0 only. Anything else is refused here,
+    /// before a device is opened, whatever the device offers.
     private static func profile(_ codec: CodecType, _ requested: String?, format: PixelFormat) throws(MediaError)
-        -> (Int32, VAProfile, String, PixelFormat?)
+        -> (Int32, VAProfile, String, String, VAAPISurfaceLayout)
     {
         let described = "\(format) (\(format.chromaSubsampling!) \(format.bitDepth)-bit)"
         if format != .i420 {
+            let chroma = format.chromaSubsampling!
             guard codec == .hevc else {
+                // ITU-T H.264 A.2 profiles that code these pictures.
+                let needed =
+                    chroma == .monochrome
+                    ? "monochrome (4:0:0)"
+                    : chroma == .yuv444 || format.bitDepth > 10
+                        ? "High 4:4:4 Predictive" : chroma == .yuv422 ? "High 4:2:2" : "High 10"
                 throw .unsupported(
-                    "VA-API backend: \(described) is not supported for H.264; libavcodec's h264_vaapi encodes 8-bit "
-                        + "4:2:0 (NV12) only, so encode \(format) with software (x264)")
+                    "VA-API backend: \(described) is not supported for H.264: libavcodec's h264_vaapi (FFmpeg 5.1) "
+                        + "has no \(needed) encoding (it encodes 8-bit 4:2:0 from NV12 only), so encode \(format) with "
+                        + "software (x264)")
+            }
+            guard chroma != .monochrome else {
+                throw .unsupported(
+                    "VA-API backend: \(described) is not supported; VA-API has no monochrome HEVC profile, so encode "
+                        + "\(format) with software (x265)")
             }
             if let requested, requested != "main10" || format != .i010 {
                 throw .unsupported("profile \(requested): the VA-API backend does not encode it from \(format)")
             }
             // ITU-T H.265 A.3 profiles as VA-API names them (va.h VAProfileHEVC…).
-            let profiles: [(PixelFormat.ChromaSubsampling, Int, VAProfile, String)] = [
-                (.yuv420, 10, VAProfileHEVCMain10, "HEVC Main 10"),
-                (.yuv420, 12, VAProfileHEVCMain12, "HEVC Main 12"),
-                (.yuv422, 8, VAProfileHEVCMain422_10, "HEVC Main 4:2:2 10"),
-                (.yuv422, 10, VAProfileHEVCMain422_10, "HEVC Main 4:2:2 10"),
-                (.yuv422, 12, VAProfileHEVCMain422_12, "HEVC Main 4:2:2 12"),
-                (.yuv444, 8, VAProfileHEVCMain444, "HEVC Main 4:4:4"),
-                (.yuv444, 10, VAProfileHEVCMain444_10, "HEVC Main 4:4:4 10"),
-                (.yuv444, 12, VAProfileHEVCMain444_12, "HEVC Main 4:4:4 12"),
-            ]
-            guard
-                let entry = profiles.first(where: { $0.0 == format.chromaSubsampling && $0.1 == format.bitDepth })
-            else {
+            switch (chroma, format.bitDepth) {
+            case (.yuv420, 10):
+                return (FF_PROFILE_HEVC_MAIN_10, VAProfileHEVCMain10, "HEVC Main 10", "VAProfileHEVCMain10", .p010)
+            case (.yuv422, 8):
+                return (
+                    FF_PROFILE_HEVC_REXT, VAProfileHEVCMain422_10, "HEVC Main 4:2:2 10", "VAProfileHEVCMain422_10",
+                    .yuy2
+                )
+            case (.yuv422, 10):
+                return (
+                    FF_PROFILE_HEVC_REXT, VAProfileHEVCMain422_10, "HEVC Main 4:2:2 10", "VAProfileHEVCMain422_10",
+                    .y210
+                )
+            default:
+                let needed =
+                    chroma == .yuv444
+                    ? (format.bitDepth == 8 ? "Main 4:4:4" : "Main 4:4:4 \(format.bitDepth)")
+                    : chroma == .yuv422 ? "Main 4:2:2 \(format.bitDepth)" : "Main \(format.bitDepth)"
                 throw .unsupported(
-                    "VA-API backend: \(described) is not supported; VA-API has no monochrome HEVC profile, so encode "
-                        + "\(format) with software (x265)")
+                    "VA-API backend: \(described) is not supported: libavcodec's hevc_vaapi (FFmpeg 5.1) has no HEVC "
+                        + "\(needed) encoding (it encodes Main, Main 10 and 8- and 10-bit 4:2:2), so encode \(format) "
+                        + "with software (x265)")
             }
-            let surface: PixelFormat? = format == .i010 ? .p010 : nil
-            let ffProfile = format == .i010 ? FF_PROFILE_HEVC_MAIN_10 : FF_PROFILE_HEVC_REXT
-            return (ffProfile, entry.2, entry.3, surface)
         }
-        let (ffProfile, vaProfile, name) = try profile8Bit(codec, requested)
-        return (ffProfile, vaProfile, name, .nv12)
+        let (ffProfile, vaProfile, name, vaName) = try profile8Bit(codec, requested)
+        return (ffProfile, vaProfile, name, vaName, .nv12)
     }
 
     /// The 8-bit 4:2:0 profiles.
     private static func profile8Bit(_ codec: CodecType, _ requested: String?) throws(MediaError)
-        -> (Int32, VAProfile, String)
+        -> (Int32, VAProfile, String, String)
     {
         switch (codec, requested) {
         case (.h264, "baseline"):
             return (
                 FF_PROFILE_H264_BASELINE | FF_PROFILE_H264_CONSTRAINED, VAProfileH264ConstrainedBaseline,
-                "H.264 Constrained Baseline"
+                "H.264 Constrained Baseline", "VAProfileH264ConstrainedBaseline"
             )
-        case (.h264, "main"): return (FF_PROFILE_H264_MAIN, VAProfileH264Main, "H.264 Main")
-        case (.h264, "high"), (.h264, nil): return (FF_PROFILE_H264_HIGH, VAProfileH264High, "H.264 High")
-        case (.hevc, "main"), (.hevc, nil): return (FF_PROFILE_HEVC_MAIN, VAProfileHEVCMain, "HEVC Main")
+        case (.h264, "main"): return (FF_PROFILE_H264_MAIN, VAProfileH264Main, "H.264 Main", "VAProfileH264Main")
+        case (.h264, "high"), (.h264, nil):
+            return (FF_PROFILE_H264_HIGH, VAProfileH264High, "H.264 High", "VAProfileH264High")
+        case (.hevc, "main"), (.hevc, nil):
+            return (FF_PROFILE_HEVC_MAIN, VAProfileHEVCMain, "HEVC Main", "VAProfileHEVCMain")
         case (_, let other?):
             throw .unsupported("profile \(other): the VA-API backend does not encode it for \(codec)")
         }
@@ -270,12 +292,11 @@ struct VAAPIEncoderSettings: Sendable {
 
     init(_ configuration: EncoderConfiguration) throws(MediaError) {
         let options = configuration.settings
-        codedFormat = configuration.pixelFormat
-        (profile, vaProfile, profileName, surfaceFormat) = try Self.profile(
+        (profile, vaProfile, profileName, vaProfileName, surfaceLayout) = try Self.profile(
             configuration.codec, options.profile, format: configuration.pixelFormat)
         guard configuration.width % 2 == 0, configuration.height % 2 == 0 else {
             throw .unsupported(
-                "VA-API backend: \(configuration.width)x\(configuration.height) is odd; 4:2:0 surfaces need even sizes"
+                "VA-API backend: \(configuration.width)x\(configuration.height) is odd; 4:2:0 and 4:2:2 surfaces need even sizes"
             )
         }
         if options.temporalLayers {
@@ -353,26 +374,19 @@ enum VAAPIPreflight {
             let software = settings.codec == .h264 ? "x264" : "x265"
             throw .unavailable(
                 "the VA-API device \(devicePath) (\(display.vendor ?? "unknown driver")) offers no "
-                    + "\(settings.profileName) encode entrypoint (neither EncSlice nor the low-power EncSliceLP); "
-                    + "use \(software)")
+                    + "\(settings.profileName) encode entrypoint (\(settings.vaProfileName) with neither EncSlice nor "
+                    + "the low-power EncSliceLP); use \(software)")
         }
-        guard let surfaceFormat = settings.surfaceFormat else {
-            let format = settings.codedFormat
-            throw .unsupported(
-                "VA-API backend: \(format) (\(format.chromaSubsampling!) \(format.bitDepth)-bit): the device offers "
-                    + "\(settings.profileName) encode, but this backend uploads only NV12 and P010 (4:2:0) surfaces; "
-                    + "encode \(format) with software (x265)")
-        }
+        let layout = settings.surfaceLayout
         let dpy = display.display
         var rtFormats = VAConfigAttrib(type: VAConfigAttribRTFormat, value: 0)
         try VAStatusError.check(
             vaGetConfigAttributes(dpy, settings.vaProfile, entrypoint, &rtFormats, 1),
             "vaGetConfigAttributes(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
-        guard rtFormats.value != VA_ATTRIB_NOT_SUPPORTED, rtFormats.value & settings.rtFormat != 0 else {
+        guard rtFormats.value != VA_ATTRIB_NOT_SUPPORTED, rtFormats.value & layout.rtFormat != 0 else {
             throw .unavailable(
-                "the VA-API device \(devicePath) offers \(settings.profileName) encode but no "
-                    + "\(surfaceFormat.rawValue.uppercased()) surfaces (its RTFormat lacks "
-                    + "\(surfaceFormat == .p010 ? "VA_RT_FORMAT_YUV420_10" : "VA_RT_FORMAT_YUV420"))")
+                "the VA-API device \(devicePath) offers \(settings.profileName) encode but no \(layout.name) surfaces "
+                    + "(its RTFormat lacks \(layout.rtFormatName))")
         }
         var packedHeaders = VAConfigAttrib(type: VAConfigAttribEncPackedHeaders, value: 0)
         try VAStatusError.check(
@@ -386,23 +400,23 @@ enum VAAPIPreflight {
             vaGetConfigAttributes(dpy, settings.vaProfile, entrypoint, &references, 1),
             "vaGetConfigAttributes(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
         let bFrames = references.value != VA_ATTRIB_NOT_SUPPORTED && (references.value >> 16) & 0xFFFF > 0
-        var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: settings.rtFormat)
+        var attribute = VAConfigAttrib(type: VAConfigAttribRTFormat, value: layout.rtFormat)
         var config = VAConfigID(VA_INVALID_ID)
         try VAStatusError.check(
             vaCreateConfig(dpy, settings.vaProfile, entrypoint, &attribute, 1, &config),
             "vaCreateConfig(\(settings.profileName), \(entrypointName))", device: devicePath, as: .unavailable)
         defer { vaDestroyConfig(dpy, config) }
         let layouts = try surfaceFourccs(dpy, config: config, device: devicePath)
-        guard layouts.isEmpty || layouts.contains(settings.fourcc) else {
+        guard layouts.isEmpty || layouts.contains(layout.fourcc) else {
             throw .unavailable(
                 "the VA-API device \(devicePath) offers \(settings.profileName) encode but its surfaces for it are not "
-                    + "\(surfaceFormat.rawValue.uppercased()) (vaQuerySurfaceAttributes)")
+                    + "\(layout.name) (vaQuerySurfaceAttributes)")
         }
         var surface = VASurfaceID(VA_INVALID_SURFACE)
-        let surfaceName = surfaceFormat == .p010 ? "YUV420_10" : "YUV420"
+        let surfaceName = layout.rtFormatName.dropFirst("VA_RT_FORMAT_".count)
         try VAStatusError.check(
             vaCreateSurfaces(
-                dpy, settings.rtFormat, UInt32(settings.width), UInt32(settings.height), &surface, 1, nil, 0),
+                dpy, layout.rtFormat, UInt32(settings.width), UInt32(settings.height), &surface, 1, nil, 0),
             "vaCreateSurfaces(\(settings.width)x\(settings.height) \(surfaceName))", device: devicePath,
             as: .unavailable)
         defer { vaDestroySurfaces(dpy, &surface, 1) }
@@ -448,11 +462,11 @@ struct VAAPIPacket {
     var isKeyframe: Bool
 }
 
-/// A reference to an NV12 or P010 `AVHWFramesContext` of VA surfaces.
+/// A reference to an `AVHWFramesContext` of VA surfaces in one upload layout.
 private final class HardwareFrames {
     var reference: UnsafeMutablePointer<AVBufferRef>?
 
-    init(device: HardwareDevice, format: PixelFormat, width: Int, height: Int) throws(MediaError) {
+    init(device: HardwareDevice, layout: VAAPISurfaceLayout, width: Int, height: Int) throws(MediaError) {
         guard let reference = av_hwframe_ctx_alloc(device.reference) else {
             throw MediaError(.outOfMemory, "av_hwframe_ctx_alloc: out of memory")
         }
@@ -460,12 +474,12 @@ private final class HardwareFrames {
         LiveObjects.increment(.vaapiEncoderFrames)
         let frames = UnsafeMutableRawPointer(reference.pointee.data).assumingMemoryBound(to: AVHWFramesContext.self)
         frames.pointee.format = AV_PIX_FMT_VAAPI
-        frames.pointee.sw_format = LibavPixelFormat(format).avPixelFormat
+        frames.pointee.sw_format = layout.softwareFormat
         frames.pointee.width = Int32(width)
         frames.pointee.height = Int32(height)
         try Libav.check(
             av_hwframe_ctx_init(reference),
-            while: "av_hwframe_ctx_init(\(format.rawValue.uppercased()) \(width)x\(height))", as: .unavailable)
+            while: "av_hwframe_ctx_init(\(layout.name) \(width)x\(height))", as: .unavailable)
     }
 
     deinit {
@@ -500,22 +514,17 @@ final class VAAPIPipeline {
     private let hardwareFrame: LibavFrame
     private let packet: LibavPacket
     private let settings: VAAPIEncoderSettings
-    /// NV12 or P010.
-    private let surfaceFormat: PixelFormat
+    private var layout: VAAPISurfaceLayout { settings.surfaceLayout }
 
     init(devicePath: String, settings: VAAPIEncoderSettings) throws(MediaError) {
         guard let codec = avcodec_find_encoder_by_name(settings.encoderName) else {
             throw .unavailable("libavcodec was built without the \(settings.encoderName) encoder")
         }
-        guard let surfaceFormat = settings.surfaceFormat else {
-            preconditionFailure("the preflight refuses formats without an upload layout")
-        }
         self.settings = settings
-        self.surfaceFormat = surfaceFormat
-        let swFormat = LibavPixelFormat(surfaceFormat).avPixelFormat
+        let swFormat = settings.surfaceLayout.softwareFormat
         device = try HardwareDevice.vaapi(path: devicePath, kind: .vaapiEncoderDevice)
         frames = try HardwareFrames(
-            device: device, format: surfaceFormat, width: settings.width, height: settings.height)
+            device: device, layout: settings.surfaceLayout, width: settings.width, height: settings.height)
         codecContext = try CodecContextHolder(codec)
         uploadFrame = try LibavFrame(kind: .vaapiEncoderFrame)
         hardwareFrame = try LibavFrame(kind: .vaapiEncoderFrame)
@@ -561,7 +570,7 @@ final class VAAPIPipeline {
         upload.pointee.format = swFormat.rawValue
         upload.pointee.width = Int32(settings.width)
         upload.pointee.height = Int32(settings.height)
-        try Libav.check(av_frame_get_buffer(upload, 0), while: "av_frame_get_buffer(\(surfaceFormat.rawValue))")
+        try Libav.check(av_frame_get_buffer(upload, 0), while: "av_frame_get_buffer(\(layout.name))")
     }
 
     /// The SPS/PPS (VPS) the encoder put in its extradata, when the driver
@@ -577,7 +586,11 @@ final class VAAPIPipeline {
     func send(_ frame: PixelBuffer, pts: Int64, forceKeyFrame: Bool, frameNumber: Int) throws(MediaError) {
         let upload = uploadFrame.pointer
         try Libav.check(av_frame_make_writable(upload), while: "av_frame_make_writable")
-        Self.copy(frame, toSemiPlanar: upload)
+        if layout.isPacked {
+            Self.copy(frame, toPacked: upload)
+        } else {
+            Self.copy(frame, toSemiPlanar: upload)
+        }
         let hardware = hardwareFrame.pointer
         av_frame_unref(hardware)
         try Libav.check(av_hwframe_get_buffer(frames.reference, hardware, 0), while: "av_hwframe_get_buffer")
@@ -623,17 +636,24 @@ final class VAAPIPipeline {
         var primingSettings = settings
         primingSettings.globalHeader = false
         let pipeline = try VAAPIPipeline(devicePath: devicePath, settings: primingSettings)
-        let format = pipeline.surfaceFormat
-        let grey = try PixelBuffer(width: settings.width, height: settings.height, format: format)
+        let layout = pipeline.layout
+        let grey = try PixelBuffer(width: settings.width, height: settings.height, format: layout.greyFormat)
         for plane in 0..<grey.planeCount {
             grey.withUnsafeMutableBytes(ofPlane: plane) { bytes, _ in
-                if format == .p010 {
+                switch layout.greyFormat {
+                case .p010:
                     // Mid-grey 512 of 1023, in the high 10 bits of each little-endian word.
                     for offset in stride(from: 0, to: bytes.count - 1, by: 2) {
                         bytes[offset] = 0x00
                         bytes[offset + 1] = 0x80
                     }
-                } else {
+                case .i210:
+                    // Mid-grey 512 of 1023, in the low 10 bits.
+                    for offset in stride(from: 0, to: bytes.count - 1, by: 2) {
+                        bytes[offset] = 0x00
+                        bytes[offset + 1] = 0x02
+                    }
+                default:
                     _ = bytes.initializeMemory(as: UInt8.self, repeating: 128)
                 }
             }
@@ -733,7 +753,141 @@ final class VAAPIPipeline {
                 }
             }
         default:
-            preconditionFailure("the session passes only I420, NV12, I010 and P010 to the VA-API backend")
+            preconditionFailure("the session passes only I420, NV12, I010 and P010 to a 4:2:0 VA-API pipeline")
+        }
+    }
+
+    /// Copies a planar 4:2:2 picture into the packed frame `frame`: I422
+    /// into YUY2 (bytes Y0 Cb Y1 Cr for each pair of pixels), I210 into Y210
+    /// (the same order in little-endian 16-bit words, each 10-bit sample in
+    /// the high bits, so shifted left by 6), the layouts libavutil's
+    /// `yuyv422` and `y210le` describe.
+    private static func copy(_ source: PixelBuffer, toPacked frame: UnsafeMutablePointer<AVFrame>) {
+        let width = source.width
+        let height = source.height
+        let pairs = width / 2  // the VA-API backend takes even widths only
+        let stride = Int(frame.pointee.linesize.0)
+        guard let packed = frame.pointee.data.0 else {
+            preconditionFailure("av_frame_get_buffer allocated the packed plane")
+        }
+        source.withUnsafeBytes(ofPlane: 0) { luma, lumaStride in
+            source.withUnsafeBytes(ofPlane: 1) { cb, cbStride in
+                source.withUnsafeBytes(ofPlane: 2) { cr, crStride in
+                    switch source.format {
+                    case .i422:
+                        for row in 0..<height {
+                            let output = packed + row * stride
+                            let y = luma.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * lumaStride
+                            let u = cb.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * cbStride
+                            let v = cr.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * crStride
+                            for pair in 0..<pairs {
+                                output[4 * pair] = y[2 * pair]
+                                output[4 * pair + 1] = u[pair]
+                                output[4 * pair + 2] = y[2 * pair + 1]
+                                output[4 * pair + 3] = v[pair]
+                            }
+                        }
+                    case .i210:
+                        // Little-endian words on every platform CodecSessions runs on (x86-64, arm64).
+                        for row in 0..<height {
+                            let output = UnsafeMutableRawPointer(packed + row * stride)
+                            for pair in 0..<pairs {
+                                let y0 = luma.loadUnaligned(
+                                    fromByteOffset: row * lumaStride + 4 * pair, as: UInt16.self)
+                                let y1 = luma.loadUnaligned(
+                                    fromByteOffset: row * lumaStride + 4 * pair + 2, as: UInt16.self)
+                                let u = cb.loadUnaligned(fromByteOffset: row * cbStride + 2 * pair, as: UInt16.self)
+                                let v = cr.loadUnaligned(fromByteOffset: row * crStride + 2 * pair, as: UInt16.self)
+                                output.storeBytes(of: y0 << 6, toByteOffset: 8 * pair, as: UInt16.self)
+                                output.storeBytes(of: u << 6, toByteOffset: 8 * pair + 2, as: UInt16.self)
+                                output.storeBytes(of: y1 << 6, toByteOffset: 8 * pair + 4, as: UInt16.self)
+                                output.storeBytes(of: v << 6, toByteOffset: 8 * pair + 6, as: UInt16.self)
+                            }
+                        }
+                    default:
+                        preconditionFailure("the session passes only I422 and I210 to a 4:2:2 VA-API pipeline")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The layouts frames are uploaded to VA surfaces in: each is a software
+/// format libavutil's VA-API frames context (hwcontext_vaapi) maps to a
+/// render-target format and fourcc, and the one the encoder's profile takes.
+enum VAAPISurfaceLayout: Sendable, Equatable {
+    /// 8-bit 4:2:0: luma, then interleaved CbCr (`VA_RT_FORMAT_YUV420`, `nv12`).
+    case nv12
+    /// 10-bit 4:2:0 as NV12 in 16-bit little-endian words, 10 bits in the
+    /// high bits (`VA_RT_FORMAT_YUV420_10`, `p010le`).
+    case p010
+    /// 8-bit 4:2:2, one plane of bytes Y0 Cb Y1 Cr (`VA_RT_FORMAT_YUV422`, `yuyv422`).
+    case yuy2
+    /// 10-bit 4:2:2, one plane of 16-bit little-endian words Y0 Cb Y1 Cr, 10
+    /// bits in the high bits (`VA_RT_FORMAT_YUV422_10`, `y210le`).
+    case y210
+
+    /// The fourcc's name (`"Y210"`).
+    var name: String {
+        switch self {
+        case .nv12: "NV12"
+        case .p010: "P010"
+        case .yuy2: "YUY2"
+        case .y210: "Y210"
+        }
+    }
+
+    /// The render-target format (`VA_RT_FORMAT_…`).
+    var rtFormat: UInt32 {
+        switch self {
+        case .nv12: UInt32(VA_RT_FORMAT_YUV420)
+        case .p010: UInt32(VA_RT_FORMAT_YUV420_10)
+        case .yuy2: UInt32(VA_RT_FORMAT_YUV422)
+        case .y210: UInt32(VA_RT_FORMAT_YUV422_10)
+        }
+    }
+
+    /// The render-target format's name in va.h.
+    var rtFormatName: String {
+        switch self {
+        case .nv12: "VA_RT_FORMAT_YUV420"
+        case .p010: "VA_RT_FORMAT_YUV420_10"
+        case .yuy2: "VA_RT_FORMAT_YUV422"
+        case .y210: "VA_RT_FORMAT_YUV422_10"
+        }
+    }
+
+    /// The surface fourcc (`VA_FOURCC_…`).
+    var fourcc: UInt32 {
+        switch self {
+        case .nv12: CVAAPI_FOURCC_NV12()
+        case .p010: CVAAPI_FOURCC_P010()
+        case .yuy2: CVAAPI_FOURCC_YUY2()
+        case .y210: CVAAPI_FOURCC_Y210()
+        }
+    }
+
+    /// The libavutil format of the software frame uploaded.
+    var softwareFormat: AVPixelFormat {
+        switch self {
+        case .nv12: AV_PIX_FMT_NV12
+        case .p010: AV_PIX_FMT_P010LE
+        case .yuy2: AV_PIX_FMT_YUYV422
+        case .y210: AV_PIX_FMT_Y210LE
+        }
+    }
+
+    /// Whether the layout is one packed plane (4:2:2) rather than semi-planar.
+    var isPacked: Bool { self == .yuy2 || self == .y210 }
+
+    /// A ``PixelFormat`` the pipeline takes for this layout (the priming picture's).
+    var greyFormat: PixelFormat {
+        switch self {
+        case .nv12: .nv12
+        case .p010: .p010
+        case .yuy2: .i422
+        case .y210: .i210
         }
     }
 }

@@ -658,16 +658,17 @@ struct VAAPIEncoderTests {
 
     /// Formats whose VA profile the device lacks are refused naming that
     /// profile (`.hardware`), and `.automatic` continues in x265 saying so;
-    /// monochrome has no VA profile at all. The capability API lists what
-    /// each probed device takes: I010 only where it offers Main10 with P010.
+    /// monochrome has no VA profile at all (4:4:4 and 12-bit, which
+    /// libavcodec's hevc_vaapi cannot encode, are in VAAPIEncoder422Tests).
+    /// The capability API lists what each probed device takes: I010 only
+    /// where it offers Main10 with P010.
     @Test func hevcFormatsTheDeviceLacksNameTheProfile() throws {
         let directory = try TemporaryDirectory()
         let main10 = try TestVADriver.makeDevice(in: directory, failures: ["main10"])
         let plain = try TestVADriver.makeDevice(in: directory, name: "renderD129")
         let cases: [(device: String, format: PixelFormat, profile: String)] = [
             (main10, .i422, "HEVC Main 4:2:2 10"), (main10, .i210, "HEVC Main 4:2:2 10"),
-            (main10, .i444, "HEVC Main 4:4:4"), (main10, .i410, "HEVC Main 4:4:4 10"),
-            (main10, .i012, "HEVC Main 12"), (plain, .i010, "HEVC Main 10"),
+            (plain, .i010, "HEVC Main 10"),
         ]
         do {
             for test in cases {

@@ -9,9 +9,13 @@
  * What it offers (libva driver ABI, entry point __vaDriverInit_1_0):
  *   - profiles: H.264 ConstrainedBaseline / Main / High and HEVC Main, each
  *     with VLD and EncSlice (EncSliceLP on a "lowpower-only" device), and on a
- *     "main10" device HEVC Main10 as well (RT format YUV420_10, P010);
+ *     "main10" device HEVC Main10 as well (RT format YUV420_10, P010); on a
+ *     "rext422" device HEVC Main422_10 with EncSlice only (no VLD), RT formats
+ *     YUV422 (YUY2) and YUV422_10 (Y210);
  *   - plain-memory NV12 surfaces and images (create / derive / get / put), and
  *     P010 ones (16-bit samples, 10 bits in the high bits) on a "main10" device;
+ *     packed 4:2:2 YUY2 (bytes Y0 U Y1 V) and Y210 (16-bit words Y0 U Y1 V,
+ *     10 bits in the high bits) ones on a "rext422" device;
  *   - H.264 EncSlice: each picture goes to libx264 (one reference, no
  *     reordering, IDR where the picture parameters say so, QP or bit rate from
  *     the sequence / picture / misc parameters); the coded buffer receives
@@ -19,6 +23,8 @@
  *     no packed-header support (VAConfigAttribEncPackedHeaders = NONE);
  *   - HEVC EncSlice: the same through libx265 (VPS/SPS/PPS before IDRs);
  *     Main10 through libx265's 10-bit API (x265_api_get(10)) from P010;
+ *     Main422_10 at 4:2:2 (X265_CSP_I422) through the 8-bit API from YUY2
+ *     and the 10-bit API from Y210 (RExt streams);
  *   - "bframes": the H.264 device offers L1 references, so libavcodec sends
  *     B-pictures in coding order; each picture is then coded losslessly with
  *     every macroblock I_PCM, in the slice type, frame_num, POC and reference
@@ -47,7 +53,8 @@
  *   maxsize=WxH      surfaces larger than WxH             VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED
  * Calls are counted per VADisplay. Device kinds: "lowpower-only",
  * "no-hevc-encode" (HEVC Main and Main10 are decode-only), "bframes",
- * "main10" (HEVC Main10 offered, with P010 surfaces and images).
+ * "main10" (HEVC Main10 offered, with P010 surfaces and images), "rext422"
+ * (HEVC Main422_10 encode offered, with YUY2 and Y210 surfaces and images).
  *
  * Every object lives in one table per display and is freed by vaTerminate.
  */
@@ -74,8 +81,8 @@
 
 #define DRIVER_VENDOR "CodecSessions test driver (x264/x265 encode, reference decode)"
 #define DEVICE_MAGIC "codecs-test-vaapi-device"
-#define MAX_PROFILES 5
-#define MAX_IMAGE_FORMATS 2
+#define MAX_PROFILES 6
+#define MAX_IMAGE_FORMATS 4
 #define MAX_ENTRYPOINTS 2
 #define MAX_CONFIG_ATTRIBUTES 8
 #define MAX_DIMENSION 4096
@@ -98,11 +105,13 @@ struct config {
 struct surface {
     struct object base;
     int width, height;
-    uint32_t fourcc;     /* VA_FOURCC_NV12 or VA_FOURCC_P010 */
-    int sample_bytes;    /* 1 (NV12) or 2 (P010: little-endian, 10 bits in the high bits) */
-    int pitch;           /* bytes per row of both planes */
+    uint32_t fourcc;     /* VA_FOURCC_NV12, _P010, _YUY2 or _Y210 */
+    int sample_bytes;    /* 1 (NV12, YUY2) or 2 (P010, Y210: little-endian, 10 bits in the high bits) */
+    int pixel_bytes;     /* bytes a pixel takes in a row of the first plane: 1, 2 (P010, YUY2), 4 (Y210) */
+    int packed;          /* YUY2 / Y210: one plane of Y0 U Y1 V */
+    int pitch;           /* bytes per row of every plane */
     int rows;            /* luma rows allocated (height rounded up to even) */
-    uint8_t *data;       /* luma, then interleaved CbCr */
+    uint8_t *data;       /* luma, then interleaved CbCr; or the one packed plane */
     size_t size;
 };
 
@@ -145,11 +154,12 @@ struct context {
     uint32_t fps_num, fps_den;
     /* encoder state */
     x264_t *encoder;
-    const x265_api *hevc_api; /* libx265 for the profile's depth: x265_api_get(8 or 10) */
+    const x265_api *hevc_api; /* libx265 for the stream's depth: x265_api_get(8 or 10) */
+    int hevc_depth, hevc_chroma; /* 8 or 10; chroma_format_idc 1 (4:2:0) or 2 (4:2:2) */
     x265_encoder *hevc_encoder;
     x265_param *hevc_param;
     x265_picture *hevc_input;
-    uint8_t *planar; /* planar 4:2:0 copy of an NV12 / P010 surface for x265 */
+    uint8_t *planar; /* planar copy of the surface for x265 (4:2:0 or 4:2:2) */
     uint32_t encoder_bits_per_second;
     int64_t frames_encoded;
 };
@@ -197,6 +207,7 @@ struct driver {
     unsigned int max_width, max_height; /* "maxsize=WxH": larger surfaces are refused; 0: no limit */
     int no_hevc_encode; /* "no-hevc-encode": HEVC Main (and Main10) is decode-only */
     int main10; /* "main10": HEVC Main10 with P010 surfaces and images */
+    int rext422; /* "rext422": HEVC Main422_10 encode with YUY2 and Y210 surfaces and images */
     int reorder; /* "bframes": H.264 encode offers L1 references and writes I_PCM pictures */
     struct reference reference;
 };
@@ -244,6 +255,10 @@ static int parse_failures(struct driver *drv, const char *spec)
         }
         if (!strcmp(item, "main10")) {
             drv->main10 = 1;
+            continue;
+        }
+        if (!strcmp(item, "rext422")) {
+            drv->rext422 = 1;
             continue;
         }
         if (!strcmp(item, "bframes")) {
@@ -392,19 +407,19 @@ static void table_remove(struct driver *drv, VAGenericID id)
 
 /* ---- capabilities -------------------------------------------------------- */
 
-/* The last one, HEVC Main10, only on a "main10" device. */
+/* HEVC Main10 only on a "main10" device, Main422_10 only on a "rext422" one. */
 static const VAProfile supported_profiles[MAX_PROFILES] = {
-    VAProfileH264ConstrainedBaseline, VAProfileH264Main, VAProfileH264High, VAProfileHEVCMain, VAProfileHEVCMain10,
+    VAProfileH264ConstrainedBaseline, VAProfileH264Main,   VAProfileH264High,
+    VAProfileHEVCMain,                VAProfileHEVCMain10, VAProfileHEVCMain422_10,
 };
-
-static int profile_count(const struct driver *drv)
-{
-    return drv->main10 ? MAX_PROFILES : MAX_PROFILES - 1;
-}
 
 static int profile_supported(const struct driver *drv, VAProfile profile)
 {
-    for (int i = 0; i < profile_count(drv); i++)
+    if (profile == VAProfileHEVCMain10)
+        return drv->main10;
+    if (profile == VAProfileHEVCMain422_10)
+        return drv->rext422;
+    for (int i = 0; i < MAX_PROFILES; i++)
         if (supported_profiles[i] == profile)
             return 1;
     return 0;
@@ -412,18 +427,65 @@ static int profile_supported(const struct driver *drv, VAProfile profile)
 
 static int is_hevc(VAProfile profile)
 {
-    return profile == VAProfileHEVCMain || profile == VAProfileHEVCMain10;
+    return profile == VAProfileHEVCMain || profile == VAProfileHEVCMain10 || profile == VAProfileHEVCMain422_10;
 }
 
-/* The one render-target format of each profile, and the surface layout it means. */
-static uint32_t rt_format_of(VAProfile profile)
+/* The render-target formats of each profile (Main422_10: 8-bit or 10-bit 4:2:2). */
+static uint32_t rt_formats_of(VAProfile profile)
 {
+    if (profile == VAProfileHEVCMain422_10)
+        return VA_RT_FORMAT_YUV422 | VA_RT_FORMAT_YUV422_10;
     return profile == VAProfileHEVCMain10 ? VA_RT_FORMAT_YUV420_10 : VA_RT_FORMAT_YUV420;
 }
 
+/* The surface layout of a render-target format (libavutil's hwcontext_vaapi map). */
 static uint32_t fourcc_of(uint32_t rt_format)
 {
-    return rt_format == VA_RT_FORMAT_YUV420_10 ? VA_FOURCC_P010 : VA_FOURCC_NV12;
+    switch (rt_format) {
+    case VA_RT_FORMAT_YUV420_10:
+        return VA_FOURCC_P010;
+    case VA_RT_FORMAT_YUV422:
+        return VA_FOURCC_YUY2;
+    case VA_RT_FORMAT_YUV422_10:
+        return VA_FOURCC_Y210;
+    default:
+        return VA_FOURCC_NV12;
+    }
+}
+
+static int fourcc_is_packed(uint32_t fourcc)
+{
+    return fourcc == VA_FOURCC_YUY2 || fourcc == VA_FOURCC_Y210;
+}
+
+/* Bytes a pixel takes in a row of the first plane. */
+static int fourcc_pixel_bytes(uint32_t fourcc)
+{
+    switch (fourcc) {
+    case VA_FOURCC_P010:
+    case VA_FOURCC_YUY2:
+        return 2;
+    case VA_FOURCC_Y210:
+        return 4;
+    default:
+        return 1;
+    }
+}
+
+/* Whether this device offers surfaces and images of `fourcc`. */
+static int fourcc_offered(const struct driver *drv, uint32_t fourcc)
+{
+    switch (fourcc) {
+    case VA_FOURCC_NV12:
+        return 1;
+    case VA_FOURCC_P010:
+        return drv->main10;
+    case VA_FOURCC_YUY2:
+    case VA_FOURCC_Y210:
+        return drv->rext422;
+    default:
+        return 0;
+    }
 }
 
 static int is_h264(VAProfile profile)
@@ -448,7 +510,7 @@ static int entrypoint_supported(const struct driver *drv, VAProfile profile, VAE
 {
     if (!profile_supported(drv, profile))
         return 0;
-    return entrypoint == VAEntrypointVLD ||
+    return (entrypoint == VAEntrypointVLD && profile != VAProfileHEVCMain422_10) ||
            (entrypoint == encode_entrypoint(drv) && (is_h264(profile) || !drv->no_hevc_encode));
 }
 
@@ -458,7 +520,7 @@ static uint32_t attribute_value(const struct driver *drv, VAProfile profile, VAE
     int encode = is_encode(entrypoint);
     switch (type) {
     case VAConfigAttribRTFormat:
-        return rt_format_of(profile);
+        return rt_formats_of(profile);
     case VAConfigAttribRateControl:
         return encode ? (VA_RC_CQP | VA_RC_CBR | VA_RC_VBR) : VA_ATTRIB_NOT_SUPPORTED;
     case VAConfigAttribEncPackedHeaders:
@@ -480,9 +542,10 @@ static VAStatus drv_QueryConfigProfiles(VADriverContextP ctx, VAProfile *list, i
 {
     if (!list || !count)
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    int n = profile_count(DRIVER(ctx));
-    for (int i = 0; i < n; i++)
-        list[i] = supported_profiles[i];
+    int n = 0;
+    for (int i = 0; i < MAX_PROFILES; i++)
+        if (profile_supported(DRIVER(ctx), supported_profiles[i]))
+            list[n++] = supported_profiles[i];
     *count = n;
     return VA_STATUS_SUCCESS;
 }
@@ -495,7 +558,8 @@ static VAStatus drv_QueryConfigEntrypoints(VADriverContextP ctx, VAProfile profi
     if (!profile_supported(DRIVER(ctx), profile))
         return VA_STATUS_ERROR_UNSUPPORTED_PROFILE;
     int n = 0;
-    list[n++] = VAEntrypointVLD;
+    if (profile != VAProfileHEVCMain422_10) /* encode only */
+        list[n++] = VAEntrypointVLD;
     if (is_h264(profile) || !DRIVER(ctx)->no_hevc_encode)
         list[n++] = encode_entrypoint(DRIVER(ctx));
     *count = n;
@@ -535,13 +599,15 @@ static VAStatus drv_CreateConfig(VADriverContextP ctx, VAProfile profile, VAEntr
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
     int encode = is_encode(entrypoint);
-    uint32_t rt_format = rt_format_of(profile), rate_control = encode ? VA_RC_CQP : 0;
+    uint32_t rt_formats = rt_formats_of(profile), rate_control = encode ? VA_RC_CQP : 0;
+    uint32_t rt_format = rt_formats & -rt_formats; /* the lowest one unless the client picks */
     for (int i = 0; i < count; i++) {
         uint32_t value = attributes[i].value;
         switch (attributes[i].type) {
         case VAConfigAttribRTFormat:
-            if (!(value & rt_format))
+            if (!(value & rt_formats))
                 return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
+            rt_format = (value & rt_formats) & -(value & rt_formats);
             break;
         case VAConfigAttribRateControl:
             if (!encode || (value != VA_RC_CQP && value != VA_RC_CBR && value != VA_RC_VBR))
@@ -624,9 +690,11 @@ static VAStatus create_surfaces(VADriverContextP ctx, unsigned int format, unsig
     struct driver *drv = DRIVER(ctx);
     if (!surfaces || count == 0 || (attribute_count > 0 && !attributes))
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    if (format != VA_RT_FORMAT_YUV420 && !(format == VA_RT_FORMAT_YUV420_10 && drv->main10))
-        return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
     uint32_t fourcc = fourcc_of(format);
+    if ((format != VA_RT_FORMAT_YUV420 && format != VA_RT_FORMAT_YUV420_10 && format != VA_RT_FORMAT_YUV422 &&
+         format != VA_RT_FORMAT_YUV422_10) ||
+        !fourcc_offered(drv, fourcc))
+        return VA_STATUS_ERROR_UNSUPPORTED_RT_FORMAT;
     if (width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION)
         return VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
     if (drv->max_width && (width > drv->max_width || height > drv->max_height)) {
@@ -663,10 +731,12 @@ static VAStatus create_surfaces(VADriverContextP ctx, unsigned int format, unsig
         surface->width = (int)width;
         surface->height = (int)height;
         surface->fourcc = fourcc;
-        surface->sample_bytes = fourcc == VA_FOURCC_P010 ? 2 : 1;
-        surface->pitch = (int)((width * (unsigned int)surface->sample_bytes + 15) & ~15u);
+        surface->sample_bytes = fourcc == VA_FOURCC_P010 || fourcc == VA_FOURCC_Y210 ? 2 : 1;
+        surface->pixel_bytes = fourcc_pixel_bytes(fourcc);
+        surface->packed = fourcc_is_packed(fourcc);
+        surface->pitch = (int)((((width + 1) & ~1u) * (unsigned int)surface->pixel_bytes + 15) & ~15u);
         surface->rows = (int)((height + 1) & ~1u);
-        surface->size = (size_t)surface->pitch * (size_t)surface->rows * 3 / 2;
+        surface->size = (size_t)surface->pitch * (size_t)surface->rows * (surface->packed ? 2 : 3) / 2;
         surface->data = calloc(1, surface->size);
         VASurfaceID id = surface->data ? table_insert(drv, &surface->base) : VA_INVALID_ID;
         if (id == VA_INVALID_ID) {
@@ -942,6 +1012,28 @@ static const VAImageFormat p010_format = {
     .fourcc = VA_FOURCC_P010, .byte_order = VA_LSB_FIRST, .bits_per_pixel = 24,
 };
 
+static const VAImageFormat yuy2_format = {
+    .fourcc = VA_FOURCC_YUY2, .byte_order = VA_LSB_FIRST, .bits_per_pixel = 16,
+};
+
+static const VAImageFormat y210_format = {
+    .fourcc = VA_FOURCC_Y210, .byte_order = VA_LSB_FIRST, .bits_per_pixel = 32,
+};
+
+static VAImageFormat image_format_of(uint32_t fourcc)
+{
+    switch (fourcc) {
+    case VA_FOURCC_P010:
+        return p010_format;
+    case VA_FOURCC_YUY2:
+        return yuy2_format;
+    case VA_FOURCC_Y210:
+        return y210_format;
+    default:
+        return nv12_format;
+    }
+}
+
 static VAStatus drv_QueryImageFormats(VADriverContextP ctx, VAImageFormat *list, int *count)
 {
     if (!list || !count)
@@ -950,6 +1042,10 @@ static VAStatus drv_QueryImageFormats(VADriverContextP ctx, VAImageFormat *list,
     list[n++] = nv12_format;
     if (DRIVER(ctx)->main10)
         list[n++] = p010_format;
+    if (DRIVER(ctx)->rext422) {
+        list[n++] = yuy2_format;
+        list[n++] = y210_format;
+    }
     *count = n;
     return VA_STATUS_SUCCESS;
 }
@@ -966,7 +1062,8 @@ static VAStatus make_image(struct driver *drv, uint32_t fourcc, int width, int h
         free(buffer);
         return VA_STATUS_ERROR_ALLOCATION_FAILED;
     }
-    size_t size = (size_t)pitch * (size_t)rows * 3 / 2;
+    int packed = fourcc_is_packed(fourcc);
+    size_t size = (size_t)pitch * (size_t)rows * (packed ? 2 : 3) / 2;
     buffer->base.kind = KIND_BUFFER;
     buffer->type = VAImageBufferType;
     buffer->element_size = (unsigned int)size;
@@ -987,15 +1084,18 @@ static VAStatus make_image(struct driver *drv, uint32_t fourcc, int width, int h
     image->base.kind = KIND_IMAGE;
     image->derived_from = derived_from;
     VAImage *va = &image->image;
-    va->format = fourcc == VA_FOURCC_P010 ? p010_format : nv12_format;
+    va->format = image_format_of(fourcc);
     va->buf = buffer_id;
     va->width = (uint16_t)width;
     va->height = (uint16_t)height;
     va->data_size = (uint32_t)size;
-    va->num_planes = 2;
-    va->pitches[0] = va->pitches[1] = (uint32_t)pitch;
+    va->num_planes = packed ? 1 : 2;
+    va->pitches[0] = (uint32_t)pitch;
     va->offsets[0] = 0;
-    va->offsets[1] = (uint32_t)pitch * (uint32_t)rows;
+    if (!packed) {
+        va->pitches[1] = (uint32_t)pitch;
+        va->offsets[1] = (uint32_t)pitch * (uint32_t)rows;
+    }
     VAImageID image_id = table_insert(drv, &image->base);
     if (image_id == VA_INVALID_ID) {
         table_remove(drv, buffer_id);
@@ -1012,11 +1112,11 @@ static VAStatus drv_CreateImage(VADriverContextP ctx, VAImageFormat *format, int
     struct driver *drv = DRIVER(ctx);
     if (!format || !out || width <= 0 || height <= 0 || width > MAX_DIMENSION || height > MAX_DIMENSION)
         return VA_STATUS_ERROR_INVALID_PARAMETER;
-    if (format->fourcc != VA_FOURCC_NV12 && !(format->fourcc == VA_FOURCC_P010 && drv->main10))
+    if (!fourcc_offered(drv, format->fourcc))
         return VA_STATUS_ERROR_INVALID_IMAGE_FORMAT;
-    int sample_bytes = format->fourcc == VA_FOURCC_P010 ? 2 : 1;
+    int pixel_bytes = fourcc_pixel_bytes(format->fourcc);
     pthread_mutex_lock(&drv->lock);
-    VAStatus status = make_image(drv, format->fourcc, width, height, (width * sample_bytes + 15) & ~15,
+    VAStatus status = make_image(drv, format->fourcc, width, height, (((width + 1) & ~1) * pixel_bytes + 15) & ~15,
                                  (height + 1) & ~1, VA_INVALID_SURFACE, out);
     pthread_mutex_unlock(&drv->lock);
     return status;
@@ -1054,18 +1154,18 @@ static VAStatus drv_DestroyImage(VADriverContextP ctx, VAImageID id)
 }
 
 /* Copies a rectangle between a surface and an image buffer of the same
- * layout (NV12 or P010); x offsets and widths are in pixels.
+ * layout (NV12, P010, YUY2 or Y210); x offsets and widths are in pixels.
  * to_surface selects the direction. Called with the lock held. */
 static void copy_rect(struct surface *surface, uint8_t *data, const VAImage *image, int sx, int sy, int ix,
                       int iy, int width, int height, int to_surface)
 {
-    for (int plane = 0; plane < 2; plane++) {
+    for (int plane = 0; plane < (surface->packed ? 1 : 2); plane++) {
         int rows = plane ? height / 2 : height;
         int shift = plane ? 1 : 0;
         uint8_t *surface_base = surface->data + (plane ? (size_t)surface->pitch * (size_t)surface->rows : 0);
         uint8_t *image_base = data + image->offsets[plane];
         for (int row = 0; row < rows; row++) {
-            size_t bytes = (size_t)surface->sample_bytes;
+            size_t bytes = (size_t)surface->pixel_bytes; /* a CbCr pair per two pixels: the same bytes per pixel */
             uint8_t *s = surface_base + (size_t)((sy >> shift) + row) * (size_t)surface->pitch + (size_t)sx * bytes;
             uint8_t *i = image_base + (size_t)((iy >> shift) + row) * image->pitches[plane] + (size_t)ix * bytes;
             if (to_surface)
@@ -1411,7 +1511,7 @@ static VAStatus decode_picture(VADriverContextP ctx, struct driver *drv, struct 
         return VA_STATUS_ERROR_INVALID_SURFACE;
     if (picture->width > surface->width || picture->height > surface->height)
         return VA_STATUS_ERROR_RESOLUTION_NOT_SUPPORTED;
-    if (picture->sample_bytes != surface->sample_bytes) {
+    if (surface->packed || picture->sample_bytes != surface->sample_bytes) {
         report_error(ctx, "codecs_test: a %d-bit picture decoded into a %s surface", picture->sample_bytes == 2 ? 10 : 8,
                      surface->fourcc == VA_FOURCC_P010 ? "P010" : "NV12");
         return VA_STATUS_ERROR_INVALID_SURFACE;
@@ -1752,12 +1852,17 @@ static int open_hevc_encoder(struct context *context)
     int width = seq->pic_width_in_luma_samples, height = seq->pic_height_in_luma_samples;
     if (width <= 0 || height <= 0 || width > context->width || height > context->height)
         return -1;
-    /* the sequence's depth must be the profile's: Main 8 bits, Main10 10 */
-    int depth = context->cfg.profile == VAProfileHEVCMain10 ? 10 : 8;
+    /* the sequence's depth and chroma format must be the config's: Main 8-bit
+     * 4:2:0, Main10 10-bit 4:2:0, Main422_10 4:2:2 at the render target's depth */
+    uint32_t rt_format = context->cfg.rt_format;
+    int depth = rt_format == VA_RT_FORMAT_YUV420_10 || rt_format == VA_RT_FORMAT_YUV422_10 ? 10 : 8;
+    int chroma = rt_format == VA_RT_FORMAT_YUV422 || rt_format == VA_RT_FORMAT_YUV422_10 ? 2 : 1;
     if (seq->seq_fields.bits.bit_depth_luma_minus8 + 8u != (unsigned int)depth ||
         seq->seq_fields.bits.bit_depth_chroma_minus8 + 8u != (unsigned int)depth ||
-        seq->seq_fields.bits.chroma_format_idc != 1)
+        seq->seq_fields.bits.chroma_format_idc != (unsigned int)chroma)
         return -1;
+    context->hevc_depth = depth;
+    context->hevc_chroma = chroma;
     const x265_api *api = x265_api_get(depth);
     if (!api)
         return -1;
@@ -1770,7 +1875,7 @@ static int open_hevc_encoder(struct context *context)
         return -1;
     param->sourceWidth = width;
     param->sourceHeight = height;
-    param->internalCsp = X265_CSP_I420;
+    param->internalCsp = chroma == 2 ? X265_CSP_I422 : X265_CSP_I420;
     param->frameNumThreads = 1; /* one picture in, one picture out */
     param->bframes = 0;         /* L1 = 0: no reordering */
     param->maxNumReferences = 1;
@@ -1803,12 +1908,15 @@ static int open_hevc_encoder(struct context *context)
         uint32_t buffer = context->hrd_buffer_size ? context->hrd_buffer_size : rate;
         param->rc.vbvBufferSize = (int)(buffer / 1000 ? buffer / 1000 : 1);
     }
-    if (api->param_apply_profile(param, depth == 10 ? "main10" : "main") < 0)
+    /* 4:2:2: no profile applied; x265 signals the RExt profile its
+     * chroma format and depth need */
+    if (chroma == 1 && api->param_apply_profile(param, depth == 10 ? "main10" : "main") < 0)
         return -1;
     context->hevc_encoder = api->encoder_open(param);
     context->hevc_input = api->picture_alloc();
     size_t bytes = depth > 8 ? 2 : 1;
-    context->planar = malloc(((size_t)width * (size_t)height * 3 / 2 + 2 * (size_t)width) * bytes);
+    size_t samples = (size_t)width * (size_t)height * (chroma == 2 ? 4 : 3) / 2 + 2 * (size_t)width;
+    context->planar = malloc(samples * bytes);
     if (!context->hevc_encoder || !context->hevc_input || !context->planar)
         return -1;
     api->picture_init(param, context->hevc_input);
@@ -1850,15 +1958,47 @@ static VAStatus encode_hevc_picture(struct driver *drv, struct context *context)
         return VA_STATUS_ERROR_INVALID_BUFFER;
     if (!context->hevc_encoder && open_hevc_encoder(context) != 0)
         return VA_STATUS_ERROR_ENCODING_ERROR;
-    int depth = context->cfg.profile == VAProfileHEVCMain10 ? 10 : 8;
-    if (surface->sample_bytes != (depth > 8 ? 2 : 1))
-        return VA_STATUS_ERROR_INVALID_SURFACE; /* an NV12 surface for Main10, or P010 for Main */
+    int depth = context->hevc_depth;
+    if (surface->fourcc != fourcc_of(context->cfg.rt_format))
+        return VA_STATUS_ERROR_INVALID_SURFACE; /* not the layout of the config's render-target format */
     int width = context->hevc_param->sourceWidth, height = context->hevc_param->sourceHeight;
-    int chroma_width = width / 2, chroma_height = height / 2;
+    int chroma_width = width / 2, chroma_height = context->hevc_chroma == 2 ? height : height / 2;
     uint8_t *luma = context->planar;
     const uint8_t *chroma = surface->data + (size_t)surface->pitch * (size_t)surface->rows;
     x265_picture *input = context->hevc_input;
-    if (depth == 8) {
+    if (surface->packed) {
+        /* YUY2 (bytes) or Y210 (16-bit words, 10 bits in the high bits):
+         * Y0 U Y1 V for each pair of pixels, into planar 4:2:2 */
+        size_t bytes = (size_t)surface->sample_bytes;
+        size_t plane = (size_t)width * (size_t)height, chroma_plane = (size_t)chroma_width * (size_t)height;
+        for (int y = 0; y < height; y++) {
+            const uint8_t *row = surface->data + (size_t)y * (size_t)surface->pitch;
+            for (int x = 0; x < chroma_width; x++) {
+                uint16_t quad[4];
+                for (int k = 0; k < 4; k++) {
+                    if (bytes == 1) {
+                        quad[k] = row[4 * (size_t)x + (size_t)k];
+                    } else {
+                        memcpy(&quad[k], row + 8 * (size_t)x + 2 * (size_t)k, 2);
+                        quad[k] >>= 6;
+                    }
+                }
+                size_t at = (size_t)y * (size_t)width + 2 * (size_t)x;
+                size_t chroma_at = (size_t)y * (size_t)chroma_width + (size_t)x;
+                size_t positions[4] = {at, plane + chroma_at, at + 1, plane + chroma_plane + chroma_at};
+                for (int k = 0; k < 4; k++) {
+                    if (bytes == 1)
+                        luma[positions[k]] = (uint8_t)quad[k];
+                    else
+                        memcpy(luma + 2 * positions[k], &quad[k], 2);
+                }
+            }
+        }
+        input->planes[1] = luma + plane * bytes;
+        input->planes[2] = luma + (plane + chroma_plane) * bytes;
+        input->stride[0] = width * (int)bytes;
+        input->stride[1] = input->stride[2] = chroma_width * (int)bytes;
+    } else if (depth == 8) {
         uint8_t *cb = luma + (size_t)width * (size_t)height;
         uint8_t *cr = cb + (size_t)chroma_width * (size_t)chroma_height;
         for (int y = 0; y < height; y++)
@@ -1903,7 +2043,7 @@ static VAStatus encode_hevc_picture(struct driver *drv, struct context *context)
         input->stride[1] = input->stride[2] = chroma_width * 2;
     }
     input->planes[0] = luma;
-    input->colorSpace = X265_CSP_I420;
+    input->colorSpace = context->hevc_chroma == 2 ? X265_CSP_I422 : X265_CSP_I420;
     input->bitDepth = depth;
     input->pts = context->frames_encoded;
     int slice_type = context->hevc_slice.slice_type; /* HEVC Table 7-7: 0 B, 1 P, 2 I */
@@ -2208,7 +2348,8 @@ static VAStatus drv_EndPicture(VADriverContextP ctx, VAContextID id)
             status = VA_STATUS_ERROR_ENCODING_ERROR;
         } else if (is_hevc(context->cfg.profile)) {
             status = encode_hevc_picture(drv, context);
-        } else if (!(surface = table_get(drv, context->render_target, KIND_SURFACE)) || surface->sample_bytes != 1) {
+        } else if (!(surface = table_get(drv, context->render_target, KIND_SURFACE)) ||
+                   surface->fourcc != VA_FOURCC_NV12) {
             status = VA_STATUS_ERROR_INVALID_SURFACE; /* H.264 codes NV12 surfaces only */
         } else if (drv->reorder) {
             status = encode_pcm_picture(drv, context);
