@@ -345,20 +345,18 @@ final class X265Encoder: EncoderBackend {
             guard decibels < 99.99 else { return 0 }
             return UInt64((x265Peak * x265Peak * Double(samples) / pow(10, decibels / 10)).rounded())
         }
-        let chroma: Int
-        switch format.chromaSubsampling ?? .yuv420 {
-        case .monochrome: chroma = 0
-        case .yuv420: chroma = ((width + 1) / 2) * ((height + 1) / 2)
-        case .yuv422: chroma = ((width + 1) / 2) * height
-        case .yuv444: chroma = luma
+        var chromaSamples = 0
+        if format.planeCount > 1 {
+            let plane = format.planeGeometry(1, width: width, height: height)
+            chromaSamples = plane.width * plane.height
         }
         var sums = PictureQuality.ErrorSums(peak: (1 << bitDepth) - 1)
         sums.squaredError = (
             squaredError(stats.psnrY, samples: luma),
-            chroma == 0 ? 0 : squaredError(stats.psnrU, samples: luma / 4),
-            chroma == 0 ? 0 : squaredError(stats.psnrV, samples: luma / 4)
+            chromaSamples == 0 ? 0 : squaredError(stats.psnrU, samples: luma / 4),
+            chromaSamples == 0 ? 0 : squaredError(stats.psnrV, samples: luma / 4)
         )
-        sums.sampleCount = (luma, chroma, chroma)
+        sums.sampleCount = (luma, chromaSamples, chromaSamples)
         return sums.psnr
     }
 

@@ -88,16 +88,7 @@ extension VAAPIEncoderTests {
             let description = session.formatDescription
             #expect(description.chromaFormat.rawValue == PixelFormat.ChromaSubsampling.yuv422.rawValue)
             #expect(description.bitDepth == format.bitDepth && description.bitDepthChroma == format.bitDepth)
-            let mp4 = directory.path("remuxed.mp4")
-            try runChecked(
-                "ffmpeg",
-                [
-                    "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", path, "-c", "copy", "-tag:v", "hvc1",
-                    mp4,
-                ])
-            let record = try #require(try isoBoxPayload("hvcC", inFile: mp4))
-            #expect(description.record == (try PixelFormatEncodeTests.withoutTrailingZeros(record, codec: .hevc)))
-            let hvcC = try HEVCDecoderConfigurationRecord(bytes: record)
+            let hvcC = try Self.ffmpegsRecord(matching: description, streamAt: path, in: directory)
             #expect(hvcC.general_profile_idc == 4)  // H.265 A.3.5 format range extensions
             #expect(hvcC.chromaFormat == 2)
             #expect(hvcC.bitDepthLumaMinus8 == format.bitDepth - 8 && hvcC.bitDepthChromaMinus8 == format.bitDepth - 8)

@@ -33,6 +33,20 @@ struct VAAPIEncoderTests {
             })
     }
 
+    /// The hvcC FFmpeg's MP4 muxer writes for the HEVC stream at `path`,
+    /// after checking that `description`'s record has the same bytes.
+    static func ffmpegsRecord(
+        matching description: FormatDescription, streamAt path: String, in directory: TemporaryDirectory
+    ) throws -> HEVCDecoderConfigurationRecord {
+        let mp4 = directory.path("remuxed.mp4")
+        try runChecked(
+            "ffmpeg",
+            ["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", path, "-c", "copy", "-tag:v", "hvc1", mp4])
+        let record = try #require(try isoBoxPayload("hvcC", inFile: mp4))
+        #expect(description.record == (try PixelFormatEncodeTests.withoutTrailingZeros(record, codec: .hevc)))
+        return try HEVCDecoderConfigurationRecord(bytes: record)
+    }
+
     /// The synthetic frame `index` as packed I420 bytes (NV12 chroma split).
     static func i420Bytes(_ index: Int, format: PixelFormat) -> [UInt8] {
         let frame = EncodeTest.frame(index, width: width, height: height, format: format)
@@ -639,16 +653,7 @@ struct VAAPIEncoderTests {
             let description = session.formatDescription
             #expect(description.chromaFormat == .yuv420)
             #expect(description.bitDepth == 10 && description.bitDepthChroma == 10)
-            let mp4 = directory.path("remuxed.mp4")
-            try runChecked(
-                "ffmpeg",
-                [
-                    "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", path, "-c", "copy", "-tag:v", "hvc1",
-                    mp4,
-                ])
-            let record = try #require(try isoBoxPayload("hvcC", inFile: mp4))
-            #expect(description.record == (try PixelFormatEncodeTests.withoutTrailingZeros(record, codec: .hevc)))
-            let hvcC = try HEVCDecoderConfigurationRecord(bytes: record)
+            let hvcC = try Self.ffmpegsRecord(matching: description, streamAt: path, in: directory)
             #expect(hvcC.general_profile_idc == 2)  // H.265 A.3.3 Main 10
             #expect(hvcC.chromaFormat == 1)
             #expect(hvcC.bitDepthLumaMinus8 == 2 && hvcC.bitDepthChromaMinus8 == 2)

@@ -83,9 +83,9 @@ public struct FormatDescription: Sendable, Hashable {
         get { hdr10Storage?.value }
         set { hdr10Storage = newValue.map(HDR10Box.init) }
     }
-    /// Kept behind a reference so that a description, copied with every
-    /// sample, stays the size it was without the extension (the metadata is
-    /// 96 bytes inline; a nil box costs no retain).
+    /// Settable, so kept apart from `storage`; behind a reference so that a
+    /// description, copied with every sample, stays two references long
+    /// (the metadata is 96 bytes inline; a nil box costs no retain).
     private var hdr10Storage: HDR10Box?
     /// Everything parsed from the parameter sets, behind one reference: a
     /// description travels with every sample, and a copy is then one retain.

@@ -52,17 +52,13 @@ package enum HDR10SEI {
     /// precedes the first VCL NAL unit of its access unit). A sample without
     /// a picture NAL unit gets it at the end.
     package static func inserting(_ sei: [UInt8], into sample: [UInt8], codec: CodecType) -> [UInt8] {
-        var offset = 0
-        while offset + 4 < sample.count {
-            let length =
-                Int(sample[offset]) << 24 | Int(sample[offset + 1]) << 16 | Int(sample[offset + 2]) << 8
-                | Int(sample[offset + 3])
-            let type = codec == .h264 ? Int(sample[offset + 4] & 0x1F) : Int(sample[offset + 4] >> 1 & 0x3F)
-            let isPicture = codec == .h264 ? (1...5).contains(type) : type < 32
-            if isPicture { break }
-            offset += 4 + length
+        // The first picture NAL unit's length field; a sample the scanner
+        // cannot read gets the SEI at the end, as one without pictures.
+        let ranges = (try? LengthPrefixed.nalUnitRanges(in: sample, lengthSize: 4, codec: codec)) ?? []
+        let firstPicture = sample.withUnsafeBytes { bytes in
+            ranges.first { NALUnitKind(codec: codec, UnsafeRawBufferPointer(rebasing: bytes[$0])).isVCL }
         }
-        offset = min(offset, sample.count)
+        let offset = firstPicture.map { $0.lowerBound - 4 } ?? sample.count
         var output: [UInt8] = []
         output.reserveCapacity(sample.count + 4 + sei.count)
         output += sample[..<offset]

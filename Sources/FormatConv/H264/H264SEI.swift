@@ -41,26 +41,6 @@ package enum H264SEI {
         }
     }
 
-    /// The messages in an SEI NAL unit; see ``visitMessages(in:_:)``.
-    static func messages(in nal: some Collection<UInt8>) -> [(type: Int, payload: ArraySlice<UInt8>)] {
-        var messages: [(type: Int, payload: ArraySlice<UInt8>)] = []
-        visitMessages(in: nal) { type, payload in
-            messages.append((type, payload))
-            return true
-        }
-        return messages
-    }
-
-    /// The payload types of the messages in an SEI NAL unit; see ``visitMessages(in:_:)``.
-    static func payloadTypes(in nal: some Collection<UInt8>) -> [Int] {
-        var types: [Int] = []
-        visitMessages(in: nal) { type, _ in
-            types.append(type)
-            return true
-        }
-        return types
-    }
-
     /// Whether the SEI NAL unit carries a recovery point (D.2.8): a picture
     /// where decoding can start, as an IDR in streams without IDR pictures
     /// after the first (open GOPs, intra refresh, broadcast captures).
@@ -85,11 +65,11 @@ package enum H264SEI {
     /// a value on that grid reads back equal to the one written).
     package static func hdr10(in nal: some Collection<UInt8>) -> HDR10Metadata? {
         var metadata = HDR10Metadata()
-        for message in messages(in: nal) {
-            let payload = Array(message.payload)
+        visitMessages(in: nal) { type, bytes in
+            let payload = Array(bytes)
             func u16(_ offset: Int) -> Int { Int(payload[offset]) << 8 | Int(payload[offset + 1]) }
             func u32(_ offset: Int) -> Int { u16(offset) << 16 | u16(offset + 2) }
-            switch message.type {
+            switch type {
             case masteringDisplayPayloadType where payload.count >= 24:
                 func chromaticity(_ offset: Int) -> HDR10Metadata.Chromaticity {
                     .init(x: Double(u16(offset)) / 50000, y: Double(u16(offset + 2)) / 50000)
@@ -102,8 +82,9 @@ package enum H264SEI {
                 metadata.contentLightLevel = HDR10Metadata.ContentLightLevel(
                     maxContentLightLevel: u16(0), maxFrameAverageLightLevel: u16(2))
             default:
-                continue
+                break
             }
+            return true
         }
         return metadata.masteringDisplay == nil && metadata.contentLightLevel == nil ? nil : metadata
     }
