@@ -6,7 +6,9 @@ struct BenchOptions {
     /// Measure only the `--input` streams (no synthetic encode first).
     var inputsOnly = false
     var jsonPath = "bench/results.json"
-    var sections: Set<String> = ["formatconv", "encode", "decode", "roundtrip", "latency", "transports", "memory"]
+    var sections: Set<String> = [
+        "formatconv", "pixels", "encode", "decode", "roundtrip", "latency", "transports", "memory",
+    ]
 }
 
 /// One line of the table: our figure, the reference measured in the same run,

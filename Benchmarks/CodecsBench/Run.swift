@@ -49,6 +49,10 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
             try benchmarkTCPSender(stream, rounds: rounds, report: report)
         }
     }
+    if options.sections.contains("pixels") {
+        log("pixels: NV12 → I420 and P010 → I010 repacking (a GPU's pictures to planar outputs) against libswscale")
+        try benchmarkRepacking(quick: quick, rounds: rounds, report: report)
+    }
     if options.sections.contains("encode") && !frames720.isEmpty {
         let frames = Array(frames720.prefix(quick ? 60 : 150))
         log("encode: x264 and x265 through the session and the plain loops, \(frames.count) frames")

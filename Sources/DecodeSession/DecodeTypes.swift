@@ -5,8 +5,15 @@ import MediaCore
 public struct DecoderOutputAttributes: Sendable, Hashable {
     /// The layout of output pictures; nil keeps the decoder's own (the
     /// stream's chroma format and bit depth: I420 for 8-bit 4:2:0, I210 for
-    /// 10-bit 4:2:2, `gray12` for 12-bit monochrome HEVC …), which is handed
-    /// out without copying. Any other format is converted with libswscale.
+    /// 10-bit 4:2:2, `gray12` for 12-bit monochrome HEVC …; NV12 or P010
+    /// from a hardware decoder), which is handed out without copying. With
+    /// nil, the layout of the first picture holds for the rest of the stream
+    /// while its chroma sampling and bit depth do: pictures a software
+    /// decoder makes after a hardware failure are repacked into the
+    /// hardware's NV12 / P010 (exact). `FormatDescription.planarPixelFormat`
+    /// asks for the stream's planar layout whatever the backend. Same-size
+    /// changes between I420 and NV12 or I010 and P010 are a repacking of the
+    /// samples; any other format is converted with libswscale.
     public var pixelFormat: PixelFormat?
     /// The output width; nil keeps the stream's.
     public var width: Int?

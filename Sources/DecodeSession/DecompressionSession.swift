@@ -135,6 +135,9 @@ public final class DecompressionSession {
     /// `drops.count` when the last picture was delivered (or a recovery reported).
     private var dropsAtLastDelivery = 0
     private var hardwareDisabled = false
+    /// The layout of the pictures handed out so far when the caller asked
+    /// for none (see ``deliveredLayout(for:)``).
+    private var pinnedLayout: PixelFormat?
     /// The random-access point decoding started at, while its leading
     /// pictures may follow (see ``DropReport/Kind/skippedLeadingPicture``).
     private var leadingPictures: LeadingPictures?
@@ -900,7 +903,7 @@ public final class DecompressionSession {
 
     private func outputBuffer(for picture: any DecoderPicture) throws(MediaError) -> PixelBuffer {
         let native = picture.nativeFormat
-        guard let format = outputAttributes.pixelFormat ?? native else {
+        guard let format = outputAttributes.pixelFormat ?? deliveredLayout(for: native) else {
             throw .unsupported(
                 "the stream decodes to \(picture.formatName), which is not an output "
                     + "format; ask for DecoderOutputAttributes(pixelFormat:) to have it converted")
@@ -928,6 +931,23 @@ public final class DecompressionSession {
             try picture.convert(into: destination, using: transfer)
         }
         return destination
+    }
+
+    /// The layout a picture in the decoder's own `native` layout is handed
+    /// out in when the caller asked for none: the layout of the pictures
+    /// delivered before it while the chroma sampling and bit depth stay the
+    /// same, so that a hardware → software fallback (NV12 / P010 before it,
+    /// I420 / I010 after) does not change the layout in the middle of a
+    /// stream. The two forms hold the same samples; the repacking is exact.
+    private func deliveredLayout(for native: PixelFormat?) -> PixelFormat? {
+        guard let native else { return nil }
+        if let pinned = pinnedLayout, pinned != native, pinned.chromaSubsampling == native.chromaSubsampling,
+            pinned.bitDepth == native.bitDepth
+        {
+            return pinned
+        }
+        pinnedLayout = native
+        return native
     }
 
     /// Checks that pictures of `description` can be output as asked.

@@ -14,22 +14,51 @@ import Testing
         return path
     }
 
-    @Test(arguments: [
-        ("clip.h264", "libx264", ["-bf", "3", "-pix_fmt", "yuv420p"], "yuv420p"),
-        ("clip.hevc", "libx265", ["-pix_fmt", "yuv420p10le", "-x265-params", "log-level=error"], "yuv420p10le"),
-    ])
-    func outputMatchesFFmpegFrameByFrame(name: String, codec: String, extra: [String], pixelFormat: String) throws {
+    struct Clip: Sendable, CustomStringConvertible {
+        var name: String
+        var encoder: String
+        var extra: [String]
+        var pixelFormat: String
+        var layout: String
+        /// Test-driver device kinds the hardware path needs.
+        var device: [String] = []
+        var description: String { "\(name) \(pixelFormat)" }
+    }
+
+    static let clips = [
+        Clip(
+            name: "clip.h264", encoder: "libx264", extra: ["-bf", "3", "-pix_fmt", "yuv420p"], pixelFormat: "yuv420p",
+            layout: "frames: i420 (yuv420p), Y4M C420jpeg"),
+        Clip(
+            name: "clip.hevc", encoder: "libx265",
+            extra: ["-pix_fmt", "yuv420p10le", "-x265-params", "log-level=error"],
+            pixelFormat: "yuv420p10le", layout: "frames: i010 (yuv420p10le), Y4M C420p10", device: ["main10"]),
+        Clip(
+            name: "clip.mp4", encoder: "libx265", extra: ["-pix_fmt", "yuv420p", "-x265-params", "log-level=error"],
+            pixelFormat: "yuv420p", layout: "frames: i420 (yuv420p), Y4M C420jpeg"),
+    ]
+
+    /// Y4M output in the stream's own planar format whichever decoder made
+    /// the pictures: software, or the VA-API path delivering NV12 / P010.
+    @Test(arguments: clips, DecodePath.allCases)
+    func outputMatchesFFmpegFrameByFrame(_ clip: Clip, path: DecodePath) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let input = try encode(name, directory, size: "208x120", codec: codec, extra: extra)
+        let input = try encode(clip.name, directory, size: "208x120", codec: clip.encoder, extra: clip.extra)
+        let codec = clip.encoder == "libx264" ? "h264" : "hevc"
+        let reference = try annexBCopy(of: input, codec: codec, in: directory)
         let output = directory.path("out.y4m")
-        let result = try runProcess(
-            TestPaths.codecsExecutable.path, ["decode", "-i", input, "-o", output, "--decoder", "software"])
+        let result = try path.runCodecs(
+            ["decode", "-i", input, "-o", output], reference: reference, in: directory, failures: clip.device)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("decoded 20 frames"))
+        #expect(result.stderr.contains("decoded 20 frames"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(" with \(path.backendName) (submitted 20, decoded 20, dropped 0, pending 0)"),
+            "\(result.stderr)")
+        #expect(result.stderr.contains(clip.layout), "\(result.stderr)")
         let expected = try ffmpegFrameMD5(
-            path: input, everyFrame: true, pixelFormat: pixelFormat)
-        let actual = try ffmpegFrameMD5(path: output, pixelFormat: pixelFormat)
+            path: input, everyFrame: true, pixelFormat: clip.pixelFormat)
+        let actual = try ffmpegFrameMD5(path: output, pixelFormat: clip.pixelFormat)
         #expect(expected.count == 20)
         #expect(actual == expected)
     }

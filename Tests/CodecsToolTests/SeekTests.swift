@@ -20,8 +20,8 @@ struct SeekTests {
         Case(codec: "hevc", start: "2.04", duration: "0.4"),
     ]
 
-    @Test(arguments: cases)
-    func seekMatchesFFmpeg(_ seek: Case) throws {
+    @Test(arguments: cases, DecodePath.allCases)
+    func seekMatchesFFmpeg(_ seek: Case, path: DecodePath) throws {
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.mp4")
         let encoder =
@@ -30,10 +30,11 @@ struct SeekTests {
             : ["-c:v", "libx265", "-x265-params", "log-level=error:keyint=12:bframes=3", "-tag:v", "hvc1"]
         try ffmpegTestPattern(size: "320x240", rate: 25, frames: 75, arguments: encoder, to: input)
         let output = directory.path("part.y4m")
-        let result = try runProcess(
-            TestPaths.codecsExecutable.path,
-            ["decode", "-i", input, "-o", output, "--start", seek.start, "--duration", seek.duration])
+        let result = try path.runCodecs(
+            ["decode", "-i", input, "-o", output, "--start", seek.start, "--duration", seek.duration],
+            reference: try annexBCopy(of: input, codec: seek.codec, in: directory), in: directory)
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains(" with \(path.backendName) ("), "\(result.stderr)")
         let ours = try ffmpegFrameMD5(path: output, everyFrame: true, pixelFormat: "yuv420p")
         let reference = parseFrameMD5(
             String(

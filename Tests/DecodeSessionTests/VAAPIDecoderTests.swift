@@ -421,6 +421,35 @@ struct VAAPIDecoderTests {
         Self.expectNoHardwareDevice()
     }
 
+    /// With no layout asked for, the pictures keep the device's NV12 after
+    /// it fails and software takes over (libavcodec's own layout there is
+    /// I420): one stream, one layout, every picture FFmpeg's `nv12` one.
+    @Test func aFallbackKeepsTheLayoutOfThePicturesBeforeIt() throws {
+        let directory = try TemporaryDirectory()
+        let (path, samples, _) = try Self.referenceStream(Self.clips[0], in: directory)
+        let md5s = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "nv12")
+        let device = try TestVADriver.makeDevice(in: directory, failures: ["decode-after:10"], decodeReference: path)
+        do {
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .automatic, output: .init(),
+                threadCount: nil, automaticDevicePath: device)
+            var frames: [DecodedFrame] = []
+            var fromHardware = 0
+            for sample in samples {
+                let out = try session.decode(sample)
+                if session.backend == "vaapi" { fromHardware += out.count }
+                frames += out
+            }
+            frames += try session.finish()
+            #expect(session.backend == "software")
+            #expect(fromHardware > 0, "the device delivered nothing before failing")
+            #expect(frames.count == samples.count)
+            #expect(frames.allSatisfy { $0.pixelBuffer.format == .nv12 })
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == md5s)
+        }
+        Self.expectNoHardwareDevice()
+    }
+
     /// A long GOP whose samples outgrow the replay cache: a failure inside it
     /// cannot be replayed. The session says so (``DecompressionSession/replayCacheOverflows``,
     /// drops of kind `.notReplayable`), delivers nothing twice, and every

@@ -143,8 +143,9 @@ func ffmpegReadsOurServer(codec: String) throws {
 /// `codecs stream receive` as a client of FFmpeg's own TCP server
 /// (`ffmpeg -re -i IN -c:v libx264 -f h264 tcp://…?listen`): our frames are
 /// bit-identical to FFmpeg's decode of the same encoding.
-@Test(arguments: [("h264", "libx264"), ("hevc", "libx265")])
-func ourReceiverDecodesFFmpegsServer(format: String, encoder: String) throws {
+@Test(arguments: [("h264", "libx264"), ("hevc", "libx265")], DecodePath.allCases)
+func ourReceiverDecodesFFmpegsServer(_ codec: (format: String, encoder: String), path: DecodePath) throws {
+    let (format, encoder) = codec
     let directory = try TemporaryDirectory()
     let clip = directory.path("clip.y4m")
     try writeClip(to: clip, frames: 30)
@@ -165,11 +166,13 @@ func ourReceiverDecodesFFmpegsServer(format: String, encoder: String) throws {
         ])
     defer { server.terminate() }
     let ours = directory.path("ours.y4m")
-    let receiver = try runProcess(
-        TestPaths.codecsExecutable.path, ["stream", "receive", "tcp://127.0.0.1:\(port)", "-o", ours])
+    let receiver = try path.runCodecs(
+        ["stream", "receive", "tcp://127.0.0.1:\(port)", "-o", ours], reference: reference, in: directory)
     let serverResult = server.wait()
     #expect(serverResult.status == 0, "\(serverResult.stderr)")
     #expect(receiver.status == 0, "\(receiver.stderr)")
+    // Every picture came the way asked (the summary names the backend).
+    #expect(receiver.stderr.contains("; decoder \(path.backendName)"), "\(receiver.stderr)")
 
     let mine = try ffmpegFrameMD5(path: ours)
     let theirs = try ffmpegFrameMD5(path: reference)

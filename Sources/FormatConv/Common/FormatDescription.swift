@@ -49,6 +49,15 @@ public struct FormatDescription: Sendable, Hashable {
     public var bitDepth: Int { storage.bitDepth }
     /// Chroma bit depth (8 + `bit_depth_chroma_minus8`).
     public var bitDepthChroma: Int { storage.bitDepthChroma }
+    /// The planar layout of this stream's pictures (one plane per component,
+    /// samples in the low bits): `.i420` for 8-bit 4:2:0, `.i010` for 10-bit
+    /// 4:2:0, `.i212` for 12-bit 4:2:2, `.gray` for 8-bit monochrome …; nil
+    /// when luma and chroma depths differ or the depth is not 8, 10 or 12.
+    /// What a software decoder hands out, and what a Y4M file holds.
+    public var planarPixelFormat: PixelFormat? {
+        guard bitDepthChroma == bitDepth || chromaFormat == .monochrome else { return nil }
+        return PixelFormat.planar(chromaFormat, bitDepth: bitDepth)
+    }
     /// H.264 `max_num_ref_frames`; HEVC `sps_max_dec_pic_buffering_minus1` of the
     /// highest sub-layer.
     public var maxReferenceFrames: Int { storage.maxReferenceFrames }

@@ -8,9 +8,11 @@ private let decodeUsage = """
                          [--pixel-format FORMAT] [--codec h264|hevc] [--start T] [--duration D]
 
       -i IN            Annex-B H.264 (.h264 .264) or HEVC (.hevc .265) stream; - reads standard input
-      -o OUT           .y4m raw video in the stream's own format (C420jpeg, C422p10, C444p12, Cmono …);
-                       any other name gets the frames packed without headers (every --pixel-format);
-                       - writes Y4M to standard output
+      -o OUT           .y4m raw video in the stream's own planar format (C420jpeg, C422p10, C444p12,
+                       Cmono …) whichever decoder made the pictures (a GPU's NV12/P010 is repacked);
+                       any other name gets the frames packed without headers, in the same layout
+                       unless --pixel-format says otherwise (the summary names it); - writes Y4M to
+                       standard output
       --decoder        auto (hardware when available, else software), software, vaapi or nvdec
                        (hardware only; nvdec is CUDA device 0)
       --threads N      software decoding threads, 0 = one per core (default)
@@ -165,6 +167,12 @@ private func printSummary(_ pipeline: DecodePipeline<DecodedFrameFiles>) {
         "decoded \(output.framesWritten) frames at \(formatted(output.framesPerSecond)) fps with "
             + "\(session?.backend ?? "no decoder") (\(statistics))")
     if let reason = session?.fallbackReason { lines.append("hardware not used: \(reason)") }
+    if let layout = output.layout {
+        lines.append(
+            "frames: \(layout) (\(layout.ffmpegName)), "
+                + (output.packedPlanes
+                    ? "packed without headers" : "Y4M C\(Y4MHeader.colorSpaceTag(for: layout) ?? "?")"))
+    }
     if output.paths.count > 1 {
         lines.append("the picture size changed; one file per size: " + output.paths.sorted().joined(separator: ", "))
     }
@@ -186,6 +194,9 @@ private struct DecodedFrameFiles: DecodedFrameSink {
     let outputPath: String
     let packedPlanes: Bool
     private var writers: [String: FrameFileWriter] = [:]
+    /// The layout of the frames written, fixed by the first one: a later
+    /// picture in another layout is converted to it (one file, one layout).
+    private(set) var layout: PixelFormat?
     private var firstSize: PictureSize?
     private var format: FormatDescription?
     private(set) var framesWritten = 0
@@ -227,11 +238,13 @@ private struct DecodedFrameFiles: DecodedFrameSink {
                 break
             }
             let buffer = frame.pixelBuffer
+            let layout = self.layout ?? buffer.format
+            self.layout = layout
             let size = PictureSize(width: buffer.width, height: buffer.height)
             let path = try path(for: size)
             if writers[path] == nil {
                 writers[path] = try FrameFileWriter(
-                    path: path, packedPlanes: packedPlanes, size: size, format: buffer.format,
+                    path: path, packedPlanes: packedPlanes, size: size, format: layout,
                     frameRate: FrameFileWriter.frameRate(of: format))
             }
             try writers[path]!.write(buffer)

@@ -33,6 +33,8 @@ private let demoHelp = """
                                  access-unit sizes, PSNR, the verdict) as JSON to PATH
       --min-psnr DB              the least average luma PSNR that passes (default 35)
       --bitrate RATE             average bit rate, e.g. 2M or 800k (default: constant quality)
+      --save-stream PATH         also write the encoded stream as Annex-B to PATH (every access
+                                 unit encoded, parameter sets before each keyframe)
 
     The exit status is 0 when every frame sent came back and the PSNR passes,
     1 otherwise, 2 for bad options. With CODECS_CHECK_LIVE_OBJECTS=1 in the
@@ -104,6 +106,8 @@ struct DemoOptions: Sendable {
     var lowLatency = false
     /// Where to write the figures as JSON (`--json`).
     var jsonPath: String? = nil
+    /// Where to write the encoded stream as Annex-B (`--save-stream`).
+    var streamPath: String? = nil
     /// Pass marks: the average luma PSNR over all decoded frames, and the
     /// least any single frame may have.
     var minimumAveragePSNR = 35.0
@@ -114,6 +118,7 @@ struct DemoOptions: Sendable {
             arguments,
             valueOptions: EncodeOptions.selectionOptions.union([
                 "frames", "size", "late-join", "drop-every", "min-psnr", "transport", "bitrate", "crf", "json",
+                "save-stream",
             ]),
             flagOptions: ["resolution-change", "no-pace", "low-latency"])
         if let extra = parsed.positional.first {
@@ -142,6 +147,7 @@ struct DemoOptions: Sendable {
         }
         encode = try EncodeOptions(parsed, properties: live)
         jsonPath = parsed.value("json")
+        streamPath = parsed.value("save-stream")
         lateJoin = try parsed.integer("late-join", in: 0...(frames - 1), default: 0)!
         dropEvery = try parsed.integer("drop-every", in: 2...100_000)
         switch try parsed.choice("transport", ["rtp", "tcp"], default: "rtp") {

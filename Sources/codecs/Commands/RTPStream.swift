@@ -473,7 +473,7 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             var pipeline = DecodePipeline(
                 codec: codec,
                 settings: DecoderSettings(
-                    decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420),
+                    decoder: decoder,
                     keepsFirstPictureSize: true),
                 sink: ReceivedFrameFile(output: output, frameLimit: frameLimit, frameRate: frameRate))
             try receiver.run(idleTimeout: idleTimeout) { (event) throws(MediaError) -> Bool in

@@ -337,7 +337,7 @@ enum TCPReceive {
         var pipeline = DecodePipeline(
             codec: codec,
             settings: DecoderSettings(
-                decoder: decoder, output: DecoderOutputAttributes(pixelFormat: .i420), keepsFirstPictureSize: true),
+                decoder: decoder, keepsFirstPictureSize: true),
             sink: ReceivedFrameFile(output: request.output, frameLimit: frameLimit, frameRate: frameRate))
         do throws(MediaError) {
             try receive(from: address.host, port: address.port, idleTimeout: idleTimeout, through: &pipeline)
@@ -402,7 +402,8 @@ func receiveTimeout(_ parsed: Arguments) throws(Arguments.UsageError) -> Double?
 }
 
 /// The Y4M file `codecs stream receive` writes: one picture size (frames
-/// after a resolution change come scaled to the first size), I420, the
+/// after a resolution change come scaled to the first size), the stream's
+/// planar layout (I420 for 8-bit 4:2:0, whichever decoder made it), the
 /// frame rate from `--fps`, else the stream's VUI timing, else 30.
 struct ReceivedFrameFile: DecodedFrameSink {
     let output: String
@@ -447,7 +448,7 @@ struct ReceivedFrameFile: DecodedFrameSink {
             if writer == nil {
                 writer = try FrameFileWriter(
                     path: output, packedPlanes: false, size: PictureSize(width: buffer.width, height: buffer.height),
-                    format: .i420, frameRate: frameRate ?? FrameFileWriter.frameRate(of: format))
+                    format: buffer.format, frameRate: frameRate ?? FrameFileWriter.frameRate(of: format))
             }
             try writer!.write(buffer)
             framesWritten += 1

@@ -334,7 +334,7 @@ enum TransportReceive {
                 pipeline = DecodePipeline(
                     codec: nil,
                     settings: DecoderSettings(
-                        decoder: try DecoderOptions.choice(parsed), output: DecoderOutputAttributes(pixelFormat: .i420),
+                        decoder: try DecoderOptions.choice(parsed),
                         keepsFirstPictureSize: true),
                     sink: ReceivedFrameFile(
                         output: request.output, frameLimit: frameLimit, frameRate: try receiveFrameRate(parsed)))

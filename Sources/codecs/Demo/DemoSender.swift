@@ -61,6 +61,11 @@ struct DemoSender {
         var encoder = try makeEncoder(width: options.width, height: options.height)
         result.encoderBackends.append(describe(encoder))
         var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
+        var saved: (writer: AnnexBWriter, file: FileByteSink, bytes: [UInt8])? = nil
+        if let path = options.streamPath {
+            saved = (AnnexBWriter(policy: .beforeEveryKeyframe), try FileByteSink(path: path), [])
+        }
+        defer { try? saved?.file.close() }
         var rtp: (socket: UDPSocket, destination: UDPSocket.Address)?
         if case .rtp(let destination) = output { rtp = (try UDPSocket(bindingTo: "127.0.0.1"), destination) }
         var packetizer = RTPPacketizer(
@@ -79,6 +84,13 @@ struct DemoSender {
                 // alone and the TCP gather list rewrites them in place.
                 let sample = samples.removeFirst()
                 let isKeyframe = sample.isKeyframe
+                if var copy = saved {
+                    saved = nil
+                    copy.bytes.removeAll(keepingCapacity: true)
+                    try copy.writer.write(sample, into: &copy.bytes)
+                    try copy.file.write(copy.bytes)
+                    saved = copy
+                }
                 let frameIndex = Int((sample.pts.converted(toTimescale: Int32(options.frameRate))).value)
                 var byteCount: Int
                 if rtp != nil {

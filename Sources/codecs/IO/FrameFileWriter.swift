@@ -1,11 +1,19 @@
 import FormatConv
 import MediaCore
 import MediaIO
+import PixelTransfer
 
 /// Decoded pictures to a file: Y4M (MediaIO's ``Y4MWriter``), or the planes
 /// packed one frame after another without headers (a ``FileByteSink``).
 /// `-` is standard output.
+///
+/// A file holds one layout, the one it was opened for: a picture in another
+/// (a hardware decoder's NV12 after software I420, say) is converted to it
+/// with a `PixelTransferSession` (exact between I420 and NV12, I010 and P010).
 final class FrameFileWriter {
+    /// The layout of every frame in the file.
+    let format: PixelFormat
+    private var transfer: PixelTransferSession?
     private let y4m: Y4MWriter?
     private let packed: (any ByteSink)?
     /// The file under its temporary name until ``close()``.
@@ -19,6 +27,7 @@ final class FrameFileWriter {
     ) throws(MediaError) {
         let output = PendingOutput(path)
         self.output = output
+        self.format = format
         if packedPlanes {
             y4m = nil
             do throws(MediaError) {
@@ -44,7 +53,13 @@ final class FrameFileWriter {
         }
     }
 
-    func write(_ buffer: PixelBuffer) throws(MediaError) {
+    func write(_ picture: PixelBuffer) throws(MediaError) {
+        var buffer = picture
+        if buffer.format != format {
+            let transfer = self.transfer ?? PixelTransferSession(poolCapacity: 2)
+            self.transfer = transfer
+            buffer = try transfer.transfer(picture, to: format)
+        }
         do throws(MediaError) {
             if let y4m { try y4m.write(buffer) } else { try packed!.write(buffer.packedBytes()) }
         } catch {

@@ -213,10 +213,17 @@ struct DecodePipeline<Sink: DecodedFrameSink> {
         }
     }
 
+    /// Pictures come out in the layout asked for, else in the stream's own
+    /// planar layout (``FormatDescription/planarPixelFormat``) whichever
+    /// backend decodes them: a hardware decoder's NV12 / P010 is repacked
+    /// (exact), and a hardware → software fallback in the middle of a stream
+    /// does not change the layout of the pictures a sink receives.
     private func makeSession(_ description: FormatDescription, output: DecoderOutputAttributes) throws(MediaError)
         -> DecompressionSession
     {
-        try DecompressionSession(
+        var output = output
+        if output.pixelFormat == nil { output.pixelFormat = description.planarPixelFormat }
+        return try DecompressionSession(
             formatDescription: description, decoder: settings.decoder, output: output,
             threadCount: settings.threadCount)
     }
