@@ -19,25 +19,18 @@ func benchmarkRepacking(quick: Bool, rounds: Int, report: Report) throws {
             let scalers = try [SWS_POINT, SWS_FAST_BILINEAR, SWS_BICUBIC].map { flags in
                 try BenchScaler(width: width, height: height, from: from, to: to, flags: flags)
             }
-            var bestReference = Double.infinity
-            var bestOurs = Double.infinity
-            for _ in 0..<max(rounds, 2) {
-                bestOurs = min(
-                    bestOurs,
-                    try fastest(3) {
-                        for (source, destination) in zip(sources, destinations) {
-                            try transfer.transfer(source, into: destination)
-                        }
-                    })
-                for scaler in scalers {
-                    bestReference = min(
-                        bestReference,
-                        fastest(3) {
-                            for (source, destination) in zip(sources, destinations) {
-                                scaler.convert(source, into: destination)
-                            }
-                        })
+            // libswscale's best flag set for this pair, then the same
+            // number of interleaved runs for it and for ours.
+            let scaler = scalers.min { a, b in
+                fastest(2) { for (s, d) in zip(sources, destinations) { a.convert(s, into: d) } }
+                    < fastest(2) { for (s, d) in zip(sources, destinations) { b.convert(s, into: d) } }
+            }!
+            let (bestOurs, bestReference) = try interleaved(max(rounds, 2) * 4) {
+                for (source, destination) in zip(sources, destinations) {
+                    try transfer.transfer(source, into: destination)
                 }
+            } reference: {
+                for (source, destination) in zip(sources, destinations) { scaler.convert(source, into: destination) }
             }
             let perFrame = 1e3 / Double(count)
             report.add(
