@@ -10,9 +10,15 @@ import Testing
 /// encode → Annex-B → reassembly → decode at the settings used here.
 let framePSNRPassMark = 32.0
 
-/// Every frame comes back, in order, with its pts, close to its source.
+/// Every frame comes back, in order, with its pts, close to its source:
+/// decoded in software and through the hardware path (the test VA-API
+/// driver's decoding device).
 @Test(arguments: [CodecType.h264, .hevc], EncoderSettings.allCases)
 func everyFrameComesBack(codec: CodecType, settings: EncoderSettings) throws {
+    for path in DecodePath.allCases { try everyFrameComesBack(codec: codec, settings: settings, path: path) }
+}
+
+private func everyFrameComesBack(codec: CodecType, settings: EncoderSettings, path: DecodePath) throws {
     let encoded = try encodeClip(codec: codec, settings: settings, frames: 48)
     var sizes = ChunkSizes(1...4096)
     let outputs = assemble(encoded.stream, codec: codec, sizes: &sizes)
@@ -41,11 +47,12 @@ func everyFrameComesBack(codec: CodecType, settings: EncoderSettings) throws {
         sample.dts = sent.dts
         return sample
     }
-    let (frames, session) = try decodeAll(timed)
-    #expect(frames.map { frameIndex($0.pts) } == Array(0..<48), "\(codec) \(settings)")
+    let (frames, session) = try decodeAll(timed, path: path, annexB: encoded.stream)
+    #expect(session?.backend == path.backendName, "\(codec) \(settings) \(path)")
+    #expect(frames.map { frameIndex($0.pts) } == Array(0..<48), "\(codec) \(settings) \(path)")
     for frame in frames {
         let psnr = PictureQuality.psnr(frame.pixelBuffer, encoded.clip.frame(at: frameIndex(frame.pts))).y
-        #expect(psnr >= framePSNRPassMark, "\(codec) \(settings) frame \(frameIndex(frame.pts)): \(psnr) dB")
+        #expect(psnr >= framePSNRPassMark, "\(codec) \(settings) \(path) frame \(frameIndex(frame.pts)): \(psnr) dB")
     }
     #expect(session?.drops.isEmpty == true)
 }

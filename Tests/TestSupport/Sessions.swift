@@ -1,6 +1,7 @@
 import DecodeSession
 import EncodeSession
 import FormatConv
+import Foundation
 import MediaCore
 import MediaIO
 
@@ -62,4 +63,33 @@ public func decodeAll(_ samples: [CompressedSample]) throws -> (
         formatDescription: first.formatDescription, decoder: .software,
         output: DecoderOutputAttributes(pixelFormat: .i420))
     return (try decodeAll(session, samples), session)
+}
+
+/// Decodes `samples` with one session the way `path` says, in the stream's
+/// planar layout: in software, or on a test VA-API device that decodes
+/// `annexB` (the same stream as Annex-B), so that every picture comes
+/// through the hardware path (NV12 surfaces, repacked).
+///
+/// - Returns: the frames, and the session for its backend, statistics and
+///   drops (nil when `samples` is empty).
+public func decodeAll(_ samples: [CompressedSample], path: DecodePath, annexB: [UInt8]) throws -> (
+    frames: [DecodedFrame], session: DecompressionSession?
+) {
+    guard let first = samples.first else { return ([], nil) }
+    let output = DecoderOutputAttributes(pixelFormat: first.formatDescription.planarPixelFormat)
+    switch path {
+    case .software:
+        let session = try DecompressionSession(
+            formatDescription: first.formatDescription, decoder: .software, output: output)
+        return (try decodeAll(session, samples), session)
+    case .hardware:
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let stream = directory.path("stream.\(first.formatDescription.codec == .hevc ? "hevc" : "h264")")
+        try Data(annexB).write(to: URL(fileURLWithPath: stream))
+        let device = try TestVADriver.makeDevice(in: directory, decodeReference: stream)
+        let session = try DecompressionSession(
+            formatDescription: first.formatDescription, decoder: .vaapi(device: device), output: output)
+        return (try decodeAll(session, samples), session)
+    }
 }
