@@ -58,6 +58,13 @@ final class Peer: @unchecked Sendable {
         return errorText
     }
 
+    /// What the process wrote to standard output so far.
+    var standardOutput: Data {
+        lock.lock()
+        defer { lock.unlock() }
+        return outputData
+    }
+
     /// Waits (up to 10 s) until standard error contains `text`.
     func waitForError(containing text: String) -> Bool {
         for _ in 0..<500 {

@@ -61,9 +61,19 @@ public final class StreamPlayer {
             throw .invalidArgument("\(url): \(transport) has no listening mode; SRT, RTSP and RTMP do")
         }
         let deadline = NetworkDeadline()
+        var demuxerOptions = TransportSettings.demuxerOptions(transport, options)
+        if transport == .udp {
+            // libavformat binds a UDP reader to every interface whatever the
+            // URL's host; the host given is the one bound (a multicast group
+            // is joined on its own address, as libavformat does).
+            let endpoint = try URLEndpoint(url: url)
+            if !endpoint.host.isEmpty, endpoint.hostIsAddressLiteral, !endpoint.isMulticast {
+                demuxerOptions["localaddr"] = endpoint.host
+            }
+        }
         let demuxer = try Demuxer(
             url: url, formatName: transport.demuxerName,
-            options: TransportSettings.demuxerOptions(transport, options), deadline: deadline,
+            options: demuxerOptions, deadline: deadline,
             openTimeout: options.openTimeout)
         guard demuxer.streams.contains(where: { $0.isVideo && $0.codec != nil }) else {
             let found = demuxer.streams.map { "\($0.mediaType ?? "unknown") \($0.codecName)" }

@@ -91,6 +91,19 @@ func runStream(_ arguments: [String]) -> Int32 {
         return arguments.isEmpty ? 2 : 0
     }
     let rest = Array(arguments.dropFirst())
+    // Every network URL's port is checked before anything opens: a port
+    // outside 1…65535 is a usage error naming it, never a port the system
+    // picks (99999 would become 34463).
+    for url in rest where ["send", "receive"].contains(mode) {
+        let scheme = url.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        guard url.contains("://"), ["rtp", "udp", "tcp", "srt", "rtsp", "rtmp"].contains(scheme) else { continue }
+        do throws(MediaError) {
+            _ = try URLEndpoint(url: url, defaultPort: ["rtsp": 554, "rtmp": 1935][scheme])
+        } catch {
+            printError("codecs stream \(mode): \(error.message)")
+            return 2
+        }
+    }
     // RTP has its own options (and help).
     if mode == "send", rest.contains(where: { $0.hasPrefix("rtp://") }) { return runRTPSend(rest) }
     if mode == "receive", rest.contains(where: { $0.hasPrefix("rtp://") || $0.hasSuffix(".sdp") }) {
@@ -355,10 +368,17 @@ enum TCPReceive {
     ) throws(MediaError) {
         let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
         connection.idleTimeout = idleTimeout
-        while !pipeline.sink.isSatisfied, StopSignal.requested == nil {
-            let chunk = try connection.read(upTo: 65536)
-            if chunk.isEmpty { break }
-            try pipeline.append(chunk)
+        // A timeout or a broken connection ends the reception, not the
+        // output: the frames received before it are finished and kept.
+        var failure: MediaError? = nil
+        do throws(MediaError) {
+            while !pipeline.sink.isSatisfied, StopSignal.requested == nil {
+                let chunk = try connection.read(upTo: 65536)
+                if chunk.isEmpty { break }
+                try pipeline.append(chunk)
+            }
+        } catch {
+            failure = error
         }
         connection.close()
         try pipeline.finish()
@@ -372,7 +392,9 @@ enum TCPReceive {
             summary += "; decoder \(session.backendDescription)"
             for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
         }
-        printError("codecs stream receive: " + summary)
+        if failure != nil, sink.framesWritten > 0 { summary += " (kept: the output ends at the last frame received)" }
+        if failure == nil || sink.accessUnits > 0 { printError("codecs stream receive: " + summary) }
+        if let failure { throw failure }
         if sink.framesWritten == 0 {
             throw .invalidData("the stream from \(host):\(port) held no decodable frame")
         }

@@ -348,6 +348,11 @@ enum TransportReceive {
         var reconnector = Reconnector(limit: reconnect, label: label)
         var sink: SampleSink? = nil
         var received = 0
+        // An error or a timeout in the middle of the stream ends the
+        // reception, not the output: what arrived before it is finished and
+        // kept (the last frames decoded, the file closed under its name),
+        // then the error is reported and the exit status is 1.
+        var failure: MediaError? = nil
         do throws(MediaError) {
             connections: while StopSignal.requested == nil {
                 let player: StreamPlayer
@@ -385,6 +390,10 @@ enum TransportReceive {
                     }
                 }
             }
+        } catch {
+            failure = error
+        }
+        do throws(MediaError) {
             var summary = "\(label): received \(received) access units from \(request.url)"
             if var pipeline {
                 try pipeline.finish()
@@ -394,12 +403,17 @@ enum TransportReceive {
                     summary += "; decoder \(session.backendDescription)"
                     for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
                 }
+                if failure == nil, received > 0, pipeline.sink.framesWritten == 0 {
+                    failure = .invalidData("\(request.url): no access unit received could be decoded")
+                }
             } else if let sink {
                 try sink.finish()
                 summary += ", wrote them to \(request.output)"
             }
             if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
-            printError(summary)
+            if failure != nil, received > 0 { summary += " (kept: the output ends at the last frame received)" }
+            if failure == nil || received > 0 { printError(summary) }
+            if let failure { throw failure }
             if received == 0 { throw .invalidData("\(request.url): the stream held no access unit") }
             return 0
         } catch {
