@@ -28,7 +28,9 @@ public struct URLEndpoint: Sendable, Hashable {
             }
             host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
                 throw .invalidArgument("\(url): expected [HOST]:PORT")
             }
         } else if let colon = rest.lastIndex(of: ":") {
