@@ -269,24 +269,40 @@ public struct RTPPacketizer: Sendable {
         batch.end(start)
     }
 
-    /// Parameter sets: one aggregation packet when they fit, else one by one.
+    /// Parameter sets in as few packets as fit: consecutive sets go into one
+    /// aggregation packet while it stays within the payload size (VPS, SPS
+    /// and PPS together even when a large SEI from the record follows); a set
+    /// that fits with no other goes alone, one too large for a packet in
+    /// fragments.
     private mutating func writeGroup(_ nals: [[UInt8]], timestamp: UInt32, into batch: inout RTPPacketBatch) {
-        let size = aggregateOverhead + nals.reduce(0) { $0 + 2 + $1.count + (usesDON ? 1 : 0) }
-        if nals.count > 1 && size <= configuration.maximumPayloadSize {
-            var buffers: [UnsafeRawBufferPointer] = []
-            // The arrays outlive the closure: copy them into one contiguous buffer.
-            let joined = nals.flatMap { $0 }
-            joined.withUnsafeBytes { all in
-                var offset = 0
-                for nal in nals {
-                    buffers.append(UnsafeRawBufferPointer(rebasing: all[offset..<(offset + nal.count)]))
-                    offset += nal.count
+        var group: [[UInt8]] = []
+        var groupSize = aggregateOverhead
+        func flush(_ batch: inout RTPPacketBatch) {
+            if group.count == 1 {
+                group[0].withUnsafeBytes { writeSingleOrFragments($0, timestamp, &batch) }
+            } else if group.count > 1 {
+                // The arrays outlive the closure: one contiguous copy of the group.
+                let joined = group.flatMap { $0 }
+                joined.withUnsafeBytes { all in
+                    var buffers: [UnsafeRawBufferPointer] = []
+                    var offset = 0
+                    for nal in group {
+                        buffers.append(UnsafeRawBufferPointer(rebasing: all[offset..<(offset + nal.count)]))
+                        offset += nal.count
+                    }
+                    writeAggregate(buffers, timestamp, &batch)
                 }
-                writeAggregate(buffers, timestamp, &batch)
             }
-        } else {
-            for nal in nals { nal.withUnsafeBytes { writeSingleOrFragments($0, timestamp, &batch) } }
+            group.removeAll(keepingCapacity: true)
+            groupSize = aggregateOverhead
         }
+        for nal in nals {
+            let entrySize = 2 + nal.count + (usesDON ? 1 : 0)
+            if !group.isEmpty && groupSize + entrySize > configuration.maximumPayloadSize { flush(&batch) }
+            group.append(nal)
+            groupSize += entrySize
+        }
+        flush(&batch)
     }
 
     private mutating func writeSingle(

@@ -153,3 +153,39 @@ struct RTPDepacketizerLimitsTests {
         #expect(got[6].formatDescription.parameterSets == small.samples[0].formatDescription.parameterSets)
     }
 }
+
+/// The parameter sets before a keyframe go in as few packets as fit: an
+/// HEVC record whose prefix SEI (2000 bytes, as FFmpeg's libx265 stores
+/// x265's settings in hvcC) is too large for a packet still sends VPS, SPS
+/// and PPS in one AP, then the SEI in fragments (they used to go as three
+/// single packets once the record outgrew one packet).
+@Test func parameterSetsShareAnAggregationPacketBesideALargeSEI() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let stream = try RTPTestStreams.encode(.hevc, frames: 2, in: directory)
+    var sample = try #require(stream.samples.first)
+    let sets = sample.formatDescription.parameterSets.filter { [32, 33, 34].contains(($0[0] >> 1) & 0x3F) }
+    #expect(sets.count == 3)
+    let sei: [UInt8] = [0x4E, 0x01, 0x05] + [UInt8](repeating: 0x5A, count: 1997)
+    sample.formatDescription = try FormatDescription(hevcParameterSets: sets + [sei])
+    let packets = try packetizeAll([sample], .init(codec: .hevc, ssrc: 1))
+    let payloads = try packets.map { try split($0).payload }
+    // Packet 1: an AP (type 48) holding the three sets, in order.
+    #expect((payloads[0][0] >> 1) & 0x3F == 48)
+    var offset = 2
+    var types: [UInt8] = []
+    while offset + 2 <= payloads[0].count {
+        let size = Int(payloads[0][offset]) << 8 | Int(payloads[0][offset + 1])
+        types.append((payloads[0][offset + 2] >> 1) & 0x3F)
+        offset += 2 + size
+    }
+    #expect(types == [32, 33, 34])
+    #expect(offset == payloads[0].count)
+    // Then the SEI in fragmentation units (type 49, FU type 39): start, …, end.
+    // (x265's own SEI may follow in-band in the sample: only the first run counts.)
+    let fragments = Array(payloads.dropFirst().prefix { ($0[0] >> 1) & 0x3F == 49 && $0[2] & 0x3F == 39 })
+    let end = try #require(fragments.firstIndex { $0[2] & 0x40 != 0 })
+    #expect(end == 1, "the record's SEI took \(end + 1) fragments")
+    #expect(fragments[0][2] & 0x80 != 0)
+    #expect(fragments[0...end].reduce(0) { $0 + $1.count - 3 } == sei.count - 2)
+}
