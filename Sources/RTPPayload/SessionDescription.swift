@@ -187,6 +187,11 @@ public struct RTPSessionDescription: Sendable, Hashable {
                     throw .invalidData("SDP line \(number): malformed connection line 'c=\(value)'")
                 }
                 let address = (String(fields[2].split(separator: "/").first ?? fields[2]), String(fields[1]))
+                guard Self.isConnectionAddress(address.0, type: address.1) else {
+                    throw .invalidData(
+                        "SDP line \(number): '\(address.0)' in 'c=\(value)' is not an \(address.1 == "IP6" ? "IPv6" : "IPv4") "
+                            + "address or a host name")
+                }
                 if media.isEmpty {
                     sessionAddress = address
                 } else if inVideo {
@@ -202,6 +207,9 @@ public struct RTPSessionDescription: Sendable, Hashable {
                 else { throw .invalidData("SDP line \(number): malformed media line 'm=\(value)'") }
                 var entry = Media()
                 entry.port = port
+                for field in fields.dropFirst(3) where UInt8(field).map({ $0 > 127 }) ?? false {
+                    throw .invalidData("SDP line \(number): payload type \(field) is not an RTP payload type (0…127)")
+                }
                 entry.payloadTypes = fields.dropFirst(3).compactMap { UInt8($0) }
                 media.append(entry)
             case "a" where inVideo:
@@ -212,7 +220,16 @@ public struct RTPSessionDescription: Sendable, Hashable {
                     guard parts.count == 2, let type = UInt8(parts[0]), encoding.count >= 2,
                         let rate = Int(encoding[1])
                     else { throw .invalidData("SDP line \(number): malformed 'a=\(value)'") }
-                    media[media.count - 1].rtpmaps[type] = (encoding[0].uppercased(), rate)
+                    guard type <= 127 else {
+                        throw .invalidData("SDP line \(number): payload type \(type) is not an RTP payload type (0…127)")
+                    }
+                    let name = encoding[0].uppercased()
+                    if ["H264", "H265", "HEVC"].contains(name), rate != 90_000 {
+                        throw .invalidData(
+                            "SDP line \(number): clock rate \(rate) for \(name); RFC 6184 and RFC 7798 video runs at "
+                                + "90000")
+                    }
+                    media[media.count - 1].rtpmaps[type] = (name, rate)
                 } else if value.hasPrefix("fmtp:") {
                     let body = value.dropFirst("fmtp:".count)
                     let parts = body.split(separator: " ", maxSplits: 1)
@@ -283,6 +300,47 @@ public struct RTPSessionDescription: Sendable, Hashable {
             }
         }
         if codec == .hevc { parameterSets = vps + sps + pps }
+        // A sequence parameter set that does not parse is an error here, with
+        // the reason, not a set left out that shows up later as "missing".
+        for (index, nal) in parameterSets.enumerated() {
+            let isSPS = codec == .h264 ? (nal.first ?? 0) & 0x1F == 7 : ((nal.first ?? 0) >> 1) & 0x3F == 33
+            guard isSPS else { continue }
+            do throws(MediaError) {
+                if codec == .h264 { _ = try H264SequenceParameterSet(nal: nal) } else {
+                    _ = try HEVCSequenceParameterSet(nal: nal)
+                }
+            } catch {
+                let name = codec == .h264 ? "sprop-parameter-sets" : "sprop-sps"
+                throw .invalidData("SDP: \(name): parameter set \(index + 1) is not a valid SPS: \(error.message)")
+            }
+        }
+    }
+
+    /// Whether `address` is an IPv4 or IPv6 address literal, or a host name
+    /// (letters, digits, hyphens and dots), as SDP's c= line allows.
+    static func isConnectionAddress(_ address: String, type: String) -> Bool {
+        switch type {
+        case "IP4":
+            let parts = address.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) { return true }
+            return isHostName(address)
+        case "IP6":
+            return address.contains(":")
+                && address.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+                && address.split(separator: ":", omittingEmptySubsequences: false).count <= 8
+        default:
+            return false
+        }
+    }
+
+    private static func isHostName(_ name: String) -> Bool {
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        return !name.isEmpty && name.utf8.count <= 253
+            && labels.allSatisfy { label in
+                !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
+                    && label.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" }
+            }
+            && !(labels.last?.allSatisfy(\.isNumber) ?? true)
     }
 
     /// The NAL units of a comma-separated list of base64 values; a value that

@@ -125,3 +125,39 @@ struct SessionDescriptionTests {
         }
     }
 }
+
+/// SDP a hostile or broken peer writes is refused with the line and the
+/// reason, never taken as it is: a payload type outside RTP's seven bits, a
+/// video clock rate other than 90 kHz, a c= address that is neither an
+/// address nor a host name (it used to bind every interface), and a
+/// sprop SPS that does not parse (it used to be dropped, then reported as
+/// "missing parameter sets").
+@Test(arguments: [
+    ("m=video 5004 RTP/AVP 200\na=rtpmap:200 H264/90000", "payload type 200 is not an RTP payload type"),
+    ("m=video 5004 RTP/AVP 96\na=rtpmap:96 H264/0", "clock rate 0 for H264"),
+    ("m=video 5004 RTP/AVP 96\na=rtpmap:96 H265/8000", "clock rate 8000 for H265"),
+    ("c=IN IP4 not..an//address\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000", "is not an IPv4 address"),
+    ("c=IN IP4 300.1.2.3\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000", "is not an IPv4 address"),
+    ("c=IN IP6 fe80::zz\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000", "is not an IPv6 address"),
+    (
+        "m=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000\na=fmtp:96 packetization-mode=1; "
+            + "sprop-parameter-sets=Z/8=,aM4G4g==",
+        "sprop-parameter-sets: parameter set 1 is not a valid SPS"
+    ),
+])
+func hostileSDPIsRefusedWithItsReason(_ body: String, _ reason: String) throws {
+    let text = "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\n" + (body.hasPrefix("c=") ? "" : "c=IN IP4 127.0.0.1\n") + body
+    #expect {
+        _ = try RTPSessionDescription(parsing: text)
+    } throws: { error in
+        ((error as? MediaError)?.message ?? "").contains(reason)
+    }
+}
+
+/// Addresses and names that SDP's c= line may carry are still taken.
+@Test func connectionAddressesAndNamesAreTaken() throws {
+    for (type, address) in [("IP4", "127.0.0.1"), ("IP4", "media.example.net"), ("IP6", "::1"), ("IP6", "fe80::1")] {
+        let text = "v=0\ns=x\nc=IN \(type) \(address)\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000\n"
+        #expect(try RTPSessionDescription(parsing: text).connectionAddress == address)
+    }
+}

@@ -115,4 +115,22 @@ import Testing
         #expect(received.stderr.contains("kept"), "\(received.stderr)")
         #expect(try referenceHashes(output) == sent.hashes)
     }
+
+    /// An SDP file that is not text, or whose content is wrong, gets its
+    /// reason in one line (exit 1), not "cannot read" and the whole help.
+    @Test func aBadSDPFileSaysWhatIsWrong() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let binary = directory.path("binary.sdp")
+        try Data([0xFF, 0xFE, 0x00, 0x80, 0xC3, 0x28]).write(to: URL(fileURLWithPath: binary))
+        let wrongRate = directory.path("rate.sdp")
+        try "v=0\ns=x\nc=IN IP4 127.0.0.1\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/0\n".write(
+            toFile: wrongRate, atomically: true, encoding: .utf8)
+        for (file, reason) in [(binary, "is not a UTF-8 SDP file"), (wrongRate, "clock rate 0 for H264")] {
+            let result = try runCodecs(["stream", "receive", file, "-o", directory.path("out.y4m")])
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains(reason), "\(result.stderr)")
+            #expect(!result.stderr.contains("usage:"), "\(result.stderr)")
+        }
+    }
 }

@@ -429,11 +429,15 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             case let other: throw Arguments.UsageError(description: "--codec \(other): expected h264 or hevc")
             }
         } else {
-            let text: String
+            let bytes: Data
             do {
-                text = try String(contentsOfFile: source, encoding: .utf8)
+                bytes = try Data(contentsOf: URL(fileURLWithPath: source))
             } catch {
-                throw Arguments.UsageError(description: "cannot read the SDP file \(source)")
+                throw Arguments.UsageError(
+                    description: "cannot read the SDP file \(source) (expected rtp://HOST:PORT or a .sdp file)")
+            }
+            guard let text = String(data: bytes, encoding: .utf8) else {
+                throw MediaError.invalidData("\(source) is not a UTF-8 SDP file")
             }
             let sdp = try RTPSessionDescription(parsing: text)
             guard (1...65535).contains(sdp.port) else {
@@ -460,6 +464,10 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         }
         frameRate = try receiveFrameRate(parsed)
         decoder = try DecoderOptions.choice(parsed)
+    } catch let error as MediaError {
+        // What the SDP file says is wrong: the reason alone, not the help.
+        printError("codecs stream receive: \(error.message)")
+        return 1
     } catch {
         printError("codecs stream receive: \(error)\n\n\(rtpReceiveHelp)")
         return 2
