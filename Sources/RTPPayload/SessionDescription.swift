@@ -221,7 +221,8 @@ public struct RTPSessionDescription: Sendable, Hashable {
                         let rate = Int(encoding[1])
                     else { throw .invalidData("SDP line \(number): malformed 'a=\(value)'") }
                     guard type <= 127 else {
-                        throw .invalidData("SDP line \(number): payload type \(type) is not an RTP payload type (0…127)")
+                        throw .invalidData(
+                            "SDP line \(number): payload type \(type) is not an RTP payload type (0…127)")
                     }
                     let name = encoding[0].uppercased()
                     if ["H264", "H265", "HEVC"].contains(name), rate != 90_000 {
@@ -306,7 +307,9 @@ public struct RTPSessionDescription: Sendable, Hashable {
             let isSPS = codec == .h264 ? (nal.first ?? 0) & 0x1F == 7 : ((nal.first ?? 0) >> 1) & 0x3F == 33
             guard isSPS else { continue }
             do throws(MediaError) {
-                if codec == .h264 { _ = try H264SequenceParameterSet(nal: nal) } else {
+                if codec == .h264 {
+                    _ = try H264SequenceParameterSet(nal: nal)
+                } else {
                     _ = try HEVCSequenceParameterSet(nal: nal)
                 }
             } catch {
