@@ -198,9 +198,13 @@ private struct RTPSender {
     private let ssrc: UInt32
     /// With `--adaptive-bitrate`: the loss-based controller, and the rates it set.
     private var rateController: LossBasedRateController?
-    private(set) var rateChanges: [Int] = []
-    /// The fraction-lost values of receiver reports not yet applied.
-    private var reportedLoss: [UInt8] = []
+    /// How many times the rate changed, its range, and the last few rates
+    /// (a bounded record: a peer flooding reports cannot grow it).
+    private(set) var rateChangeCount = 0
+    private var rateRange: ClosedRange<Int>?
+    private var recentRates: [Int] = []
+    /// The worst fraction lost of the receiver reports not yet applied.
+    private var reportedLoss: UInt8?
     /// Where incoming RTCP is read, reused from call to call.
     private var rtcpBuffer = [UInt8](repeating: 0, count: 1500)
 
@@ -284,9 +288,10 @@ private struct RTPSender {
         if let injector {
             text += "; dropped \(injector.statistics.dropped) of \(injector.statistics.packets) packets on purpose"
         }
-        if !rateChanges.isEmpty {
+        if rateChangeCount > 0, let rateRange {
             text +=
-                "; bit rate set to \(rateChanges.map(String.init).joined(separator: ", ")) bit/s from receiver reports"
+                "; bit rate changed \(rateChangeCount) times from receiver reports (\(rateRange.lowerBound)…"
+                + "\(rateRange.upperBound) bit/s; last \(recentRates.map(String.init).joined(separator: ", ")))"
         }
         if keyframeRequests > 0 {
             text += "; \(keyframeRequests) keyframe requests"
@@ -309,13 +314,16 @@ private struct RTPSender {
                     encoder.requestKeyFrame()
                     keyframesForced.append(Int(index))
                 }
-                for loss in reportedLoss {
-                    if let rate = rateController?.update(fractionLost: loss) {
-                        try encoder.setAverageBitRate(rate)
-                        rateChanges.append(rate)
-                    }
+                // One update a frame at most, from the worst loss reported
+                // since the last one: a flood of reports moves the rate no
+                // faster than a frame rate.
+                if let loss = reportedLoss, let rate = rateController?.update(fractionLost: loss) {
+                    try encoder.setAverageBitRate(rate)
+                    rateChangeCount += 1
+                    rateRange = rateRange.map { min($0.lowerBound, rate)...max($0.upperBound, rate) } ?? rate...rate
+                    recentRates = Array((recentRates + [rate]).suffix(5))
                 }
-                reportedLoss.removeAll()
+                reportedLoss = nil
                 try send(
                     encoder.encode(frame, pts: frameDuration * index, duration: frameDuration), start: start)
                 index += 1
@@ -380,7 +388,8 @@ private struct RTPSender {
             }
             for packet in packets {
                 if case .receiverReport(_, let blocks) = packet {
-                    reportedLoss += blocks.filter { $0.ssrc == ssrc }.map(\.fractionLost)
+                    let worst = blocks.filter { $0.ssrc == ssrc }.map(\.fractionLost).max()
+                    if let worst { reportedLoss = max(reportedLoss ?? 0, worst) }
                 }
             }
         }
