@@ -41,6 +41,9 @@ private let streamHelp = """
       --wait-clients N           clients to wait for before the first frame (default 1)
       --client-buffer BYTES      how far a client may fall behind before it is dropped, so one
                                  slow client never holds up the others (default 16777216)
+      --max-clients N            clients connected at once; one more is closed at once (default 64)
+      --max-queue BYTES          bytes queued for all clients together; past it the client
+                                 furthest behind is dropped (default 67108864)
     \(EncodeOptions.help)
     Without --keyint, serve puts a keyframe every two seconds so joiners start soon.
 
@@ -218,11 +221,13 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
     let port: Int
     let waitClients: Int
     let clientBuffer: Int
+    let maximumClients: Int
+    let maximumQueue: Int
     do {
         parsed = try Arguments(
             arguments,
             valueOptions: EncodeOptions.valueOptions.union([
-                "i", "input", "port", "listen", "wait-clients", "client-buffer",
+                "i", "input", "port", "listen", "wait-clients", "client-buffer", "max-clients", "max-queue",
             ]),
             flagOptions: EncodeOptions.flagOptions.union(["no-pace", "loop"]))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
@@ -238,6 +243,12 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
         port = number
         waitClients = try parsed.integer("wait-clients", in: 1...64, default: 1)!
         clientBuffer = try parsed.integer("client-buffer", in: 65_536...1 << 30, default: 16 << 20)!
+        maximumClients = try parsed.integer("max-clients", in: 1...100_000, default: 64)!
+        maximumQueue = try parsed.integer("max-queue", in: 65_536...1 << 34, default: 64 << 20)!
+        guard waitClients <= maximumClients else {
+            throw Arguments.UsageError(
+                description: "--wait-clients \(waitClients) is more than --max-clients \(maximumClients)")
+        }
         encodeOptions = try EncodeOptions(parsed)
     } catch {
         printError("codecs stream serve: \(error)")
@@ -247,7 +258,7 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
         try serve(
             input: input, port: port, listenAddress: parsed.value("listen") ?? "0.0.0.0", options: encodeOptions,
             pace: !parsed.flag("no-pace"), loop: parsed.flag("loop"), waitClients: waitClients,
-            clientBuffer: clientBuffer)
+            clientBuffer: clientBuffer, maximumClients: maximumClients, maximumQueue: maximumQueue)
         return 0
     } catch {
         printError("codecs stream serve: \(error)")
@@ -257,7 +268,7 @@ private func runStreamServe(_ arguments: [String]) -> Int32 {
 
 private func serve(
     input: String, port: Int, listenAddress: String, options: EncodeOptions, pace: Bool, loop: Bool,
-    waitClients: Int, clientBuffer: Int
+    waitClients: Int, clientBuffer: Int, maximumClients: Int, maximumQueue: Int
 ) throws(MediaError) {
     var reader = try Y4MReader(path: input)
     let header = reader.header
@@ -269,7 +280,9 @@ private func serve(
     var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
 
     let listener = try TCPListener(host: listenAddress, port: port)
-    let broadcaster = StreamBroadcaster(listener: listener, maximumQueuedBytes: clientBuffer)
+    let broadcaster = StreamBroadcaster(
+        listener: listener, maximumQueuedBytes: clientBuffer, maximumClients: maximumClients,
+        maximumTotalQueuedBytes: maximumQueue)
     broadcaster.log = { printError("codecs stream serve: \($0)") }
     printError(
         "codecs stream serve: \(options.codec.displayName) \(header.width)x\(header.height) from \(input) "

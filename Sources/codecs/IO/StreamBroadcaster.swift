@@ -38,13 +38,30 @@ final class StreamBroadcaster {
     /// The most bytes a client may fall behind before it is dropped; nil:
     /// sends wait for the client instead.
     let maximumQueuedBytes: Int?
+    /// The most clients connected at once; one more is told so (its
+    /// connection closed at once, and logged). nil: no limit.
+    let maximumClients: Int?
+    /// The most bytes queued for all clients together; past it the client
+    /// furthest behind is dropped (and logged) until the total fits. nil: no
+    /// limit beyond each client's own.
+    let maximumTotalQueuedBytes: Int?
+    /// Clients refused because ``maximumClients`` were connected.
+    private(set) var refusedClients = 0
     /// Called with a line of text when a client comes or goes.
     var log: (String) -> Void = { _ in }
 
-    init(listener: TCPListener, maximumQueuedBytes: Int? = nil) {
+    init(
+        listener: TCPListener, maximumQueuedBytes: Int? = nil, maximumClients: Int? = nil,
+        maximumTotalQueuedBytes: Int? = nil
+    ) {
         self.listener = listener
         self.maximumQueuedBytes = maximumQueuedBytes
+        self.maximumClients = maximumClients
+        self.maximumTotalQueuedBytes = maximumTotalQueuedBytes
     }
+
+    /// The bytes queued for every client together.
+    var totalQueuedBytes: Int { clients.reduce(0) { $0 + $1.queuedBytes } }
 
     /// The number of connected clients.
     var clientCount: Int { clients.count }
@@ -54,6 +71,13 @@ final class StreamBroadcaster {
     func acceptPending(timeoutMilliseconds: Int32 = 0) throws(MediaError) {
         var timeout = timeoutMilliseconds
         while let connection = try listener.accept(timeoutMilliseconds: timeout) {
+            timeout = 0
+            if let maximumClients, clients.count >= maximumClients {
+                refusedClients += 1
+                log("client \(connection.peer) refused: \(clients.count) clients connected already (--max-clients)")
+                connection.close()
+                continue
+            }
             if let limit = maximumQueuedBytes {
                 // The kernel's send buffer is part of how far a client may fall
                 // behind: keep it within the same bound (Linux would let it grow
@@ -123,6 +147,19 @@ final class StreamBroadcaster {
             client.bytesSent += byteCount
             receivers += 1
             return false
+        }
+        if let cap = maximumTotalQueuedBytes {
+            var total = totalQueuedBytes
+            while total > cap,
+                let index = clients.indices.max(by: { clients[$0].queuedBytes < clients[$1].queuedBytes })
+            {
+                let client = clients.remove(at: index)
+                log(
+                    "client \(client.connection.peer) dropped: the clients' queues hold \(total) bytes together "
+                        + "(more than \(cap)) and it is the furthest behind (\(client.queuedBytes) bytes)")
+                client.connection.close()
+                total -= client.queuedBytes
+            }
         }
         return receivers
     }
