@@ -56,13 +56,16 @@ extension Libav {
     }()
 
     /// The error for a failed network call on `url`: `.timedOut` when the
-    /// interrupt deadline stopped it, `.connectionFailed` for a refused,
+    /// interrupt deadline stopped it (whatever status libavformat returned), `.connectionFailed` for a refused,
     /// reset or broken connection, else the usual mapping. The message starts
     /// with the URL.
     package static func networkError(_ status: Int32, url: String, while action: String, deadline: NetworkDeadline)
         -> MediaError
     {
-        if status == CFFmpeg_AVERROR_EXIT() || (status == CFFmpeg_AVERROR_ETIMEDOUT() && deadline.hasExpired) {
+        // The deadline stopped the call whatever libavformat made of it: its
+        // RTSP and RTMP code report an interrupted read as invalid data or
+        // an I/O error.
+        if status == CFFmpeg_AVERROR_EXIT() || deadline.hasExpired {
             let wait = deadline.seconds.map { " for \(Self.seconds($0)) s" } ?? ""
             return MediaError(
                 .timedOut, "\(url): nothing happened\(wait) while \(action)", library: library, status: Int(status))

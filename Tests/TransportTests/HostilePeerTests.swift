@@ -133,4 +133,67 @@ import Testing
             #expect(!result.stderr.contains("usage:"), "\(result.stderr)")
         }
     }
+
+    /// A client that sends garbage and leaves does not end an RTSP or RTMP
+    /// listener: it says so and takes the next client, whose every frame
+    /// arrives (one bad client used to end the listener).
+    @Test(arguments: ["rtmp", "rtsp"])
+    func aListenerOutlivesABadClient(_ scheme: String) throws {
+        let sent = try Sent(codec: "h264")
+        let port = try freePort(.tcp)
+        let url = "\(scheme)://127.0.0.1:\(port)/live/s"
+        let output = sent.directory.path("out.y4m")
+        let receiver = try Peer(
+            TestPaths.codecsExecutable.path, ["stream", "receive", url, "--listen", "--timeout", "10", "-o", output])
+        defer { receiver.stop() }
+        try waitUntilBound(.tcp, port: port, by: receiver)
+        let garbage = try runProcess(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import socket, time; s = socket.create_connection(('127.0.0.1', \(port))); "
+                    + "s.sendall(b'\\x06' + b'junk' * 400); time.sleep(0.3); s.close()",
+            ])
+        #expect(garbage.status == 0, "\(garbage.stderr)")
+        #expect(receiver.waitForError(containing: "handshake failed"), "\(receiver.standardError)")
+        let publish =
+            scheme == "rtmp" ? ["-f", "flv", url] : ["-rtsp_transport", "tcp", "-f", "rtsp", url]
+        let sender = try runProcess(
+            "ffmpeg",
+            ["-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-i", sent.encoded, "-c", "copy"] + publish)
+        #expect(sender.status == 0, "\(sender.stderr)")
+        let received = receiver.wait()
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(received.stderr.contains("listening again"), "\(received.stderr)")
+        #expect(try referenceHashes(output) == sent.hashes)
+    }
+
+    /// An RTSP server that accepts and then says nothing: the error says
+    /// that nothing happened for --timeout seconds while opening, not
+    /// "Invalid data found".
+    @Test func aSilentRTSPServerTimesOutWithThatReason() throws {
+        let server = try Peer(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1); "
+                    + "print(s.getsockname()[1], flush=True); c, _ = s.accept(); time.sleep(15)",
+            ])
+        defer { server.stop() }
+        var port: Int? = nil
+        for _ in 0..<500 where port == nil {
+            port = Int(
+                String(decoding: server.standardOutput, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            if port == nil { usleep(20_000) }
+        }
+        let listening = try #require(port, "\(server.standardError)")
+        let result = try runCodecs([
+            "stream", "receive", "rtsp://127.0.0.1:\(listening)/x", "--timeout", "1", "-o", "unused.y4m",
+        ])
+        #expect(result.status == 1)
+        #expect(
+            result.stderr.hasSuffix(
+                "rtsp://127.0.0.1:\(listening)/x: nothing happened for 1 s while opening the stream\n"),
+            "\(result.stderr)")
+    }
 }

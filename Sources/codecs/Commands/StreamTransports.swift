@@ -353,12 +353,21 @@ enum TransportReceive {
         // kept (the last frames decoded, the file closed under its name),
         // then the error is reported and the exit status is 1.
         var failure: MediaError? = nil
+        // A listener outlives a client whose handshake fails (garbage, a
+        // protocol error): it says so and waits for the next one. A client
+        // that stalls mid-handshake is stopped by --timeout like a silent one.
+        var badClients = 0
         do throws(MediaError) {
             connections: while StopSignal.requested == nil {
                 let player: StreamPlayer
                 do throws(MediaError) {
                     player = try StreamPlayer(url: request.url, options: options)
                 } catch {
+                    if options.listen, error.code != .timedOut, badClients < 100 {
+                        badClients += 1
+                        printError("\(label): a client's handshake failed (\(error.message)); listening again")
+                        continue connections
+                    }
                     if reconnector.shouldRetry(after: error) { continue connections }
                     throw error
                 }
