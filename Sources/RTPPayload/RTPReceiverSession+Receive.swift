@@ -90,12 +90,14 @@ extension RTPReceiverSession {
         candidate.lastArrival = time
         let wasValid = candidate.sequence.isValid
         let verdict = candidate.sequence.update(header.sequenceNumber)
-        if !wasValid && (verdict == .probation || verdict == .valid) {
-            // Keep the run in sequence: A.1 starts probation over on a break.
+        if !wasValid {
+            // Probation packets wait with the candidate (the last few, even
+            // across a break in sequence, so that packets merely reordered
+            // at the start are not lost to probation).
             if verdict == .probation && candidate.sequence.probation == configuration.minimumSequential - 1 {
-                candidate.packets.removeAll()
                 candidate.runStart = time
             }
+            if candidate.packets.count >= Self.maximumProbationPackets { candidate.packets.removeFirst() }
             candidate.packets.append((header, datagram, time))
         }
         guard candidate.sequence.isValid, verdict == .valid || verdict == .restart else {
@@ -118,13 +120,22 @@ extension RTPReceiverSession {
             restartStream(into: &events)
         }
         candidates[key] = nil
-        let packets = wasValid ? [(header, datagram, time)] : candidate.packets
         source = Source(
             ssrc: header.ssrc, endpoint: endpoint, payloadType: candidate.payloadType, sequence: candidate.sequence,
             lastArrival: time)
         beginSource(ssrc: header.ssrc)
-        for (held, bytes, arrival) in packets {
-            accept(held, bytes, at: arrival, isRetransmission: false, into: &events)
+        // The packets held on probation that lie at most MAX_MISORDER
+        // behind the one that validated the source, in sequence order.
+        var held = wasValid ? [(header, datagram, time)] : candidate.packets
+        held = held.filter {
+            let behind = header.sequenceNumber &- $0.0.sequenceNumber
+            return behind <= SourceSequenceState.maximumMisorder
+        }
+        held.sort { (header.sequenceNumber &- $0.0.sequenceNumber) > (header.sequenceNumber &- $1.0.sequenceNumber) }
+        // Held packets were counted as another source's when they came.
+        if !wasValid { statistics.packetsIgnored.otherSource -= held.count - 1 }
+        for (packetHeader, bytes, arrival) in held {
+            accept(packetHeader, bytes, at: arrival, isRetransmission: false, into: &events)
         }
     }
 

@@ -224,6 +224,7 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
     }
 
     static var maximumCandidates: Int { 16 }
+    static var maximumProbationPackets: Int { 16 }
     static var recentlyReleasedCount: Int { 1024 }
 
     var source: Source?
