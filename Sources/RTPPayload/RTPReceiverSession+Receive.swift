@@ -45,9 +45,11 @@ extension RTPReceiverSession {
             statistics.packetsIgnored.badSequence += 1
         case .bad:
             statistics.packetsIgnored.badSequence += 1
+            source!.refused = (header, datagram, time)
         case .restart:
             // RFC 3550 A.1: two packets in sequence after a wild jump; the
-            // sender restarted its sequence numbers.
+            // sender restarted its sequence numbers. The refused packet
+            // before this one is the new start.
             let locked = source!
             restartStream(into: &events)
             source = Source(
@@ -56,6 +58,10 @@ extension RTPReceiverSession {
                     accepted: header.sequenceNumber, minimumSequential: configuration.minimumSequential),
                 lastArrival: time)
             beginSource(ssrc: locked.ssrc)
+            if let refused = locked.refused, refused.header.sequenceNumber &+ 1 == header.sequenceNumber {
+                statistics.packetsIgnored.badSequence -= 1
+                accept(refused.header, refused.packet, at: refused.arrival, isRetransmission: false, into: &events)
+            }
             accept(header, datagram, at: time, isRetransmission: false, into: &events)
         }
     }
@@ -107,7 +113,7 @@ extension RTPReceiverSession {
         }
         // Validated: does it take the stream over?
         if let locked = source {
-            let quietDuringRun = locked.lastArrival <= candidate.runStart
+            let quietDuringRun = locked.lastArrival < candidate.runStart
             let samePeer = locked.endpoint == endpoint
             let silent = time - locked.lastArrival >= configuration.sourceTimeout.nanoseconds
             guard quietDuringRun, candidate.payloadType == locked.payloadType, samePeer || silent else {

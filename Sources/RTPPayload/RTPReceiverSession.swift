@@ -206,6 +206,9 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         var payloadType: UInt8
         var sequence: SourceSequenceState
         var lastArrival: Int64
+        /// The last packet refused as a wild jump: when the next one
+        /// confirms the jump (a restart), it is taken too.
+        var refused: (header: RTPHeader, packet: [UInt8], arrival: Int64)?
     }
 
     struct Candidate: Sendable {
