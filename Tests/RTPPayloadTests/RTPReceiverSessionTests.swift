@@ -65,10 +65,9 @@ func senderPackets(
 func datas(_ samples: [CompressedSample]) -> [[UInt8]] { samples.map(\.data) }
 
 /// Peers that are not the stream's sender. Each test states the naive
-/// behaviour it guards against; every one of them failed against the
-/// receive loop `codecs stream receive` had before the sessions (a jitter
-/// buffer that takes any datagram's sequence number, no SSRC or address
-/// lock, any BYE ends the stream).
+/// behaviour it guards against, and fails when the check is switched off
+/// (tried: no SSRC and address lock after acceptance, any BYE accepted, no
+/// probation, no RFC 3550 A.1 restart).
 struct RTPReceiverSessionHostilePeerTests {
     static func configuration(payloadType: UInt8? = 96) -> RTPReceiverSession<String>.Configuration {
         .init(codec: .h264, payloadType: payloadType, ssrc: 0x7777, jitterBufferDelay: ms(50))
