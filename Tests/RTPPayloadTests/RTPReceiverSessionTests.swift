@@ -335,6 +335,44 @@ struct RTPReceiverSessionTests {
         #expect(driver.session.trackedMissingPacketCount == 0)
     }
 
+    /// With a known round-trip time (100 ms), a NACK is repeated only after
+    /// 1.25 × that; with FIR configured, the keyframe request is a FIR with
+    /// a command sequence number that grows per request.
+    @Test func roundTripAwareRepeatsAndFullIntraRequests() throws {
+        var configuration = RTPReceiverSessionHostilePeerTests.configuration()
+        configuration.jitterBufferDelay = ms(400)
+        configuration.keyframeRequest = .fullIntraRequest
+        var driver = ReceiverDriver(configuration)
+        driver.session.roundTripTime = ms(100)
+        let packets = try senderPackets(try multiPacketStream(frames: 10, gop: 100)).flatMap { $0 }
+        for (index, packet) in packets.enumerated() where index != 5 {
+            driver.rtp(packet, at: ms(Int64(index)))
+        }
+        driver.advance(to: ms(2000))
+        let feedback = try driver.rtcp.flatMap { try RTCPPacket.parseCompound($0) }
+        let nacks = feedback.filter { if case .genericNACK = $0 { true } else { false } }
+        // Gap seen at 6 ms: asked at 16, 141, 266, 391 ms; given up at 406 ms.
+        #expect(nacks.count == 4)
+        let firs = feedback.compactMap { packet in
+            if case .fullIntraRequest(_, let requests) = packet { requests } else { nil }
+        }
+        #expect(!firs.isEmpty && driver.session.statistics.pliCount == 0)
+        #expect(firs.map { $0.map(\.sequenceNumber) } == (1...firs.count).map { [UInt8($0)] })
+        #expect(firs.allSatisfy { $0.map(\.ssrc) == [0xAAAA_0001] })
+        #expect(driver.session.statistics.firCount == firs.count)
+    }
+
+    @Test func manualClockMovesOnlyWhenTold() {
+        let clock = RTPManualClock()
+        #expect(clock.now == .zero)
+        clock.advance(by: ms(20))
+        clock.set(ms(50))
+        #expect(clock.now == ms(50))
+        let monotonic = RTPMonotonicClock()
+        let first = monotonic.now
+        #expect(monotonic.now >= first)
+    }
+
     /// Histories keep the newest entries and count them all.
     @Test func lossHistoryIsBounded() throws {
         var configuration = RTPReceiverSessionHostilePeerTests.configuration()
