@@ -13,8 +13,12 @@ struct RTPSessionRoundTripTests {
         var jitter: Int64 = 0
         var rtx: Bool
         var seed: UInt64
+        /// One-way delay (ms) and the jitter buffer's delay (ms).
+        var delay: Int64 = 10
+        var buffer: Int64 = 100
         var description: String {
             "loss \(loss * 100) % reorder \(reorder * 100) % jitter \(jitter) ms \(rtx ? "RTX" : "original") seed \(seed)"
+                + " delay \(delay) ms buffer \(buffer) ms"
         }
     }
 
@@ -27,6 +31,10 @@ struct RTPSessionRoundTripTests {
         Case(loss: 0.05, rtx: false, seed: 6),
         Case(loss: 0.03, reorder: 0.03, jitter: 8, rtx: true, seed: 7),
         Case(loss: 0.05, reorder: 0.05, jitter: 15, rtx: false, seed: 8),
+        // Loopback-like: 1 ms each way, a 50 ms jitter buffer, NACK repeated
+        // every 5 ms.
+        Case(loss: 0.05, rtx: true, seed: 10, delay: 1, buffer: 50),
+        Case(loss: 0.05, reorder: 0.02, jitter: 2, rtx: false, seed: 11, delay: 1, buffer: 50),
     ]
 
     static let frames = 250
@@ -40,15 +48,16 @@ struct RTPSessionRoundTripTests {
                 packetizer: packetizer,
                 retransmission: c.rtx ? RTPRetransmission(payloadType: 97, ssrc: 0x3333_4444) : nil),
             receiver: RTPReceiverSession<String>.Configuration(
-                codec: .h264, payloadType: 96, ssrc: 0x5555_6666, jitterBufferDelay: ms(100),
-                nack: nack ? .init() : nil,
+                codec: .h264, payloadType: 96, ssrc: 0x5555_6666, jitterBufferDelay: ms(c.buffer),
+                nack: nack ? .init(retryInterval: ms(c.buffer >= 100 ? 20 : 5)) : nil,
                 retransmission: c.rtx ? RTPRetransmission(payloadType: 97) : nil),
             forward: {
-                var path = SimulatedPath(seed: c.seed, loss: c.loss, reorder: c.reorder, delay: 10, jitter: c.jitter)
+                var path = SimulatedPath(
+                    seed: c.seed, loss: c.loss, reorder: c.reorder, delay: c.delay, jitter: c.jitter)
                 path.intactPrefix = 2  // the first SR and the first RTP packet
                 return path
             }(),
-            backward: SimulatedPath(seed: c.seed &+ 100, loss: c.loss, delay: 10, jitter: c.jitter))
+            backward: SimulatedPath(seed: c.seed &+ 100, loss: c.loss, delay: c.delay, jitter: c.jitter))
     }
 
     @Test(arguments: cases)
