@@ -1,8 +1,9 @@
 import FormatConv
 
-/// RFC 3550 A.1's per-source sequence state: probation before a source is
-/// valid, and MAX_DROPOUT / MAX_MISORDER to refuse wild jumps unless two
-/// packets in a row confirm them (a sender that restarted).
+/// RFC 3550 A.1's sequence check for an accepted source: MAX_DROPOUT and
+/// MAX_MISORDER refuse wild jumps unless the next packet follows one (a
+/// sender that restarted). Probation is the candidate's (see
+/// `RTPReceiverSession.holdsRun`).
 struct SourceSequenceState: Sendable {
     static let maximumDropout: UInt16 = 3000
     static let maximumMisorder: UInt16 = 100
@@ -10,8 +11,6 @@ struct SourceSequenceState: Sendable {
     enum Verdict: Sendable, Equatable {
         /// In sequence, a small gap, or a little behind: take it.
         case valid
-        /// The source is still on probation.
-        case probation
         /// A jump A.1 refuses: dropped, unless the next packet follows it.
         case bad
         /// The packet after a refused jump followed it: the source restarted
@@ -19,44 +18,17 @@ struct SourceSequenceState: Sendable {
         case restart
     }
 
-    let minimumSequential: Int
     private(set) var maximumSequence: UInt16
-    private(set) var probation: Int
     private var badSequence: UInt16?
 
-    /// A source heard for the first time with `sequenceNumber`.
-    init(first sequenceNumber: UInt16, minimumSequential: Int) {
-        self.minimumSequential = minimumSequential
-        maximumSequence = sequenceNumber &- 1
-        probation = minimumSequential
-    }
-
-    /// A source accepted at once (after a confirmed restart).
-    init(accepted sequenceNumber: UInt16, minimumSequential: Int) {
-        self.minimumSequential = minimumSequential
+    /// A source accepted with `sequenceNumber`.
+    init(accepted sequenceNumber: UInt16) {
         maximumSequence = sequenceNumber
-        probation = 0
     }
 
-    var isValid: Bool { probation == 0 }
-
-    /// A.1 `update_seq`.
+    /// A.1 `update_seq`, past probation.
     mutating func update(_ sequenceNumber: UInt16) -> Verdict {
         let delta = sequenceNumber &- maximumSequence
-        if probation > 0 {
-            if sequenceNumber == maximumSequence &+ 1 {
-                probation -= 1
-                maximumSequence = sequenceNumber
-                if probation == 0 {
-                    badSequence = nil
-                    return .valid
-                }
-            } else {
-                probation = minimumSequential - 1
-                maximumSequence = sequenceNumber
-            }
-            return .probation
-        }
         if delta < Self.maximumDropout {
             maximumSequence = sequenceNumber
             badSequence = nil
@@ -80,6 +52,11 @@ struct SourceSequenceState: Sendable {
 /// released in order; a gap holds the packets after it for at most `delay`
 /// from the arrival of the first of them, then is given up. Bounded in
 /// packets (a ring of `capacity` slots) and in bytes.
+///
+/// Start-up: the first packet waits `delay`, during which a packet sent
+/// before it may still arrive and move the start back (packets reordered
+/// at the very start would otherwise be late, and no NACK can ask for a
+/// packet before the first one seen). That costs one delay once.
 struct ReceiveJitterBuffer: Sendable {
     struct Held: Sendable {
         var extended: Int64
@@ -101,6 +78,8 @@ struct ReceiveJitterBuffer: Sendable {
     /// The lowest extended number held, when any is held.
     private var lowestHeld: Int64?
     private var highestHeld: Int64 = 0
+    /// Until when the start may still move back; nil once released.
+    private var startupEnd: Int64?
 
     init(delay: Int64, capacity: Int, byteLimit: Int) {
         self.delay = delay
@@ -121,13 +100,17 @@ struct ReceiveJitterBuffer: Sendable {
         return extended - next < Int64(capacity) && (count == 0 || bytes + size <= byteLimit)
     }
 
-    /// Starts the sequence at `extended` (the first packet of a source).
-    mutating func start(at extended: Int64) {
-        if nextExpected == nil { nextExpected = extended }
-    }
-
     mutating func insert(_ held: Held) -> Insertion {
-        if nextExpected == nil { nextExpected = held.extended }
+        if nextExpected == nil {
+            nextExpected = held.extended
+            startupEnd = held.arrival + delay
+        }
+        if let next = nextExpected, held.extended < next, startupEnd != nil,
+            max(highestHeld, next) - held.extended < Int64(capacity)
+        {
+            // Still starting: a packet sent before the first one moves the start.
+            nextExpected = held.extended
+        }
         guard let next = nextExpected, held.extended >= next else { return .late }
         if contains(held.extended) { return .duplicate }
         guard hasRoom(for: held.extended, size: held.packet.count) else { return .full }
@@ -143,6 +126,10 @@ struct ReceiveJitterBuffer: Sendable {
     /// count of missing packets given up before it.
     mutating func pop(at now: Int64, force: Bool = false) -> (held: Held, skipped: Int64)? {
         guard let next = nextExpected, let lowest = lowestHeld else { return nil }
+        if let end = startupEnd {
+            guard force || now >= end else { return nil }
+            startupEnd = nil
+        }
         if lowest != next {
             guard force || slots[slot(lowest)]!.arrival + delay <= now else { return nil }
         }
@@ -169,12 +156,14 @@ struct ReceiveJitterBuffer: Sendable {
     /// ahead): the skipped numbers are given up.
     mutating func skip(to extended: Int64) -> Int64 {
         guard count == 0, let next = nextExpected, extended > next else { return 0 }
+        startupEnd = nil
         nextExpected = extended
         return extended - next
     }
 
     /// When the packet after a gap may leave even if the gap stays open.
     var deadline: Int64? {
+        if let end = startupEnd, count > 0 { return end }
         guard let next = nextExpected, let lowest = lowestHeld, lowest != next else { return nil }
         return slots[slot(lowest)]!.arrival + delay
     }
@@ -195,6 +184,7 @@ struct NACKGenerator: Sendable {
     let maximumTracked: Int
     private(set) var missing: [Int64: Missing] = [:]
     private var highest: Int64?
+    private var lowest: Int64?
 
     init(reorderTolerance: Int64, retryInterval: Int64, maximumTracked: Int) {
         self.reorderTolerance = reorderTolerance
@@ -202,23 +192,32 @@ struct NACKGenerator: Sendable {
         self.maximumTracked = maximumTracked
     }
 
-    /// A packet arrived: the numbers it skipped become missing; it is no
-    /// longer missing (returned when it was).
+    /// A packet arrived: the numbers it skipped become missing (above the
+    /// highest seen, or below the lowest while the stream is starting); it
+    /// is no longer missing (returned when it was).
     mutating func arrived(_ extended: Int64, at now: Int64) -> Missing? {
-        if let top = highest {
+        if let top = highest, let bottom = lowest {
             if extended > top + 1 {
-                // Past the bound, the oldest of the gap are not tracked: a
-                // keyframe request repairs a loss that large better.
-                let first = max(top + 1, extended - Int64(maximumTracked - missing.count))
-                if first < extended {
-                    for number in first..<extended { missing[number] = Missing(detected: now) }
-                }
+                track(top + 1, extended, at: now)
+            } else if extended < bottom - 1 {
+                track(extended + 1, bottom, at: now)
             }
-            if extended > top { highest = extended }
+            highest = max(top, extended)
+            lowest = min(bottom, extended)
         } else {
             highest = extended
+            lowest = extended
         }
         return missing.removeValue(forKey: extended)
+    }
+
+    /// Tracks `first..<end` as missing. Past the bound, the oldest of the
+    /// run are not tracked: a keyframe request repairs a loss that large
+    /// better.
+    private mutating func track(_ first: Int64, _ end: Int64, at now: Int64) {
+        let start = max(first, end - Int64(maximumTracked - missing.count))
+        guard start < end else { return }
+        for number in start..<end where missing[number] == nil { missing[number] = Missing(detected: now) }
     }
 
     /// The jitter buffer moved past everything below `extended`.
@@ -230,6 +229,7 @@ struct NACKGenerator: Sendable {
     mutating func reset() {
         missing.removeAll()
         highest = nil
+        lowest = nil
     }
 
     private func interval(_ roundTripTime: Int64?) -> Int64 {

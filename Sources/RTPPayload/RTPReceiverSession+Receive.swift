@@ -40,9 +40,6 @@ extension RTPReceiverSession {
         case .valid:
             source!.lastArrival = time
             accept(header, datagram, at: time, isRetransmission: false, into: &events)
-        case .probation:
-            // A locked source is never on probation.
-            statistics.packetsIgnored.badSequence += 1
         case .bad:
             statistics.packetsIgnored.badSequence += 1
             source!.refused = (header, datagram, time)
@@ -54,9 +51,7 @@ extension RTPReceiverSession {
             restartStream(into: &events)
             source = Source(
                 ssrc: locked.ssrc, endpoint: locked.endpoint, payloadType: locked.payloadType,
-                sequence: SourceSequenceState(
-                    accepted: header.sequenceNumber, minimumSequential: configuration.minimumSequential),
-                lastArrival: time)
+                sequence: SourceSequenceState(accepted: header.sequenceNumber), lastArrival: time)
             beginSource(ssrc: locked.ssrc)
             if let refused = locked.refused, refused.header.sequenceNumber &+ 1 == header.sequenceNumber {
                 statistics.packetsIgnored.badSequence -= 1
@@ -89,27 +84,32 @@ extension RTPReceiverSession {
                 candidates[stalest] = nil
             }
             candidate = Candidate(
-                sequence: SourceSequenceState(
-                    first: header.sequenceNumber, minimumSequential: configuration.minimumSequential),
-                payloadType: header.payloadType, packets: [], lastArrival: time, runStart: time)
+                sequence: nil, payloadType: header.payloadType, packets: [], lastArrival: time, runStart: time)
         }
         candidate.lastArrival = time
-        let wasValid = candidate.sequence.isValid
-        let verdict = candidate.sequence.update(header.sequenceNumber)
-        if !wasValid {
-            // Probation packets wait with the candidate (the last few, even
-            // across a break in sequence, so that packets merely reordered
-            // at the start are not lost to probation).
-            if verdict == .probation && candidate.sequence.probation == configuration.minimumSequential - 1 {
-                candidate.runStart = time
+        let wasValid = candidate.sequence != nil
+        if wasValid {
+            let verdict = candidate.sequence!.update(header.sequenceNumber)
+            guard verdict == .valid || verdict == .restart else {
+                statistics.packetsIgnored.otherSource += 1
+                candidates[key] = candidate
+                return
             }
+        } else {
+            // Probation (RFC 3550 A.1 MIN_SEQUENTIAL): packets wait with the
+            // candidate until the last few hold that many consecutive
+            // numbers, in any arrival order, so that packets merely
+            // reordered at the start neither delay nor lose the start.
             if candidate.packets.count >= Self.maximumProbationPackets { candidate.packets.removeFirst() }
             candidate.packets.append((header, datagram, time))
-        }
-        guard candidate.sequence.isValid, verdict == .valid || verdict == .restart else {
-            statistics.packetsIgnored.otherSource += 1
-            candidates[key] = candidate
-            return
+            guard
+                Self.holdsRun(candidate.packets.suffix(4).map(\.header.sequenceNumber), configuration.minimumSequential)
+            else {
+                statistics.packetsIgnored.otherSource += 1
+                candidates[key] = candidate
+                return
+            }
+            candidate.sequence = SourceSequenceState(accepted: header.sequenceNumber)
         }
         // Validated: does it take the stream over?
         if let locked = source {
@@ -127,7 +127,7 @@ extension RTPReceiverSession {
         }
         candidates[key] = nil
         source = Source(
-            ssrc: header.ssrc, endpoint: endpoint, payloadType: candidate.payloadType, sequence: candidate.sequence,
+            ssrc: header.ssrc, endpoint: endpoint, payloadType: candidate.payloadType, sequence: candidate.sequence!,
             lastArrival: time)
         beginSource(ssrc: header.ssrc)
         // The packets held on probation that lie at most MAX_MISORDER
@@ -140,9 +140,17 @@ extension RTPReceiverSession {
         held.sort { (header.sequenceNumber &- $0.0.sequenceNumber) > (header.sequenceNumber &- $1.0.sequenceNumber) }
         // Held packets were counted as another source's when they came.
         if !wasValid { statistics.packetsIgnored.otherSource -= held.count - 1 }
+        // They count for the jitter estimate as they arrived, but wait in
+        // the jitter buffer (and gaps among them are asked for) from now.
         for (packetHeader, bytes, arrival) in held {
-            accept(packetHeader, bytes, at: arrival, isRetransmission: false, into: &events)
+            accept(packetHeader, bytes, at: arrival, heldFrom: time, isRetransmission: false, into: &events)
         }
+    }
+
+    /// Whether `numbers` hold `length` consecutive sequence numbers.
+    static func holdsRun(_ numbers: [UInt16], _ length: Int) -> Bool {
+        let present = Set(numbers)
+        return present.contains { first in (1..<max(1, length)).allSatisfy { present.contains(first &+ UInt16($0)) } }
     }
 
     /// Resets the per-source stages for a newly accepted source.
@@ -211,11 +219,15 @@ extension RTPReceiverSession {
 
     /// A packet of the accepted source: statistics at arrival, then the
     /// jitter buffer.
+    /// `heldFrom`, when given, is when the packet enters the jitter buffer
+    /// (later than its arrival for packets held on probation).
     private mutating func accept(
-        _ header: RTPHeader, _ packet: [UInt8], at time: Int64, isRetransmission: Bool, into events: inout [Event]
+        _ header: RTPHeader, _ packet: [UInt8], at time: Int64, heldFrom: Int64? = nil, isRetransmission: Bool,
+        into events: inout [Event]
     ) {
         let extended = unwrapper.unwrap(header.sequenceNumber)
-        let repaired = nack?.arrived(extended, at: time)
+        let entry = heldFrom ?? time
+        let repaired = nack?.arrived(extended, at: entry)
         let isRepair = isRetransmission || (repaired?.requests ?? 0) > 0
         receptionStatistics?.record(
             sequenceNumber: header.sequenceNumber, timestamp: header.timestamp,
@@ -226,7 +238,6 @@ extension RTPReceiverSession {
         statistics.packetsReceived += 1
         statistics.bytesReceived += packet.count - header.size - header.paddingLength
         if isRepair && !isRetransmission { statistics.retransmittedPacketsReceived += 1 }
-        jitterBuffer.start(at: extended)
         while !jitterBuffer.hasRoom(for: extended, size: packet.count) {
             if let (held, skipped) = jitterBuffer.pop(at: .max, force: true) {
                 release(held, skipped: skipped, into: &events)
@@ -238,11 +249,13 @@ extension RTPReceiverSession {
             }
         }
         let held = ReceiveJitterBuffer.Held(
-            extended: extended, packet: packet, arrival: time, isRetransmission: isRepair)
+            extended: extended, packet: packet, arrival: entry, isRetransmission: isRepair)
         switch jitterBuffer.insert(held) {
         case .stored:
             if isRepair { statistics.packetsRepaired += 1 }
         case .late:
+            // Numbers it made missing below the start are not wanted.
+            if let next = jitterBuffer.nextExpected { nack?.forget(below: next) }
             if recentlyReleased[Int(extended % Int64(Self.recentlyReleasedCount))] == extended {
                 statistics.packetsDuplicated += 1
             } else {
@@ -253,7 +266,7 @@ extension RTPReceiverSession {
         case .full:
             statistics.packetsDiscarded += 1
         }
-        releaseReady(at: time, into: &events)
+        releaseReady(at: entry, into: &events)
     }
 
     /// Releases what may leave the jitter buffer at `time`.

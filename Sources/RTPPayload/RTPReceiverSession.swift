@@ -24,8 +24,9 @@ import FormatConv
 ///
 /// What it does, in the order a packet meets it:
 /// - **Source validation** (RFC 3550 8.2, A.1): a source (SSRC and address)
-///   is accepted after ``Configuration/minimumSequential`` packets in
-///   sequence; the session then locks to it. Packets of other sources,
+///   is accepted once ``Configuration/minimumSequential`` consecutive
+///   sequence numbers are among its last four packets (in any arrival
+///   order); the session then locks to it. Packets of other sources,
 ///   other payload types and malformed ones are ignored and counted. A jump
 ///   of more than MAX_DROPOUT (3000) ahead or MAX_MISORDER (100) behind is
 ///   refused unless the next packet follows it (the sender restarted). A new
@@ -97,8 +98,8 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         public var keyframeRequestInterval: MediaTime
         /// The time between receiver reports.
         public var reportInterval: MediaTime
-        /// RFC 3550 MIN_SEQUENTIAL: packets in sequence before a source is
-        /// accepted (≥ 1).
+        /// RFC 3550 MIN_SEQUENTIAL: consecutive sequence numbers (among a
+        /// source's last four packets) before it is accepted (1 to 4).
         public var minimumSequential: Int
         /// How long the locked source must be silent before a source from
         /// another address may replace it.
@@ -120,7 +121,7 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         ) {
             precondition(jitterBufferDelay >= .zero, "the jitter buffer delay cannot be negative")
             precondition(jitterBufferCapacity >= 16 && jitterBufferByteLimit >= 1500, "the jitter buffer is too small")
-            precondition(minimumSequential >= 1, "minimumSequential is at least 1")
+            precondition((1...4).contains(minimumSequential), "minimumSequential is 1 to 4")
             precondition(reportInterval > .zero, "the report interval must be positive")
             precondition(historyCapacity >= 1, "histories keep at least one event")
             self.codec = codec
@@ -212,7 +213,8 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
     }
 
     struct Candidate: Sendable {
-        var sequence: SourceSequenceState
+        /// Set once probation passed.
+        var sequence: SourceSequenceState?
         var payloadType: UInt8
         var packets: [(header: RTPHeader, packet: [UInt8], arrival: Int64)]
         var lastArrival: Int64

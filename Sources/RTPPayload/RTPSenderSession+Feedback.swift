@@ -8,9 +8,22 @@ extension RTPSenderSession {
     /// Takes one RTCP datagram from a receiver: NACKs are answered with
     /// retransmissions, PLI/FIR become keyframe requests, reception reports
     /// update the rate and the round-trip time, BYE is reported. A datagram
-    /// that does not parse is ignored.
+    /// that does not parse is ignored. After ``finish(at:reason:)`` only
+    /// NACKs are answered.
     public mutating func receiveRTCP(_ datagram: [UInt8], at now: MediaTime) -> [RTPSenderEvent] {
-        guard !isFinished, let packets = try? RTCPPacket.parseCompound(datagram) else { return [] }
+        guard let packets = try? RTCPPacket.parseCompound(datagram) else { return [] }
+        if isFinished {
+            var events: [RTPSenderEvent] = []
+            for case .genericNACK(_, let media, let sequenceNumbers) in packets where media == ssrc {
+                statistics.nackCount += 1
+                for sequenceNumber in sequenceNumbers.prefix(Self.maximumNACKedPerPacket) {
+                    if let datagram = retransmission(of: sequenceNumber, at: now.nanoseconds) {
+                        events.append(.rtp(datagram))
+                    }
+                }
+            }
+            return events
+        }
         let time = now.nanoseconds
         var events: [RTPSenderEvent] = []
         var keyframeWanted = false

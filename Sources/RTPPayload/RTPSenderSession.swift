@@ -135,6 +135,8 @@ public struct RTPSenderSession: Sendable {
     /// Media packets and payload bytes (RTCP SR counts; retransmissions
     /// not counted).
     var mediaPackets: UInt32 = 0
+    /// The sequence number of the last media packet sent.
+    var lastSequenceNumber: UInt16?
     var mediaOctets: UInt32 = 0
 
     /// A session with the given configuration.
@@ -182,6 +184,7 @@ public struct RTPSenderSession: Sendable {
             let packet = Array(batch[index])
             let sequenceNumber = UInt16(packet[2]) << 8 | UInt16(packet[3])
             history.add(packet, sequenceNumber: sequenceNumber, at: time)
+            lastSequenceNumber = sequenceNumber
             let payloadBytes = payloadSize(packet)
             statistics.packetsSent += 1
             statistics.bytesSent += payloadBytes
@@ -223,19 +226,32 @@ public struct RTPSenderSession: Sendable {
         return deadline
     }
 
-    /// Ends the stream: a last sender report and a BYE (RFC 3550 6.6) in one
-    /// compound packet. Later calls return nothing.
+    /// Ends the stream: the last media packet once more (a tail probe: a
+    /// receiver that lost the stream's last packets has no later packet to
+    /// show it the gap), then a last sender report and a BYE (RFC 3550 6.6)
+    /// in one compound packet. Later calls return nothing, and ``send(_:at:)``
+    /// may no longer be called; NACKs are still answered from the history
+    /// (keep feeding RTCP for the receivers' jitter-buffer delay).
     public mutating func finish(at now: MediaTime, reason: String? = nil) -> [RTPSenderEvent] {
         guard !isFinished else { return [] }
         isFinished = true
+        var events: [RTPSenderEvent] = []
+        if let last = lastSequenceNumber, let entry = history.entry(last) {
+            events.append(.rtp(entry.packet))
+            let payloadBytes = payloadSize(entry.packet)
+            statistics.packetsSent += 1
+            statistics.bytesSent += payloadBytes
+            statistics.retransmittedPacketsSent += 1
+            statistics.retransmittedBytesSent += payloadBytes
+        }
         var ssrcs = [ssrc]
         if let rtx = configuration.retransmission?.ssrc { ssrcs.append(rtx) }
-        return [
+        events.append(
             .rtcp(
                 RTCPPacket.compound([
                     senderReport(at: now.nanoseconds), sourceDescription, .goodbye(ssrcs: ssrcs, reason: reason),
-                ]))
-        ]
+                ])))
+        return events
     }
 
     // MARK: - Helpers
