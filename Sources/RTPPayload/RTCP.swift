@@ -261,6 +261,16 @@ public enum RTCPPacket: Sendable, Hashable {
 
     // MARK: - Parsing
 
+    /// Whether a datagram on a port that carries both RTP and RTCP
+    /// (`a=rtcp-mux`) is RTCP: its second byte, the RTCP packet type, lies
+    /// in 192…223, where RTP's marker bit and payload type never fall for
+    /// dynamic payload types (RFC 5761 4).
+    public static func isRTCP(_ datagram: some Collection<UInt8>) -> Bool {
+        guard datagram.count >= 2 else { return false }
+        let second = datagram[datagram.index(after: datagram.startIndex)]
+        return (192...223).contains(second)
+    }
+
     /// Reads a compound RTCP packet (one or more packets back to back).
     /// - Throws: `.invalidData` naming the offset for a version other than 2,
     ///   a length running past the datagram, or a body too short for its type.

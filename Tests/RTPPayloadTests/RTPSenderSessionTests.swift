@@ -38,6 +38,9 @@ struct RTPSenderSessionTests {
             0x81, 205, 0, 5, 0, 0, 0, 1, 0, 0, 0, 2, 0, 100, 0x80, 0x01, 0, 117, 0, 0, 0xFF, 0xFF, 0, 1,
         ]
         #expect(packet.bytes == expected)
+        #expect(
+            RTCPPacket.isRTCP(expected) && !RTCPPacket.isRTCP(handPacket(sequenceNumber: 1, timestamp: 0, payload: [1]))
+        )
         #expect(try RTCPPacket.parseCompound(expected) == [packet])
     }
 

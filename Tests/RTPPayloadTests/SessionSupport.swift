@@ -66,9 +66,7 @@ struct SimulatedPath {
     var isEmpty: Bool { inFlight.isEmpty }
 }
 
-/// Whether a datagram is RTCP (RFC 5761 4: packet types 192–223 in the
-/// second byte).
-func isRTCP(_ datagram: [UInt8]) -> Bool { datagram.count >= 2 && (192...223).contains(datagram[1]) }
+func isRTCP(_ datagram: [UInt8]) -> Bool { RTCPPacket.isRTCP(datagram) }
 
 /// A sender session and a receiver session joined by two simulated paths,
 /// run on a fake clock: frames every 40 ms, then BYE.
