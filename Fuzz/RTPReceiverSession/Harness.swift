@@ -67,7 +67,8 @@ private struct Run {
 
 /// libFuzzer entry. The first byte picks the codec (bit 0), the mode
 /// (bit 1), NACK (bit 2), RTX (bit 3), a configured payload type (bit 4)
-/// and MIN_SEQUENTIAL 1 or 2 (bit 5).
+/// MIN_SEQUENTIAL 1 or 2 (bit 5) and an RTCP address derived from the RTP
+/// one (bit 6: address ^ 1).
 ///
 /// Raw mode (bit 1 set): the rest is a list of datagrams, each a byte whose
 /// bit 7 says RTCP and whose low 2 bits name one of four source addresses,
@@ -89,7 +90,8 @@ public func fuzzRTPReceiverSession(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         jitterBufferDelay: MediaTime(value: 30, timescale: 1000), jitterBufferCapacity: 64,
         jitterBufferByteLimit: 256 << 10, nack: selector & 4 != 0 ? .init(maximumTracked: 32) : nil,
         retransmission: selector & 8 != 0 ? RTPRetransmission(payloadType: 97) : nil,
-        minimumSequential: selector & 0x20 != 0 ? 1 : 2, historyCapacity: 8)
+        minimumSequential: selector & 0x20 != 0 ? 1 : 2, historyCapacity: 8,
+        rtcpEndpoint: selector & 0x40 != 0 ? { $0 ^ 1 } : nil)
     var run = Run(configuration)
     var now = MediaTime(value: 0, timescale: 1000)
     if selector & 2 != 0 {

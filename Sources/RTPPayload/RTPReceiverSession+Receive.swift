@@ -160,7 +160,9 @@ extension RTPReceiverSession {
         candidates = candidates.filter { $0.key.ssrc != ssrc }
         unwrapper.reset()
         var reception = RTPReceiverStatistics(ssrc: ssrc)
-        if let report = lastSenderReports[ssrc] {
+        if let report = lastSenderReports[ssrc],
+            report.endpoint == (expectedRTCPEndpoint(of: ssrc) ?? rtcpEndpoints[ssrc] ?? report.endpoint)
+        {
             reception.recordSenderReport(ntpTimestamp: report.ntp, arrival: report.arrival)
         }
         receptionStatistics = reception
@@ -364,7 +366,8 @@ extension RTPReceiverSession {
             if reportDue {
                 packets.append(.sourceDescription([.init(ssrc: configuration.ssrc, cname: configuration.cname)]))
             }
-            events.append(.rtcp(RTCPPacket.compound(packets + feedback), to: rtcpEndpoints[locked.ssrc]))
+            let destination = expectedRTCPEndpoint(of: locked.ssrc) ?? rtcpEndpoints[locked.ssrc]
+            events.append(.rtcp(RTCPPacket.compound(packets + feedback), to: destination))
         }
         return events
     }
@@ -398,7 +401,9 @@ extension RTPReceiverSession {
         for packet in packets {
             switch packet {
             case .senderReport(let ssrc, let ntp, _, _, _, _):
-                if let known = rtcpEndpoints[ssrc] {
+                if let expected = expectedRTCPEndpoint(of: ssrc) {
+                    guard expected == endpoint else { continue }
+                } else if let known = rtcpEndpoints[ssrc] {
                     guard known == endpoint else { continue }
                 } else {
                     // The first address an SSRC's sender reports come from is
@@ -411,11 +416,11 @@ extension RTPReceiverSession {
                     }
                     rtcpEndpoints[ssrc] = endpoint
                 }
-                lastSenderReports[ssrc] = (ntp, now)
+                lastSenderReports[ssrc] = (ntp, now, endpoint)
                 if source?.ssrc == ssrc { receptionStatistics?.recordSenderReport(ntpTimestamp: ntp, arrival: now) }
             case .goodbye(let ssrcs, let reason):
-                guard let locked = source, ssrcs.contains(locked.ssrc),
-                    endpoint == (rtcpEndpoints[locked.ssrc] ?? locked.endpoint), goodbye == nil
+                guard let locked = source, ssrcs.contains(locked.ssrc), endpoint == rtcpEndpoint(of: locked),
+                    goodbye == nil
                 else {
                     statistics.packetsIgnored.refusedGoodbye += 1
                     continue
@@ -427,5 +432,18 @@ extension RTPReceiverSession {
             }
         }
         return poll(at: now)
+    }
+
+    /// Where the locked source's RTCP must come from, when the
+    /// configuration says (``Configuration/rtcpEndpoint``).
+    func expectedRTCPEndpoint(of ssrc: UInt32) -> Endpoint? {
+        guard let locked = source, locked.ssrc == ssrc, let map = configuration.rtcpEndpoint else { return nil }
+        return map(locked.endpoint)
+    }
+
+    /// The source's RTCP address: configured, learned from its sender
+    /// reports, or (RTCP multiplexed) its RTP address.
+    func rtcpEndpoint(of locked: Source) -> Endpoint {
+        expectedRTCPEndpoint(of: locked.ssrc) ?? rtcpEndpoints[locked.ssrc] ?? locked.endpoint
     }
 }

@@ -56,6 +56,9 @@ import FormatConv
 /// - **BYE** from the locked SSRC and its RTCP address ends the stream after
 ///   the packets still on the way had the jitter buffer's delay to arrive:
 ///   ``Event/streamEnded(reason:)``. Any other BYE is ignored and counted.
+///   The RTCP address is ``Configuration/rtcpEndpoint`` of the RTP address
+///   when given, else learned from the source's first sender report, else
+///   the RTP address itself (RTCP multiplexed).
 ///
 /// Endpoints are the caller's: any `Hashable` value that tells senders
 /// apart (a socket address). Everything the session keeps is bounded.
@@ -106,6 +109,13 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         public var sourceTimeout: MediaTime
         /// How many recent events each history keeps.
         public var historyCapacity: Int
+        /// The RTCP address of a sender at a given RTP address (RTP port + 1
+        /// by RFC 3550 11; the same address with `a=rtcp-mux`). When set,
+        /// sender reports and BYE of the accepted source count only from
+        /// there, and feedback goes there. When nil, the address the
+        /// source's first sender report came from is taken (a peer that
+        /// knows the SSRC and reports first could claim it).
+        public var rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)?
 
         public init(
             codec: CodecType, payloadType: UInt8? = nil, expectedSSRC: UInt32? = nil,
@@ -117,7 +127,8 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
             retransmission: RTPRetransmission? = nil, keyframeRequest: KeyframeRequestKind = .pictureLossIndication,
             keyframeRequestInterval: MediaTime = MediaTime(value: 500, timescale: 1000),
             reportInterval: MediaTime = MediaTime(value: 1, timescale: 1), minimumSequential: Int = 2,
-            sourceTimeout: MediaTime = MediaTime(value: 2, timescale: 1), historyCapacity: Int = 64
+            sourceTimeout: MediaTime = MediaTime(value: 2, timescale: 1), historyCapacity: Int = 64,
+            rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)? = nil
         ) {
             precondition(jitterBufferDelay >= .zero, "the jitter buffer delay cannot be negative")
             precondition(jitterBufferCapacity >= 16 && jitterBufferByteLimit >= 1500, "the jitter buffer is too small")
@@ -143,6 +154,7 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
             self.minimumSequential = minimumSequential
             self.sourceTimeout = sourceTimeout
             self.historyCapacity = historyCapacity
+            self.rtcpEndpoint = rtcpEndpoint
         }
     }
 
@@ -236,7 +248,7 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
     var candidates: [CandidateKey: Candidate] = [:]
     /// The address each SSRC's sender reports came from first.
     var rtcpEndpoints: [UInt32: Endpoint] = [:]
-    var lastSenderReports: [UInt32: (ntp: UInt64, arrival: MediaTime)] = [:]
+    var lastSenderReports: [UInt32: (ntp: UInt64, arrival: MediaTime, endpoint: Endpoint)] = [:]
     var rtxSSRC: UInt32?
     var unwrapper = RTPSequenceUnwrapper()
     var receptionStatistics: RTPReceiverStatistics?
@@ -292,7 +304,7 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
     /// The accepted source: its SSRC, the address its RTP comes from, and
     /// the address its RTCP came from (where feedback goes) when known.
     public var acceptedSource: (ssrc: UInt32, endpoint: Endpoint, rtcpEndpoint: Endpoint?)? {
-        source.map { ($0.ssrc, $0.endpoint, rtcpEndpoints[$0.ssrc]) }
+        source.map { ($0.ssrc, $0.endpoint, expectedRTCPEndpoint(of: $0.ssrc) ?? rtcpEndpoints[$0.ssrc]) }
     }
 
     /// Packets waiting in the jitter buffer.

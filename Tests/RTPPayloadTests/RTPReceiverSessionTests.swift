@@ -1,4 +1,5 @@
 import FormatConv
+import Foundation
 import MediaCore
 import RTPPayload
 import Testing
@@ -266,6 +267,38 @@ struct RTPReceiverSessionHostilePeerTests {
         // After the end, nothing more is taken.
         driver.rtp(try senderPackets(samples)[0][0], at: ms(1500))
         #expect(driver.session.statistics.packetsIgnored.afterEnd == 1)
+    }
+}
+
+extension RTPReceiverSessionHostilePeerTests {
+    /// Guards: a peer that knows the SSRC and sends a sender report before
+    /// the real sender claiming its RTCP address, then a BYE. With the RTCP
+    /// address derived from the RTP one (port + 1), neither counts, and
+    /// feedback goes to the real sender.
+    @Test func spoofedSenderReportCannotClaimTheRTCPAddress() throws {
+        let samples = try multiPacketStream(frames: 20, gop: 10)
+        var configuration = Self.configuration()
+        configuration.rtcpEndpoint = { rtp in rtp.replacingOccurrences(of: ":5004", with: ":5005") }
+        var driver = ReceiverDriver(configuration)
+        let spoof = RTCPPacket.senderReport(
+            ssrc: 0xAAAA_0001, ntpTimestamp: 1 << 32, rtpTimestamp: 0, packetCount: 0, octetCount: 0, reports: [])
+        driver.rtcp(spoof.bytes, from: "stranger:5005", at: ms(0))
+        for (index, packets) in try senderPackets(samples).enumerated() {
+            for packet in packets { driver.rtp(packet, at: ms(1 + Int64(index) * 40)) }
+            if index == 5 {
+                driver.rtcp(spoof.bytes, from: "stranger:5005", at: ms(1 + Int64(index) * 40))
+                driver.rtcp(
+                    RTCPPacket.goodbye(ssrcs: [0xAAAA_0001], reason: nil).bytes, from: "stranger:5005",
+                    at: ms(2 + Int64(index) * 40))
+            }
+        }
+        #expect(!driver.ended)
+        #expect(driver.session.acceptedSource?.rtcpEndpoint == "sender:5005")
+        driver.rtcp(RTCPPacket.goodbye(ssrcs: [0xAAAA_0001], reason: nil).bytes, from: "sender:5005", at: ms(900))
+        driver.advance(to: ms(1000))
+        #expect(driver.ended)
+        #expect(datas(driver.samples) == datas(samples))
+        #expect(driver.session.statistics.packetsIgnored.refusedGoodbye == 1)
     }
 }
 
