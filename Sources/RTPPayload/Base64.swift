@@ -2,7 +2,7 @@ import MediaCore
 
 /// Base64 (RFC 4648 section 4, standard alphabet, `=` padding) for SDP's
 /// sprop parameters, without Foundation.
-public enum Base64 {
+package enum Base64 {
     private static let alphabet: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
@@ -14,7 +14,7 @@ public enum Base64 {
     }()
 
     /// The base64 text of `bytes`, padded with `=` to a multiple of 4.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
         var output: [UInt8] = []
         output.reserveCapacity((input.count + 2) / 3 * 4)
@@ -39,7 +39,7 @@ public enum Base64 {
     /// accepted.
     /// - Throws: `.invalidData` naming the offset of a character outside the
     ///   alphabet, misplaced padding or a dangling single character.
-    public static func decode(_ text: some StringProtocol) throws(MediaError) -> [UInt8] {
+    package static func decode(_ text: some StringProtocol) throws(MediaError) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count / 4 * 3 + 3)
         var group: UInt32 = 0

@@ -2,11 +2,11 @@
 /// its state seeded from one 64-bit value through splitmix64. The same seed
 /// gives the same sequence on every platform and run, which makes a lossy
 /// test or a `--loss PCT --seed N` run repeatable.
-public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
+package struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var state: (UInt64, UInt64, UInt64, UInt64)
 
     /// A generator whose sequence is fixed by `seed`.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         var mix = seed
         func splitmix64() -> UInt64 {
             mix &+= 0x9E37_79B9_7F4A_7C15
@@ -19,7 +19,7 @@ public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         let result = rotate(state.1 &* 5, 7) &* 9
         let t = state.1 << 17
         state.2 ^= state.0
@@ -32,7 +32,7 @@ public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// A uniformly distributed double in [0, 1): the top 53 bits of ``next()``.
-    public mutating func nextUnitInterval() -> Double {
+    package mutating func nextUnitInterval() -> Double {
         Double(next() >> 11) * 0x1.0p-53
     }
 

@@ -102,6 +102,11 @@ public enum RTCPPacket: Sendable, Hashable {
     /// FIR (206, FMT 4; RFC 5104 4.3.1): a full intra request per source,
     /// each with a command sequence number.
     case fullIntraRequest(senderSSRC: UInt32, requests: [FullIntraRequestEntry])
+    /// Generic NACK (205, FMT 1; RFC 4585 6.2.1): the receiver asks the media
+    /// source to send these packets again. Written as PID + BLP pairs (each
+    /// pair covers a sequence number and the 16 after it); parsed back to the
+    /// sequence numbers, in the order of the pairs, without repeats.
+    case genericNACK(senderSSRC: UInt32, mediaSSRC: UInt32, sequenceNumbers: [UInt16])
     /// Any other packet: its type, the 5-bit count/format field and the
     /// bytes after the 4-byte header.
     case other(packetType: UInt8, count: UInt8, body: [UInt8])
@@ -191,6 +196,14 @@ public enum RTCPPacket: Sendable, Hashable {
             header(1, 206)
             appendUInt32(sender, to: &output)
             appendUInt32(media, to: &output)
+        case .genericNACK(let sender, let media, let sequenceNumbers):
+            header(1, 205)
+            appendUInt32(sender, to: &output)
+            appendUInt32(media, to: &output)
+            for (packetID, bitmask) in Self.nackPairs(sequenceNumbers) {
+                appendUInt16(packetID, to: &output)
+                appendUInt16(bitmask, to: &output)
+            }
         case .fullIntraRequest(let sender, let requests):
             header(4, 206)
             appendUInt32(sender, to: &output)
@@ -210,6 +223,27 @@ public enum RTCPPacket: Sendable, Hashable {
         output[start + 3] = UInt8(truncatingIfNeeded: words)
     }
 
+    /// The PID + BLP pairs of a generic NACK (RFC 4585 6.2.1): each pair
+    /// names a packet ID and, in bit i of the mask, packet ID + i + 1.
+    static func nackPairs(_ sequenceNumbers: [UInt16]) -> [(UInt16, UInt16)] {
+        var pairs: [(UInt16, UInt16)] = []
+        var covered = Set<UInt16>()
+        let wanted = Set(sequenceNumbers)
+        for packetID in sequenceNumbers where !covered.contains(packetID) {
+            covered.insert(packetID)
+            var bitmask: UInt16 = 0
+            for bit in 0..<16 {
+                let next = packetID &+ UInt16(bit + 1)
+                if wanted.contains(next) && !covered.contains(next) {
+                    bitmask |= 1 << UInt16(bit)
+                    covered.insert(next)
+                }
+            }
+            pairs.append((packetID, bitmask))
+        }
+        return pairs
+    }
+
     /// The packet's bytes.
     public var bytes: [UInt8] {
         var output: [UInt8] = []
@@ -226,6 +260,16 @@ public enum RTCPPacket: Sendable, Hashable {
     }
 
     // MARK: - Parsing
+
+    /// Whether a datagram on a port that carries both RTP and RTCP
+    /// (`a=rtcp-mux`) is RTCP: its second byte, the RTCP packet type, lies
+    /// in 192…223, where RTP's marker bit and payload type never fall for
+    /// dynamic payload types (RFC 5761 4).
+    public static func isRTCP(_ datagram: some Collection<UInt8>) -> Bool {
+        guard datagram.count >= 2 else { return false }
+        let second = datagram[datagram.index(after: datagram.startIndex)]
+        return (192...223).contains(second)
+    }
 
     /// Reads a compound RTCP packet (one or more packets back to back).
     /// - Throws: `.invalidData` naming the offset for a version other than 2,
@@ -330,6 +374,22 @@ public enum RTCPPacket: Sendable, Hashable {
                     as: UTF8.self)
             }
             return .goodbye(ssrcs: ssrcs, reason: reason)
+        case 205 where count == 1:
+            try need(8, "generic NACK")
+            var sequenceNumbers: [UInt16] = []
+            var seen = Set<UInt16>()
+            for pair in 0..<((body.count - 8) / 4) {
+                let packetID = readUInt16(body, at: 8 + 4 * pair)
+                let bitmask = readUInt16(body, at: 10 + 4 * pair)
+                if seen.insert(packetID).inserted { sequenceNumbers.append(packetID) }
+                for bit in 0..<16 where bitmask & (1 << UInt16(bit)) != 0 {
+                    let next = packetID &+ UInt16(bit + 1)
+                    if seen.insert(next).inserted { sequenceNumbers.append(next) }
+                }
+            }
+            return .genericNACK(
+                senderSSRC: readUInt32(body, at: 0), mediaSSRC: readUInt32(body, at: 4),
+                sequenceNumbers: sequenceNumbers)
         case 206 where count == 1:
             try need(8, "PLI")
             return .pictureLossIndication(senderSSRC: readUInt32(body, at: 0), mediaSSRC: readUInt32(body, at: 4))
@@ -350,7 +410,7 @@ public enum RTCPPacket: Sendable, Hashable {
 /// The 64-bit NTP timestamp (RFC 3550 4: seconds since 1900 in the high 32
 /// bits, the fraction in the low 32) of a time given as seconds since the
 /// NTP epoch.
-public func ntpTimestamp(_ time: MediaTime) -> UInt64 {
+package func ntpTimestamp(_ time: MediaTime) -> UInt64 {
     let fine = time.converted(toTimescale: 1_000_000_000)
     let seconds = UInt64(max(0, fine.value)) / 1_000_000_000
     let nanoseconds = UInt64(max(0, fine.value)) % 1_000_000_000

@@ -346,9 +346,9 @@ public struct RTPDepacketizer: Sendable {
     /// The sequence number extended past 16 bits, nearest to the highest seen
     /// (RFC 3550 A.1).
     private func extend(_ sequenceNumber: UInt16) -> Int64 {
-        guard nextExpected != nil else { return Int64(sequenceNumber) + 65536 }
-        let delta = Int16(bitPattern: sequenceNumber &- UInt16(truncatingIfNeeded: highestExtended))
-        return highestExtended + Int64(delta)
+        var unwrapper = RTPSequenceUnwrapper()
+        if nextExpected != nil { unwrapper.reset(highest: highestExtended) }
+        return unwrapper.extended(sequenceNumber)
     }
 
     private mutating func drain(into outputs: inout [RTPDepacketizerOutput]) {

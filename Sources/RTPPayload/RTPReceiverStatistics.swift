@@ -30,6 +30,7 @@ public struct RTPReceiverStatistics: Sendable {
     private var jitterScaled: Int64 = 0
     private var lastTransit: Int64?
     private var started = false
+    private var unwrapper = RTPSequenceUnwrapper()
     private var expectedPrior: Int64 = 0
     private var receivedPrior: Int64 = 0
     private var lastSenderReport: (middle: UInt32, arrival: MediaTime)?
@@ -49,18 +50,25 @@ public struct RTPReceiverStatistics: Sendable {
     /// Records a packet with sequence number `sequenceNumber` and RTP
     /// timestamp `timestamp` that arrived at `arrival`.
     public mutating func record(sequenceNumber: UInt16, timestamp: UInt32, arrival: MediaTime) {
-        let extended: Int64
+        record(sequenceNumber: sequenceNumber, timestamp: timestamp, arrival: arrival, updatesJitter: true)
+    }
+
+    /// Records a packet; `updatesJitter` false leaves the jitter estimate
+    /// alone (a retransmission, whose transit time says nothing about the
+    /// network's jitter).
+    package mutating func record(sequenceNumber: UInt16, timestamp: UInt32, arrival: MediaTime, updatesJitter: Bool) {
+        // The unwrapper places the first value one cycle up; the report's
+        // cycle count starts at 0 (RFC 3550 A.1).
+        let extended = unwrapper.unwrap(sequenceNumber) - 65_536
         if !started {
             started = true
-            extended = Int64(sequenceNumber)
             baseSequenceNumber = extended
             extendedHighestSequenceNumber = extended
-        } else {
-            let delta = Int16(bitPattern: sequenceNumber &- UInt16(truncatingIfNeeded: extendedHighestSequenceNumber))
-            extended = extendedHighestSequenceNumber + Int64(delta)
-            if extended > extendedHighestSequenceNumber { extendedHighestSequenceNumber = extended }
+        } else if extended > extendedHighestSequenceNumber {
+            extendedHighestSequenceNumber = extended
         }
         received += 1
+        guard updatesJitter else { return }
         // A.8: transit = arrival (in RTP units) − timestamp; J += (|D| − J)/16.
         let arrivalUnits = arrival.converted(toTimescale: clockRate).value
         let transit = arrivalUnits - Int64(timestamp)
@@ -123,7 +131,7 @@ public struct KeyframeRequestLimiter: Sendable {
     public private(set) var sent = 0
     /// Requests folded into an earlier or pending one.
     public private(set) var suppressed = 0
-    private var lastSent: MediaTime?
+    private(set) var lastSent: MediaTime?
     private var pending = false
 
     /// - Parameter minimumInterval: the least time between requests

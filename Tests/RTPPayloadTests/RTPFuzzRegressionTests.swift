@@ -1,5 +1,6 @@
 import FormatConv
 import Foundation
+import MediaCore
 import RTPPayload
 import TestSupport
 import Testing
@@ -69,6 +70,54 @@ struct RTPFuzzRegressionTests {
             #expect(s.received == received, "\(name)")
             #expect(s.received == s.duplicates + s.late + s.refusedBeforeProcessing + s.processed, "\(name)")
             #expect(s.samples == emitted(outputs).count, "\(name)")
+        }
+    }
+}
+
+extension RTPFuzzRegressionTests {
+    /// Raw-mode inputs of the RTPReceiverSession target (selector bit 1):
+    /// records of a kind byte (bit 7 RTCP, low bits the source address), a
+    /// wait in milliseconds, a 16-bit length and the datagram.
+    @Test func receiverSessionInputs() throws {
+        let inputs = Self.inputs("RTPReceiverSession").filter { $0.bytes.count > 1 && $0.bytes[0] & 2 != 0 }
+        #expect(!inputs.isEmpty)
+        for (name, input) in inputs {
+            let selector = input[0]
+            let codec: CodecType = selector & 1 == 0 ? .h264 : .hevc
+            var session = RTPReceiverSession<UInt8>(
+                configuration: .init(
+                    codec: codec, payloadType: selector & 0x10 != 0 ? 96 : nil, ssrc: 0x7777,
+                    jitterBufferDelay: MediaTime(value: 30, timescale: 1000), jitterBufferCapacity: 64,
+                    jitterBufferByteLimit: 256 << 10, nack: selector & 4 != 0 ? .init(maximumTracked: 32) : nil,
+                    retransmission: selector & 8 != 0 ? RTPRetransmission(payloadType: 97) : nil,
+                    minimumSequential: selector & 0x20 != 0 ? 1 : 2, historyCapacity: 8))
+            var events: [RTPReceiverSession<UInt8>.Event] = []
+            var now = MediaTime(value: 0, timescale: 1000)
+            let bytes = Array(input.dropFirst())
+            var offset = 0
+            while offset + 4 <= bytes.count {
+                let kind = bytes[offset]
+                now = now + MediaTime(value: Int64(bytes[offset + 1]), timescale: 1000)
+                let end = min(bytes.count, offset + 4 + (Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])))
+                let datagram = Array(bytes[(offset + 4)..<end])
+                events += session.poll(at: now)
+                events +=
+                    kind & 0x80 != 0
+                    ? session.receiveRTCP(datagram, from: kind & 3, at: now)
+                    : session.receiveRTP(datagram, from: kind & 3, at: now)
+                offset = end
+            }
+            events += session.poll(at: now + MediaTime(value: 5, timescale: 1))
+            events += session.finish(at: now + MediaTime(value: 5, timescale: 1))
+            var samples = 0
+            for case .sample(let sample) in events {
+                samples += 1
+                #expect(throws: Never.self, "\(name)") {
+                    try LengthPrefixed.nalUnitRanges(in: sample.data, lengthSize: 4, codec: codec)
+                }
+            }
+            #expect(session.statistics.framesReceived == samples, "\(name)")
+            #expect(session.bufferedPacketCount == 0, "\(name)")
         }
     }
 }
