@@ -16,7 +16,11 @@ import PixelTransfer
 /// ```
 ///
 /// **Output.** `decode` returns the pictures that became ready, in
-/// presentation order (libavcodec reorders B-frames). Pictures in the
+/// presentation order (libavcodec reorders B-frames). Each is the cropped
+/// picture its SPS defines (H.264 `frame_crop_*_offset`, the HEVC
+/// conformance window), for any crop, aligned or not, so its size is the
+/// description's `width` × `height`; the crop moves the plane pointers
+/// and costs no copy. Pictures in the
 /// decoder's own layout — the stream's chroma format and bit depth as
 /// libavcodec's software decoder gives it (I420, I422, I444, gray, I010,
 /// I210, I410, gray10, I012, I212, I412, gray12), or NV12 / P010 after a
