@@ -59,7 +59,7 @@ package final class DecodedPicture {
     }
 
     /// Whether a crop is still to be applied to the frame's planes.
-    private var isUncropped: Bool {
+    private var hasPendingCrop: Bool {
         let f = frame.pointee
         return f.crop_left != 0 || f.crop_top != 0 || f.crop_right != 0 || f.crop_bottom != 0
     }
@@ -68,7 +68,7 @@ package final class DecodedPicture {
     /// frame's size): libavutil offsets each plane by the crop's left and
     /// top edges, scaled by the plane's subsampling, without copying.
     private func applyCrop() {
-        guard isUncropped else { return }
+        guard hasPendingCrop else { return }
         cropApplied = true
         _ = av_frame_apply_cropping(frame, Int32(AV_FRAME_CROP_UNALIGNED))
     }

@@ -139,3 +139,34 @@ import Testing
         #expect(checked == Case.frames)
     }
 }
+
+extension CroppedPictureTests {
+    /// An HEVC conformance window on all four edges, odd in chroma units
+    /// (an x265 stream of 320 × 192 whose SPS is rewritten to crop 6 luma
+    /// samples on the left, 2 on the right, 10 on the top and 4 on the
+    /// bottom): the pictures are `ffmpeg -flags unaligned`'s, 312 × 178, and
+    /// x265's MD5s of the whole decoded pictures still match every one.
+    @Test func anHEVCConformanceWindowOnEveryEdge() throws {
+        let directory = try TemporaryDirectory()
+        let source = try TestStreams.y4m(
+            "source", in: directory, width: 320, height: 192, frames: Case.frames, pixelFormat: "yuv420p")
+        let original = try TestStreams.encodeWithCLI(
+            .hevc, source: source, arguments: ["--preset", "ultrafast", "--bframes", "2", "--hash", "1"],
+            in: directory, name: "whole")
+        let samples = try ConformanceWindowRewriting.samples(
+            try TestStreams.samples(ofFile: original, codec: .hevc), left: 3, right: 1, top: 5, bottom: 2)
+        let description = samples[0].formatDescription
+        #expect(description.width == 312 && description.height == 178)
+        let path = try writeAnnexBFile(annexBStream(samples), codec: .hevc, in: directory, name: "windowed")
+        let reference = try ffmpegFrameMD5(path: path, extraInputArgs: ["-flags", "unaligned"], everyFrame: true)
+        #expect(reference.count == Case.frames)
+        #expect(try ffmpegFrameMD5(path: path, everyFrame: true) != reference)
+
+        let session = try DecompressionSession(formatDescription: description, decoder: .software)
+        session.verifiesPictureHashes = true
+        let frames = try decodeAll(session, samples)
+        #expect(frames.map { md5Hex($0.pixelBuffer) } == reference)
+        #expect(frames.allSatisfy { $0.pixelBuffer.width == 312 && $0.pixelBuffer.height == 178 })
+        #expect(session.pictureHashStatistics == PictureHashStatistics(matched: Case.frames))
+    }
+}

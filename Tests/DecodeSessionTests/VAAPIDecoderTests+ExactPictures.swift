@@ -72,3 +72,36 @@ extension VAAPIDecoderTests {
         Self.expectNoHardwareDevice()
     }
 }
+
+extension VAAPIDecoderTests {
+    /// An HEVC conformance window on every edge (x265's SPS rewritten, see
+    /// ``CroppedPictureTests/anHEVCConformanceWindowOnEveryEdge()``) through
+    /// the device: the pictures are `ffmpeg -flags unaligned`'s and x265's
+    /// MD5s of the whole pictures match.
+    @Test func aDecodingDeviceAppliesAnHEVCConformanceWindowOnEveryEdge() throws {
+        let directory = try TemporaryDirectory()
+        let source = try TestStreams.y4m(
+            "source", in: directory, width: 320, height: 192, frames: 8, pixelFormat: "yuv420p")
+        let original = try TestStreams.encodeWithCLI(
+            .hevc, source: source, arguments: ["--preset", "ultrafast", "--bframes", "2", "--hash", "1"],
+            in: directory, name: "whole")
+        let samples = try ConformanceWindowRewriting.samples(
+            try TestStreams.samples(ofFile: original, codec: .hevc), left: 3, right: 1, top: 5, bottom: 2)
+        let path = try writeAnnexBFile(annexBStream(samples), codec: .hevc, in: directory, name: "windowed")
+        let device = try TestVADriver.makeDevice(in: directory, decodeReference: path)
+        do {
+            let session = try DecompressionSession(
+                formatDescription: samples[0].formatDescription, decoder: .vaapi(device: device),
+                output: .init(pixelFormat: .i420))
+            session.verifiesPictureHashes = true
+            let frames = try decodeAll(session, samples)
+            #expect(session.backend == "vaapi" && session.fallbackReason == nil)
+            #expect(frames.allSatisfy { $0.pixelBuffer.width == 312 && $0.pixelBuffer.height == 178 })
+            let reference = try ffmpegFrameMD5(path: path, extraInputArgs: ["-flags", "unaligned"], everyFrame: true)
+            #expect(reference.count == 8)
+            #expect(frames.map { md5Hex($0.pixelBuffer) } == reference)
+            #expect(session.pictureHashStatistics == PictureHashStatistics(matched: 8))
+        }
+        Self.expectNoHardwareDevice()
+    }
+}
