@@ -76,6 +76,12 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         } catch {
             report.notes.append("crop not measured: \(error)")
         }
+        log("decode: HEVC MD5 picture hashes checked (x265 --hash 1), by the session and by libavcodec")
+        do {
+            try benchmarkPictureHash(Array(frames720.prefix(quick ? 30 : 90)), rounds: rounds + 1, report: report)
+        } catch {
+            report.notes.append("picture hash check not measured: \(error)")
+        }
     }
     if options.sections.contains("roundtrip") && !frames720.isEmpty {
         log("round trip: 720p zero-latency")
