@@ -82,51 +82,38 @@ package struct MD5: Sendable {
         0x6fa8_7e4f, 0xfe2c_e6e0, 0xa301_4314, 0x4e08_11a1, 0xf753_7e82, 0xbd3a_f235, 0x2ad7_d2bb, 0xeb86_d391,
     ]
 
-    /// The left rotations of each round's four steps (RFC 1321 3.4).
-    private static let rotations: [UInt32] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21]
-
-    /// Runs the four rounds over one 64-byte block (RFC 1321 3.4).
+    /// Runs the four rounds of 16 steps over one 64-byte block (RFC 1321
+    /// 3.4): round r's step i adds its function of B, C, D, the block's
+    /// word X[k] and T[16r + i] to A, rotates left by s and adds B.
     private mutating func processBlock(_ block: UnsafeRawBufferPointer) {
-        var x = (
-            UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0),
-            UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0)
-        )
-        withUnsafeMutableBytes(of: &x) { words in
-            for i in 0..<16 {
-                let word = block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)
-                words.storeBytes(of: UInt32(littleEndian: word), toByteOffset: 4 * i, as: UInt32.self)
-            }
+        @inline(__always) func x(_ k: Int) -> UInt32 {
+            UInt32(littleEndian: block.loadUnaligned(fromByteOffset: 4 &* k, as: UInt32.self))
         }
+        @inline(__always) func rotate(_ value: UInt32, _ s: UInt32) -> UInt32 { value << s | value >> (32 &- s) }
         var (a, b, c, d) = state
-        withUnsafeBytes(of: &x) { raw in
-            let words = raw.bindMemory(to: UInt32.self)
-            Self.sines.withUnsafeBufferPointer { sines in
-                Self.rotations.withUnsafeBufferPointer { rotations in
-                    for i in 0..<64 {
-                        let f: UInt32
-                        let k: Int
-                        switch i >> 4 {
-                        case 0:
-                            f = (b & c) | (~b & d)  // F
-                            k = i
-                        case 1:
-                            f = (b & d) | (c & ~d)  // G
-                            k = (5 &* i &+ 1) & 15
-                        case 2:
-                            f = b ^ c ^ d  // H
-                            k = (3 &* i &+ 5) & 15
-                        default:
-                            f = c ^ (b | ~d)  // I
-                            k = (7 &* i) & 15
-                        }
-                        let s = rotations[(i >> 4) << 2 | (i & 3)]
-                        let sum = a &+ f &+ sines[i] &+ words[k]
-                        a = d
-                        d = c
-                        c = b
-                        b = b &+ (sum << s | sum >> (32 - s))
-                    }
-                }
+        let shifts = (
+            SIMD4<UInt32>(7, 12, 17, 22), SIMD4<UInt32>(5, 9, 14, 20), SIMD4<UInt32>(4, 11, 16, 23),
+            SIMD4<UInt32>(6, 10, 15, 21)
+        )
+        Self.sines.withUnsafeBufferPointer { t in
+            @inline(__always) func step(_ f: UInt32, _ i: Int, _ k: Int, _ s: UInt32) {
+                let sum = a &+ f &+ t[i] &+ x(k)
+                a = d
+                d = c
+                c = b
+                b = b &+ rotate(sum, s)
+            }
+            for i in 0..<16 {  // F(X, Y, Z) = XY v not(X) Z; shifts 7 12 17 22
+                step((b & c) | (~b & d), i, i, shifts.0[i & 3])
+            }
+            for i in 16..<32 {  // G(X, Y, Z) = XZ v Y not(Z); shifts 5 9 14 20
+                step((b & d) | (c & ~d), i, (5 &* i &+ 1) & 15, shifts.1[i & 3])
+            }
+            for i in 32..<48 {  // H(X, Y, Z) = X xor Y xor Z; shifts 4 11 16 23
+                step(b ^ c ^ d, i, (3 &* i &+ 5) & 15, shifts.2[i & 3])
+            }
+            for i in 48..<64 {  // I(X, Y, Z) = Y xor (X v not(Z)); shifts 6 10 15 21
+                step(c ^ (b | ~d), i, (7 &* i) & 15, shifts.3[i & 3])
             }
         }
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
