@@ -190,3 +190,24 @@ import Testing
         #expect(session.pictureHashStatistics == PictureHashStatistics())
     }
 }
+
+extension PictureHashTests {
+    /// The asynchronous session checks pictures too: every frame it hands
+    /// out carries a matched MD5 check.
+    @Test func theAsynchronousSessionChecksEveryPicture() async throws {
+        let directory = try TemporaryDirectory()
+        let samples = try TestStreams.samples(ofFile: try Self.cases[0].stream(in: directory), codec: .hevc)
+        let session = try AsyncDecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, verifiesPictureHashes: true)
+        let consumer = Task {
+            var checks: [PictureHashCheck?] = []
+            for try await frame in session.frames { checks.append(frame.pictureHash) }
+            return checks
+        }
+        for sample in samples { try await session.decode(sample) }
+        await session.finish()
+        let checks = try await consumer.value
+        #expect(checks.count == Self.frames)
+        #expect(checks.allSatisfy { $0?.matches == true && $0?.method == .md5 })
+    }
+}
