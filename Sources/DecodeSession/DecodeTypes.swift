@@ -245,7 +245,9 @@ public struct PictureHashStatistics: Sendable, Hashable, CustomStringConvertible
     /// Pictures with at least one component that did not match.
     public var mismatched = 0
     /// Pictures delivered without a check: their access unit carried no
-    /// decoded picture hash (H.264 has none).
+    /// decoded picture hash (H.264 has none), or the picture's layout is not
+    /// one whose samples the check can read (planar or semi-planar Y'CbCr
+    /// and gray, little-endian, are read).
     public var unchecked = 0
 
     public init(matched: Int = 0, mismatched: Int = 0, unchecked: Int = 0) {
