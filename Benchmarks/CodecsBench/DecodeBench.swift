@@ -35,8 +35,12 @@ func benchmarkDecode(_ stream: CodedStream, threads: Int, rounds: Int, report: R
 }
 
 /// avcodec_send_packet / avcodec_receive_frame over the samples, with the
-/// description's avcC/hvcC as extradata, frame threads as the session uses.
-func rawLibavcodecDecode(_ stream: CodedStream, threads: Int) throws -> Int {
+/// description's avcC/hvcC as extradata, frame threads as the session uses;
+/// `unaligned` applies every crop (`AV_CODEC_FLAG_UNALIGNED`); `checksMD5`
+/// has libavcodec check HEVC's MD5 picture hashes (`AV_EF_CRCCHECK`).
+func rawLibavcodecDecode(_ stream: CodedStream, threads: Int, unaligned: Bool = false, checksMD5: Bool = false)
+    throws -> Int
+{
     let codecID = stream.codec == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC
     guard let codec = avcodec_find_decoder(codecID) else { throw MediaError.unavailable("no decoder") }
     var context = avcodec_alloc_context3(codec)
@@ -49,6 +53,8 @@ func rawLibavcodecDecode(_ stream: CodedStream, threads: Int) throws -> Int {
     context!.pointee.extradata_size = Int32(record.count)
     context!.pointee.thread_count = Int32(threads)
     context!.pointee.thread_type = Int32(CFFmpeg_FF_THREAD_FRAME())
+    if unaligned { context!.pointee.flags |= AV_CODEC_FLAG_UNALIGNED }
+    if checksMD5 { context!.pointee.err_recognition |= AV_EF_CRCCHECK }
     guard avcodec_open2(context, codec, nil) >= 0 else { throw MediaError.backendFailure("avcodec_open2") }
     var packet = av_packet_alloc()
     var frame = av_frame_alloc()

@@ -73,6 +73,20 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
             }
         }
     }
+    if options.sections.contains("decode") && !frames720.isEmpty {
+        log("decode: the SPS's crop (x264 --crop-rect), through the session and a plain libavcodec loop")
+        do {
+            try benchmarkCrop(Array(frames720.prefix(quick ? 60 : 150)), rounds: rounds + 1, report: report)
+        } catch {
+            report.notes.append("crop not measured: \(error)")
+        }
+        log("decode: HEVC MD5 picture hashes checked (x265 --hash 1), by the session and by libavcodec")
+        do {
+            try benchmarkPictureHash(Array(frames720.prefix(quick ? 30 : 90)), rounds: rounds + 1, report: report)
+        } catch {
+            report.notes.append("picture hash check not measured: \(error)")
+        }
+    }
     if options.sections.contains("roundtrip") && !frames720.isEmpty {
         log("round trip: 720p zero-latency")
         try benchmarkRoundTrip(Array(frames720.prefix(quick ? 60 : 300)), report: report)

@@ -53,6 +53,8 @@ static inline int CFFmpeg_FF_DECODE_ERROR_MISSING_REFERENCE(void) { return FF_DE
 static inline int CFFmpeg_FF_DECODE_ERROR_CONCEALMENT_ACTIVE(void) { return FF_DECODE_ERROR_CONCEALMENT_ACTIVE; }
 static inline int CFFmpeg_FF_DECODE_ERROR_DECODE_SLICES(void) { return FF_DECODE_ERROR_DECODE_SLICES; }
 static inline uint64_t CFFmpeg_AV_PIX_FMT_FLAG_HWACCEL(void) { return AV_PIX_FMT_FLAG_HWACCEL; }
+static inline uint64_t CFFmpeg_AV_PIX_FMT_FLAG_BE(void) { return AV_PIX_FMT_FLAG_BE; }
+static inline uint64_t CFFmpeg_AV_PIX_FMT_FLAG_RGB(void) { return AV_PIX_FMT_FLAG_RGB; }
 static inline int CFFmpeg_AVERROR_EXTERNAL(void) { return AVERROR_EXTERNAL; }
 static inline int CFFmpeg_AVERROR_EIO(void) { return AVERROR(EIO); }
 static inline int CFFmpeg_AVERROR_ENODEV(void) { return AVERROR(ENODEV); }

@@ -86,13 +86,18 @@ public final class AsyncDecompressionSession: Sendable {
     ///   - threadCount: software frame threads, nil or 0 for one per core.
     ///   - queueDepth: the most samples queued for decoding, and the most
     ///     pictures waiting to be consumed (1 … 1024).
+    ///   - verifiesPictureHashes: HEVC: check each picture against its
+    ///     decoded picture hash SEI (``DecompressionSession/verifiesPictureHashes``);
+    ///     the result is each frame's ``DecodedFrame/pictureHash``.
     public init(
         formatDescription: FormatDescription, decoder: CodecBackend = .automatic,
-        output attributes: DecoderOutputAttributes = .init(), threadCount: Int? = nil, queueDepth: Int = 8
+        output attributes: DecoderOutputAttributes = .init(), threadCount: Int? = nil, queueDepth: Int = 8,
+        verifiesPictureHashes: Bool = false
     ) throws(MediaError) {
         try checkQueueDepth(queueDepth)
         let session = try DecompressionSession(
             formatDescription: formatDescription, decoder: decoder, output: attributes, threadCount: threadCount)
+        session.verifiesPictureHashes = verifiesPictureHashes
         backend = session.backend
         backendInUse = session.backendInUse
         fallbackReason = session.fallbackReason

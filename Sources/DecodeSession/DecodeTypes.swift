@@ -60,6 +60,11 @@ public struct DecodedFrame: @unchecked Sendable {
     ///    `MovieReader`, or set by the application), when the bitstream has
     ///    carried none.
     public var hdr10: HDR10Metadata?
+    /// How the picture compared with its access unit's decoded picture hash
+    /// (HEVC), when ``DecompressionSession/verifiesPictureHashes`` is on and
+    /// the access unit carried one; nil otherwise. A mismatch marks a
+    /// damaged picture that is still delivered.
+    public var pictureHash: PictureHashCheck?
 
     public init(
         pixelBuffer: PixelBuffer, pts: MediaTime, duration: MediaTime, isKeyframe: Bool, userValue: (any Sendable)?,
@@ -196,4 +201,69 @@ public enum FrameFilter: Sendable, Hashable, CaseIterable {
     case intra
     /// Keyframes only (IDR / IRAP samples).
     case keyframes
+}
+
+/// How a picture compared with the decoded picture hash SEI message its
+/// HEVC access unit carried (payload type 132; H.265 D.3.19): an MD5, CRC or
+/// checksum of each colour component of the whole decoded picture, computed
+/// by the encoder. A mismatch means the picture is not the one the encoder
+/// reconstructed: damage the decoder did not detect (a corrupted slice, a
+/// decoder bug). Pictures that refer to it usually mismatch too.
+public struct PictureHashCheck: Sendable, Hashable, CustomStringConvertible {
+    /// The message's `hash_type`.
+    public enum Method: String, Sendable, Hashable, CaseIterable {
+        case md5, crc, checksum
+    }
+
+    /// The method the stream used.
+    public var method: Method
+    /// The components (0 = Y, 1 = Cb, 2 = Cr) whose hash differed; empty when
+    /// the picture matched.
+    public var mismatchedComponents: [Int]
+    /// The stream's hash of each component, as hexadecimal digits.
+    public var expected: [String]
+    /// The hash of each component of the decoded picture, as hexadecimal digits.
+    public var computed: [String]
+
+    public init(method: Method, mismatchedComponents: [Int], expected: [String], computed: [String]) {
+        self.method = method
+        self.mismatchedComponents = mismatchedComponents
+        self.expected = expected
+        self.computed = computed
+    }
+
+    /// Whether every component matched.
+    public var matches: Bool { mismatchedComponents.isEmpty }
+
+    public var description: String {
+        guard !matches else { return "\(method) matched" }
+        let names = ["Y", "Cb", "Cr"]
+        return "\(method) mismatch in "
+            + mismatchedComponents.map { "\(names[$0]) (stream \(expected[$0]), decoded \(computed[$0]))" }
+            .joined(separator: ", ")
+    }
+}
+
+/// What ``DecompressionSession/verifiesPictureHashes`` found over the
+/// pictures a session delivered.
+public struct PictureHashStatistics: Sendable, Hashable, CustomStringConvertible {
+    /// Pictures whose every component matched the stream's hash.
+    public var matched = 0
+    /// Pictures with at least one component that did not match.
+    public var mismatched = 0
+    /// Pictures delivered without a check: their access unit carried no
+    /// decoded picture hash (H.264 has none), or the picture's layout is not
+    /// one whose samples the check can read (planar or semi-planar Y'CbCr
+    /// and gray, little-endian, are read).
+    public var unchecked = 0
+
+    public init(matched: Int = 0, mismatched: Int = 0, unchecked: Int = 0) {
+        self.matched = matched
+        self.mismatched = mismatched
+        self.unchecked = unchecked
+    }
+
+    public var description: String {
+        "picture hashes: \(matched) matched, \(mismatched) mismatched, \(unchecked) without a hash"
+    }
 }

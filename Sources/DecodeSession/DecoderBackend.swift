@@ -40,6 +40,15 @@ package protocol DecoderPicture: AnyObject {
     func adoptedBuffer() -> PixelBuffer?
     /// Converts the picture into `destination`.
     func convert(into destination: PixelBuffer, using transfer: PixelTransferSession) throws(MediaError)
+    /// The HEVC decoded picture hash (H.265 D.3.19) of the whole decoded
+    /// picture, before its crop, by `method`; nil when the backend cannot
+    /// compute it (the pixels were taken already, or a layout it cannot read).
+    func pictureHash(_ method: HEVCDecodedPictureHash.Method) -> HEVCDecodedPictureHash?
+}
+
+extension DecoderPicture {
+    /// No hash: for pictures that do not hold decoded samples (test fakes).
+    package func pictureHash(_ method: HEVCDecodedPictureHash.Method) -> HEVCDecodedPictureHash? { nil }
 }
 
 /// The decoder behind a ``DecompressionSession`` — the mirror of the encode

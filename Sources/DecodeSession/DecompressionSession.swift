@@ -16,7 +16,11 @@ import PixelTransfer
 /// ```
 ///
 /// **Output.** `decode` returns the pictures that became ready, in
-/// presentation order (libavcodec reorders B-frames). Pictures in the
+/// presentation order (libavcodec reorders B-frames). Each is the cropped
+/// picture its SPS defines (H.264 `frame_crop_*_offset`, the HEVC
+/// conformance window), for any crop, aligned or not, so its size is the
+/// description's `width` × `height`; the crop moves the plane pointers
+/// and costs no copy. Pictures in the
 /// decoder's own layout — the stream's chroma format and bit depth as
 /// libavcodec's software decoder gives it (I420, I422, I444, gray, I010,
 /// I210, I410, gray10, I012, I212, I412, gray12), or NV12 / P010 after a
@@ -88,6 +92,19 @@ public final class DecompressionSession {
     /// sets it to the time it is showing, and catches up without a picture
     /// that refers to a skipped one.
     public var earliestPresentationTime: MediaTime?
+
+    /// HEVC: whether each delivered picture is checked against the decoded
+    /// picture hash SEI message (MD5, CRC or checksum; H.265 D.3.19) its
+    /// access unit carries, when it carries one. The result is each frame's
+    /// ``DecodedFrame/pictureHash``, counted in ``pictureHashStatistics``; a
+    /// mismatched picture is still delivered (flagged), and its pts is listed
+    /// in ``pictureHashMismatches``. Off by default: hashing reads every
+    /// sample of the whole decoded picture.
+    public var verifiesPictureHashes = false
+    /// The pictures checked while ``verifiesPictureHashes`` was on.
+    public internal(set) var pictureHashStatistics = PictureHashStatistics()
+    /// The pts of each delivered picture whose hash did not match, in delivery order.
+    public internal(set) var pictureHashMismatches: [MediaTime] = []
 
     /// The description of the samples decoded last (changes with the stream).
     public private(set) var formatDescription: FormatDescription
@@ -163,6 +180,8 @@ public final class DecompressionSession {
         /// The HDR10 metadata in effect for this sample when the decoder
         /// exports none with its picture (see ``DecodedFrame/hdr10``).
         var hdr10: HDR10Metadata?
+        /// The decoded picture hash its access unit carried, when verified.
+        var pictureHash: HEVCDecodedPictureHash?
     }
 
     /// Which samples after a random-access point are its undecodable leading pictures.
@@ -385,7 +404,7 @@ public final class DecompressionSession {
         }
         pending[token] = PendingSample(
             pts: sample.pts, duration: sample.duration, isKeyframe: sample.isKeyframe, userValue: userValue,
-            hdr10: bitstreamHDR10 ?? formatDescription.hdr10)
+            hdr10: bitstreamHDR10 ?? formatDescription.hdr10, pictureHash: expectedPictureHash(in: sample))
         var data = sample.data
         if injectParameterSets {
             data =
@@ -573,6 +592,7 @@ public final class DecompressionSession {
         }
         // Read before the buffer is made: adopting the pixels may leave the picture blank.
         let hdr10 = picture.hdr10
+        let hashCheck = checkPictureHash(of: picture, against: info.pictureHash, pts: info.pts)
         let buffer: PixelBuffer
         do {
             buffer = try outputBuffer(for: picture)
@@ -583,10 +603,11 @@ public final class DecompressionSession {
         pending[token] = nil
         decoded += 1
         dropsAtLastDelivery = drops.count
-        output.append(
-            DecodedFrame(
-                pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
-                userValue: info.userValue, hdr10: hdr10 ?? info.hdr10))
+        var frame = DecodedFrame(
+            pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
+            userValue: info.userValue, hdr10: hdr10 ?? info.hdr10)
+        frame.pictureHash = hashCheck
+        output.append(frame)
     }
 
     // MARK: - Recovery

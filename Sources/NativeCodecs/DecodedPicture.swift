@@ -1,10 +1,21 @@
 import CFFmpeg
+import FormatConv
 import MediaCore
 import Synchronization
 
 /// The picture a ``LibavcodecDecoder`` returned last, in system memory: a
 /// view of the decoder's own picture frame, valid until the decoder's next
 /// `receiveFrame()` or `flush()` (each drops the picture it still holds).
+///
+/// **Cropping.** The decoder hands the picture over whole, with the crop the
+/// SPS defines (H.264 `frame_crop_*_offset`, HEVC `conf_win_*_offset`) still
+/// to apply: ``width`` and ``height`` are the cropped size, and the pixels
+/// (``adoptedBuffer()``, ``planePointers``) are the cropped picture, made by
+/// moving each plane's pointer to the crop's first sample — no copy, for any
+/// crop, aligned or not (`av_frame_apply_cropping` with
+/// `AV_FRAME_CROP_UNALIGNED`, what `ffmpeg -flags unaligned` does). Until then
+/// ``decodedSampleArrays`` reaches the whole decoded picture, which HEVC's
+/// decoded picture hash covers.
 ///
 /// The decoder makes one when it opens and hands the same object out for
 /// every picture, so receiving a picture allocates nothing. A caller that
@@ -13,7 +24,7 @@ import Synchronization
 /// that), or copies them with a conversion. Used from the decoder's thread
 /// only; the frame is freed in `deinit`.
 package final class DecodedPicture {
-    private let frame: UnsafeMutablePointer<AVFrame>
+    fileprivate let frame: UnsafeMutablePointer<AVFrame>
 
     init() throws(MediaError) {
         guard let frame = av_frame_alloc() else { throw MediaError(.outOfMemory, "av_frame_alloc failed") }
@@ -32,16 +43,60 @@ package final class DecodedPicture {
     func replace(movingFrom source: UnsafeMutablePointer<AVFrame>) {
         av_frame_unref(frame)
         av_frame_move_ref(frame, source)
+        cropApplied = false
+        let f = frame.pointee
+        let horizontal = Int(f.crop_left) + Int(f.crop_right)
+        let vertical = Int(f.crop_top) + Int(f.crop_bottom)
+        if horizontal >= Int(f.width) || vertical >= Int(f.height) {
+            // A crop that leaves nothing: libavcodec's decoders check the
+            // SPS's crop, so this is not expected; show the whole picture, as
+            // libavcodec does when it cannot crop.
+            frame.pointee.crop_left = 0
+            frame.pointee.crop_right = 0
+            frame.pointee.crop_top = 0
+            frame.pointee.crop_bottom = 0
+        }
+    }
+
+    /// Whether a crop is still to be applied to the frame's planes.
+    private var hasPendingCrop: Bool {
+        let f = frame.pointee
+        return f.crop_left != 0 || f.crop_top != 0 || f.crop_right != 0 || f.crop_bottom != 0
+    }
+
+    /// Applies the crop by moving the plane pointers (and shrinking the
+    /// frame's size): libavutil offsets each plane by the crop's left and
+    /// top edges, scaled by the plane's subsampling, without copying.
+    private func applyCrop() {
+        guard hasPendingCrop else { return }
+        cropApplied = true
+        _ = av_frame_apply_cropping(frame, Int32(AV_FRAME_CROP_UNALIGNED))
+    }
+
+    /// Whether the planes are the cropped picture's, no longer the whole decoded one's.
+    fileprivate private(set) var cropApplied = false
+
+    /// The crop still to apply, in luma samples (all zero once applied).
+    package var pendingCrop: (left: Int, top: Int, right: Int, bottom: Int) {
+        let f = frame.pointee
+        return (Int(f.crop_left), Int(f.crop_top), Int(f.crop_right), Int(f.crop_bottom))
     }
 
     /// Drops the picture held, if any (`av_frame_unref`).
-    func clear() { av_frame_unref(frame) }
+    func clear() {
+        av_frame_unref(frame)
+        cropApplied = false
+    }
 
     /// The token the session put in the packet's pts (libavcodec carries a
     /// packet's pts to the picture decoded from it, through reordering).
     package var token: Int64 { frame.pointee.pts }
-    package var width: Int { Int(frame.pointee.width) }
-    package var height: Int { Int(frame.pointee.height) }
+    /// The picture's width after the SPS's crop.
+    package var width: Int { Int(frame.pointee.width) - Int(frame.pointee.crop_left) - Int(frame.pointee.crop_right) }
+    /// The picture's height after the SPS's crop.
+    package var height: Int {
+        Int(frame.pointee.height) - Int(frame.pointee.crop_top) - Int(frame.pointee.crop_bottom)
+    }
     /// The picture's libavutil layout.
     package var libavFormat: LibavPixelFormat { LibavPixelFormat(rawValue: frame.pointee.format) }
     /// The picture's layout as a ``PixelFormat``, when it has one.
@@ -83,6 +138,7 @@ package final class DecodedPicture {
     /// pool has none spare).
     package func adoptedBuffer() -> PixelBuffer? {
         guard let format = nativeFormat else { return nil }
+        applyCrop()
         for index in 0..<format.planeCount {
             let (base, stride) = Self.plane(index, of: frame)
             guard base != nil, stride > 0 else { return nil }
@@ -112,13 +168,63 @@ package final class DecodedPicture {
         }
     }
 
-    /// The plane pointers and strides (up to four).
+    /// The plane pointers and strides (up to four) of the cropped picture.
     package var planePointers: [(base: UnsafeMutablePointer<UInt8>?, stride: Int)] {
+        applyCrop()
+        return planeBases
+    }
+
+    /// The frame's plane pointers and strides as they are (cropped or not).
+    fileprivate var planeBases: [(base: UnsafeMutablePointer<UInt8>?, stride: Int)] {
         let f = frame.pointee
         return [
             (f.data.0, Int(f.linesize.0)), (f.data.1, Int(f.linesize.1)),
             (f.data.2, Int(f.linesize.2)), (f.data.3, Int(f.linesize.3)),
         ]
+    }
+}
+
+extension DecodedPicture {
+    /// The whole decoded picture's colour components (Y, Cb, Cr; Y alone for
+    /// gray), before the crop: `pic_width_in_luma_samples` ×
+    /// `pic_height_in_luma_samples` for HEVC. Nil once the crop was applied
+    /// (the pixels were adopted or converted), or when the layout is not one
+    /// whose samples it can describe (big-endian, packed RGB, bitstream).
+    ///
+    /// The arrays point into the frame: valid while the picture is unchanged.
+    package var decodedSampleArrays: [PictureSampleArray]? {
+        guard !cropApplied, let descriptor = av_pix_fmt_desc_get(AVPixelFormat(frame.pointee.format)) else {
+            return nil
+        }
+        let d = descriptor.pointee
+        let unsupported =
+            CFFmpeg_AV_PIX_FMT_FLAG_BE() | CFFmpeg_AV_PIX_FMT_FLAG_HWACCEL() | CFFmpeg_AV_PIX_FMT_FLAG_RGB()
+        guard d.flags & unsupported == 0, d.nb_components == 1 || d.nb_components == 3 else { return nil }
+        let components = withUnsafeBytes(of: d.comp) { Array($0.bindMemory(to: AVComponentDescriptor.self)) }
+        let planes = planeBases
+        var arrays: [PictureSampleArray] = []
+        for index in 0..<Int(d.nb_components) {
+            let component = components[index]
+            let plane = Int(component.plane)
+            guard plane < 4, let base = planes[plane].base else { return nil }
+            let chroma = index > 0
+            let width = chroma ? -((-Int(frame.pointee.width)) >> Int(d.log2_chroma_w)) : Int(frame.pointee.width)
+            let height = chroma ? -((-Int(frame.pointee.height)) >> Int(d.log2_chroma_h)) : Int(frame.pointee.height)
+            let storageBytes = Int(component.depth) + Int(component.shift) > 8 ? 2 : 1
+            arrays.append(
+                PictureSampleArray(
+                    base: UnsafeRawPointer(base + Int(component.offset)), stride: planes[plane].stride, width: width,
+                    height: height, bitDepth: Int(component.depth), step: Int(component.step),
+                    storageBytes: storageBytes, shift: Int(component.shift)))
+        }
+        return arrays
+    }
+
+    /// The decoded picture hash (H.265 D.3.19) of the whole decoded picture
+    /// by `method`, or nil when ``decodedSampleArrays`` is nil.
+    package func pictureHash(_ method: HEVCDecodedPictureHash.Method) -> HEVCDecodedPictureHash? {
+        guard let arrays = decodedSampleArrays else { return nil }
+        return withExtendedLifetime(self) { HEVCDecodedPictureHash.compute(method, over: arrays) }
     }
 }
 

@@ -70,6 +70,12 @@ package final class LibavcodecDecoder {
         }
         allocated.pointee.extradata = extradata
         allocated.pointee.extradata_size = Int32(record.count)
+        // Pictures come whole, with the SPS's crop in the frame's crop_*
+        // fields: libavcodec's own cropping leaves a left or top crop that is
+        // not aligned to its buffers unapplied (and on hardware frames leaves
+        // every left or top crop), so ``DecodedPicture`` applies the crop
+        // itself, after a picture hash has seen the whole decoded picture.
+        allocated.pointee.apply_cropping = 0
         if let hardware {
             allocated.pointee.thread_count = 1
             allocated.pointee.hw_device_ctx = av_buffer_ref(hardware.reference)
@@ -190,7 +196,8 @@ package final class LibavcodecDecoder {
     }
 
     /// The next decoded picture, or the status saying why there is none.
-    /// Hardware pictures are downloaded to system memory (NV12 or P010).
+    /// Hardware pictures are downloaded to system memory (NV12 or P010),
+    /// whole; the picture applies the SPS's crop to either kind.
     ///
     /// The picture is the decoder's ``DecodedPicture``, valid until the next
     /// call or ``flush()``; this call first drops the picture it still holds.
@@ -208,6 +215,11 @@ package final class LibavcodecDecoder {
             guard copied >= 0 else { throw LibavFailure(code: copied, call: "av_hwframe_transfer_data") }
             let props = av_frame_copy_props(downloadFrame, frame)
             guard props >= 0 else { throw LibavFailure(code: props, call: "av_frame_copy_props") }
+            // The surface was downloaded whole; its crop goes with it.
+            downloadFrame.pointee.crop_left = frame.pointee.crop_left
+            downloadFrame.pointee.crop_top = frame.pointee.crop_top
+            downloadFrame.pointee.crop_right = frame.pointee.crop_right
+            downloadFrame.pointee.crop_bottom = frame.pointee.crop_bottom
             source = downloadFrame
         }
         picture.replace(movingFrom: source)

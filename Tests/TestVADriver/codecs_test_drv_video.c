@@ -1430,6 +1430,9 @@ static int load_reference(struct reference *reference, int hevc)
         result = -1;
     if (result == 0) {
         decoder->thread_count = 1;
+        /* A decoder writes the whole decoded picture into the surface, as
+         * hardware does; the SPS's crop is the client's to apply. */
+        decoder->apply_cropping = 0;
         if (avcodec_open2(decoder, codec, NULL) < 0)
             result = -1;
     }

@@ -6,6 +6,7 @@ import MediaIO
 private let decodeUsage = """
     usage: codecs decode -i IN -o OUT [--decoder auto|software|vaapi|nvdec] [--threads N]
                          [--pixel-format FORMAT] [--codec h264|hevc] [--start T] [--duration D]
+                         [--verify-hash]
 
       -i IN            Annex-B H.264 (.h264 .264) or HEVC (.hevc .265) stream; - reads standard input
       -o OUT           .y4m raw video in the stream's own planar format (C420jpeg, C422p10, C444p12,
@@ -23,6 +24,8 @@ private let decodeUsage = """
       --start T        (containers) begin with the picture presented at T seconds: the file is read from
                        the keyframe before it and the pictures before T are decoded but not written
       --duration D     write the pictures presented from the start to start + D seconds
+      --verify-hash    (HEVC) check every picture against the decoded picture hash SEI (MD5, CRC or
+                       checksum) its access unit carries; prints the counts, exits 1 on a mismatch
 
     A stream whose picture size changes is written one file per size: frames of the
     first size go to OUT, frames of each later size to OUT-<W>x<H> with OUT's extension
@@ -46,7 +49,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
         options = try Arguments(
             arguments,
             valueOptions: ["i", "o", "decoder", "threads", "pixel-format", "codec", "start", "duration"],
-            flagOptions: [])
+            flagOptions: ["verify-hash"])
         var pixelFormat: PixelFormat? = nil
         if let name = options.value("pixel-format") {
             guard let format = PixelFormat(rawValue: name) ?? PixelFormat(ffmpegName: name) else {
@@ -94,6 +97,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
     if let duration { output.end = (start ?? 0) + duration }
     var pipelineSettings = settings
     pipelineSettings.seekTarget = start.map { MediaTime(seconds: $0, timescale: 90_000) }
+    pipelineSettings.verifiesPictureHashes = options.flag("verify-hash")
     var pipeline = DecodePipeline(
         codec: codec ?? inputKind?.annexBCodec, settings: pipelineSettings, sink: output)
     do throws(MediaError) {
@@ -114,7 +118,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
             throw .invalidData("\(inputPath): no frame could be decoded (\(reason))")
         }
         printSummary(pipeline)
-        return 0
+        return pictureHashVerdict(pipeline)
     } catch {
         // The summary first, then the error as the last line, once.
         printSummary(pipeline)
@@ -155,6 +159,16 @@ private func decode(
         }
     }
     try pipeline.finish()
+}
+
+/// With `--verify-hash`: the counts on standard error, each mismatched
+/// picture's pts, and the exit status (1 when a picture did not match).
+private func pictureHashVerdict(_ pipeline: DecodePipeline<DecodedFrameFiles>) -> Int32 {
+    guard let session = pipeline.session, session.verifiesPictureHashes else { return 0 }
+    var lines = ["\(session.pictureHashStatistics)"]
+    for pts in session.pictureHashMismatches { lines.append("picture hash mismatch at pts \(pts)") }
+    printError(lines.joined(separator: "\n"))
+    return session.pictureHashStatistics.mismatched > 0 ? 1 : 0
 }
 
 /// The closing report on standard error.

@@ -107,6 +107,9 @@ struct DecoderSettings {
     /// returns pictures from this time on, the ones before are its pre-roll
     /// (``DecompressionSession/flush(seekingTo:)``).
     var seekTarget: MediaTime? = nil
+    /// HEVC: check each picture against its decoded picture hash SEI
+    /// (``DecompressionSession/verifiesPictureHashes``).
+    var verifiesPictureHashes = false
 }
 
 /// The one path from coded video to pictures that `codecs decode`,
@@ -223,9 +226,11 @@ struct DecodePipeline<Sink: DecodedFrameSink> {
     {
         var output = output
         if output.pixelFormat == nil { output.pixelFormat = description.planarPixelFormat }
-        return try DecompressionSession(
+        let session = try DecompressionSession(
             formatDescription: description, decoder: settings.decoder, output: output,
             threadCount: settings.threadCount)
+        session.verifiesPictureHashes = settings.verifiesPictureHashes
+        return session
     }
 
     private mutating func timed(_ work: () throws(MediaError) -> [DecodedFrame]) throws(MediaError) -> [DecodedFrame] {
