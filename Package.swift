@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "DecodeSession",
             dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
-        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "NativeCodecs"]),
+        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "NativeCodecs"]),
 
         .executableTarget(
             name: "codecs",

@@ -174,16 +174,18 @@ struct RTPInteropTests {
         #expect(got == Array(md5s.suffix(got.count)))
     }
 
-    /// 2 % of the packets dropped on the way (seeded): every frame that comes
-    /// out is one of the clip's frames, bit for bit, in order; the decoder's
-    /// counts add up; each loss is recovered at a keyframe.
+    /// 2 % of the packets dropped on the way (seeded), NACK switched off at
+    /// the receiver: every frame that comes out is one of the clip's frames,
+    /// bit for bit, in order; the decoder's counts add up; each loss is
+    /// recovered at a keyframe.
     @Test(arguments: clips)
-    func seededLossOutputsOnlyExactFrames(_ clip: Clip) throws {
+    func seededLossWithoutNACKOutputsOnlyExactFrames(_ clip: Clip) throws {
         let directory = try TemporaryDirectory()
         let (path, md5s) = try Self.clip(clip, in: directory, frames: 96)
         let port = try freeRTPPortPair()
         let output = directory.path("lossy.y4m")
-        let receiver = try Self.startReceiver(port: port, output: output, in: directory, ["--codec", clip.codec])
+        let receiver = try Self.startReceiver(
+            port: port, output: output, in: directory, ["--codec", clip.codec, "--no-nack"])
         let sent = try runProcess(
             Self.codecs,
             ["stream", "send", "-i", path, "rtp://127.0.0.1:\(port)", "--no-pace", "--loss", "2", "--seed", "7"])
@@ -209,6 +211,45 @@ struct RTPInteropTests {
         #expect(decoded == got.count)
     }
 
+    /// Seeded loss of 1, 3 and 5 % on a file sent as it is (B-frames): the
+    /// receiver asks for each lost packet again (generic NACK), the sender
+    /// sends it from its history, and every frame comes out, equal to
+    /// FFmpeg's decode of the file. The sender's and receiver's figures
+    /// (`--stats-json`, webrtc-stats names) count the repairs.
+    @Test(arguments: clips, [1, 3, 5])
+    func nackRepairsEveryLostPacket(_ clip: Clip, percent: Int) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory, frames: 96)
+        let port = try freeRTPPortPair()
+        let output = directory.path("repaired.y4m")
+        let receiverStats = directory.path("in.json")
+        let senderStats = directory.path("out.json")
+        let receiver = try Self.startReceiver(
+            port: port, output: output, in: directory, ["--codec", clip.codec, "--stats-json", receiverStats])
+        let sent = try runProcess(
+            Self.codecs,
+            [
+                "stream", "send", "-i", path, "rtp://127.0.0.1:\(port)", "--loss", "\(percent)", "--seed", "11",
+                "--stats-json", senderStats,
+            ])
+        let received = receiver.wait(timeout: 30)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(try Self.y4mMD5s(output) == md5s, "\(sent.stderr)\n\(received.stderr)")
+        let outbound = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: senderStats)))
+                as? [String: [String: Any]])["outbound-rtp"]
+        let inbound = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: receiverStats)))
+                as? [String: [String: Any]])["inbound-rtp"]
+        let nacks = (outbound?["nackCount"] as? Int) ?? 0
+        let retransmitted = (outbound?["retransmittedPacketsSent"] as? Int) ?? 0
+        #expect(nacks > 0 && retransmitted > 0, "\(sent.stderr)")
+        #expect((inbound?["packetsRepaired"] as? Int ?? 0) > 0, "\(received.stderr)")
+        #expect(inbound?["packetsLost"] as? Int == 0, "\(received.stderr)")
+        #expect(inbound?["framesDecoded"] as? Int == md5s.count, "\(received.stderr)")
+    }
+
     /// Encoding from Y4M in real-time mode with no periodic keyframes, and
     /// packets lost on the receiving side: the receiver's picture loss
     /// indications make the sender force keyframes, decoding resumes at
@@ -221,7 +262,7 @@ struct RTPInteropTests {
         let port = try freeRTPPortPair()
         let output = directory.path("pli.y4m")
         let receiver = try Self.startReceiver(
-            port: port, output: output, in: directory, ["--loss", "1", "--seed", "5"])
+            port: port, output: output, in: directory, ["--loss", "1", "--seed", "5", "--no-nack"])
         let sent = try runProcess(
             Self.codecs, ["stream", "send", "-i", source, "rtp://127.0.0.1:\(port)", "--keyint", "1000", "--realtime"])
         let received = receiver.wait(timeout: 20)
@@ -247,7 +288,7 @@ struct RTPInteropTests {
         try ffmpegTestPattern(size: "320x240", frames: 75, arguments: ["-pix_fmt", "yuv420p"], to: source)
         let port = try freeRTPPortPair()
         let receiver = try Self.startReceiver(
-            port: port, output: directory.path("out.h264"), in: directory, ["--loss", "20", "--seed", "3"])
+            port: port, output: directory.path("out.h264"), in: directory, ["--loss", "20", "--seed", "3", "--no-nack"])
         let sent = try runProcess(
             Self.codecs,
             [

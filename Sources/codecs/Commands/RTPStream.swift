@@ -20,7 +20,9 @@ let rtpSendHelp = """
     MP4, MKV, TS: sent as it is). Parameter sets go in one STAP-A / AP before
     every keyframe. RTCP: a sender report every second to PORT+1; a picture
     loss indication or full intra request from a receiver makes the next
-    frame a keyframe (when encoding; at most twice a second).
+    frame a keyframe (when encoding; at most twice a second); a generic NACK
+    (RFC 4585) is answered by sending the packets again from the last 1024
+    sent (2 MiB at most).
 
     send options:
       -i IN                      the clip
@@ -31,6 +33,8 @@ let rtpSendHelp = """
       --packetization-mode 0|1   H.264 mode (default 1; 0: one NAL unit per packet)
       --loss PCT                 drop this percentage of packets on the way (seeded, for tests)
       --seed N                   the seed of --loss (default 1)
+      --stats-json FILE          write the stream's figures (webrtc-stats outbound-rtp and
+                                 remote-inbound-rtp) as JSON at the end
       --adaptive-bitrate         follow the loss in receiver reports (needs --bitrate and x264):
                                  above 10 % lower the rate by half the loss, below 2 % raise it
                                  5 %, between --bitrate ÷ 10 and --bitrate
@@ -58,6 +62,9 @@ let rtpReceiveHelp = """
       --timeout SECONDS          stop when nothing arrives for this long (default 5)
       --jitter MS                how long a packet waits for missing ones (default 50)
       --loss PCT, --seed N       drop received packets on purpose (seeded, for tests)
+      --no-nack                  do not ask for lost packets again (RFC 4585 generic NACK, on by
+                                 default: a gap is asked for until the jitter delay runs out)
+      --stats-json FILE          write the stream's figures (webrtc-stats inbound-rtp) as JSON
     """
 
 /// `rtp://HOST:PORT` (or `rtp://@HOST:PORT`, `rtp://@:PORT`).
@@ -111,7 +118,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         parsed = try Arguments(
             arguments,
             valueOptions: EncodeOptions.valueOptions.union([
-                "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed",
+                "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed", "stats-json",
             ]),
             flagOptions: EncodeOptions.flagOptions.union(["no-pace", "adaptive-bitrate"]))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
@@ -162,6 +169,11 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         if waitSeconds > 0 { sleep(until: monotonicSeconds() + waitSeconds) }
         try sender.run(pace: !parsed.flag("no-pace"))
         printError("codecs stream send: " + sender.summary)
+        if let statsPath = parsed.value("stats-json") {
+            var objects: [String: Any] = ["outbound-rtp": StatsJSON.outbound(sender.statistics)]
+            if let remote = sender.remoteStatistics { objects["remote-inbound-rtp"] = StatsJSON.remoteInbound(remote) }
+            try StatsJSON.write(objects, to: statsPath)
+        }
         return 0
     } catch {
         printError("codecs stream send: \(error.message)")
@@ -176,48 +188,34 @@ private enum SenderSource {
     case samples([CompressedSample], framesPerSecond: Double)
 }
 
-/// One RTP stream out: packetizer, UDP, RTCP sender reports and keyframe
-/// requests.
+/// One RTP stream out: the samples of `source` through MediaIO's
+/// ``RTPStreamSender`` (packetizing, sender reports, NACK answered from the
+/// history of sent packets, keyframe requests and receiver reports turned
+/// into feedback), paced at the frame rate while feedback is still read.
 private struct RTPSender {
     let url: RTPURL
     let formatDescription: FormatDescription
     private var source: SenderSource
-    private var packetizer: RTPPacketizer
-    private var injector: PacketFaultInjector?
-    private let socket: UDPSocket
-    private let rtcpSocket: UDPSocket
-    private let destination: UDPSocket.Address
-    private let rtcpDestination: UDPSocket.Address
-    private var limiter = KeyframeRequestLimiter()
-    private var batch = RTPPacketBatch()
+    private let stream: RTPStreamSender
     private(set) var framesSent = 0
-    private(set) var keyframeRequests = 0
     private(set) var keyframesForced: [Int] = []
     private var keyframeRequestsIgnored = 0
-    private var lastReport = -1.0
-    private let ssrc: UInt32
-    /// With `--adaptive-bitrate`: the loss-based controller, and the rates it set.
-    private var rateController: LossBasedRateController?
     /// How many times the rate changed, its range, and the last few rates
     /// (a bounded record: a peer flooding reports cannot grow it).
     private(set) var rateChangeCount = 0
     private var rateRange: ClosedRange<Int>?
     private var recentRates: [Int] = []
-    /// The worst fraction lost of the receiver reports not yet applied.
-    private var reportedLoss: UInt8?
-    /// Where incoming RTCP is read, reused from call to call.
-    private var rtcpBuffer = [UInt8](repeating: 0, count: 1500)
 
     init(
         input: String, url: RTPURL, options: EncodeOptions, payloadSize: Int, mode: RTPPacketizationMode,
         injector: PacketFaultInjector?, adaptiveBitRate: Bool
     ) throws(MediaError) {
         self.url = url
-        self.injector = injector
         guard let kind = MediaFileKind(path: input, standardStream: nil) else {
             throw .invalidArgument("\(input): unknown kind of file (expected .y4m, Annex-B or a container)")
         }
         let codec: CodecType
+        var rateController: LossBasedRateController? = nil
         switch kind {
         case .y4m:
             let reader = try Y4MReader(path: input)
@@ -269,30 +267,40 @@ private struct RTPSender {
             source = .samples(keyed, framesPerSecond: 1 / duration.seconds)
         }
         var random = SystemRandomNumberGenerator()
-        ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
-        packetizer = RTPPacketizer(
-            configuration: .init(
-                codec: codec, ssrc: ssrc, initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &random),
-                timestampOffset: UInt32.random(in: 0...UInt32.max, using: &random), maximumPayloadSize: payloadSize,
-                packetizationMode: mode))
-        destination = try UDPSocket.Address(host: url.host, port: url.port)
-        rtcpDestination = try UDPSocket.Address(host: destination.host, port: url.port &+ 1)
-        let wildcard = destination.host.contains(":") ? "::" : "0.0.0.0"
-        socket = try UDPSocket(bindingTo: wildcard)
-        rtcpSocket = try UDPSocket(bindingTo: wildcard)
+        let packetizer = RTPPacketizer.Configuration(
+            codec: codec, ssrc: UInt32.random(in: 1...UInt32.max, using: &random),
+            initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &random),
+            timestampOffset: UInt32.random(in: 0...UInt32.max, using: &random), maximumPayloadSize: payloadSize,
+            packetizationMode: mode)
+        stream = try RTPStreamSender(
+            host: url.host, port: Int(url.port),
+            configuration: .init(packetizer: packetizer, rateController: rateController, cname: "codecs"),
+            faultInjector: injector)
     }
 
+    /// The figures of the stream (webrtc-stats `outbound-rtp`).
+    var statistics: RTPOutboundStreamStatistics { stream.statistics }
+    var remoteStatistics: RTPRemoteInboundStreamStatistics? { stream.remoteStatistics }
+
     var summary: String {
+        let stats = stream.statistics
         var text =
-            "sent \(framesSent) frames in \(packetizer.packetCount) packets (\(packetizer.payloadByteCount) payload bytes) to rtp://\(destination)"
-        if let injector {
-            text += "; dropped \(injector.statistics.dropped) of \(injector.statistics.packets) packets on purpose"
+            "sent \(framesSent) frames in \(stats.packetsSent) packets (\(stats.bytesSent) payload bytes) to "
+            + "rtp://\(url.host.contains(":") ? "[\(url.host)]" : url.host):\(url.port)"
+        if stream.packetsDroppedOnPurpose > 0 {
+            text += "; dropped \(stream.packetsDroppedOnPurpose) of \(stats.packetsSent) packets on purpose"
+        }
+        if stats.nackCount > 0 || stats.retransmittedPacketsSent > 0 {
+            text +=
+                "; \(stats.nackCount) NACKs, \(stats.retransmittedPacketsSent) packets retransmitted "
+                + "(\(stats.retransmittedBytesSent) bytes)"
         }
         if rateChangeCount > 0, let rateRange {
             text +=
                 "; bit rate changed \(rateChangeCount) times from receiver reports (\(rateRange.lowerBound)…"
                 + "\(rateRange.upperBound) bit/s; last \(recentRates.map(String.init).joined(separator: ", ")))"
         }
+        let keyframeRequests = stats.keyframeRequestsForwarded
         if keyframeRequests > 0 {
             text += "; \(keyframeRequests) keyframe requests"
             if !keyframesForced.isEmpty { text += ", keyframes forced at frames \(keyframesForced)" }
@@ -303,99 +311,58 @@ private struct RTPSender {
 
     mutating func run(pace: Bool) throws(MediaError) {
         let start = monotonicSeconds()
-        try sendReport(now: start, rtpTimestamp: packetizer.configuration.timestampOffset)
         switch source {
         case .encoder(let encoder, let reader, let frameDuration, let framesPerSecond):
             defer { encoder.invalidate() }
             var index: Int64 = 0
             while StopSignal.requested == nil, let frame = try reader.readFrame() {
-                if pace { sleep(until: start + Double(index) / framesPerSecond) }
-                if try pollFeedback() {
+                let feedback = try wait(until: pace ? start + Double(index) / framesPerSecond : nil)
+                if feedback.keyframeRequested {
                     encoder.requestKeyFrame()
                     keyframesForced.append(Int(index))
+                    if keyframesForced.count > 64 { keyframesForced.removeFirst() }
                 }
-                // One update a frame at most, from the worst loss reported
-                // since the last one: a flood of reports moves the rate no
-                // faster than a frame rate.
-                if let loss = reportedLoss, let rate = rateController?.update(fractionLost: loss) {
+                if let rate = feedback.targetBitRate {
                     try encoder.setAverageBitRate(rate)
                     rateChangeCount += 1
                     rateRange = rateRange.map { min($0.lowerBound, rate)...max($0.upperBound, rate) } ?? rate...rate
                     recentRates = Array((recentRates + [rate]).suffix(5))
                 }
-                reportedLoss = nil
-                try send(
-                    encoder.encode(frame, pts: frameDuration * index, duration: frameDuration), start: start)
+                try send(encoder.encode(frame, pts: frameDuration * index, duration: frameDuration))
                 index += 1
             }
-            try send(encoder.finish(), start: start)
+            try send(encoder.finish())
         case .samples(let samples, let framesPerSecond):
             for (index, sample) in samples.enumerated() where StopSignal.requested == nil {
-                if pace { sleep(until: start + Double(index) / framesPerSecond) }
-                if try pollFeedback() { keyframeRequestsIgnored += 1 }
-                try send([sample], start: start)
+                let feedback = try wait(until: pace ? start + Double(index) / framesPerSecond : nil)
+                if feedback.keyframeRequested { keyframeRequestsIgnored += 1 }
+                try send([sample])
             }
         }
-        if var injector {
-            for packet in injector.flush() { try socket.send(packet, to: destination) }
-            self.injector = injector
-        }
-        // BYE travels on the RTCP port, apart from the media: a receiver that
-        // reads it first would stop before the last packets; give them a head start.
-        sleep(until: monotonicSeconds() + 0.2)
-        _ = try? rtcpSocket.send(RTCPPacket.goodbye(ssrcs: [ssrc], reason: "end of stream").bytes, to: rtcpDestination)
+        // The BYE goes after the receiver's jitter buffer had time to ask for
+        // the last packets again (NACKs are answered meanwhile).
+        try stream.finish(lingering: 0.3)
     }
 
-    private mutating func send(_ samples: [CompressedSample], start: Double) throws(MediaError) {
+    /// Reads feedback until `time` (monotonic seconds), or just what is
+    /// waiting when nil.
+    private func wait(until time: Double?) throws(MediaError) -> RTPStreamSender.Feedback {
+        var feedback = try stream.poll(for: 0)
+        guard let time else { return feedback }
+        while !feedback.keyframeRequested, monotonicSeconds() < time {
+            let next = try stream.poll(for: time - monotonicSeconds())
+            feedback.keyframeRequested = feedback.keyframeRequested || next.keyframeRequested
+            feedback.targetBitRate = next.targetBitRate ?? feedback.targetBitRate
+        }
+        if feedback.keyframeRequested { sleep(until: time) }
+        return feedback
+    }
+
+    private mutating func send(_ samples: [CompressedSample]) throws(MediaError) {
         for sample in samples {
-            batch.removeAll()
-            try packetizer.packetize(sample, into: &batch)
-            for packet in batch {
-                if injector != nil {
-                    for out in injector!.process(Array(packet)) { try socket.send(out, to: destination) }
-                } else {
-                    // Straight from the batch's storage: no copy, no allocation.
-                    try socket.send(packet, to: destination)
-                }
-            }
+            try stream.send(sample)
             framesSent += 1
-            let now = monotonicSeconds()
-            if now - lastReport >= 1 { try sendReport(now: now, rtpTimestamp: packetizer.rtpTimestamp(of: sample)) }
         }
-    }
-
-    /// An RTCP sender report with the wall clock and the RTP timestamp of now.
-    private mutating func sendReport(now: Double, rtpTimestamp: UInt32) throws(MediaError) {
-        lastReport = now
-        let wall = Date().timeIntervalSince1970 + 2_208_988_800  // NTP counts from 1900
-        let report = RTCPPacket.senderReport(
-            ssrc: ssrc, ntpTimestamp: ntpTimestamp(MediaTime(seconds: wall, timescale: 1_000_000)),
-            rtpTimestamp: rtpTimestamp, packetCount: UInt32(truncatingIfNeeded: packetizer.packetCount),
-            octetCount: UInt32(truncatingIfNeeded: packetizer.payloadByteCount), reports: [])
-        let compound = RTCPPacket.compound([report, .sourceDescription([.init(ssrc: ssrc, cname: "codecs")])])
-        try rtcpSocket.send(compound, to: rtcpDestination)
-    }
-
-    /// Reads the RTCP waiting on the sender's socket; true when a keyframe
-    /// request may be honored now.
-    private mutating func pollFeedback() throws(MediaError) -> Bool {
-        var requested = false
-        while let (count, _) = try rtcpSocket.receive(into: &rtcpBuffer, timeout: .zero) {
-            guard let packets = try? RTCPPacket.parseCompound(Array(rtcpBuffer[..<count])) else { continue }
-            if packets.contains(where: { $0.requestsKeyframe(of: ssrc) }) {
-                keyframeRequests += 1
-                requested = true
-            }
-            for packet in packets {
-                if case .receiverReport(_, let blocks) = packet {
-                    let worst = blocks.filter { $0.ssrc == ssrc }.map(\.fractionLost).max()
-                    if let worst { reportedLoss = max(reportedLoss ?? 0, worst) }
-                }
-            }
-        }
-        let now = MediaTime(seconds: monotonicSeconds(), timescale: 1_000_000)
-        if requested { return limiter.request(at: now) }
-        return limiter.poll(at: now)
     }
 }
 
@@ -422,9 +389,9 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         parsed = try Arguments(
             arguments,
             valueOptions: [
-                "o", "output", "codec", "decoder", "frames", "fps", "timeout", "jitter", "loss", "seed",
+                "o", "output", "codec", "decoder", "frames", "fps", "timeout", "jitter", "loss", "seed", "stats-json",
             ],
-            flagOptions: [])
+            flagOptions: ["no-nack"])
         guard parsed.positional.count == 1 else {
             throw Arguments.UsageError(description: "receive needs one rtp://HOST:PORT address or an SDP file")
         }
@@ -481,33 +448,63 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         printError("codecs stream receive: \(error)\n\n\(rtpReceiveHelp)")
         return 2
     }
+    var configuration = RTPReceiverSession<UDPSocket.Address>.Configuration(
+        codec: codec, payloadType: description?.payloadType, parameterSets: description?.parameterSets ?? [],
+        maximumDONDifference: description?.maximumDONDifference ?? 0,
+        jitterBufferDelay: MediaTime(value: Int64(jitter), timescale: 1000),
+        nack: parsed.flag("no-nack") ? nil : .init())
+    configuration.cname = "codecs"
     do throws(MediaError) {
-        var receiver = try RTPReceiver(
-            bindHost: bindHost, port: port, codec: codec, description: description, jitterMilliseconds: jitter,
-            injector: injector)
+        let receiver = try RTPStreamReceiver(
+            host: bindHost, port: Int(port), configuration: configuration, faultInjector: injector)
         let summary: String
+        var failure: MediaError? = nil
+        /// Receives until `handle` has enough, the sender's BYE, the idle
+        /// timeout or a stop signal; an error ends reception, not the output.
+        func receive(_ handle: (RTPStreamReceiver.Event) throws(MediaError) -> Bool) {
+            do throws(MediaError) {
+                while StopSignal.requested == nil, !receiver.isEnded {
+                    for event in try receiver.receive() where try handle(event) { return }
+                    if receiver.secondsSinceLastPacket > idleTimeout { break }
+                }
+                for event in try receiver.finish() where try handle(event) { return }
+            } catch {
+                failure = error
+            }
+        }
         if output.hasSuffix(".y4m") || output == "-" {
             var pipeline = DecodePipeline(
-                codec: codec,
-                settings: DecoderSettings(
-                    decoder: decoder,
-                    keepsFirstPictureSize: true),
+                codec: codec, settings: DecoderSettings(decoder: decoder, keepsFirstPictureSize: true),
                 sink: ReceivedFrameFile(output: output, frameLimit: frameLimit, frameRate: frameRate))
-            try receiver.run(idleTimeout: idleTimeout) { (event) throws(MediaError) -> Bool in
+            receive { (event) throws(MediaError) -> Bool in
                 switch event {
                 case .sample(let sample): try pipeline.decode(sample)
-                case .loss(let reason): try pipeline.reportLoss(reason)
+                case .loss(let loss): try pipeline.reportLoss(loss.description)
                 }
                 return pipeline.sink.isSatisfied
             }
             try pipeline.finish()
             try pipeline.sink.close()
-            var text = "\(receiver.summary); wrote \(pipeline.sink.framesWritten) frames to \(output)"
+            var text =
+                "\(rtpReceiveSummary(receiver)); wrote \(pipeline.sink.framesWritten) frames to \(output)"
             if let session = pipeline.session {
                 let stats = session.statistics
                 text +=
-                    "\n  decoder: submitted \(stats.submitted), decoded \(stats.decoded), dropped \(stats.dropped), pending \(stats.pending)"
-                for recovery in session.recoveries { text += "\n  decoder \(recovery)" }
+                    "\n  decoder: submitted \(stats.submitted), decoded \(stats.decoded), dropped \(stats.dropped), "
+                    + "pending \(stats.pending)"
+                for recovery in session.recoveries.suffix(16) { text += "\n  decoder \(recovery)" }
+            }
+            if let statsPath = parsed.value("stats-json") {
+                var inbound = receiver.statistics
+                if let session = pipeline.session {
+                    inbound.framesDecoded = session.statistics.decoded
+                    inbound.framesDropped = session.statistics.dropped
+                }
+                try StatsJSON.write(["inbound-rtp": StatsJSON.inbound(inbound)], to: statsPath)
+            }
+            if let failure {
+                printError("codecs stream receive: " + text + " (kept: the output ends at the last frame received)")
+                throw failure
             }
             guard pipeline.sink.framesWritten > 0 else {
                 printError("codecs stream receive: " + text)
@@ -522,7 +519,7 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             let sink = try FileByteSink(path: pending.writePath)
             var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
             var written = 0
-            try receiver.run(idleTimeout: idleTimeout) { (event) throws(MediaError) -> Bool in
+            receive { (event) throws(MediaError) -> Bool in
                 if case .sample(let sample) = event {
                     try sink.write(try writer.write(sample))
                     written += 1
@@ -530,9 +527,18 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
                 return frameLimit.map { written >= $0 } ?? false
             }
             try sink.close()
-            guard written > 0 else { throw .invalidData("the RTP stream on port \(port) held no access unit") }
+            guard written > 0 else {
+                throw failure ?? .invalidData("the RTP stream on port \(port) held no access unit")
+            }
             try pending.commit()
-            summary = "\(receiver.summary); wrote \(written) access units to \(output)"
+            if let statsPath = parsed.value("stats-json") {
+                try StatsJSON.write(["inbound-rtp": StatsJSON.inbound(receiver.statistics)], to: statsPath)
+            }
+            summary = "\(rtpReceiveSummary(receiver)); wrote \(written) access units to \(output)"
+            if let failure {
+                printError("codecs stream receive: " + summary + " (kept: the output ends at the last unit received)")
+                throw failure
+            }
         }
         printError("codecs stream receive: " + summary)
         return 0
@@ -542,195 +548,21 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
     }
 }
 
-/// What the receive loop hands on.
-private enum RTPReceiveEvent {
-    case sample(CompressedSample)
-    /// Packets were lost: nothing until the next keyframe.
-    case loss(String)
-}
-
-/// One RTP stream in: UDP, a jitter buffer, the depacketizer, RTCP receiver
-/// reports and picture loss indications.
-private struct RTPReceiver {
-    private let socket: UDPSocket
-    private let rtcpSocket: UDPSocket
-    private var jitter: RTPJitterBuffer
-    private var depacketizer: RTPDepacketizer
-    private var injector: PacketFaultInjector?
-    private var statistics: RTPReceiverStatistics?
-    private var senderSSRC: UInt32?
-    private var senderRTCP: UDPSocket.Address?
-    private var limiter = KeyframeRequestLimiter()
-    /// Set by a loss (or a stream joined mid-way), cleared by a keyframe:
-    /// picture loss indications go out, at most twice a second, until then.
-    private var wantsKeyframe = false
-    /// Where incoming RTCP is read, reused from call to call.
-    private var rtcpBuffer = [UInt8](repeating: 0, count: 1500)
-    private let ssrc = UInt32.random(in: 1...UInt32.max)
-    private(set) var samples = 0
-    private(set) var losses = 0
-    private(set) var pictureLossIndications = 0
-    private var drops = ReasonTally()
-    private var lastReport = -1.0
-
-    init(
-        bindHost: String, port: UInt16, codec: CodecType, description: RTPSessionDescription?,
-        jitterMilliseconds: Int, injector: PacketFaultInjector?
-    ) throws(MediaError) {
-        socket = try UDPSocket(bindingTo: bindHost, port: port)
-        rtcpSocket = try UDPSocket(bindingTo: bindHost, port: port &+ 1)
-        jitter = RTPJitterBuffer(delay: .milliseconds(jitterMilliseconds))
-        // The jitter buffer orders packets and gives up on gaps, so the
-        // depacketizer takes them as they come.
-        depacketizer = RTPDepacketizer(
-            configuration: .init(
-                codec: codec, payloadType: description?.payloadType, reorderWindow: 1,
-                maximumDONDifference: description?.maximumDONDifference ?? 0,
-                parameterSets: description?.parameterSets ?? []))
-        self.injector = injector
+/// One line of what an RTP receiver saw (counts from its `inbound-rtp`).
+private func rtpReceiveSummary(_ receiver: RTPStreamReceiver) -> String {
+    let stats = receiver.statistics
+    var text =
+        "received \(stats.packetsReceived) packets, \(stats.framesReceived) access units; "
+        + "\(stats.packetsLost) packets lost, \(stats.packetsDuplicated) duplicates, "
+        + "\(stats.packetsDiscarded) late"
+    if receiver.packetsDroppedOnPurpose > 0 {
+        text += "; dropped \(receiver.packetsDroppedOnPurpose) packets on purpose"
     }
-
-    var summary: String {
-        let stats = depacketizer.statistics
-        var text =
-            "received \(jitter.released + jitter.duplicates + jitter.late) packets, \(samples) access units; "
-            + "\(jitter.lost) packets lost, \(jitter.duplicates) duplicates, \(jitter.late) late"
-        if let injector { text += "; dropped \(injector.statistics.dropped) packets on purpose" }
-        if pictureLossIndications > 0 { text += "; sent \(pictureLossIndications) picture loss indications" }
-        text += "; depacketizer: \(stats.samples) samples, \(stats.droppedAccessUnitCount) access units dropped"
-        for line in drops.lines { text += "\n  dropped \(line)" }
-        return text
+    if stats.nackCount > 0 || stats.packetsRepaired > 0 {
+        text += "; sent \(stats.nackCount) NACKs, \(stats.packetsRepaired) packets repaired"
     }
-
-    /// Receives until `handle` says it has enough, nothing arrives for
-    /// `idleTimeout` seconds, the sender says goodbye, or a stop signal.
-    mutating func run(
-        idleTimeout: Double, _ handle: (RTPReceiveEvent) throws(MediaError) -> Bool
-    ) throws(MediaError) {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var lastArrival = monotonicSeconds()
-        var ended = false
-        while StopSignal.requested == nil, !ended {
-            let now = ContinuousClock.now
-            var wait = Duration.milliseconds(100)
-            if let deadline = jitter.deadline { wait = min(wait, max(.zero, deadline - now)) }
-            // Everything waiting in the socket, the first datagram waited for.
-            var timeout = wait
-            var arrived = false
-            while let (count, _) = try socket.receive(into: &buffer, timeout: timeout) {
-                timeout = .zero
-                arrived = true
-                let packet = Array(buffer[..<count])
-                if injector != nil {
-                    for kept in injector!.process(packet) { jitter.insert(kept, arrival: ContinuousClock.now) }
-                } else {
-                    jitter.insert(packet, arrival: ContinuousClock.now)
-                }
-            }
-            if arrived {
-                lastArrival = monotonicSeconds()
-            } else if monotonicSeconds() - lastArrival > idleTimeout {
-                break
-            }
-            while let packet = jitter.next(at: ContinuousClock.now) {
-                if let (header, _) = try? RTPHeader.parse(packet) {
-                    if statistics == nil { statistics = RTPReceiverStatistics(ssrc: header.ssrc) }
-                    senderSSRC = header.ssrc
-                    statistics?.record(header, arrival: MediaTime(seconds: monotonicSeconds(), timescale: 1_000_000))
-                }
-                if try deliver(depacketizer.receive(packet), handle) { return }
-            }
-            if try readRTCP() {
-                // The sender is done: what it sent before its BYE is in the socket.
-                while let (count, _) = try socket.receive(into: &buffer, timeout: .zero) {
-                    jitter.insert(Array(buffer[..<count]), arrival: ContinuousClock.now)
-                }
-                ended = true
-            }
-            try sendReport()
-            try requestKeyframeIfWanted()
-        }
-        while let packet = jitter.next(at: ContinuousClock.now + .seconds(3600)) {
-            if try deliver(depacketizer.receive(packet), handle) { return }
-        }
-        _ = try deliver(depacketizer.finish(), handle)
-    }
-
-    private mutating func deliver(
-        _ outputs: [RTPDepacketizerOutput], _ handle: (RTPReceiveEvent) throws(MediaError) -> Bool
-    ) throws(MediaError) -> Bool {
-        for output in outputs {
-            switch output {
-            case .sample(let sample):
-                samples += 1
-                if sample.isKeyframe {
-                    wantsKeyframe = false
-                    limiter.keyframeReceived()
-                }
-                if try handle(.sample(sample)) { return true }
-            case .loss(let event):
-                losses += 1
-                wantsKeyframe = true
-                try requestKeyframeIfWanted()
-                if try handle(
-                    .loss("\(event.count) RTP packet(s) lost from sequence number \(event.firstSequenceNumber)"))
-                {
-                    return true
-                }
-            case .dropped(let report):
-                drops.add(report.reason.description)
-                if report.reason == .waitingForKeyframe { wantsKeyframe = true }
-            }
-        }
-        return false
-    }
-
-    /// While a keyframe is wanted, a PLI to the sender once its RTCP address
-    /// is known, repeated at most twice a second in case one is lost.
-    private mutating func requestKeyframeIfWanted() throws(MediaError) {
-        guard wantsKeyframe, senderSSRC != nil, senderRTCP != nil else { return }
-        let now = MediaTime(seconds: monotonicSeconds(), timescale: 1_000_000)
-        guard limiter.request(at: now) || limiter.poll(at: now) else { return }
-        try sendPictureLossIndication()
-    }
-
-    private mutating func sendPictureLossIndication() throws(MediaError) {
-        guard let senderSSRC, let senderRTCP else { return }
-        try rtcpSocket.send(
-            RTCPPacket.compound([
-                .receiverReport(ssrc: ssrc, reports: []),
-                .pictureLossIndication(senderSSRC: ssrc, mediaSSRC: senderSSRC),
-            ]), to: senderRTCP)
-        pictureLossIndications += 1
-    }
-
-    /// Reads the sender's RTCP: its address (for reports and PLIs), its sender
-    /// reports (for the round-trip time), and BYE (true: the stream ended).
-    private mutating func readRTCP() throws(MediaError) -> Bool {
-        var goodbye = false
-        while let (count, from) = try rtcpSocket.receive(into: &rtcpBuffer, timeout: .zero) {
-            guard let packets = try? RTCPPacket.parseCompound(Array(rtcpBuffer[..<count])) else { continue }
-            senderRTCP = from
-            for packet in packets {
-                switch packet {
-                case .senderReport(_, let ntp, _, _, _, _):
-                    statistics?.recordSenderReport(
-                        ntpTimestamp: ntp, arrival: MediaTime(seconds: monotonicSeconds(), timescale: 1_000_000))
-                case .goodbye: goodbye = true
-                default: break
-                }
-            }
-        }
-        return goodbye
-    }
-
-    /// A receiver report every second once the sender's RTCP address is known.
-    private mutating func sendReport() throws(MediaError) {
-        let now = monotonicSeconds()
-        guard now - lastReport >= 1, let senderRTCP, var statistics else { return }
-        lastReport = now
-        let block = statistics.makeReportBlock(at: MediaTime(seconds: now, timescale: 1_000_000))
-        self.statistics = statistics
-        _ = try? rtcpSocket.send(RTCPPacket.compound([.receiverReport(ssrc: ssrc, reports: [block])]), to: senderRTCP)
-    }
+    if stats.pliCount > 0 { text += "; sent \(stats.pliCount) picture loss indications" }
+    if stats.packetsIgnored.total > 0 { text += "; ignored \(stats.packetsIgnored.total) packets of other sources" }
+    if let reason = receiver.endReason { text += "; \(reason)" }
+    return text
 }

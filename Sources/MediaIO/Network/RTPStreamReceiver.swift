@@ -1,0 +1,122 @@
+import FormatConv
+import MediaCore
+import RTPPayload
+
+/// An ``RTPReceiverSession`` on UDP: RTP on `HOST:PORT`, RTCP on
+/// `HOST:PORT+1` (both bound to the host given, never to every interface
+/// unless the host says so), the session's receiver reports, NACKs and
+/// picture loss indications sent back to the sender's RTCP address.
+///
+/// ```swift
+/// let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 5004, configuration: .init(codec: .h264))
+/// while let events = try receiver.receive(), !receiver.isEnded {
+///     for event in events {
+///         switch event {
+///         case .sample(let sample): frames += try decoder.decode(sample)
+///         case .loss(let loss): frames += try decoder.reportLoss(loss.description)
+///         }
+///     }
+///     if receiver.secondsSinceLastPacket > 5 { break }
+/// }
+/// ```
+///
+/// Used from one thread.
+public final class RTPStreamReceiver {
+    /// What the stream gives the caller.
+    public enum Event: Sendable {
+        /// A complete access unit, in order.
+        case sample(CompressedSample)
+        /// Packets that no retransmission repaired in time: nothing is
+        /// decodable until the next keyframe (pass it to `reportLoss`).
+        case loss(RTPLossEvent)
+    }
+
+    private var session: RTPReceiverSession<UDPSocket.Address>
+    private let socket: UDPSocket
+    private let rtcpSocket: UDPSocket
+    private var injector: PacketFaultInjector?
+    private let clock = RTPMonotonicClock()
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// Where the sender's RTCP came from (the reports' return address when
+    /// the session names none).
+    private var senderRTCP: UDPSocket.Address?
+    private var lastPacket: MediaTime
+    /// Why the stream ended (the sender's BYE), once it did.
+    public private(set) var endReason: String?
+
+    /// Binds `host:port` for RTP and `host:port+1` for RTCP.
+    /// `faultInjector` drops received packets on purpose (before the
+    /// session sees them), for tests and demonstrations of repair.
+    public init(
+        host: String, port: Int, configuration: RTPReceiverSession<UDPSocket.Address>.Configuration,
+        faultInjector: PacketFaultInjector? = nil
+    ) throws(MediaError) {
+        guard (1...65534).contains(port) else {
+            throw .invalidArgument("RTP port \(port) is outside 1…65534 (RTCP takes the port above it)")
+        }
+        socket = try UDPSocket(bindingTo: host, port: UInt16(port))
+        rtcpSocket = try UDPSocket(bindingTo: host, port: UInt16(port + 1))
+        session = RTPReceiverSession(configuration: configuration)
+        injector = faultInjector
+        lastPacket = clock.now
+    }
+
+    /// What was received so far (`inbound-rtp`).
+    public var statistics: RTPInboundStreamStatistics { session.statistics }
+    /// True once the sender said BYE and everything before it was handed out.
+    public var isEnded: Bool { session.isEnded }
+    /// Seconds since the last RTP packet arrived (or since the receiver
+    /// opened), for an idle timeout.
+    public var secondsSinceLastPacket: Double { (clock.now - lastPacket).seconds }
+    /// Packets dropped on purpose by the fault injector.
+    public var packetsDroppedOnPurpose: Int { injector?.statistics.dropped ?? 0 }
+
+    /// Waits up to `seconds` (less when the session has a timer due) for
+    /// packets, and returns what they and the session's timers produced,
+    /// possibly nothing.
+    public func receive(waiting seconds: Double = 0.1) throws(MediaError) -> [Event] {
+        var events: [RTPReceiverSession<UDPSocket.Address>.Event] = []
+        let now = clock.now
+        var wait = MediaTime(seconds: max(0, seconds), timescale: 1_000_000)
+        if let deadline = session.nextDeadline { wait = max(.zero, min(wait, deadline - now)) }
+        var timeout = Duration.microseconds((wait.seconds * 1e6).rounded())
+        while let (count, from) = try socket.receive(into: &buffer, timeout: timeout) {
+            timeout = .zero
+            lastPacket = clock.now
+            let datagram = Array(buffer[..<count])
+            if injector != nil {
+                for kept in injector!.process(datagram) {
+                    events += session.receiveRTP(kept, from: from, at: clock.now)
+                }
+            } else {
+                events += session.receiveRTP(datagram, from: from, at: clock.now)
+            }
+        }
+        while let (count, from) = try rtcpSocket.receive(into: &buffer, timeout: .zero) {
+            senderRTCP = from
+            events += session.receiveRTCP(Array(buffer[..<count]), from: from, at: clock.now)
+        }
+        events += session.poll(at: clock.now)
+        return try handOut(events)
+    }
+
+    /// Ends reception: the packets the jitter buffer still holds are
+    /// handed out (a gap among them as a loss).
+    public func finish() throws(MediaError) -> [Event] {
+        try handOut(session.finish(at: clock.now))
+    }
+
+    private func handOut(_ events: [RTPReceiverSession<UDPSocket.Address>.Event]) throws(MediaError) -> [Event] {
+        var out: [Event] = []
+        for event in events {
+            switch event {
+            case .sample(let sample): out.append(.sample(sample))
+            case .loss(let loss): out.append(.loss(loss))
+            case .rtcp(let datagram, let to):
+                if let address = to ?? senderRTCP { _ = try? rtcpSocket.send(datagram, to: address) }
+            case .streamEnded(let reason): endReason = reason ?? "the sender said goodbye"
+            }
+        }
+        return out
+    }
+}
