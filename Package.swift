@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "codecs", targets: ["codecs"]),
         .executable(name: "codecs-bench", targets: ["CodecsBench"]),
         .executable(name: "StreamRoundTrip", targets: ["StreamRoundTrip"]),
+        .executable(name: "RTPRecorder", targets: ["RTPRecorder"]),
     ],
     targets: [
         // System libraries: one module map and one shim header each.
@@ -70,8 +71,11 @@ let package = Package(
             path: "Benchmarks/CodecsBench"),
         .executableTarget(
             name: "StreamRoundTrip",
-            dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO"],
+            dependencies: ["MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO"],
             path: "Examples/StreamRoundTrip"),
+        .executableTarget(
+            name: "RTPRecorder", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "MediaIO"],
+            path: "Examples/RTPRecorder"),
 
         // Helpers shared by the test targets: running ffmpeg/ffprobe, framemd5,
         // fixtures, MD5 and PSNR, clip encoding and decode-all through the sessions.
