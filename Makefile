@@ -73,9 +73,6 @@ DOCS_OUT = .build/docs
 docs: bootstrap
 	$(SWIFT) build --scratch-path $(DOCS_BUILD) --product codecs \
 		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/symbol-graphs
-	# RTPPayload is not part of the codecs tool (yet): build it on its own.
-	$(SWIFT) build --scratch-path $(DOCS_BUILD) --target RTPPayload \
-		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/symbol-graphs
 	rm -rf $(DOCS_OUT) && mkdir -p $(DOCS_OUT)
 	for module in $(DOC_MODULES); do \
 		graphs=$(DOCS_OUT)/symbol-graphs/$$module; mkdir -p $$graphs; \
