@@ -390,3 +390,53 @@ private func planarBytes(ofNV12 buffer: PixelBuffer) -> [UInt8] {
     }
     return luma + u + v
 }
+
+/// The asynchronous session takes reported losses in queue order: samples
+/// lost in transport, reported with `reportLoss` between the samples that
+/// arrived, give exactly the pictures the synchronous session gives for the
+/// same calls (none between a loss and the next keyframe), each equal to
+/// FFmpeg's picture of the clean stream.
+@Test(arguments: [CodecType.h264, .hevc])
+func theAsyncSessionTakesReportedLossesInOrder(_ codec: CodecType) async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try TestStreams.make(
+        "async-loss", in: directory, codec: codec, frames: 40,
+        encoderArgs: ["-bf", "2", "-g", "10"] + (codec == .h264 ? ["-sc_threshold", "0"] : []))
+    let samples = try TestStreams.samples(ofFile: path, codec: codec)
+    let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
+    let reference = Dictionary(
+        uniqueKeysWithValues: zip(
+            try decodeAll(
+                try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software), samples
+            ).map(\.pts), expected))
+    let lost: Set<Int> = [13, 27]
+
+    let synchronous = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+    var syncFrames: [DecodedFrame] = []
+    for (index, sample) in samples.enumerated() {
+        syncFrames += lost.contains(index) ? try synchronous.reportLoss("lost") : try synchronous.decode(sample)
+    }
+    syncFrames += try synchronous.finish()
+
+    let asynchronous = try AsyncDecompressionSession(
+        formatDescription: samples[0].formatDescription, decoder: .software, queueDepth: 4)
+    let consumer = Task {
+        var frames: [(MediaTime, String)] = []
+        for try await frame in asynchronous.frames { frames.append((frame.pts, md5Hex(frame.pixelBuffer))) }
+        return frames
+    }
+    for (index, sample) in samples.enumerated() {
+        if lost.contains(index) {
+            try await asynchronous.reportLoss("lost")
+        } else {
+            try await asynchronous.decode(sample)
+        }
+    }
+    await asynchronous.finish()
+    let asyncFrames = try await consumer.value
+    #expect(asyncFrames.map(\.0) == syncFrames.map(\.pts))
+    #expect(asyncFrames.map(\.1) == syncFrames.map { md5Hex($0.pixelBuffer) })
+    #expect(syncFrames.count < samples.count - lost.count, "the losses cost the pictures up to the next keyframe")
+    for (pts, md5) in asyncFrames { #expect(reference[pts] == md5, "pts \(pts)") }
+}
