@@ -440,3 +440,35 @@ func theAsyncSessionTakesReportedLossesInOrder(_ codec: CodecType) async throws 
     #expect(syncFrames.count < samples.count - lost.count, "the losses cost the pictures up to the next keyframe")
     for (pts, md5) in asyncFrames { #expect(reference[pts] == md5, "pts \(pts)") }
 }
+
+/// The public stream decoder takes Annex-B in chunks of any size (here 1 to
+/// 997 bytes), finds the codec and the access units itself, and hands every
+/// picture to its sink: FFmpeg's pictures of the file, in order.
+@Test(arguments: [CodecType.h264, .hevc])
+func theStreamDecoderTakesAnnexBInAnyChunks(_ codec: CodecType) throws {
+    struct Collect: DecodedFrameSink {
+        var md5s: [String] = []
+        var dropped = 0
+        mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) { dropped += nalUnitCount }
+        mutating func receive(_ frames: [DecodedFrame]) { md5s += frames.map { md5Hex($0.pixelBuffer) } }
+    }
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try TestStreams.make("chunks", in: directory, codec: codec, frames: 24, encoderArgs: ["-bf", "2"])
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    var decoder = StreamDecoder(
+        codec: nil, settings: StreamDecoderSettings(decoder: .software, output: .init(pixelFormat: .i420)),
+        sink: Collect())
+    var offset = 0
+    var size = 1
+    while offset < bytes.count {
+        let end = min(bytes.count, offset + size)
+        try decoder.append(bytes[offset..<end])
+        offset = end
+        size = size * 7 % 997 + 1
+    }
+    try decoder.finish()
+    #expect(decoder.codec == codec)
+    #expect(decoder.sink.dropped == 0)
+    #expect(decoder.sink.md5s == (try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")))
+}
