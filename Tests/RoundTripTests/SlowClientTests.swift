@@ -27,21 +27,8 @@ import Testing
     let port = try #require(server.waitForError { listeningPort($0) }, "\(server.standardError)")
 
     // The silent client: a small receive buffer, connected, never read.
-    let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(silent >= 0)
+    let silent = try silentClient(port: port)
     defer { close(silent) }
-    var small: Int32 = 4096
-    _ = setsockopt(silent, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    try #require(connected == 0)
 
     let output = directory.path("received.y4m")
     let receiver = try runProcess(
