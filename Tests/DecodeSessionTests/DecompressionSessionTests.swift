@@ -472,3 +472,26 @@ func theStreamDecoderTakesAnnexBInAnyChunks(_ codec: CodecType) throws {
     #expect(decoder.sink.dropped == 0)
     #expect(decoder.sink.md5s == (try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")))
 }
+
+/// A long-running session's list of drops stays bounded: 9000 samples that
+/// cannot be decoded (no keyframe came first) are all counted, the list
+/// keeps the most recent ones (at least `maximumDropHistory`, at most twice
+/// that), the last one among them.
+@Test func theDropListIsBoundedAndTheTotalKept() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try TestStreams.make("bounded", in: directory, codec: .h264, frames: 4, encoderArgs: ["-bf", "0"])
+    let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+    var predicted = try #require(samples.first { !$0.isKeyframe })
+    let session = try DecompressionSession(formatDescription: predicted.formatDescription, decoder: .software)
+    for index in 0..<9000 {
+        predicted.pts = MediaTime(value: Int64(index), timescale: 30)
+        predicted.dts = predicted.pts
+        #expect(try session.decode(predicted).isEmpty)
+    }
+    #expect(session.statistics.dropped == 9000)
+    #expect(session.statistics.submitted == 9000)
+    let kept = session.drops.count
+    #expect(kept >= DecompressionSession.maximumDropHistory && kept <= 2 * DecompressionSession.maximumDropHistory)
+    #expect(session.drops.last?.pts == MediaTime(value: 8999, timescale: 30))
+}
