@@ -86,8 +86,14 @@ let pythonReceiveClient = """
     async def main(port, delay, annexb_path):
         out = {"config": None, "units": [], "texts": [], "closeCode": None}
         chunks = []
-        async with websockets.connect(f"ws://127.0.0.1:{port}/stream", max_size=None, max_queue=1,
-                                      compression=None) as ws:
+        for attempt in range(200):  # a server started just now may not listen yet
+            try:
+                ws = await websockets.connect(f"ws://127.0.0.1:{port}/stream", max_size=None, max_queue=1,
+                                              compression=None)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        if True:  # the block the connection is used in
             try:
                 async for message in ws:
                     if isinstance(message, str):
@@ -107,6 +113,7 @@ let pythonReceiveClient = """
             except websockets.ConnectionClosed:
                 pass
             out["closeCode"] = ws.close_code
+            await ws.close()
         if annexb_path:
             with open(annexb_path, "wb") as f: f.write(b"".join(chunks))
         print(json.dumps(out))
