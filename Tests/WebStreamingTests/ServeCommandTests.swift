@@ -57,4 +57,24 @@ struct ServeCommandTests {
         #expect(stats["skips"] as? Int == 0)
         #expect(stats["codecString"] as? String == config["codec"] as? String)
     }
+
+    /// A Y4M clip is encoded on the way; `--keyint 10` gives two keyframes
+    /// in 20 frames, and FFmpeg decodes the received chunks to 20 frames.
+    @Test func encodesAY4MClip() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.y4m")
+        try ffmpegTestPattern(size: "176x144", rate: 25, frames: 20, to: input)
+        let port = try Self.freeTCPPort()
+        let server = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            ["stream", "serve", "-i", input, "--http", "127.0.0.1:\(port)", "--no-pace", "--keyint", "10", "--annexb"],
+            in: directory)
+        let received = directory.path("received.h264")
+        let result = try runPythonReceiver(port: port, annexBPath: received)
+        #expect(server.wait(timeout: 30).status == 0)
+        let units = try #require(result["units"] as? [[String: Any]])
+        #expect(units.count == 20)
+        #expect(units.filter { $0["key"] as? Int == 1 }.count == 2)
+        #expect(try ffmpegFrameMD5(path: received, extraInputArgs: ["-f", "h264"]).count == 20)
+    }
 }
