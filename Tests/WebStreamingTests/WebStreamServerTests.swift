@@ -148,6 +148,27 @@ struct WebStreamServerTests {
                 + "\(slowFigures.accessUnitsSkipped) skipped; fast client: \(fastUnits.count)")
     }
 
+    /// One slow client and a small bound on all queues together: the server
+    /// makes the client furthest behind skip before its own (larger) bound or
+    /// a GOP would, and says so in its log.
+    @Test func totalQueueBoundMakesTheFurthestClientSkip() throws {
+        let directory = try TemporaryDirectory()
+        let (_, samples) = try Self.makeStream(
+            codec: .h264, frames: 60, gop: 60, size: "640x360", bitrate: "8M", in: directory)
+        var configuration = WebStreamServer.Configuration()
+        configuration.socketSendBuffer = 4096
+        configuration.totalQueueBytes = 150_000
+        let harness = try ServerHarness(configuration: configuration, samples: samples, clients: 1)
+        let received = try runPythonReceiver(port: harness.port, delay: 0.05)
+        let statistics = try #require(harness.finish())
+        let units = try #require(received["units"] as? [[String: Any]])
+        let client = try #require(statistics.clients.first)
+        #expect(client.skips >= 1)
+        #expect(units.count == client.accessUnitsSent)
+        #expect(client.accessUnitsSent + client.accessUnitsSkipped == 60)
+        #expect(harness.log.contains { $0.contains("skips to the next keyframe: all queues hold") })
+    }
+
     /// HTTP routes, the handshake by hand, ping/pong, a fragmented client
     /// message, close, and an unmasked frame answered with 1002.
     @Test func protocolAgainstPython() throws {
