@@ -77,4 +77,24 @@ struct ServeCommandTests {
         #expect(units.filter { $0["key"] as? Int == 1 }.count == 2)
         #expect(try ffmpegFrameMD5(path: received, extraInputArgs: ["-f", "h264"]).count == 20)
     }
+
+    /// `codecs demo --http` starts when a WebSocket client connects and sends
+    /// it every access unit it encodes (a keyframe a second at 30 fps).
+    @Test func demoServesItsStream() throws {
+        let directory = try TemporaryDirectory()
+        let port = try Self.freeTCPPort()
+        let demo = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            ["demo", "--http", "127.0.0.1:\(port)", "--frames", "45", "--size", "320x240", "--no-pace"],
+            in: directory)
+        let received = try runPythonReceiver(port: port)
+        let result = demo.wait(timeout: 60)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let units = try #require(received["units"] as? [[String: Any]])
+        #expect(units.count == 45)
+        #expect(units.filter { $0["key"] as? Int == 1 }.count == 2)
+        let config = try #require(received["config"] as? [String: Any])
+        #expect(config["width"] as? Int == 320)
+        #expect((config["codec"] as? String)?.hasPrefix("avc1.") == true)
+    }
 }
