@@ -1,6 +1,8 @@
+import FormatConv
 import Foundation
 import TestSupport
 import Testing
+import WebStreaming
 
 /// The page in headless Chromium (Debian's chromium and chromium-driver
 /// through python3-selenium): `codecs stream serve --http` serves a stream,
@@ -98,5 +100,73 @@ struct BrowserPageTests {
         #expect(digests == expected)
         let latency = stats["latencyMs"] as? [String: Any]
         print("\(c): \(digests.count) frames bit-exact, latency p50 \(latency?["p50"] ?? "?") ms")
+    }
+
+    static let supportScript = """
+        import json, sys
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        port, codecs = sys.argv[1], sys.argv[2:]
+        options = webdriver.ChromeOptions()
+        for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
+            options.add_argument(a)
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        try:
+            driver.get(f"http://127.0.0.1:{port}/")  # WebCodecs needs a secure context: loopback is one
+            print(json.dumps(driver.execute_async_script('''
+                const done = arguments[arguments.length - 1];
+                Promise.all(arguments[0].map((c) => VideoDecoder.isConfigSupported({ codec: c })
+                    .then((r) => [c, r.supported], (e) => [c, String(e)]))).then(done);''', codecs)))
+        finally:
+            driver.quit()
+        """
+
+    /// The codec strings we compute for x264's six profiles (avc1 and avc3)
+    /// are all accepted by Chromium's `VideoDecoder.isConfigSupported`; HEVC
+    /// strings are printed with its answer (this Chromium may have no HEVC
+    /// decoder, and then says no to any HEVC string).
+    @Test func chromiumAcceptsOurCodecStrings() throws {
+        guard findExecutable("chromedriver") != nil, findExecutable("chromium") != nil else {
+            Issue.record("chromium and chromium-driver are not installed (scripts/bootstrap installs them)")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        var h264: [String] = []
+        for (profile, format) in [
+            ("baseline", "yuv420p"), ("main", "yuv420p"), ("high", "yuv420p"), ("high10", "yuv420p10le"),
+            ("high422", "yuv422p"), ("high444", "yuv444p"),
+        ] {
+            let path = directory.path("\(profile).h264")
+            try ffmpegTestPattern(
+                size: "176x144", frames: 2, arguments: ["-c:v", "libx264", "-profile:v", profile, "-pix_fmt", format],
+                to: path)
+            let stream = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            let description = try #require(samples(assemble(stream, codec: .h264)).first?.formatDescription)
+            h264 += [description.codecString, description.codecString(parameterSetsInBand: true)]
+        }
+        var hevc: [String] = []
+        for format in ["yuv420p", "yuv420p10le", "yuv422p10le", "gray", "yuv444p"] {
+            let path = directory.path("\(format).hevc")
+            try ffmpegTestPattern(
+                size: "176x144", frames: 2,
+                arguments: ["-c:v", "libx265", "-pix_fmt", format, "-x265-params", "log-level=error"], to: path)
+            let stream = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            let description = try #require(samples(assemble(stream, codec: .hevc)).first?.formatDescription)
+            hevc += [description.codecString, description.codecString(parameterSetsInBand: true)]
+        }
+        let harness = try ServerHarness(samples: [], clients: 0)
+        defer { harness.stop() }
+        let result = try runProcess(
+            "/usr/bin/python3", ["-c", Self.supportScript, String(harness.port)] + h264 + hevc)
+        try #require(result.status == 0, "\(result.stderr.suffix(3000))")
+        let answers = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[Any]])
+        let supported = Dictionary(
+            answers.compactMap { pair in (pair.first as? String).map { ($0, pair.last as? Bool == true) } },
+            uniquingKeysWith: { first, _ in first })
+        #expect(h264.count == 12)
+        for string in h264 { #expect(supported[string] == true, "\(string)") }
+        print(
+            "Chromium isConfigSupported for HEVC: "
+                + hevc.map { "\($0) \(supported[$0] ?? false)" }.joined(separator: ", "))
     }
 }
