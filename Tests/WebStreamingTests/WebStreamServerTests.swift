@@ -169,6 +169,35 @@ struct WebStreamServerTests {
         #expect(harness.log.contains { $0.contains("skips to the next keyframe: all queues hold") })
     }
 
+    /// Connections that send no request head: one past the bound is closed
+    /// at once, the others when their time is up; the server serves on.
+    @Test func idleConnectionsAreBounded() throws {
+        var configuration = WebStreamServer.Configuration()
+        configuration.maximumPendingRequests = 2
+        configuration.requestTimeoutSeconds = 0.5
+        let harness = try ServerHarness(configuration: configuration, samples: [], clients: 0)
+        let script = """
+            import socket, sys, time, http.client
+            port = int(sys.argv[1])
+            idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
+            time.sleep(0.2)
+            third = socket.create_connection(("127.0.0.1", port), timeout=5)
+            start = time.time()
+            print("third", third.recv(1) == b"", round(time.time() - start, 1))
+            start = time.time()
+            print("idle", all(s.recv(1) == b"" for s in idle), time.time() - start < 3)
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/stats")
+            print("stats", c.getresponse().status)
+            """
+        let result = try runProcess("/usr/bin/python3", ["-c", script, String(harness.port)])
+        let statistics = harness.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(String(decoding: result.stdout, as: UTF8.self) == "third True 0.0\nidle True True\nstats 200\n")
+        #expect(statistics?.clientsRefused == 1)
+        #expect(statistics?.httpErrors == 2)
+    }
+
     /// HTTP routes, the handshake by hand, ping/pong, a fragmented client
     /// message, close, and an unmasked frame answered with 1002.
     @Test func protocolAgainstPython() throws {

@@ -24,8 +24,11 @@ import MediaCore
 /// behind skips to the next keyframe, counted), each queue is bounded by
 /// ``Configuration/clientQueueBytes`` and all of them together by
 /// ``Configuration/totalQueueBytes`` (past it, the client furthest behind
-/// skips). HTTP requests are answered and the connection closed; there is no
-/// keep-alive, TLS or compression.
+/// skips). Connections still sending their request head are bounded too
+/// (``Configuration/maximumPendingRequests``, each with
+/// ``Configuration/requestTimeoutSeconds`` to finish it). HTTP requests are
+/// answered and the connection closed; there is no keep-alive, TLS or
+/// compression.
 public final class WebStreamServer {
     /// What the server serves and its bounds.
     public struct Configuration: Sendable {
@@ -49,6 +52,11 @@ public final class WebStreamServer {
         public var socketSendBuffer: Int? = 256 << 10
         /// The most bytes a client message may have.
         public var maximumClientMessageBytes = 65536
+        /// Connections that have not finished their request head yet; one
+        /// more is closed at once.
+        public var maximumPendingRequests = 64
+        /// Seconds a connection may take to send its request head.
+        public var requestTimeoutSeconds = 10.0
 
         public init(host: String = "127.0.0.1", port: Int = 0) {
             self.host = host
@@ -102,7 +110,7 @@ public final class WebStreamServer {
         var queue: ClientQueue
         var reader: WebSocket.FrameReader
         var bytesSent = 0
-        /// Skips and drops counted before this client left.
+        let acceptedAt = monotonicSeconds()
         init(id: Int, descriptor: Int32, peer: String, queueBytes: Int, messageBytes: Int) {
             self.id = id
             self.descriptor = descriptor
@@ -248,13 +256,18 @@ public final class WebStreamServer {
             if errno == EINTR { return }
             throw MediaError(.system, "poll: \(errorText())")
         }
-        guard ready > 0 else { return }
+        guard ready > 0 else {
+            dropSlowRequests()
+            removeClosed()
+            return
+        }
         for (index, connection) in connections.enumerated() {
             let events = descriptors[index + 1].revents
             if events & Int16(POLLIN | POLLERR | POLLHUP) != 0 { read(connection) }
             if events & Int16(POLLOUT) != 0 { flush(connection) }
         }
         if descriptors[0].revents & Int16(POLLIN) != 0 { acceptPending() }
+        dropSlowRequests()
         removeClosed()
     }
 
@@ -266,6 +279,11 @@ public final class WebStreamServer {
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
             }
             guard fd >= 0 else { return }
+            if pendingRequestCount >= configuration.maximumPendingRequests {
+                statisticsSoFar.clientsRefused += 1
+                _ = Glibc.close(fd)
+                continue
+            }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             var one: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -281,6 +299,23 @@ public final class WebStreamServer {
                     id: nextID, descriptor: fd, peer: "\(host):\(UInt16(bigEndian: address.sin_port))",
                     queueBytes: configuration.clientQueueBytes, messageBytes: configuration.maximumClientMessageBytes))
             nextID += 1
+        }
+    }
+
+    /// Connections still sending their request head.
+    private var pendingRequestCount: Int {
+        connections.filter { if case .request = $0.state { true } else { false } }.count
+    }
+
+    /// Closes connections whose request head did not come in time.
+    private func dropSlowRequests() {
+        let now = monotonicSeconds()
+        for connection in connections {
+            guard case .request = connection.state, now - connection.acceptedAt > configuration.requestTimeoutSeconds
+            else { continue }
+            statisticsSoFar.httpErrors += 1
+            log("connection \(connection.id) (\(connection.peer)) closed: no request head in time")
+            drop(connection, reason: nil)
         }
     }
 
