@@ -66,7 +66,7 @@ soak: bootstrap
 # graphs from the compiler, one archive per module from the toolchain's docc
 # (catalogs in Documentation/), then one combined archive.
 DOCC ?= $(shell command -v docc 2>/dev/null || echo "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/docc")
-DOC_MODULES = MediaCore FormatConv RTPPayload EncodeSession DecodeSession PixelTransfer MediaIO
+DOC_MODULES = MediaCore FormatConv RTPPayload EncodeSession DecodeSession PixelTransfer MediaIO WebStreaming
 DOCS_BUILD = .build/docs-build
 DOCS_OUT = .build/docs
 
