@@ -67,8 +67,8 @@ struct SentPacketHistory: Sendable {
     struct Entry: Sendable {
         var extended: Int64
         var packet: [UInt8]
-        /// When it was last sent or retransmitted, in nanoseconds.
-        var lastSent: Int64
+        /// When it was last retransmitted, in nanoseconds; nil until then.
+        var lastRetransmitted: Int64?
     }
 
     let packetLimit: Int
@@ -107,7 +107,7 @@ struct SentPacketHistory: Sendable {
             oldest += 1
         }
         evict(extended)
-        slots[slot(extended)] = Entry(extended: extended, packet: packet, lastSent: now)
+        slots[slot(extended)] = Entry(extended: extended, packet: packet, lastRetransmitted: nil)
         bytes += packet.count
         count += 1
         while bytes > byteLimit, oldest < extended {
@@ -126,6 +126,6 @@ struct SentPacketHistory: Sendable {
 
     mutating func markSent(_ sequenceNumber: UInt16, at now: Int64) {
         guard let entry = entry(sequenceNumber) else { return }
-        slots[slot(entry.extended)]?.lastSent = now
+        slots[slot(entry.extended)]?.lastRetransmitted = now
     }
 }

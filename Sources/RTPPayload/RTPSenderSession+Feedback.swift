@@ -71,7 +71,12 @@ extension RTPSenderSession {
             statistics.nackedPacketsUnavailable += 1
             return nil
         }
-        guard time - entry.lastSent >= configuration.minimumRetransmissionInterval.nanoseconds else { return nil }
+        // The interval keeps repeated NACKs for one packet from sending it
+        // many times; it runs from the last retransmission, not from the
+        // first send: a receiver on a short path asks within milliseconds.
+        if let last = entry.lastRetransmitted, time - last < configuration.minimumRetransmissionInterval.nanoseconds {
+            return nil
+        }
         var datagram = entry.packet
         if let rtx = configuration.retransmission, let rtxSSRC = rtx.ssrc {
             guard

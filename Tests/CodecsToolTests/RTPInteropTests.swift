@@ -136,6 +136,62 @@ struct RTPInteropTests {
         #expect(Array(got.prefix(expected)) == Array(md5s.prefix(expected)))
     }
 
+    /// NACK interop with GStreamer as the receiver: `rtpbin` in the AVPF
+    /// profile with `do-retransmission` (its jitter buffer asks for each
+    /// missing packet with RTCP generic NACK, sent to our sender's RTCP port)
+    /// while our sender drops 3 % of its packets on purpose (seeded): our
+    /// sender answers every NACK from its history and GStreamer's decode of
+    /// every picture equals FFmpeg's decode of the file.
+    @Test(.serialized, arguments: [(clips[0], 5), (clips[1], 11)])
+    func gstreamerAsksForLostPacketsAndGetsThem(_ clip: Clip, seed: Int) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory, frames: 60)
+        let port = try freeRTPPortPair()
+        let rtcpPort = try freeRTPPortPair()
+        let output = directory.path("gst.yuv")
+        let caps =
+            "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(clip.gstName),payload=96,"
+            + "rtcp-fb-nack=(boolean)true"
+        let receiver = try BackgroundProcess(
+            "gst-launch-1.0",
+            [
+                "-q", "-e", "rtpbin", "name=b", "rtp-profile=avpf", "do-retransmission=true", "latency=1000",
+                "udpsrc", "address=127.0.0.1", "port=\(port)", "caps=\(caps)", "!", "b.recv_rtp_sink_0",
+                "udpsrc", "address=127.0.0.1", "port=\(port + 1)", "!", "b.recv_rtcp_sink_0",
+                "b.", "!", "rtp\(clip.gstElement)depay", "!", "\(clip.gstElement)parse", "!",
+                "avdec_\(clip.gstElement)", "!", "video/x-raw,format=I420", "!", "filesink", "location=\(output)",
+                "b.send_rtcp_src_0", "!", "udpsink", "host=127.0.0.1", "port=\(rtcpPort)", "sync=false",
+                "async=false",
+            ], in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "gst-launch did not start")
+        let stats = directory.path("out.json")
+        let sent = try runProcess(
+            Self.codecs,
+            [
+                "stream", "send", "-i", path, "rtp://127.0.0.1:\(port)", "--loss", "3", "--seed", "\(seed)",
+                "--rtcp-port", "\(rtcpPort)", "--stats-json", stats,
+            ])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        var got: [String] = []
+        for _ in 0..<100 {
+            got = Self.rawMD5s(output)
+            if got.count >= md5s.count - 2 { break }
+            usleep(50_000)
+        }
+        receiver.signal(SIGINT)
+        _ = receiver.wait(timeout: 5)
+        got = Self.rawMD5s(output)
+        #expect(sent.stderr.contains("dropped") && !sent.stderr.contains("dropped 0 of"), "\(sent.stderr)")
+        let outbound = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats)))
+                as? [String: [String: Any]])["outbound-rtp"]
+        #expect((outbound?["nackCount"] as? Int ?? 0) > 0, "\(sent.stderr)")
+        #expect((outbound?["retransmittedPacketsSent"] as? Int ?? 0) > 0, "\(sent.stderr)")
+        // (GStreamer's decoder may hold the last pictures until its end of stream.)
+        #expect(got.count >= md5s.count - 2, "\(got.count) of \(md5s.count) frames\n\(sent.stderr)")
+        #expect(got == Array(md5s.prefix(got.count)), "\(sent.stderr)")
+    }
+
     @Test(arguments: clips)
     func gstreamerToOurReceiver(_ clip: Clip) throws {
         let directory = try TemporaryDirectory()

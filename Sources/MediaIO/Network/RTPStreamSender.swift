@@ -62,10 +62,18 @@ public final class RTPStreamSender {
     /// Opens the sockets for a stream to `host:port`; RTCP goes to port + 1.
     /// `faultInjector` drops (and delays) media packets on purpose, for tests
     /// and demonstrations of repair; RTCP and retransmissions pass it too.
+    ///
+    /// `rtcpPort` is the local port the reports leave from and feedback is
+    /// read on (0: one the system picks; receivers that learn it from the
+    /// sender reports need nothing else, those configured with a fixed
+    /// return port, GStreamer's `udpsink` say, need it given).
     public init(
         host: String, port: Int, configuration: RTPSenderSession.Configuration,
-        faultInjector: PacketFaultInjector? = nil
+        faultInjector: PacketFaultInjector? = nil, rtcpPort: Int = 0
     ) throws(MediaError) {
+        guard (0...65535).contains(rtcpPort) else {
+            throw .invalidArgument("local RTCP port \(rtcpPort) is outside 1…65535")
+        }
         guard (1...65534).contains(port) else {
             throw .invalidArgument("RTP port \(port) is outside 1…65534 (RTCP takes the port above it)")
         }
@@ -73,7 +81,7 @@ public final class RTPStreamSender {
         rtcpDestination = try UDPSocket.Address(host: destination.host, port: UInt16(port + 1))
         let wildcard = destination.host.contains(":") ? "::" : "0.0.0.0"
         socket = try UDPSocket(bindingTo: wildcard)
-        rtcpSocket = try UDPSocket(bindingTo: wildcard)
+        rtcpSocket = try UDPSocket(bindingTo: wildcard, port: UInt16(rtcpPort))
         session = RTPSenderSession(configuration: configuration)
         injector = faultInjector
     }

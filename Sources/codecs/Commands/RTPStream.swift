@@ -33,6 +33,8 @@ let rtpSendHelp = """
       --packetization-mode 0|1   H.264 mode (default 1; 0: one NAL unit per packet)
       --loss PCT                 drop this percentage of packets on the way (seeded, for tests)
       --seed N                   the seed of --loss (default 1)
+      --rtcp-port N              the local port RTCP leaves from and feedback is read on (default:
+                                 one the system picks; receivers learn it from the sender reports)
       --stats-json FILE          write the stream's figures (webrtc-stats outbound-rtp and
                                  remote-inbound-rtp) as JSON at the end
       --adaptive-bitrate         follow the loss in receiver reports (needs --bitrate and x264):
@@ -64,6 +66,8 @@ let rtpReceiveHelp = """
       --loss PCT, --seed N       drop received packets on purpose (seeded, for tests)
       --no-nack                  do not ask for lost packets again (RFC 4585 generic NACK, on by
                                  default: a gap is asked for until the jitter delay runs out)
+      --rtcp-port N              the local port RTCP leaves from and feedback is read on (default:
+                                 one the system picks; receivers learn it from the sender reports)
       --stats-json FILE          write the stream's figures (webrtc-stats inbound-rtp) as JSON
     """
 
@@ -112,6 +116,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
     let input: String
     var injector: PacketFaultInjector?
     let payloadSize: Int
+    let rtcpPort: Int
     let mode: RTPPacketizationMode
     var waitSeconds = 0.0
     do {
@@ -119,6 +124,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             arguments,
             valueOptions: EncodeOptions.valueOptions.union([
                 "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed", "stats-json",
+                "rtcp-port",
             ]),
             flagOptions: EncodeOptions.flagOptions.union(["no-pace", "adaptive-bitrate"]))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
@@ -140,6 +146,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         options = encodeOptions
         injector = try lossInjector(parsed)
         payloadSize = try parsed.integer("payload-size", in: 100...65_000, default: 1200)!
+        rtcpPort = try parsed.integer("rtcp-port", in: 1...65535, default: 0)!
         mode = try parsed.integer("packetization-mode", in: 0...1, default: 1) == 0 ? .singleNALUnit : .nonInterleaved
         if let text = parsed.value("wait") {
             guard let seconds = Double(text), seconds.isFinite, (0...3600).contains(seconds) else {
@@ -154,7 +161,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
     do throws(MediaError) {
         var sender = try RTPSender(
             input: input, url: url, options: options, payloadSize: payloadSize, mode: mode, injector: injector,
-            adaptiveBitRate: parsed.flag("adaptive-bitrate"))
+            adaptiveBitRate: parsed.flag("adaptive-bitrate"), rtcpPort: rtcpPort)
         if let sdp = parsed.value("sdp") {
             let text = RTPSessionDescription(
                 formatDescription: sender.formatDescription, address: url.host, port: Int(url.port),
@@ -210,7 +217,7 @@ private struct RTPSender {
 
     init(
         input: String, url: RTPURL, options: EncodeOptions, payloadSize: Int, mode: RTPPacketizationMode,
-        injector: PacketFaultInjector?, adaptiveBitRate: Bool
+        injector: PacketFaultInjector?, adaptiveBitRate: Bool, rtcpPort: Int
     ) throws(MediaError) {
         self.url = url
         guard let kind = MediaFileKind(path: input, standardStream: nil) else {
@@ -277,7 +284,7 @@ private struct RTPSender {
         stream = try RTPStreamSender(
             host: url.host, port: Int(url.port),
             configuration: .init(packetizer: packetizer, rateController: rateController, cname: "codecs"),
-            faultInjector: injector)
+            faultInjector: injector, rtcpPort: rtcpPort)
     }
 
     /// The figures of the stream (webrtc-stats `outbound-rtp`).
