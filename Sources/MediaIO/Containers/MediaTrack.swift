@@ -50,6 +50,9 @@ public struct MediaTrack: Sendable, CustomStringConvertible {
     public let height: Int?
     /// A cover image stored as a video track of one picture.
     public let isAttachedPicture: Bool
+    /// The container's four-character code for the codec (an MP4 sample
+    /// entry type such as `mp4a`, `tmcd`), nil when it has none.
+    public let codecTag: String?
 
     /// The source's codec parameters, for stream copy.
     package let parameters: CodecParameters
@@ -80,13 +83,19 @@ public struct MediaTrack: Sendable, CustomStringConvertible {
         width = stream.width > 0 ? stream.width : nil
         height = stream.height > 0 ? stream.height : nil
         isAttachedPicture = stream.isAttachedPicture
+        let tagBytes = (0..<4).map { UInt8(truncatingIfNeeded: stream.codecTag >> (8 * $0)) }
+        codecTag =
+            stream.codecTag != 0 && tagBytes.allSatisfy({ (0x20...0x7E).contains($0) })
+            ? String(decoding: tagBytes, as: UTF8.self) : nil
         parameters = stream.parameters
         disposition = stream.disposition
     }
 
-    /// `"track 1: audio aac 48000 Hz 2 ch (eng)"`, for messages.
+    /// `"track 1: audio aac 48000 Hz 2 ch (eng)"`, for messages; a codec
+    /// libavcodec does not know is named by its tag (`"track 2: data tmcd"`).
     public var description: String {
-        var text = "track \(index): \(kind) \(codecName)"
+        let codec = codecName == "none" ? codecTag ?? codecName : codecName
+        var text = "track \(index): \(kind) \(codec)"
         if let sampleRate, let channelCount { text += " \(sampleRate) Hz \(channelCount) ch" }
         if let width, let height { text += " \(width)x\(height)" }
         if let language { text += " (\(language))" }
