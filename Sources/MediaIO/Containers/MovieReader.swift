@@ -176,7 +176,7 @@ public final class MovieReader {
             let hasVideo = demuxer.streams.contains { $0.isVideo && !$0.isAttachedPicture }
             if !hasVideo && demuxer.streams.contains(where: { $0.mediaType == "audio" }) {
                 throw .unsupported(
-                    "'\(path)' has no video track, only audio (\(list)); this needs an H.264 or HEVC video track")
+                    "'\(path)' has no H.264 or HEVC video track: it has no video track, only audio (found \(list))")
             }
             throw .unsupported("'\(path)' has no H.264 or HEVC video track (found \(list))")
         }
