@@ -193,6 +193,15 @@ package final class Muxer {
         return answer < 0 ? nil : answer == 1
     }
 
+    /// Whether libavformat's muxer `formatName` can store a track of
+    /// `parameters`' codec (see ``canStore(_:)``); nil when it keeps no list
+    /// or there is no such muxer.
+    package static func canStore(_ parameters: CodecParameters, formatName: String) -> Bool? {
+        guard let format = av_guess_format(formatName, nil, nil) else { return nil }
+        let answer = avformat_query_codec(format, parameters.pointer.pointee.codec_id, FF_COMPLIANCE_NORMAL)
+        return answer < 0 ? nil : answer == 1
+    }
+
     /// Adds a track that carries another file's packets as they are (stream
     /// copy): `parameters` are copied into the new stream, except the codec
     /// tag, which belongs to the source container (the muxer picks its own).

@@ -142,6 +142,12 @@ enum TransportSend {
         var skippedAtStart = 0
         var skippedAfterReconnect = 0
         var sentKeyframe = false
+        /// Tracks sent along with the video, the publisher's index of each,
+        /// and their packets sent and left out as damaged.
+        var copiedTracks: [MediaTrack] = []
+        var outputTrack: [Int: Int] = [:]
+        var sentPackets = 0
+        var damagedPackets = 0
         /// Set after a reconnection: the encoder makes the next frame a keyframe.
         var wantsKeyframe = false
         private var clockStart: (wall: Double, media: MediaTime)?
@@ -194,10 +200,13 @@ enum TransportSend {
 
         mutating func sendFile(_ path: String, kind: MediaFileKind, frameLimit: Int?) throws(MediaError) {
             var samples: [CompressedSample] = []
+            var items: [MovieItem] = []
             if kind.container != nil {
-                let reader = try MovieReader(path: path)
-                while frameLimit.map({ samples.count < $0 }) ?? true, let sample = try reader.nextSample() {
-                    samples.append(sample)
+                let reader = try MovieReader(path: path, readingEveryTrack: true)
+                try chooseTracks(reader, path: path)
+                while frameLimit.map({ samples.count < $0 }) ?? true, let item = try reader.nextItem() {
+                    if case .sample(let sample) = item { samples.append(sample) }
+                    items.append(item)
                 }
             } else {
                 let stream = try Self.readAnnexB(path, codec: kind.annexBCodec)
@@ -213,7 +222,60 @@ enum TransportSend {
                 "\(label): \(first.formatDescription.codec.displayName) "
                     + "\(first.formatDescription.width)x\(first.formatDescription.height) from \(path) "
                     + "(\(samples.count) access units, sent as they are) to \(url)")
-            for sample in samples where StopSignal.requested == nil { try send(sample) }
+            if items.isEmpty {
+                for sample in samples where StopSignal.requested == nil { try send(sample) }
+                return
+            }
+            for item in items where StopSignal.requested == nil {
+                switch item {
+                case .sample(let sample): try send(sample)
+                case .packet(let packet): try send(packet)
+                }
+            }
+        }
+
+        /// Picks the tracks of `reader` that go along with the video (audio
+        /// the transport carries) and names the others once.
+        private mutating func chooseTracks(_ reader: MovieReader, path: String) throws(MediaError) {
+            let probe = try StreamPublisher(url: url, options: options)
+            for track in reader.tracks where track.index != reader.trackIndex {
+                if let reason = probe.copyRefusal(for: track) {
+                    printError("\(label): \(path) \(track) is not sent: \(reason)")
+                } else {
+                    copiedTracks.append(track)
+                }
+            }
+        }
+
+        /// A publisher with the copied tracks added; tracks map to its indices.
+        private mutating func makePublisher() throws(MediaError) -> StreamPublisher {
+            let publisher = try StreamPublisher(url: url, options: options)
+            outputTrack = [:]
+            for track in copiedTracks { outputTrack[track.index] = try publisher.addTrack(copying: track) }
+            return publisher
+        }
+
+        /// Sends a packet of a copied track, paced like the samples; a
+        /// damaged one is left out (counted).
+        private mutating func send(_ packet: TrackPacket) throws(MediaError) {
+            guard copiedTracks.contains(where: { $0.index == packet.track }) else { return }
+            if packet.isCorrupt {
+                damagedPackets += 1
+                return
+            }
+            if pace { wait(until: packet.dts.isValid ? packet.dts : packet.pts) }
+            while true {
+                do throws(MediaError) {
+                    if publisher == nil { publisher = try makePublisher() }
+                    try publisher!.append(packet, toTrack: outputTrack[packet.track]!)
+                    sentPackets += 1
+                    return
+                } catch {
+                    publisher = nil
+                    guard reconnector.shouldRetry(after: error) else { throw error }
+                    wantsKeyframe = true
+                }
+            }
         }
 
         /// Annex-B access units with presentation times from their picture
@@ -253,10 +315,10 @@ enum TransportSend {
                             + "keyframe (pts \(sample.pts))")
                 }
             }
-            if pace { wait(for: sample) }
+            if pace { wait(until: sample.dts.isValid ? sample.dts : sample.pts) }
             while true {
                 do throws(MediaError) {
-                    if publisher == nil { publisher = try StreamPublisher(url: url, options: options) }
+                    if publisher == nil { publisher = try makePublisher() }
                     let skippedBefore = publisher!.skippedBeforeFirstKeyframe
                     try publisher!.append(sample)
                     if publisher!.skippedBeforeFirstKeyframe > skippedBefore {
@@ -274,9 +336,8 @@ enum TransportSend {
             }
         }
 
-        /// Sleeps until the sample's decode time, counted from the first sample sent.
-        private mutating func wait(for sample: CompressedSample) {
-            let time = sample.dts.isValid ? sample.dts : sample.pts
+        /// Sleeps until `time` (a decode time), counted from the first one sent.
+        private mutating func wait(until time: MediaTime) {
             guard time.isValid else { return }
             guard let start = clockStart else {
                 clockStart = (monotonicSeconds(), time)
@@ -295,6 +356,12 @@ enum TransportSend {
             if skippedAfterReconnect > 0 {
                 summary += "; \(skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"
             }
+            if !copiedTracks.isEmpty {
+                summary +=
+                    " and \(sentPackets) packets of \(copiedTracks.count) other "
+                    + "track\(copiedTracks.count == 1 ? "" : "s")"
+            }
+            if damagedPackets > 0 { summary += "; left out \(damagedPackets) packets the demuxer found damaged" }
             if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
             printError(summary)
         }
