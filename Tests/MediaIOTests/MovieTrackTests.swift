@@ -103,6 +103,24 @@ extension ContainerTests {
                     == (try MultiTrackMedia.packetMD5(path, stream: "a:1")))
         }
 
+        /// Every copy of a track's codec parameters is released with the
+        /// reader and the writer that hold it.
+        @Test func codecParametersAreReleased() throws {
+            let directory = try TemporaryDirectory()
+            let path = directory.path("in.mkv")
+            try MultiTrackMedia.make(path, audio: [Audio("libopus")], subtitleCodec: "srt")
+            let kind = LiveObjects.Kind(rawValue: "AVCodecParameters")
+            let before = LiveObjects.count(kind)
+            do {
+                let reader = try MovieReader(path: path, readingEveryTrack: true)
+                #expect(LiveObjects.count(kind) == before + 3)
+                let writer = try MovieWriter(path: directory.path("out.mkv"))
+                for track in reader.tracks.dropFirst() { _ = try writer.addTrack(copying: track) }
+                #expect(LiveObjects.count(kind) == before + 3)
+            }
+            #expect(LiveObjects.count(kind) == before)
+        }
+
         /// A codec the container cannot hold is refused with the reason.
         @Test func refusalsSayWhy() throws {
             let directory = try TemporaryDirectory()

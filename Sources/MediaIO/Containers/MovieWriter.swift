@@ -171,8 +171,9 @@ public final class MovieWriter {
         if !track.parameters.hasKnownCodec {
             return "libavcodec names no codec for this \(track.kind) track, so it cannot be copied"
         }
-        if track.kind == .attachment && container != .matroska {
-            return "only Matroska holds attachments"
+        if track.kind == .attachment {
+            // Matroska needs the file's name and MIME type, which are not carried here.
+            return "attachments are not copied here"
         }
         if container == .quickTime && MovieWriter.mp4OnlyCodecs.contains(track.codecName) {
             return "libavformat writes \(track.codecName) into MP4 only, not QuickTime"
