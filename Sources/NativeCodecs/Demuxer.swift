@@ -129,14 +129,17 @@ package final class Demuxer {
     ///
     /// Stream probing (`avformat_find_stream_info`) runs only when opening
     /// found no H.264/HEVC video track (FLV announces its tracks in its
-    /// first packets; MPEG-TS and RTSP name the codec in their headers).
+    /// first packets; MPEG-TS and RTSP name the codec in their headers), or
+    /// with `probingEveryTrack`: the other tracks' codec parameters (an AAC
+    /// track's sample rate) are complete only after it.
     /// It runs without `AVFMT_FLAG_NOBUFFER`, so that the packets read while
     /// probing are kept and returned by ``readPacket()``, not dropped.
     ///
     /// - Throws: `.connectionFailed`, `.timedOut` or libavformat's errors,
     ///   with messages that start with `url`.
     package init(
-        url: String, formatName: String?, options: [String: String], deadline: NetworkDeadline, openTimeout: Double?
+        url: String, formatName: String?, options: [String: String], deadline: NetworkDeadline, openTimeout: Double?,
+        probingEveryTrack: Bool = false
     ) throws(MediaError) {
         _ = Libav.networkReady
         let packet = try LibavPacket()
@@ -159,7 +162,7 @@ package final class Demuxer {
             let parameters = context.pointee.streams[index]!.pointee.codecpar.pointee
             return parameters.codec_id == AV_CODEC_ID_H264 || parameters.codec_id == AV_CODEC_ID_HEVC
         }
-        if !knowsCodec {
+        if !knowsCodec || probingEveryTrack {
             let flags = context.pointee.flags
             context.pointee.flags = flags & ~CFFmpeg_AVFMT_FLAG_NOBUFFER()
             let probed = avformat_find_stream_info(context, nil)

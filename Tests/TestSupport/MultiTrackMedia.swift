@@ -154,4 +154,33 @@ public enum MultiTrackMedia {
             return fields
         }
     }
+
+    /// Where `output`'s streams leave sync with `source`'s (empty when in
+    /// sync): once the shift all streams share (the video's start) is taken
+    /// out, each stream's start and end (``timeSpans(_:)``) are within one
+    /// frame of the source's: 1/30 s for the video (stream 0), the longest
+    /// packet for the others, plus `rounding`; the shift itself is at most
+    /// `maximumShift`.
+    public static func syncErrors(
+        _ output: String, source: String, maximumShift: Double, rounding: Double = 0.0015
+    ) throws -> [String] {
+        let before = try timeSpans(source)
+        let after = try timeSpans(output)
+        guard let sourceVideo = before[0], let outputVideo = after[0] else { return ["no video stream 0"] }
+        let shift = outputVideo.start - sourceVideo.start
+        var errors: [String] = []
+        if abs(shift) > maximumShift { errors.append("every stream moved by \(shift) s") }
+        for (stream, span) in before.sorted(by: { $0.key < $1.key }) {
+            guard let moved = after[stream] else {
+                errors.append("stream \(stream) is missing")
+                continue
+            }
+            let tolerance = (stream == 0 ? 1.0 / 30 : span.frame) + rounding
+            let startError = moved.start - shift - span.start
+            let endError = moved.end - shift - span.end
+            if abs(startError) > tolerance { errors.append("stream \(stream) starts \(startError) s off") }
+            if abs(endError) > tolerance { errors.append("stream \(stream) ends \(endError) s off") }
+        }
+        return errors
+    }
 }

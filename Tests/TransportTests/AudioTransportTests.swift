@@ -80,6 +80,49 @@ import Testing
         }
     }
 
+    /// A publish/receive round trip keeps the audio: ours sends an MP4 over
+    /// SRT to ours receiving into MKV (every track as the stream has it), and
+    /// FFmpeg publishes over RTMP to ours receiving into MP4. Every audio
+    /// packet arrives byte for byte, the video decodes to the source's frames
+    /// and every stream stays within one frame (video) or one audio frame of
+    /// the source once the shift all streams share is taken out (MPEG-TS and
+    /// FLV start the stream later than the file; at most 1.5 s).
+    @Test(arguments: ["srt", "rtmp"])
+    func receivedFileKeepsTheAudio(_ transport: String) throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("in.mp4")
+        try MultiTrackMedia.make(input, audio: [MultiTrackMedia.Audio("aac")])
+        let expected = Self.packetHashes(
+            try runChecked(
+                "ffmpeg", ["-nostdin", "-v", "error", "-i", input] + Self.audioMD5Output(stripADTS: false)))
+        let output = directory.path(transport == "srt" ? "received.mkv" : "received.mp4")
+        let port = try freePort(transport == "srt" ? .udp : .tcp)
+        let url = transport == "srt" ? "srt://127.0.0.1:\(port)" : "rtmp://127.0.0.1:\(port)/live/s"
+        let receiver = try Peer(
+            TestPaths.codecsExecutable.path,
+            ["stream", "receive", transport == "srt" ? url + "?mode=listener" : url, "-o", output]
+                + (transport == "srt" ? [] : ["--listen"]))
+        defer { receiver.stop() }
+        try waitUntilBound(transport == "srt" ? .udp : .tcp, port: port, by: receiver)
+        if transport == "srt" {
+            let sender = try runCodecs(["stream", "send", "-i", input, url])
+            #expect(sender.status == 0, "\(sender.stderr)")
+        } else {
+            try runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", input, "-c", "copy", "-f", "flv", url])
+        }
+        let received = receiver.wait()
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(
+            received.stderr.contains("received 60 access units from")
+                && received.stderr.contains("and 95 packets of 1 other track"),
+            "\(received.stderr)")
+        let hashes = Self.packetHashes(
+            try runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", output] + Self.audioMD5Output(stripADTS: false)))
+        #expect(hashes == expected, "\(hashes.count) of \(expected.count) packets")
+        #expect(try ffmpegFrameMD5(path: output) == (try ffmpegFrameMD5(path: input)))
+        #expect(try MultiTrackMedia.syncErrors(output, source: input, maximumShift: 1.5) == [])
+    }
+
     /// HLS: the fMP4 segments hold the audio track; FFmpeg reads every
     /// packet back from the playlist.
     @Test func hlsPlaylistCarriesTheAudio() throws {

@@ -130,6 +130,9 @@ public final class MovieReader {
     private var packetOrder = 0
     private var pendingOrder = 0
     private var deliversItems = false
+    /// Live ``nextItem()``: a packet of another track ends the read, so that
+    /// it goes out before the video packets that follow it.
+    private var readsOnePacket = false
 
     /// The tracks of the movie at `path` (MP4, QuickTime, Matroska, MPEG-TS
     /// and the other files libavformat reads), without reading any samples:
@@ -168,7 +171,6 @@ public final class MovieReader {
     init(demuxer: Demuxer, path: String, container: ContainerFormat, live: Bool, readingEveryTrack: Bool = false)
         throws(MediaError)
     {
-        precondition(!(live && readingEveryTrack), "a live MovieReader reads the video track only")
         let chosen = demuxer.streams.first { $0.isVideo && !$0.isAttachedPicture && $0.codec != nil }
         guard let stream = chosen, let codec = stream.codec else {
             let tracksFound = demuxer.streams.map { "track \($0.index): \(Self.describe($0))" }
@@ -260,6 +262,7 @@ public final class MovieReader {
     ///   and offset) or samples before any parameter sets; libavformat's
     ///   read errors.
     public func nextSample() throws(MediaError) -> CompressedSample? {
+        if readsEveryTrack && !deliversItems { otherPackets.removeAll() }
         if isLive {
             // No look-ahead: a sample goes out as soon as it is read; a
             // missing duration repeats the last gap between decode times.
@@ -275,7 +278,6 @@ public final class MovieReader {
             lastDecodeTime = sample.dts.isValid ? sample.dts : lastDecodeTime
             return sample
         }
-        if readsEveryTrack && !deliversItems { otherPackets.removeAll() }
         guard var sample = pending else { return nil }
         let next = reachedEnd ? nil : try readSample()
         pending = next
@@ -304,7 +306,14 @@ public final class MovieReader {
         }
         deliversItems = true
         defer { deliversItems = false }
-        return try nextSample().map { .sample($0) }
+        guard isLive && pending == nil else { return try nextSample().map { .sample($0) } }
+        // Live: read one packet; another track's goes out at once.
+        readsOnePacket = true
+        defer { readsOnePacket = false }
+        if let sample = try nextSample() { return .sample(sample) }
+        guard let first = otherPackets.first else { return nil }
+        otherPackets.removeFirst()
+        return .packet(first.packet)
     }
 
     /// Moves to the keyframe at or before `time` (the track's presentation
@@ -345,7 +354,10 @@ public final class MovieReader {
             }
             packetOrder += 1
             if packet.streamIndex != trackIndex {
-                if readsEveryTrack { otherPackets.append((packetOrder, trackPacket(packet))) }
+                if readsEveryTrack {
+                    otherPackets.append((packetOrder, trackPacket(packet)))
+                    if readsOnePacket { return nil }
+                }
                 continue
             }
             if isLive && !startedAtKeyframe {

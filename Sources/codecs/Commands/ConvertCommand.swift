@@ -185,15 +185,20 @@ struct OtherTracks {
     /// Tracks whose writing failed: the error, and the packets left out since.
     private var failed: [Int: (error: String, leftOut: Int)] = [:]
     private let input: String
+    private let label: String
     private(set) var copiedPackets = 0
 
-    /// Decides for each track of `reader` other than its video track, adds
-    /// the ones `sink` can hold and names the others.
-    init(_ reader: MovieReader, into sink: SampleSink, input: String, output: String) throws(MediaError) {
+    /// Decides for each of `tracks` other than `videoTrack`, adds the ones
+    /// `sink` can hold and names the others; messages start with `label`.
+    init(
+        _ sourceTracks: [MediaTrack], videoTrack: Int, into sink: SampleSink, input: String, output: String,
+        label: String = "codecs convert"
+    ) throws(MediaError) {
         self.input = input
-        for track in reader.tracks where track.index != reader.trackIndex {
+        self.label = label
+        for track in sourceTracks where track.index != videoTrack {
             if let reason = sink.copyRefusal(for: track) {
-                printError("codecs convert: \(input) \(track) is not copied to \(output): \(reason)")
+                printError("\(label): \(input) \(track) is not copied to \(output): \(reason)")
                 continue
             }
             outputTrack[track.index] = try sink.addTrack(copying: track)
@@ -222,7 +227,7 @@ struct OtherTracks {
             copiedPackets += 1
         } catch {
             printError(
-                "codecs convert: \(input) \(tracks[packet.track]!): \(error.message); the rest of it is left out")
+                "\(label): \(input) \(tracks[packet.track]!): \(error.message); the rest of it is left out")
             failed[packet.track] = (error.message, 0)
         }
     }
@@ -231,12 +236,12 @@ struct OtherTracks {
     func reportLeftOut() {
         for (track, count) in damaged.sorted(by: { $0.key < $1.key }) {
             printError(
-                "codecs convert: \(input) \(tracks[track]!): left out \(count) packet\(count == 1 ? "" : "s") "
+                "\(label): \(input) \(tracks[track]!): left out \(count) packet\(count == 1 ? "" : "s") "
                     + "the demuxer found damaged")
         }
         for (track, failure) in failed.sorted(by: { $0.key < $1.key }) where failure.leftOut > 0 {
             printError(
-                "codecs convert: \(input) \(tracks[track]!): left out \(failure.leftOut) more "
+                "\(label): \(input) \(tracks[track]!): left out \(failure.leftOut) more "
                     + "packet\(failure.leftOut == 1 ? "" : "s") after the error")
         }
     }
@@ -254,7 +259,8 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
     var report = ConvertReport()
     var others: OtherTracks?
     if let reader = source.reader {
-        others = try OtherTracks(reader, into: sink, input: options.input, output: options.output)
+        others = try OtherTracks(
+            reader.tracks, videoTrack: reader.trackIndex, into: sink, input: options.input, output: options.output)
     }
     while StopSignal.requested == nil, let item = try source.nextItem() {
         let sample: CompressedSample

@@ -414,6 +414,10 @@ enum TransportReceive {
         }
         var reconnector = Reconnector(limit: reconnect, label: label)
         var sink: SampleSink? = nil
+        // Into a container, the stream's other tracks (its audio) are kept,
+        // as the first connection has them.
+        let keepsOtherTracks = outputKind.container != nil
+        var others: OtherTracks? = nil
         var received = 0
         // An error or a timeout in the middle of the stream ends the
         // reception, not the output: what arrived before it is finished and
@@ -428,7 +432,7 @@ enum TransportReceive {
             connections: while StopSignal.requested == nil {
                 let player: StreamPlayer
                 do throws(MediaError) {
-                    player = try StreamPlayer(url: request.url, options: options)
+                    player = try StreamPlayer(url: request.url, options: options, readingEveryTrack: keepsOtherTracks)
                 } catch {
                     if options.listen, error.code != .timedOut, badClients < 100 {
                         badClients += 1
@@ -446,22 +450,37 @@ enum TransportReceive {
                 while StopSignal.requested == nil {
                     if let frameLimit, pipeline == nil, received >= frameLimit { break connections }
                     if let pipeline, pipeline.sink.isSatisfied { break connections }
-                    let next: CompressedSample?
+                    let next: MovieItem?
                     do throws(MediaError) {
-                        next = try player.nextSample()
+                        next = keepsOtherTracks ? try player.nextItem() : try player.nextSample().map { .sample($0) }
                     } catch {
                         if reconnector.shouldRetry(after: error) { continue connections }
                         throw error
                     }
-                    guard let sample = next else {
+                    guard let item = next else {
                         if let note = player.endNote { printError("\(label): \(request.url): \(note)") }
                         break connections
+                    }
+                    if pipeline == nil && sink == nil {
+                        let made = try SampleSink(path: request.output, kind: outputKind)
+                        sink = made
+                        if keepsOtherTracks {
+                            others = try OtherTracks(
+                                player.tracks, videoTrack: player.trackIndex, into: made, input: request.url,
+                                output: request.output, label: label)
+                        }
+                    }
+                    let sample: CompressedSample
+                    switch item {
+                    case .sample(let read): sample = read
+                    case .packet(let packet):
+                        others?.write(packet, to: sink!)
+                        continue
                     }
                     received += 1
                     if pipeline != nil {
                         try pipeline!.decode(sample)
                     } else {
-                        if sink == nil { sink = try SampleSink(path: request.output, kind: outputKind) }
                         try sink!.write(sample)
                     }
                 }
@@ -484,6 +503,12 @@ enum TransportReceive {
                 }
             } else if let sink {
                 try sink.finish()
+                others?.reportLeftOut()
+                if let others, others.count > 0 {
+                    summary +=
+                        " and \(others.copiedPackets) packets of \(others.count) other "
+                        + "track\(others.count == 1 ? "" : "s")"
+                }
                 summary += ", wrote them to \(request.output)"
             }
             if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
