@@ -123,6 +123,26 @@ import Testing
         #expect(try MultiTrackMedia.syncErrors(output, source: input, maximumShift: 1.5) == [])
     }
 
+    /// Received into Y4M, the video is decoded and written alone, and
+    /// `receive` says which tracks it did not keep.
+    @Test func receivingIntoY4MSaysItKeepsTheVideoOnly() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("in.mp4")
+        try MultiTrackMedia.make(input, audio: [MultiTrackMedia.Audio("aac")])
+        let port = try freePort(.tcp)
+        let url = "rtmp://127.0.0.1:\(port)/live/s"
+        let receiver = try Peer(
+            TestPaths.codecsExecutable.path, ["stream", "receive", url, "--listen", "-o", directory.path("out.y4m")])
+        defer { receiver.stop() }
+        try waitUntilBound(.tcp, port: port, by: receiver)
+        try runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", input, "-c", "copy", "-f", "flv", url])
+        let received = receiver.wait()
+        #expect(received.status == 0, "\(received.stderr)")
+        let lines = received.stderr.split(separator: "\n").filter { $0.contains("writes the video track only") }
+        #expect(lines.count == 1, "\(received.stderr)")
+        #expect(lines.first?.contains("not kept: track 1: audio aac") == true, "\(received.stderr)")
+    }
+
     /// HLS: the fMP4 segments hold the audio track; FFmpeg reads every
     /// packet back from the playlist.
     @Test func hlsPlaylistCarriesTheAudio() throws {

@@ -418,6 +418,7 @@ enum TransportReceive {
         // as the first connection has them.
         let keepsOtherTracks = outputKind.container != nil
         var others: OtherTracks? = nil
+        var saidVideoOnly = false
         var received = 0
         // An error or a timeout in the middle of the stream ends the
         // reception, not the output: what arrived before it is finished and
@@ -441,6 +442,13 @@ enum TransportReceive {
                     }
                     if reconnector.shouldRetry(after: error) { continue connections }
                     throw error
+                }
+                let otherTracks = player.tracks.filter { $0.index != player.trackIndex }
+                if !keepsOtherTracks && !otherTracks.isEmpty && !saidVideoOnly {
+                    saidVideoOnly = true
+                    printError(
+                        "\(label): writes the video track only to \(request.output); not kept: "
+                            + otherTracks.map(\.description).joined(separator: "; "))
                 }
                 if player.skippedBeforeKeyframe > 0 {
                     printError(
