@@ -41,6 +41,8 @@ package struct DemuxedStream: Sendable {
     /// Audio: samples per second and channels; 0 for other tracks.
     package var sampleRate: Int
     package var channelCount: Int
+    /// Audio: samples per frame when the codec has a fixed frame size (AAC's 1024); else 0.
+    package var frameSize: Int
     /// Video: the coded picture size; 0 for other tracks.
     package var width: Int
     package var height: Int
@@ -277,6 +279,7 @@ package final class Demuxer {
             language: language(of: stream), disposition: stream.pointee.disposition,
             sampleRate: parameters.codec_type == AVMEDIA_TYPE_AUDIO ? Int(parameters.sample_rate) : 0,
             channelCount: parameters.codec_type == AVMEDIA_TYPE_AUDIO ? Int(parameters.ch_layout.nb_channels) : 0,
+            frameSize: parameters.codec_type == AVMEDIA_TYPE_AUDIO ? Int(parameters.frame_size) : 0,
             width: parameters.codec_type == AVMEDIA_TYPE_VIDEO ? Int(parameters.width) : 0,
             height: parameters.codec_type == AVMEDIA_TYPE_VIDEO ? Int(parameters.height) : 0,
             parameters: try CodecParameters(copying: stream.pointee.codecpar))

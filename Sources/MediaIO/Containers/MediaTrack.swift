@@ -45,6 +45,9 @@ public struct MediaTrack: Sendable, CustomStringConvertible {
     /// Audio: samples per second and channels; nil for other kinds.
     public let sampleRate: Int?
     public let channelCount: Int?
+    /// Audio: samples per frame when the codec's frames have a fixed size
+    /// (1024 for AAC, 1152 for MP3 layer III), nil otherwise.
+    public let samplesPerFrame: Int?
     /// Video: the coded picture size; nil for other kinds.
     public let width: Int?
     public let height: Int?
@@ -80,6 +83,7 @@ public struct MediaTrack: Sendable, CustomStringConvertible {
         codecConfiguration = stream.extradata
         sampleRate = stream.sampleRate > 0 ? stream.sampleRate : nil
         channelCount = stream.channelCount > 0 ? stream.channelCount : nil
+        samplesPerFrame = stream.frameSize > 0 ? stream.frameSize : nil
         width = stream.width > 0 ? stream.width : nil
         height = stream.height > 0 ? stream.height : nil
         isAttachedPicture = stream.isAttachedPicture

@@ -133,6 +133,8 @@ public final class MovieReader {
     /// Live ``nextItem()``: a packet of another track ends the read, so that
     /// it goes out before the video packets that follow it.
     private var readsOnePacket = false
+    /// Audio tracks: where the next packet starts, for packets without times.
+    private var nextAudioTime: [Int: MediaTime] = [:]
 
     /// The tracks of the movie at `path` (MP4, QuickTime, Matroska, MPEG-TS
     /// and the other files libavformat reads), without reading any samples:
@@ -376,10 +378,30 @@ public final class MovieReader {
 
     private func trackPacket(_ packet: DemuxedPacket) -> TrackPacket {
         let track = tracks[packet.streamIndex]
-        return TrackPacket(
+        var result = TrackPacket(
             track: packet.streamIndex, data: packet.data, pts: track.time(packet.pts), dts: track.time(packet.dts),
             duration: packet.duration > 0 ? track.time(packet.duration) : .invalid, isKeyframe: packet.isKeyframe,
             isCorrupt: packet.isCorrupt, sideData: packet.sideData)
+        guard track.kind == .audio else { return result }
+        if !result.duration.isValid, let samples = track.samplesPerFrame, let rate = track.sampleRate,
+            track.timeBase.isValid
+        {
+            // Packets read while probing may come without a duration.
+            result.duration = MediaTime(value: Int64(samples), timescale: Int32(clamping: rate))
+                .converted(toTimescale: track.timeBase.timescale)
+        }
+        // libavformat's parsers split an MPEG-TS audio PES packet into its
+        // frames and stamp only the first fully: the others follow it
+        // without a gap (audio frames are presented in decode order).
+        if !result.pts.isValid && !result.dts.isValid, let expected = nextAudioTime[packet.streamIndex] {
+            result.dts = expected
+        }
+        if !result.pts.isValid { result.pts = result.dts }
+        if !result.dts.isValid { result.dts = result.pts }
+        let start = result.dts.isValid ? result.dts : result.pts
+        nextAudioTime[packet.streamIndex] =
+            start.isValid && result.duration.isValid ? start + result.duration : nil
+        return result
     }
 
     private func makeLiveSample(_ packet: DemuxedPacket) throws(MediaError) -> CompressedSample {
