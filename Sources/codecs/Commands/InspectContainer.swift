@@ -4,7 +4,8 @@ import MediaIO
 
 /// `codecs inspect IN.mp4|.m4v|.mov|.mkv|.ts`: the H.264/HEVC track of a
 /// container as ``MovieReader`` reads it: the container and codec, the
-/// track's stored configuration record (`avcC`/`hvcC`, in hex), one format
+/// track's stored configuration record (`avcC`/`hvcC`, in hex), every track
+/// of the file (kind, codec, time base, language, packets read), one format
 /// description per format in decode order (the same JSON shape as for
 /// Annex-B input), the sample and keyframe counts and, with `--nals`, the NAL
 /// units of every sample.
