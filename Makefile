@@ -66,15 +66,12 @@ soak: bootstrap
 # graphs from the compiler, one archive per module from the toolchain's docc
 # (catalogs in Documentation/), then one combined archive.
 DOCC ?= $(shell command -v docc 2>/dev/null || echo "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/docc")
-DOC_MODULES = MediaCore FormatConv RTPPayload EncodeSession DecodeSession PixelTransfer MediaIO
+DOC_MODULES = MediaCore FormatConv RTPPayload EncodeSession DecodeSession PixelTransfer MediaIO WebStreaming
 DOCS_BUILD = .build/docs-build
 DOCS_OUT = .build/docs
 
 docs: bootstrap
 	$(SWIFT) build --scratch-path $(DOCS_BUILD) --product codecs \
-		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/symbol-graphs
-	# RTPPayload is not part of the codecs tool (yet): build it on its own.
-	$(SWIFT) build --scratch-path $(DOCS_BUILD) --target RTPPayload \
 		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/symbol-graphs
 	rm -rf $(DOCS_OUT) && mkdir -p $(DOCS_OUT)
 	for module in $(DOC_MODULES); do \

@@ -18,9 +18,11 @@ let package = Package(
         .library(name: "DecodeSession", targets: ["DecodeSession"]),
         .library(name: "PixelTransfer", targets: ["PixelTransfer"]),
         .library(name: "MediaIO", targets: ["MediaIO"]),
+        .library(name: "WebStreaming", targets: ["WebStreaming"]),
         .executable(name: "codecs", targets: ["codecs"]),
         .executable(name: "codecs-bench", targets: ["CodecsBench"]),
         .executable(name: "StreamRoundTrip", targets: ["StreamRoundTrip"]),
+        .executable(name: "RTPRecorder", targets: ["RTPRecorder"]),
     ],
     targets: [
         // System libraries: one module map and one shim header each.
@@ -37,6 +39,11 @@ let package = Package(
         .target(name: "MediaCore"),
         .target(name: "FormatConv", dependencies: ["MediaCore"]),
         .target(name: "RTPPayload", dependencies: ["MediaCore", "FormatConv"]),
+        // HTTP, WebSocket (RFC 6455) and the stream's wire format for browsers;
+        // Protocol/ has no I/O, Server/ owns the sockets, Page/ the player page.
+        .target(
+            name: "WebStreaming", dependencies: ["MediaCore", "FormatConv", "RTPPayload"],
+            resources: [.embedInCode("Page/player.html")]),
 
         // The package-internal C boundary: error mapping per C library, the
         // VA-API device rule, hardware device and display owners, log capture,
@@ -58,6 +65,7 @@ let package = Package(
             name: "codecs",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO", "RTPPayload",
+                "WebStreaming",
             ]),
         // Allocation counting and libavcodec's start-code finder for codecs-bench.
         .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),
@@ -70,8 +78,11 @@ let package = Package(
             path: "Benchmarks/CodecsBench"),
         .executableTarget(
             name: "StreamRoundTrip",
-            dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO"],
+            dependencies: ["MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO"],
             path: "Examples/StreamRoundTrip"),
+        .executableTarget(
+            name: "RTPRecorder", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "MediaIO"],
+            path: "Examples/RTPRecorder"),
 
         // Helpers shared by the test targets: running ffmpeg/ffprobe, framemd5,
         // fixtures, MD5 and PSNR, clip encoding and decode-all through the sessions.
@@ -105,6 +116,8 @@ let package = Package(
         // against FFmpeg and srt-live-transmit on loopback.
         .testTarget(name: "TransportTests", dependencies: ["TestSupport", "MediaCore", "MediaIO", "FormatConv"]),
         .testTarget(name: "NativeCodecsTests", dependencies: ["NativeCodecs", "MediaCore"]),
+        .testTarget(
+            name: "WebStreamingTests", dependencies: ["TestSupport", "WebStreaming", "FormatConv", "MediaCore"]),
         .testTarget(
             name: "RTPPayloadTests",
             dependencies: ["TestSupport", "RTPPayload", "FormatConv", "MediaCore", "DecodeSession"]

@@ -95,6 +95,14 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         log("latency: codecs demo --low-latency, 720p30 over RTP on the loopback, per stage")
         try benchmarkLatency(frames: quick ? 150 : 300, report: report)
     }
+    if options.sections.contains("page") {
+        log("page: codecs demo --low-latency --http, the player page in headless Chromium beside the RTP receiver")
+        try benchmarkPageLatency(frames: quick ? 150 : 300, report: report)
+    }
+    if options.sections.contains("nack"), let stream = streams.first(where: { $0.codec == .h264 }) {
+        log("nack: seeded 1/3/5 % loss over RTP on the loopback, with and without NACK, \(stream.label)")
+        try benchmarkNACK(stream, frames: quick ? 60 : 150, report: report)
+    }
     if options.sections.contains("transports") {
         let frames = syntheticFrames(width: 640, height: 360, count: quick ? 30 : 150)
         log("transports: loopback latency of SRT, MPEG-TS/UDP, RTSP and RTMP, \(frames.count) frames at 30 fps each")

@@ -51,6 +51,7 @@ public final class AsyncDecompressionSession: Sendable {
 
     private enum Command: @unchecked Sendable {
         case sample(CompressedSample, userValue: (any Sendable)?, generation: Int)
+        case loss(String, generation: Int)
         case flush
         case finish
         case invalidate
@@ -149,6 +150,25 @@ public final class AsyncDecompressionSession: Sendable {
         }
     }
 
+    /// Samples were lost before the next one queued (a transport saw a gap
+    /// it could not repair): in queue order, after the samples queued
+    /// before this call, the pictures in flight come out and nothing more
+    /// until the next keyframe
+    /// (``DecompressionSession/reportLoss(_:)``). `reason` is kept with the
+    /// drops it causes.
+    ///
+    /// - Throws: `MediaError.Code.invalidated` after ``finish()`` or
+    ///   ``invalidate()``.
+    public func reportLoss(_ reason: String) async throws(MediaError) {
+        let generation = try ledger.withLock { ledger throws(MediaError) -> Int in
+            guard !ledger.finished else {
+                throw MediaError(.invalidated, "the decompression session was finished or invalidated")
+            }
+            return input.generation
+        }
+        _ = await input.send(.loss(reason, generation: generation), generation: generation)
+    }
+
     /// Discards queued samples, pictures not yet consumed and the decoder's
     /// state; decoding resumes at the next keyframe.
     public func flush() async {
@@ -244,6 +264,16 @@ public final class AsyncDecompressionSession: Sendable {
                 }
                 do {
                     let frames = try session.decode(sample, userValue: userValue)
+                    publish()
+                    await send(frames, generation: generation)
+                } catch {
+                    publish()
+                    _ = await output.send(.failure(error))
+                }
+            case .loss(let reason, let generation):
+                guard generation == input.generation else { continue }
+                do {
+                    let frames = try session.reportLoss(reason)
                     publish()
                     await send(frames, generation: generation)
                 } catch {

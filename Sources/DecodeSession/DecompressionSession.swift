@@ -118,10 +118,22 @@ public final class DecompressionSession {
     /// device, libavcodec refusing the stream's profile, or a mid-stream failure.
     public private(set) var fallbackReason: String?
     /// Each dropped sample's pts and why, in the order they were dropped.
-    public private(set) var drops: [DropReport] = []
+    /// The most recent ``maximumDropHistory`` entries at least (older ones
+    /// are let go, so a long-running session's memory stays bounded; the
+    /// total is ``statistics``' `dropped`).
+    public var drops: [DropReport] { dropLog }
+    /// How many dropped samples ``drops`` keeps at least (the last ones).
+    public static let maximumDropHistory = 4096
+    /// How many recoveries ``recoveries`` keeps at least (the last ones).
+    public static let maximumRecoveryHistory = 1024
+    private var dropLog: [DropReport] = []
+    /// Every drop ever recorded (``drops`` keeps the last ones).
+    private var dropTotal = 0
+    private var recoveryLog: [RecoveryReport] = []
     /// Where decoding resumed after each loss: the keyframe, how many samples
     /// were dropped since the last picture delivered, and why.
-    public private(set) var recoveries: [RecoveryReport] = []
+    /// (The most recent ``maximumRecoveryHistory`` at least.)
+    public var recoveries: [RecoveryReport] { recoveryLog }
     /// ``drops`` coalesced: each distinct reason once, with how many samples it dropped.
     public var dropReasons: ReasonTally { ReasonTally(drops.map(\.reason)) }
     /// The default most bytes of samples kept for replay after a decoder
@@ -149,7 +161,7 @@ public final class DecompressionSession {
     private var resync: Resync?
     private var replay: ReplayCache
     private var replaying = false
-    /// `drops.count` when the last picture was delivered (or a recovery reported).
+    /// `dropTotal` when the last picture was delivered (or a recovery reported).
     private var dropsAtLastDelivery = 0
     private var hardwareDisabled = false
     /// The layout of the pictures handed out so far when the caller asked
@@ -267,7 +279,7 @@ public final class DecompressionSession {
 
     /// Where every submitted sample stands.
     public var statistics: DecodeStatistics {
-        DecodeStatistics(submitted: submitted, decoded: decoded, dropped: drops.count, pending: pending.count)
+        DecodeStatistics(submitted: submitted, decoded: decoded, dropped: dropTotal, pending: pending.count)
     }
 
     /// Whether samples of `description` can be decoded by the current decoder
@@ -325,7 +337,7 @@ public final class DecompressionSession {
             do {
                 try reconfigure(to: sample.formatDescription, isKeyframe: sample.isKeyframe, into: &output)
             } catch {
-                drops.append(
+                recordDrop(
                     DropReport(pts: sample.pts, kind: .formatChange, reason: "format change refused: \(error.message)"))
                 throw error
             }
@@ -333,7 +345,7 @@ public final class DecompressionSession {
         let startsHere = resync != nil
         if let resync {
             guard sample.isKeyframe else {
-                drops.append(
+                recordDrop(
                     DropReport(
                         pts: sample.pts, kind: .waitingForKeyframe, reason: "waiting for a keyframe: \(resync.reason)"))
                 return output
@@ -341,23 +353,23 @@ public final class DecompressionSession {
             resynchronize(into: &output)
             // Pictures are complete again from this keyframe on; say so when
             // something was lost on the way here.
-            if drops.count > dropsAtLastDelivery || resync.lossReported {
-                recoveries.append(
+            if dropTotal > dropsAtLastDelivery || resync.lossReported {
+                recordRecovery(
                     RecoveryReport(
-                        pts: sample.pts, droppedSamples: drops.count - dropsAtLastDelivery, cause: resync.reason))
-                dropsAtLastDelivery = drops.count
+                        pts: sample.pts, droppedSamples: dropTotal - dropsAtLastDelivery, cause: resync.reason))
+                dropsAtLastDelivery = dropTotal
             }
         }
         let layout = SampleLayout(sample.data, formatDescription)
         if sample.isKeyframe {
             leadingPictures = Self.leadingPictures(after: sample, layout, startsHere: startsHere)
         } else if let leading = leadingPictures, Self.isLeading(sample, layout, leading) {
-            drops.append(
+            recordDrop(
                 DropReport(
                     pts: sample.pts, kind: .skippedLeadingPicture,
                     reason: "a leading picture of the random-access point decoding started at: it refers to "
                         + "pictures before that point, which were never decoded"))
-            dropsAtLastDelivery = drops.count
+            dropsAtLastDelivery = dropTotal
             return output
         }
         if let problem = Self.incompleteness(layout, size: sample.data.count, formatDescription) {
@@ -368,28 +380,28 @@ public final class DecompressionSession {
                 // out, then nothing until the next keyframe (which reports
                 // this sample among the dropped).
                 output += skipToNextKeyframe("an incomplete access unit at pts \(sample.pts) (\(problem))")
-                drops.append(drop)
+                recordDrop(drop)
             } else {
-                drops.append(drop)
-                dropsAtLastDelivery = drops.count
+                recordDrop(drop)
+                dropsAtLastDelivery = dropTotal
             }
             return output
         }
         if let limit = temporalLevelLimit, let layer = layout.temporalLayer,
             layer > limit
         {
-            drops.append(
+            recordDrop(
                 DropReport(pts: sample.pts, kind: .filtered, reason: "temporal layer \(layer) above the limit \(limit)")
             )
-            dropsAtLastDelivery = drops.count
+            dropsAtLastDelivery = dropTotal
             return output
         }
         if frameFilter == .keyframes && !sample.isKeyframe
             || frameFilter == .nonDroppable && !sample.isKeyframe
                 && !layout.isReferencePicture
         {
-            drops.append(DropReport(pts: sample.pts, kind: .filtered, reason: "left out by frameFilter \(frameFilter)"))
-            dropsAtLastDelivery = drops.count  // not a loss: no recovery report for it
+            recordDrop(DropReport(pts: sample.pts, kind: .filtered, reason: "left out by frameFilter \(frameFilter)"))
+            dropsAtLastDelivery = dropTotal  // not a loss: no recovery report for it
             return output
         }
         if layout.containsSEI,
@@ -398,8 +410,8 @@ public final class DecompressionSession {
             bitstreamHDR10 = found
         }
         if !sample.isKeyframe, let (kind, reason) = skipBeforeDecoding(sample, layout) {
-            drops.append(DropReport(pts: sample.pts, kind: kind, reason: reason))
-            dropsAtLastDelivery = drops.count
+            recordDrop(DropReport(pts: sample.pts, kind: kind, reason: reason))
+            dropsAtLastDelivery = dropTotal
             return output
         }
         pending[token] = PendingSample(
@@ -577,7 +589,7 @@ public final class DecompressionSession {
         if let target = preRollTarget {
             guard info.pts >= target else {
                 drop(token, kind: .preRoll, reason: "decoded as pre-roll for the seek to \(target), not returned")
-                dropsAtLastDelivery = drops.count
+                dropsAtLastDelivery = dropTotal
                 return
             }
             preRollTarget = nil
@@ -587,7 +599,7 @@ public final class DecompressionSession {
                 token, kind: .late,
                 reason:
                     "late: presented before the earliest presentation time; decoded for later pictures, not returned")
-            dropsAtLastDelivery = drops.count
+            dropsAtLastDelivery = dropTotal
             return
         }
         // Read before the buffer is made: adopting the pixels may leave the picture blank.
@@ -602,7 +614,7 @@ public final class DecompressionSession {
         }
         pending[token] = nil
         decoded += 1
-        dropsAtLastDelivery = drops.count
+        dropsAtLastDelivery = dropTotal
         var frame = DecodedFrame(
             pixelBuffer: buffer, pts: info.pts, duration: info.duration, isKeyframe: info.isKeyframe,
             userValue: info.userValue, hdr10: hdr10 ?? info.hdr10)
@@ -876,7 +888,7 @@ public final class DecompressionSession {
 
     private func drop(_ token: Int64, kind: DropReport.Kind, reason: String) {
         guard let info = pending.removeValue(forKey: token) else { return }
-        drops.append(DropReport(pts: info.pts, kind: kind, reason: reason))
+        recordDrop(DropReport(pts: info.pts, kind: kind, reason: reason))
     }
 
     private func dropAllPending(_ reason: String, kind: DropReport.Kind) {
@@ -921,6 +933,21 @@ public final class DecompressionSession {
     }
 
     // MARK: - Helpers
+
+    /// Lists a dropped sample, letting the oldest entries go past twice
+    /// ``maximumDropHistory`` (the total keeps counting).
+    private func recordDrop(_ drop: DropReport) {
+        dropLog.append(drop)
+        dropTotal += 1
+        if dropLog.count > 2 * Self.maximumDropHistory { dropLog.removeFirst(dropLog.count - Self.maximumDropHistory) }
+    }
+
+    private func recordRecovery(_ recovery: RecoveryReport) {
+        recoveryLog.append(recovery)
+        if recoveryLog.count > 2 * Self.maximumRecoveryHistory {
+            recoveryLog.removeFirst(recoveryLog.count - Self.maximumRecoveryHistory)
+        }
+    }
 
     private func outputBuffer(for picture: any DecoderPicture) throws(MediaError) -> PixelBuffer {
         let native = picture.nativeFormat

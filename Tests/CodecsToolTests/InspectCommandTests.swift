@@ -89,6 +89,22 @@ struct InspectCommandTests {
         let streamSets = units.filter { setTypes.contains(clip.ext == "h264" ? Int($0[0] & 0x1F) : Int($0[0] >> 1)) }
         let hexes = (d["parameterSets"] as? [[String: Any]] ?? []).compactMap { $0["hex"] as? String }
         #expect(Set(hexes) == Set(streamSets.map { $0.map { String(format: "%02x", $0) }.joined() }))
+        // The RFC 6381 codec string: H.264's is the SPS's bytes 1…3 in hex;
+        // HEVC's starts with the profile and ends its fixed fields with the
+        // Main-tier level (the FormatConv tests check every field).
+        let codecString = try #require(d["codecString"] as? String)
+        if clip.ext == "h264" {
+            let spsHex = try #require(hexes.first { $0.hasPrefix("67") })
+            #expect(codecString == "avc1." + spsHex.dropFirst(2).prefix(6))
+        } else {
+            let fields = codecString.split(separator: ".")
+            #expect(fields.count >= 4)
+            #expect(fields.first == "hvc1")
+            #expect(fields.dropFirst().first.flatMap { Int($0) } == d["profile"] as? Int)
+            #expect(fields.dropFirst(3).first == "L\(d["level"] as? Int ?? -1)")
+        }
+        let text = try runProcess(TestPaths.codecsExecutable.path, ["inspect", path])
+        #expect(String(decoding: text.stdout, as: UTF8.self).contains("\n  codec string: \(codecString)\n"))
         // --nals lists every NAL unit with its start-code offset and size.
         let nals = try #require(report["nalUnits"] as? [[String: Any]])
         #expect(nals.count == units.count)

@@ -390,3 +390,108 @@ private func planarBytes(ofNV12 buffer: PixelBuffer) -> [UInt8] {
     }
     return luma + u + v
 }
+
+/// The asynchronous session takes reported losses in queue order: samples
+/// lost in transport, reported with `reportLoss` between the samples that
+/// arrived, give exactly the pictures the synchronous session gives for the
+/// same calls (none between a loss and the next keyframe), each equal to
+/// FFmpeg's picture of the clean stream.
+@Test(arguments: [CodecType.h264, .hevc])
+func theAsyncSessionTakesReportedLossesInOrder(_ codec: CodecType) async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try TestStreams.make(
+        "async-loss", in: directory, codec: codec, frames: 40,
+        encoderArgs: ["-bf", "2", "-g", "10"] + (codec == .h264 ? ["-sc_threshold", "0"] : []))
+    let samples = try TestStreams.samples(ofFile: path, codec: codec)
+    let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
+    let reference = Dictionary(
+        uniqueKeysWithValues: zip(
+            try decodeAll(
+                try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software), samples
+            ).map(\.pts), expected))
+    let lost: Set<Int> = [13, 27]
+
+    let synchronous = try DecompressionSession(formatDescription: samples[0].formatDescription, decoder: .software)
+    var syncFrames: [DecodedFrame] = []
+    for (index, sample) in samples.enumerated() {
+        syncFrames += lost.contains(index) ? try synchronous.reportLoss("lost") : try synchronous.decode(sample)
+    }
+    syncFrames += try synchronous.finish()
+
+    let asynchronous = try AsyncDecompressionSession(
+        formatDescription: samples[0].formatDescription, decoder: .software, queueDepth: 4)
+    let consumer = Task {
+        var frames: [(MediaTime, String)] = []
+        for try await frame in asynchronous.frames { frames.append((frame.pts, md5Hex(frame.pixelBuffer))) }
+        return frames
+    }
+    for (index, sample) in samples.enumerated() {
+        if lost.contains(index) {
+            try await asynchronous.reportLoss("lost")
+        } else {
+            try await asynchronous.decode(sample)
+        }
+    }
+    await asynchronous.finish()
+    let asyncFrames = try await consumer.value
+    #expect(asyncFrames.map(\.0) == syncFrames.map(\.pts))
+    #expect(asyncFrames.map(\.1) == syncFrames.map { md5Hex($0.pixelBuffer) })
+    #expect(syncFrames.count < samples.count - lost.count, "the losses cost the pictures up to the next keyframe")
+    for (pts, md5) in asyncFrames { #expect(reference[pts] == md5, "pts \(pts)") }
+}
+
+/// The public stream decoder takes Annex-B in chunks of any size (here 1 to
+/// 997 bytes), finds the codec and the access units itself, and hands every
+/// picture to its sink: FFmpeg's pictures of the file, in order.
+@Test(arguments: [CodecType.h264, .hevc])
+func theStreamDecoderTakesAnnexBInAnyChunks(_ codec: CodecType) throws {
+    struct Collect: DecodedFrameSink {
+        var md5s: [String] = []
+        var dropped = 0
+        mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) { dropped += nalUnitCount }
+        mutating func receive(_ frames: [DecodedFrame]) { md5s += frames.map { md5Hex($0.pixelBuffer) } }
+    }
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try TestStreams.make("chunks", in: directory, codec: codec, frames: 24, encoderArgs: ["-bf", "2"])
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    var decoder = StreamDecoder(
+        codec: nil, settings: StreamDecoderSettings(decoder: .software, output: .init(pixelFormat: .i420)),
+        sink: Collect())
+    var offset = 0
+    var size = 1
+    while offset < bytes.count {
+        let end = min(bytes.count, offset + size)
+        try decoder.append(bytes[offset..<end])
+        offset = end
+        size = size * 7 % 997 + 1
+    }
+    try decoder.finish()
+    #expect(decoder.codec == codec)
+    #expect(decoder.sink.dropped == 0)
+    #expect(decoder.sink.md5s == (try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")))
+}
+
+/// A long-running session's list of drops stays bounded: 9000 samples that
+/// cannot be decoded (no keyframe came first) are all counted, the list
+/// keeps the most recent ones (at least `maximumDropHistory`, at most twice
+/// that), the last one among them.
+@Test func theDropListIsBoundedAndTheTotalKept() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try TestStreams.make("bounded", in: directory, codec: .h264, frames: 4, encoderArgs: ["-bf", "0"])
+    let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+    var predicted = try #require(samples.first { !$0.isKeyframe })
+    let session = try DecompressionSession(formatDescription: predicted.formatDescription, decoder: .software)
+    for index in 0..<9000 {
+        predicted.pts = MediaTime(value: Int64(index), timescale: 30)
+        predicted.dts = predicted.pts
+        #expect(try session.decode(predicted).isEmpty)
+    }
+    #expect(session.statistics.dropped == 9000)
+    #expect(session.statistics.submitted == 9000)
+    let kept = session.drops.count
+    #expect(kept >= DecompressionSession.maximumDropHistory && kept <= 2 * DecompressionSession.maximumDropHistory)
+    #expect(session.drops.last?.pts == MediaTime(value: 8999, timescale: 30))
+}

@@ -160,6 +160,21 @@ import Testing
                 == (try MultiTrackMedia.packetMD5(input, stream: "a:0")))
     }
 
+    /// The browser page (`serve --http`) gets the video only, and serve says so.
+    @Test func webServeSaysItSendsVideoOnly() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("in.mkv")
+        try MultiTrackMedia.make(input, audio: [MultiTrackMedia.Audio("libopus")])
+        let port = try freePort(.tcp)
+        let server = try Peer(
+            TestPaths.codecsExecutable.path, ["stream", "serve", "-i", input, "--http", "127.0.0.1:\(port)"])
+        defer { server.stop() }
+        #expect(
+            server.waitForError(
+                containing: "the page gets the video track only; not sent from \(input): track 1: audio opus"),
+            "\(server.standardError)")
+    }
+
     /// RTP sends the video only, and says so.
     @Test func rtpSaysItSendsVideoOnly() throws {
         let directory = try TemporaryDirectory()

@@ -26,24 +26,33 @@ import Testing
         #expect(!result.stderr.contains("usage:"), "the whole help was printed: \(result.stderr)")
     }
 
+    /// `codecs stream receive udp://127.0.0.1:PORT` running, bound, and the
+    /// ffmpeg result of sending `sent`'s file as MPEG-TS to `host:PORT` with
+    /// `filters` (`-bsf:v` arguments) applied.
+    private func receiveTS(
+        _ sent: Sent, sendingTo host: String, timeout: String, filters: [String] = []
+    ) throws -> (port: Int, output: String, sending: (status: Int32, stdout: Data, stderr: String), receiver: Peer) {
+        let port = try freePort(.udp)
+        let output = sent.directory.path("out.y4m")
+        let receiver = try Peer(
+            TestPaths.codecsExecutable.path,
+            ["stream", "receive", "udp://127.0.0.1:\(port)", "--timeout", timeout, "-o", output])
+        try waitUntilBound(.udp, port: port, by: receiver)
+        let sending = try runProcess(
+            "ffmpeg",
+            ["-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-i", sent.encoded, "-c", "copy"] + filters + [
+                "-f", "mpegts", "udp://\(host):\(port)?pkt_size=1316",
+            ])
+        return (port, output, sending, receiver)
+    }
+
     /// `udp://127.0.0.1:P` binds 127.0.0.1, not every interface: datagrams
     /// sent to 127.0.0.2:P (another loopback address) do not reach it, and the
     /// receiver ends with exit 1 and no file.
     @Test func udpBindsTheHostItIsGiven() throws {
         let sent = try Sent(codec: "h264")
-        let port = try freePort(.udp)
-        let output = sent.directory.path("out.y4m")
-        let receiver = try Peer(
-            TestPaths.codecsExecutable.path,
-            ["stream", "receive", "udp://127.0.0.1:\(port)", "--timeout", "2", "-o", output])
+        let (_, output, sending, receiver) = try receiveTS(sent, sendingTo: "127.0.0.2", timeout: "2")
         defer { receiver.stop() }
-        try waitUntilBound(.udp, port: port, by: receiver)
-        let sending = try runProcess(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-i", sent.encoded, "-c", "copy", "-f",
-                "mpegts", "udp://127.0.0.2:\(port)?pkt_size=1316",
-            ])
         #expect(sending.status == 0, "\(sending.stderr)")
         let received = receiver.wait()
         #expect(received.status == 1, "\(received.stderr)")
@@ -57,20 +66,10 @@ import Testing
     /// frames".
     @Test func udpWithNothingDecodableExitsOne() throws {
         let sent = try Sent(codec: "h264")
-        let port = try freePort(.udp)
-        let output = sent.directory.path("out.y4m")
-        let receiver = try Peer(
-            TestPaths.codecsExecutable.path,
-            ["stream", "receive", "udp://127.0.0.1:\(port)", "--timeout", "1", "-o", output])
+        let (port, output, sending, receiver) = try receiveTS(
+            sent, sendingTo: "127.0.0.1", timeout: "1",
+            filters: ["-bsf:v", "h264_mp4toannexb,filter_units=remove_types=5|7|8"])
         defer { receiver.stop() }
-        try waitUntilBound(.udp, port: port, by: receiver)
-        let sending = try runProcess(
-            "ffmpeg",
-            [
-                "-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-i", sent.encoded, "-c", "copy", "-bsf:v",
-                "h264_mp4toannexb,filter_units=remove_types=5|7|8", "-f", "mpegts",
-                "udp://127.0.0.1:\(port)?pkt_size=1316",
-            ])
         #expect(sending.status == 0, "\(sending.stderr)")
         let received = receiver.wait()
         #expect(received.status == 1, "\(received.stderr)")

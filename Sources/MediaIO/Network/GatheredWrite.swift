@@ -22,7 +22,7 @@ import MediaCore
 /// range. Sends use `MSG_NOSIGNAL`: a peer that hung up is an error, not a
 /// `SIGPIPE`. At most `IOV_MAX` (1024) ranges go in one call; longer lists
 /// take several.
-public enum GatheredWrite {
+package enum GatheredWrite {
     /// The most ranges handed to one `sendmsg` (Linux's `IOV_MAX`).
     static let maximumRanges = 1024
 
@@ -30,7 +30,7 @@ public enum GatheredWrite {
     /// blocking socket waits in the kernel; a non-blocking one in `poll`).
     ///
     /// - Throws: `MediaError.Code.system` naming `peer` when the connection fails.
-    public static func writeAll(
+    package static func writeAll(
         _ buffers: UnsafeBufferPointer<UnsafeRawBufferPointer>, to descriptor: Int32, peer: String
     ) throws(MediaError) {
         let total = buffers.reduce(0) { $0 + $1.count }
@@ -56,7 +56,7 @@ public enum GatheredWrite {
     /// now without waiting; returns how many bytes went (0 when it is full).
     ///
     /// - Throws: `MediaError.Code.system` naming `peer` when the connection fails.
-    public static func writeAvailable(
+    package static func writeAvailable(
         _ buffers: UnsafeBufferPointer<UnsafeRawBufferPointer>, from offset: Int = 0, to descriptor: Int32,
         peer: String
     ) throws(MediaError) -> Int {
@@ -80,7 +80,7 @@ public enum GatheredWrite {
 
     /// Appends the bytes of `buffers` from byte `offset` on to `queue` (what a
     /// sender keeps for a peer that did not take everything).
-    public static func append(
+    package static func append(
         _ buffers: UnsafeBufferPointer<UnsafeRawBufferPointer>, from offset: Int, to queue: inout [UInt8]
     ) {
         var skip = offset

@@ -44,23 +44,38 @@ public final class RTPStreamReceiver {
     /// Why the stream ended (the sender's BYE), once it did.
     public private(set) var endReason: String?
 
-    /// Binds `host:port` for RTP and `host:port+1` for RTCP.
+    /// Binds `host:port` for RTP and `host:port+1` for RTCP; port 0 takes
+    /// a free even port with a free port above it (``port`` tells which).
     /// `faultInjector` drops received packets on purpose (before the
     /// session sees them), for tests and demonstrations of repair.
     public init(
         host: String, port: Int, configuration: RTPReceiverSession<UDPSocket.Address>.Configuration,
         faultInjector: PacketFaultInjector? = nil
     ) throws(MediaError) {
-        guard (1...65534).contains(port) else {
+        guard (0...65534).contains(port) else {
             throw .invalidArgument("RTP port \(port) is outside 1…65534 (RTCP takes the port above it)")
         }
-        socket = try UDPSocket(bindingTo: host, port: UInt16(port))
-        rtcpSocket = try UDPSocket(bindingTo: host, port: UInt16(port + 1))
+        if port == 0 {
+            var pair: (UDPSocket, UDPSocket)? = nil
+            for _ in 0..<64 where pair == nil {
+                let rtp = try UDPSocket(bindingTo: host, port: 0)
+                let chosen = Int(rtp.localAddress.port)
+                guard chosen % 2 == 0, chosen < 65535 else { continue }
+                if let rtcp = try? UDPSocket(bindingTo: host, port: UInt16(chosen + 1)) { pair = (rtp, rtcp) }
+            }
+            guard let pair else { throw .unavailable("no free pair of UDP ports on \(host)") }
+            (socket, rtcpSocket) = pair
+        } else {
+            socket = try UDPSocket(bindingTo: host, port: UInt16(port))
+            rtcpSocket = try UDPSocket(bindingTo: host, port: UInt16(port + 1))
+        }
         session = RTPReceiverSession(configuration: configuration)
         injector = faultInjector
         lastPacket = clock.now
     }
 
+    /// The RTP port bound (RTCP is the one above it).
+    public var port: Int { Int(socket.localAddress.port) }
     /// What was received so far (`inbound-rtp`).
     public var statistics: RTPInboundStreamStatistics { session.statistics }
     /// True once the sender said BYE and everything before it was handed out.

@@ -35,6 +35,9 @@ public final class RTPStreamSender {
         /// Receivers said goodbye.
         public var receiverLeft = false
 
+        /// No feedback.
+        public init() {}
+
         mutating func merge(_ events: [RTPSenderEvent]) {
             for event in events {
                 switch event {

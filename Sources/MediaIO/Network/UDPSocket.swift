@@ -201,7 +201,7 @@ public final class UDPSocket: @unchecked Sendable {
     /// Sends one datagram gathered from several buffers (`sendmsg`), so a
     /// header and a payload in different places leave without being copied
     /// together first.
-    public func send(_ parts: [UnsafeRawBufferPointer], to address: Address) throws(MediaError) {
+    package func send(_ parts: [UnsafeRawBufferPointer], to address: Address) throws(MediaError) {
         guard descriptor >= 0 else { throw MediaError(.system, "send to \(address): the socket is closed") }
         var vectors = parts.map {
             iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)

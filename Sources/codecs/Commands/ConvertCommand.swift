@@ -1,3 +1,4 @@
+import DecodeSession
 import FormatConv
 import MediaCore
 import MediaIO
@@ -305,15 +306,27 @@ struct SampleSource {
     private let path: String
 
     init(_ options: ConvertOptions) throws(MediaError) {
-        path = options.input
-        accessUnits = AccessUnitReader(
-            codec: options.inputKind.annexBCodec ?? options.codec, frameDuration: options.frameDuration)
-        if options.inputKind.container != nil {
-            reader = try MovieReader(path: options.input, readingEveryTrack: true)
+        try self.init(
+            path: options.input, kind: options.inputKind, codec: options.codec, frameDuration: options.frameDuration,
+            presentationTimes: options.outputKind.container != nil, readingEveryTrack: true)
+    }
+
+    /// Samples of the file at `path`; `presentationTimes`: Annex-B samples get
+    /// presentation times from the picture order counts (the whole stream is
+    /// read first), as a container or a player needs them; `readingEveryTrack`:
+    /// a container's other tracks come too (``nextItem()``).
+    init(
+        path: String, kind: MediaFileKind, codec: CodecType?, frameDuration: MediaTime?, presentationTimes: Bool,
+        readingEveryTrack: Bool = false
+    ) throws(MediaError) {
+        self.path = path
+        accessUnits = AccessUnitReader(codec: kind.annexBCodec ?? codec, frameDuration: frameDuration)
+        if kind.container != nil {
+            reader = try MovieReader(path: path, readingEveryTrack: readingEveryTrack)
             return
         }
-        file = try FileByteSource(path: options.input)
-        if options.outputKind.container != nil {
+        file = try FileByteSource(path: path)
+        if presentationTimes {
             // Annex-B carries no timestamps and the assembler numbers samples in
             // decode order; a container needs presentation times, which come from
             // the picture order counts of the whole stream.

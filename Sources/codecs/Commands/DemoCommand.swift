@@ -35,6 +35,9 @@ private let demoHelp = """
       --bitrate RATE             average bit rate, e.g. 2M or 800k (default: constant quality)
       --save-stream PATH         also write the encoded stream as Annex-B to PATH (every access
                                  unit encoded, parameter sets before each keyframe)
+      --http HOST:PORT           also serve the stream to browsers, as `codecs stream serve --http`
+                                 does (the player page at /); the run starts when the first
+                                 browser (WebSocket client) connects
 
     The exit status is 0 when every frame sent came back and the PSNR passes,
     1 otherwise, 2 for bad options. With CODECS_CHECK_LIVE_OBJECTS=1 in the
@@ -108,6 +111,8 @@ struct DemoOptions: Sendable {
     var jsonPath: String? = nil
     /// Where to write the encoded stream as Annex-B (`--save-stream`).
     var streamPath: String? = nil
+    /// Where to serve the player page and the stream (`--http`).
+    var http: (host: String, port: Int)? = nil
     /// Pass marks: the average luma PSNR over all decoded frames, and the
     /// least any single frame may have.
     var minimumAveragePSNR = 35.0
@@ -118,7 +123,7 @@ struct DemoOptions: Sendable {
             arguments,
             valueOptions: EncodeOptions.selectionOptions.union([
                 "frames", "size", "late-join", "drop-every", "min-psnr", "transport", "bitrate", "crf", "json",
-                "save-stream",
+                "save-stream", "http",
             ]),
             flagOptions: ["resolution-change", "no-pace", "low-latency"])
         if let extra = parsed.positional.first {
@@ -148,6 +153,12 @@ struct DemoOptions: Sendable {
         encode = try EncodeOptions(parsed, properties: live)
         jsonPath = parsed.value("json")
         streamPath = parsed.value("save-stream")
+        if let text = parsed.value("http") {
+            guard let endpoint = WebServe.endpoint(text) else {
+                throw Arguments.UsageError(description: "--http \(text): expected HOST:PORT, :PORT or PORT")
+            }
+            http = endpoint
+        }
         lateJoin = try parsed.integer("late-join", in: 0...(frames - 1), default: 0)!
         dropEvery = try parsed.integer("drop-every", in: 2...100_000)
         switch try parsed.choice("transport", ["rtp", "tcp"], default: "rtp") {

@@ -254,6 +254,7 @@ struct InspectReport {
     /// One entry of `descriptions`: the same shape for every kind of input.
     static func json(_ d: FormatDescription) -> JSONValue {
         .object([
+            ("codecString", .string(d.codecString)),
             ("width", .int(d.width)), ("height", .int(d.height)),
             ("codedWidth", .int(d.codedWidth)), ("codedHeight", .int(d.codedHeight)),
             ("profile", .int(d.profile)), ("level", .int(d.level)),
@@ -305,7 +306,8 @@ struct InspectReport {
         let tier = d.tier.map { $0 == 0 ? ", Main tier" : ", High tier" } ?? ""
         var lines = [
             "format \(index): \(d.width)x\(d.height) (coded \(d.codedWidth)x\(d.codedHeight)), profile "
-                + "\(d.profile), level \(d.level)\(tier), \(d.chromaFormat), \(d.bitDepth)-bit"
+                + "\(d.profile), level \(d.level)\(tier), \(d.chromaFormat), \(d.bitDepth)-bit",
+            "  codec string: \(d.codecString)",
         ]
         for (setIndex, set) in d.parameterSets.enumerated() {
             lines.append(

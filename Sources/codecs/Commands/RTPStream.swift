@@ -205,6 +205,8 @@ private struct RTPSender {
     private(set) var rateChangeCount = 0
     private var rateRange: ClosedRange<Int>?
     private var recentRates: [Int] = []
+    /// Feedback that came in while a sample was being sent, for the next frame.
+    private var pendingFeedback = RTPStreamSender.Feedback()
 
     init(
         input: String, url: RTPURL, options: EncodeOptions, payloadSize: Int, mode: RTPPacketizationMode,
@@ -352,8 +354,12 @@ private struct RTPSender {
 
     /// Reads feedback until `time` (monotonic seconds), or just what is
     /// waiting when nil.
-    private func wait(until time: Double?) throws(MediaError) -> RTPStreamSender.Feedback {
-        var feedback = try stream.poll(for: 0)
+    private mutating func wait(until time: Double?) throws(MediaError) -> RTPStreamSender.Feedback {
+        var feedback = pendingFeedback
+        pendingFeedback = RTPStreamSender.Feedback()
+        let waiting = try stream.poll(for: 0)
+        feedback.keyframeRequested = feedback.keyframeRequested || waiting.keyframeRequested
+        feedback.targetBitRate = waiting.targetBitRate ?? feedback.targetBitRate
         guard let time else { return feedback }
         while !feedback.keyframeRequested, monotonicSeconds() < time {
             let next = try stream.poll(for: time - monotonicSeconds())
@@ -366,7 +372,9 @@ private struct RTPSender {
 
     private mutating func send(_ samples: [CompressedSample]) throws(MediaError) {
         for sample in samples {
-            try stream.send(sample)
+            let feedback = try stream.send(sample)
+            pendingFeedback.keyframeRequested = pendingFeedback.keyframeRequested || feedback.keyframeRequested
+            pendingFeedback.targetBitRate = feedback.targetBitRate ?? pendingFeedback.targetBitRate
             framesSent += 1
         }
     }

@@ -11,6 +11,8 @@ import MediaIO
 private let streamHelp = """
     usage: codecs stream serve -i IN.y4m --port N [encode options] [--no-pace] [--loop]
                                [--listen ADDRESS] [--wait-clients N]
+           codecs stream serve -i IN --http HOST:PORT [--annexb] [--loop] [--no-pace] [--wait-clients N]
+                               [--stats-json FILE] [encode options for a .y4m IN]
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
@@ -46,6 +48,11 @@ private let streamHelp = """
                                  furthest behind is dropped (default 67108864)
     \(EncodeOptions.help)
     Without --keyint, serve puts a keyframe every two seconds so joiners start soon.
+
+    serve --http serves IN (a .y4m clip, encoded on the way, or an encoded file
+    sent as it is) to browsers: the player page at /, the stream over a
+    WebSocket at /stream, the statistics as JSON at /stats.
+    \(WebServe.help)
 
     send publishes IN to URL: a .y4m clip is encoded on the way (encode options
     as above; a keyframe every second unless --keyint says otherwise); an
@@ -219,6 +226,7 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
 // MARK: - serve
 
 private func runStreamServe(_ arguments: [String]) -> Int32 {
+    if arguments.contains("--http") { return WebServe.run(arguments) }
     let parsed: Arguments
     let encodeOptions: EncodeOptions
     let input: String

@@ -1,6 +1,7 @@
 import MediaCore
 import MediaIO
 import Synchronization
+import WebStreaming
 
 /// One access unit as the sender produced it, in decode order.
 struct DemoAccessUnit: Sendable {
@@ -57,6 +58,15 @@ struct DemoRun {
     func run() throws(MediaError) -> DemoReport {
         let exchange = DemoExchange()
         let options = self.options
+        let web = try options.http.map { endpoint throws(MediaError) in
+            try WebStreamServer(WebStreamServer.Configuration(host: endpoint.host, port: endpoint.port))
+        }
+        if let web {
+            printError(
+                "codecs demo: open http://\(web.configuration.host):\(web.port)/ — the run starts when it connects")
+            while web.clientCount == 0, StopSignal.requested == nil { try web.poll(timeoutMilliseconds: 50) }
+        }
+        defer { web?.close(drainSeconds: 2) }
         let started = monotonicSeconds()
         let sender: DemoSenderResult
         let port: Int
@@ -69,7 +79,7 @@ struct DemoRun {
                 exchange.receiverResult.withLock { $0 = result }
             }
             let broadcaster = StreamBroadcaster(listener: listener)
-            sender = DemoSender(options: options, exchange: exchange, output: .tcp(broadcaster)).run()
+            sender = DemoSender(options: options, exchange: exchange, output: .tcp(broadcaster), web: web).run()
             receiver.join()
             listener.close()
         case .rtp:
@@ -80,7 +90,8 @@ struct DemoRun {
                 let result = DemoRTPReceiver(options: options, exchange: exchange, socket: socket).run()
                 exchange.receiverResult.withLock { $0 = result }
             }
-            sender = DemoSender(options: options, exchange: exchange, output: .rtp(socket.localAddress)).run()
+            sender = DemoSender(options: options, exchange: exchange, output: .rtp(socket.localAddress), web: web)
+                .run()
             receiver.join()
             socket.close()
         }

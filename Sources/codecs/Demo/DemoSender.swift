@@ -3,6 +3,7 @@ import FormatConv
 import MediaCore
 import MediaIO
 import RTPPayload
+import WebStreaming
 
 /// What the sender thread found.
 struct DemoSenderResult: Sendable {
@@ -27,6 +28,9 @@ struct DemoSender {
     let options: DemoOptions
     let exchange: DemoExchange
     let output: DemoOutput
+    /// Browsers watching the run (`--http`): every access unit encoded goes
+    /// to them too.
+    var web: WebStreamServer? = nil
 
     func run() -> DemoSenderResult {
         var result = DemoSenderResult()
@@ -84,6 +88,10 @@ struct DemoSender {
                 // alone and the TCP gather list rewrites them in place.
                 let sample = samples.removeFirst()
                 let isKeyframe = sample.isKeyframe
+                if let web {
+                    try? web.poll(timeoutMilliseconds: 0)
+                    web.send(sample)
+                }
                 if var copy = saved {
                     saved = nil
                     copy.bytes.removeAll(keepingCapacity: true)

@@ -1,3 +1,4 @@
+import DecodeSession
 import FormatConv
 import MediaCore
 import MediaIO

@@ -1,0 +1,120 @@
+import Foundation
+import MediaCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The browser's latency beside our own RTP receiver's, in one run:
+/// `codecs demo --low-latency --http` sends the same encoded stream over RTP
+/// to the demo's receiver and over a WebSocket to the player page, which
+/// headless Chromium (Debian's chromium and chromium-driver through
+/// python3-selenium) plays with WebCodecs. The page's capture → decoded p50
+/// (its `codecsPlayer.stats()`) is printed beside the RTP receiver's end to
+/// end p50 (the demo's `--json`); the target is within 10 ms.
+func benchmarkPageLatency(frames: Int, report: Report) throws {
+    let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    let codecs = directory.appendingPathComponent("codecs").path
+    guard FileManager.default.isExecutableFile(atPath: codecs) else {
+        report.notes.append("page latency: \(codecs) is not built (make bench builds it)")
+        return
+    }
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+    else {
+        report.notes.append("page latency: chromium-driver or python3 missing (scripts/bootstrap installs them)")
+        return
+    }
+    let work = FileManager.default.temporaryDirectory.appendingPathComponent("codecs-bench-page-\(getpid())")
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: work) }
+    let jsonPath = work.appendingPathComponent("demo.json").path
+    let script = work.appendingPathComponent("browse.py").path
+    try pageScript.write(toFile: script, atomically: true, encoding: .utf8)
+    let port = try freeLoopbackPort()
+
+    let demo = Process()
+    demo.executableURL = URL(fileURLWithPath: codecs)
+    demo.arguments = [
+        "demo", "--low-latency", "--frames", "\(frames)", "--json", jsonPath, "--http", "127.0.0.1:\(port)",
+    ]
+    demo.standardOutput = FileHandle.nullDevice
+    demo.standardError = FileHandle.nullDevice
+    try demo.run()
+    let browser = Process()
+    browser.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    browser.arguments = [script, "\(port)"]
+    let output = Pipe()
+    browser.standardOutput = output
+    browser.standardError = FileHandle.nullDevice
+    try browser.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    browser.waitUntilExit()
+    demo.waitUntilExit()
+    guard let page = try? JSONSerialization.jsonObject(with: printed) as? [String: Any],
+        let pageP50 = (page["latencyMs"] as? [String: Any])?["p50"] as? Double
+    else {
+        report.notes.append("page latency: the page gave no figures (\(String(decoding: printed, as: UTF8.self)))")
+        return
+    }
+    guard let data = FileManager.default.contents(atPath: jsonPath),
+        let figures = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+        let rtpP50 = ((figures["endToEnd"] as? [String: Any])?["p50"] as? Double).map({ $0 * 1000 })
+    else {
+        report.notes.append("page latency: codecs demo exited with \(demo.terminationStatus) and wrote no figures")
+        return
+    }
+    let size = "\(figures["width"] ?? "?")x\(figures["height"] ?? "?")"
+    report.add(
+        Figure(
+            name: "browser page \(size) capture -> decoded p50 (\(page["framesDecoded"] ?? "?") frames)",
+            ours: pageP50, reference: rtpP50, referenceName: "our RTP receiver's end to end p50, same run",
+            unit: "ms", higherIsBetter: false, target: "within 10 ms of the RTP receiver"))
+}
+
+/// Opens the page in headless Chromium, waits until the stream ends, prints
+/// `codecsPlayer.stats()`.
+private let pageScript = """
+    import json, sys, time
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
+        options.add_argument(a)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        deadline, stats = time.time() + 10, None
+        while time.time() < deadline:
+            try:
+                driver.get(f"http://127.0.0.1:{sys.argv[1]}/")
+                break
+            except Exception:
+                time.sleep(0.2)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            text = driver.execute_script("return window.codecsPlayer ? window.codecsPlayer.stats() : null")
+            if text:
+                stats = json.loads(text)
+                if stats["closed"]: break
+            time.sleep(0.2)
+        print(json.dumps(stats))
+    finally:
+        driver.quit()
+    """
+
+/// A TCP port of 127.0.0.1 nothing listens on now.
+private func freeLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+        }
+    }
+    guard bound else { throw MediaError(.system, "no free TCP port on 127.0.0.1") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -1,0 +1,189 @@
+import EncodeSession
+import FormatConv
+import Foundation
+import MediaCore
+import MediaIO
+import WebStreaming
+
+/// `codecs stream serve -i IN --http HOST:PORT`: the player page, the stream
+/// over a WebSocket and the statistics as JSON (``WebStreamServer``); this
+/// file only reads options and feeds the server samples.
+enum WebServe {
+    static let valueOptions: Set<String> = [
+        "i", "input", "http", "wait-clients", "client-buffer", "max-clients", "max-queue", "stats-json", "codec",
+        "frame-rate",
+    ]
+    static let flagOptions: Set<String> = ["annexb", "loop", "no-pace"]
+
+    static let help = """
+          --http HOST:PORT           serve the page at /, the stream at /stream (WebSocket) and the
+                                     statistics at /stats; HOST defaults to 127.0.0.1 (`--http :8080`,
+                                     `--http 8080`); port 0: any free one (printed)
+          --annexb                   send Annex-B chunks (parameter sets before every keyframe) instead of
+                                     length-prefixed ones with an avcC/hvcC description
+          --wait-clients N           WebSocket clients to wait for before the first access unit (default 1;
+                                     0: start at once)
+          --client-buffer BYTES      how far one client may fall behind before it skips to the next
+                                     keyframe (default 8388608); a client more than a GOP behind skips too
+          --max-clients N            WebSocket clients at once (default 64)
+          --max-queue BYTES          bytes queued for all clients together (default 67108864)
+          --stats-json FILE          write the final statistics (the /stats object) to FILE
+        The wire format is described in Documentation/WebStreaming.docc/WebStreaming.md.
+        """
+
+    /// Host and port from `HOST:PORT`, `:PORT` or `PORT`.
+    static func endpoint(_ text: String) -> (host: String, port: Int)? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 1: return Int(parts[0]).flatMap { (0...65535).contains($0) ? ("127.0.0.1", $0) : nil }
+        case 2:
+            guard let port = Int(parts[1]), (0...65535).contains(port) else { return nil }
+            return (parts[0].isEmpty ? "127.0.0.1" : String(parts[0]), port)
+        default: return nil
+        }
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: Arguments
+        var configuration = WebStreamServer.Configuration()
+        let input: String
+        let kind: MediaFileKind
+        let waitClients: Int
+        let encodeOptions: EncodeOptions
+        do {
+            parsed = try Arguments(
+                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
+                flagOptions: flagOptions.union(EncodeOptions.flagOptions))
+            guard let path = parsed.value("i") ?? parsed.value("input") else {
+                throw Arguments.UsageError(description: "serve needs -i IN")
+            }
+            if let extra = parsed.positional.first {
+                throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
+            }
+            guard let text = parsed.value("http"), let (host, port) = endpoint(text) else {
+                throw Arguments.UsageError(description: "--http HOST:PORT: expected an IPv4 address and a port")
+            }
+            guard let found = MediaFileKind(path: path), found.holdsCompressedVideo || found == .y4m else {
+                throw Arguments.UsageError(description: "\(path): expected a .y4m clip or an encoded file")
+            }
+            input = path
+            kind = found
+            configuration.host = host
+            configuration.port = port
+            configuration.chunkFormat = parsed.flag("annexb") ? .annexB : .description
+            waitClients = try parsed.integer("wait-clients", in: 0...100_000, default: 1)!
+            configuration.clientQueueBytes = try parsed.integer(
+                "client-buffer", in: 65_536...1 << 30, default: 8 << 20)!
+            configuration.maximumClients = try parsed.integer("max-clients", in: 1...100_000, default: 64)!
+            configuration.totalQueueBytes = try parsed.integer("max-queue", in: 65_536...1 << 34, default: 64 << 20)!
+            encodeOptions = try EncodeOptions(parsed)
+        } catch {
+            printError("codecs stream serve: \(error)")
+            return 2
+        }
+        do {
+            let server = try WebStreamServer(configuration)
+            server.log = { printError("codecs stream serve: \($0)") }
+            printError(
+                "codecs stream serve: \(input) on http://\(configuration.host):\(server.port)/ "
+                    + "(stream at ws://\(configuration.host):\(server.port)/stream, statistics at /stats)")
+            var feeder = try Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
+            while server.clientCount < waitClients, StopSignal.requested == nil {
+                try server.poll(timeoutMilliseconds: 50)
+            }
+            let pace = !parsed.flag("no-pace")
+            let start = monotonicSeconds()
+            var offset = 0.0
+            var passEnd = 0.0
+            var sent = 0
+            while StopSignal.requested == nil {
+                guard let sample = try feeder.next() else {
+                    guard parsed.flag("loop"), sent > 0 else { break }
+                    offset = passEnd
+                    feeder = try Feeder(
+                        input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
+                    continue
+                }
+                let due = offset + max(0, sample.dts.seconds.isFinite ? sample.dts.seconds : Double(sent) / 30)
+                passEnd = max(passEnd, due + (sample.duration.isValid ? sample.duration.seconds : 1.0 / 30))
+                if pace {
+                    while monotonicSeconds() - start < due, StopSignal.requested == nil {
+                        let wait = Int32(max(0, min(50, (due - (monotonicSeconds() - start)) * 1000)))
+                        try server.poll(timeoutMilliseconds: wait)
+                    }
+                }
+                try server.poll(timeoutMilliseconds: 0)
+                var shifted = sample
+                if offset > 0 {
+                    let shift = MediaTime(seconds: offset, timescale: 90000)
+                    shifted.pts = sample.pts + shift
+                    shifted.dts = sample.dts + shift
+                }
+                server.send(shifted)
+                sent += 1
+            }
+            let statistics = server.statisticsJSON()
+            server.close(drainSeconds: 5)
+            if let path = parsed.value("stats-json") {
+                try? Data((statistics + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            }
+            printError("codecs stream serve: sent \(sent) access units")
+            return 0
+        } catch {
+            printError("codecs stream serve: \(error)")
+            return 1
+        }
+    }
+
+    /// Samples in decode order from an encoded file (as they are, timed by
+    /// the container or the picture order counts) or a Y4M clip (encoded on
+    /// the way).
+    struct Feeder {
+        private var source: SampleSource?
+        private var reader: Y4MReader?
+        private var encoder: LiveEncoder?
+        private var pending: [CompressedSample] = []
+        private var frameIndex: Int64 = 0
+        private var finished = false
+
+        init(input: String, kind: MediaFileKind, options: EncodeOptions, codec: CodecType?) throws(MediaError) {
+            if kind == .y4m {
+                let reader = try Y4MReader(path: input)
+                self.reader = reader
+                encoder = try LiveEncoder(header: reader.header, input: input, options: options)
+            } else {
+                source = try SampleSource(
+                    path: input, kind: kind, codec: codec, frameDuration: nil, presentationTimes: true)
+                if let reader = source?.reader {
+                    let others = reader.tracks.filter { $0.index != reader.trackIndex }
+                    if !others.isEmpty {
+                        printError(
+                            "codecs stream serve: the page gets the video track only; not sent from \(input): "
+                                + others.map(\.description).joined(separator: "; "))
+                    }
+                }
+            }
+        }
+
+        mutating func next() throws(MediaError) -> CompressedSample? {
+            if var source {
+                defer { self.source = source }
+                return try source.next()
+            }
+            guard let encoder else { return nil }
+            while pending.isEmpty {
+                guard !finished else { return nil }
+                if let frame = try reader?.readFrame() {
+                    pending = try encoder.session.encode(
+                        frame, pts: encoder.frameDuration * frameIndex, duration: encoder.frameDuration)
+                    frameIndex += 1
+                } else {
+                    finished = true
+                    pending = try encoder.session.finish()
+                    encoder.session.invalidate()
+                }
+            }
+            return pending.removeFirst()
+        }
+    }
+}

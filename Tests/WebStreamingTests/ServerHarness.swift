@@ -1,0 +1,143 @@
+import FormatConv
+import Foundation
+import MediaCore
+import TestSupport
+import WebStreaming
+
+/// A ``WebStreamServer`` on 127.0.0.1, port 0, driven by its own thread: it
+/// waits for `clients` WebSocket clients, sends `samples` (one every
+/// `framePeriod` seconds), then closes (clients get 1001 once their queues
+/// are written) — or, with no samples, serves until ``stop()``.
+final class ServerHarness: @unchecked Sendable {
+    let port: Int
+    let page: [UInt8]
+    private let lock = NSLock()
+    private var stopRequested = false
+    private var finalStatistics: WebStreamServer.Statistics?
+    private var logLines: [String] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    init(
+        configuration: WebStreamServer.Configuration = WebStreamServer.Configuration(),
+        samples: [CompressedSample], clients: Int, framePeriod: Double = 0, drainSeconds: Double = 20
+    ) throws {
+        let server = try WebStreamServer(configuration)
+        port = server.port
+        page = configuration.page
+        let box = ServerBox(server)
+        let thread = Thread { [self] in
+            let server = box.server
+            server.log = { line in self.lock.withLock { self.logLines.append(line) } }
+            let deadline = Date().addingTimeInterval(30)
+            while !isStopped, server.clientCount < clients, Date() < deadline {
+                try? server.poll(timeoutMilliseconds: 10)
+            }
+            let start = Date()
+            for (index, sample) in samples.enumerated() where !isStopped {
+                while Date().timeIntervalSince(start) < Double(index) * framePeriod {
+                    try? server.poll(timeoutMilliseconds: 1)
+                }
+                try? server.poll(timeoutMilliseconds: 0)
+                server.send(sample)
+            }
+            if samples.isEmpty {
+                while !isStopped { try? server.poll(timeoutMilliseconds: 10) }
+            }
+            let statistics = server.statistics
+            server.close(drainSeconds: drainSeconds)
+            lock.withLock { finalStatistics = statistics }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    private var isStopped: Bool { lock.withLock { stopRequested } }
+
+    /// Ends serving (with no samples) and waits for the thread; returns the
+    /// statistics from just before the server closed.
+    @discardableResult
+    func stop() -> WebStreamServer.Statistics? {
+        lock.withLock { stopRequested = true }
+        return finish()
+    }
+
+    /// Waits (up to 60 s) for the thread to end after its samples.
+    @discardableResult
+    func finish() -> WebStreamServer.Statistics? {
+        _ = done.wait(timeout: .now() + 60)
+        done.signal()
+        return lock.withLock { finalStatistics }
+    }
+
+    var log: [String] { lock.withLock { logLines } }
+}
+
+/// Hands a server to the thread that alone uses it from then on.
+private final class ServerBox: @unchecked Sendable {
+    let server: WebStreamServer
+    init(_ server: WebStreamServer) { self.server = server }
+}
+
+/// The Python `websockets` client (Debian's python3-websockets) as a test
+/// tool: `receive` collects every message until the server closes and prints
+/// JSON; `--delay S` sleeps after each binary message (a slow reader).
+let pythonReceiveClient = """
+    import asyncio, hashlib, json, sys, base64, websockets
+    async def main(port, delay, annexb_path):
+        out = {"config": None, "units": [], "texts": [], "closeCode": None}
+        chunks = []
+        for attempt in range(200):  # a server started just now may not listen yet
+            try:
+                ws = await websockets.connect(f"ws://127.0.0.1:{port}/stream", max_size=None, max_queue=1,
+                                              compression=None)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        if True:  # the block the connection is used in
+            try:
+                async for message in ws:
+                    if isinstance(message, str):
+                        parsed = json.loads(message)
+                        if parsed.get("type") == "config": out["config"] = parsed
+                        else: out["texts"].append(parsed)
+                        continue
+                    data = message[30:]
+                    chunks.append(data)
+                    out["units"].append({"version": message[0], "key": message[1] & 1,
+                        "pts": int.from_bytes(message[2:10], "big", signed=True),
+                        "dts": int.from_bytes(message[10:18], "big", signed=True),
+                        "capture": int.from_bytes(message[18:26], "big", signed=True),
+                        "seq": int.from_bytes(message[26:30], "big"),
+                        "md5": hashlib.md5(data).hexdigest(), "size": len(data)})
+                    if delay: await asyncio.sleep(delay)
+            except websockets.ConnectionClosed:
+                pass
+            out["closeCode"] = ws.close_code
+            await ws.close()
+        if annexb_path:
+            with open(annexb_path, "wb") as f: f.write(b"".join(chunks))
+        print(json.dumps(out))
+    asyncio.run(main(int(sys.argv[1]), float(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None))
+    """
+
+/// Runs ``pythonReceiveClient`` and returns its JSON text.
+func runPythonReceiverOutput(port: Int, delay: Double = 0, annexBPath: String? = nil) throws -> Data {
+    let result = try runProcess(
+        "/usr/bin/python3", ["-c", pythonReceiveClient, String(port), String(delay)] + (annexBPath.map { [$0] } ?? []))
+    guard result.status == 0 else {
+        throw ProcessError("python client failed (\(result.status)): \(result.stderr.suffix(2000))")
+    }
+    return result.stdout
+}
+
+/// Runs ``pythonReceiveClient`` and decodes its JSON.
+func runPythonReceiver(port: Int, delay: Double = 0, annexBPath: String? = nil) throws -> [String: Any] {
+    try parseReceiverOutput(runPythonReceiverOutput(port: port, delay: delay, annexBPath: annexBPath))
+}
+
+func parseReceiverOutput(_ data: Data) throws -> [String: Any] {
+    guard let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        throw ProcessError("the python client printed no JSON object")
+    }
+    return json
+}
