@@ -33,6 +33,29 @@ package struct DemuxedStream: Sendable {
     /// `clli`, Matroska `MasteringMetadata` / `MaxCLL` / `MaxFALL`), which
     /// libavformat returns as stream side data; nil when there is none.
     package var hdr10: HDR10Metadata?
+    /// The track's language (ISO 639-2 code from the `language` metadata
+    /// entry), nil when the container names none or says `und`.
+    package var language: String?
+    /// `AV_DISPOSITION_*` flags (default, forced, hearing impaired, …).
+    package var disposition: Int32
+    /// Audio: samples per second and channels; 0 for other tracks.
+    package var sampleRate: Int
+    package var channelCount: Int
+    /// Audio: samples per frame when the codec has a fixed frame size (AAC's 1024); else 0.
+    package var frameSize: Int
+    /// Video: the coded picture size; 0 for other tracks.
+    package var width: Int
+    package var height: Int
+    /// A copy of the track's `AVCodecParameters`, for a ``Muxer`` that copies
+    /// the track's packets as they are.
+    package var parameters: CodecParameters
+}
+
+/// One packet side data entry (`AVPacketSideData`): its
+/// `AVPacketSideDataType` as a raw value and its bytes, copied.
+package struct PacketSideData: Sendable, Equatable {
+    package var type: UInt32
+    package var bytes: [UInt8]
 }
 
 /// One packet read by a ``Demuxer``, copied out of libavformat's buffer.
@@ -47,6 +70,11 @@ package struct DemuxedPacket: Sendable {
     /// The duration in the track's time base; 0 or less when unknown.
     package var duration: Int64
     package var isKeyframe: Bool
+    /// Whether the demuxer flagged the payload as damaged
+    /// (`AV_PKT_FLAG_CORRUPT`: an MPEG-TS continuity error, a short read).
+    package var isCorrupt: Bool = false
+    /// The packet's side data (skip samples, new extradata, …), copied.
+    package var sideData: [PacketSideData] = []
 }
 
 /// Reads a media file through libavformat: owns one demuxing
@@ -90,9 +118,7 @@ package final class Demuxer {
         self.packet = packet
         self.network = nil
         self.formatName = String(cString: context.pointee.iformat.pointee.name)
-        self.streams = (0..<Int(context.pointee.nb_streams)).map { index in
-            Self.describe(context.pointee.streams[index]!, index: index)
-        }
+        self.streams = try Self.describeStreams(of: context)
         LiveObjects.increment(.formatContext)
     }
 
@@ -105,14 +131,17 @@ package final class Demuxer {
     ///
     /// Stream probing (`avformat_find_stream_info`) runs only when opening
     /// found no H.264/HEVC video track (FLV announces its tracks in its
-    /// first packets; MPEG-TS and RTSP name the codec in their headers).
+    /// first packets; MPEG-TS and RTSP name the codec in their headers), or
+    /// with `probingEveryTrack`: the other tracks' codec parameters (an AAC
+    /// track's sample rate) are complete only after it.
     /// It runs without `AVFMT_FLAG_NOBUFFER`, so that the packets read while
     /// probing are kept and returned by ``readPacket()``, not dropped.
     ///
     /// - Throws: `.connectionFailed`, `.timedOut` or libavformat's errors,
     ///   with messages that start with `url`.
     package init(
-        url: String, formatName: String?, options: [String: String], deadline: NetworkDeadline, openTimeout: Double?
+        url: String, formatName: String?, options: [String: String], deadline: NetworkDeadline, openTimeout: Double?,
+        probingEveryTrack: Bool = false
     ) throws(MediaError) {
         _ = Libav.networkReady
         let packet = try LibavPacket()
@@ -135,7 +164,7 @@ package final class Demuxer {
             let parameters = context.pointee.streams[index]!.pointee.codecpar.pointee
             return parameters.codec_id == AV_CODEC_ID_H264 || parameters.codec_id == AV_CODEC_ID_HEVC
         }
-        if !knowsCodec {
+        if !knowsCodec || probingEveryTrack {
             let flags = context.pointee.flags
             context.pointee.flags = flags & ~CFFmpeg_AVFMT_FLAG_NOBUFFER()
             let probed = avformat_find_stream_info(context, nil)
@@ -151,9 +180,7 @@ package final class Demuxer {
         self.packet = packet
         self.network = (url, deadline)
         self.formatName = String(cString: context.pointee.iformat.pointee.name)
-        self.streams = (0..<Int(context.pointee.nb_streams)).map { index in
-            Self.describe(context.pointee.streams[index]!, index: index)
-        }
+        self.streams = try Self.describeStreams(of: context)
         LiveObjects.increment(.formatContext)
     }
 
@@ -195,15 +222,41 @@ package final class Demuxer {
             let raw = packet.pointer.pointee
             let streamIndex = Int(raw.stream_index)
             if let selectedStream, streamIndex != selectedStream { continue }
+            var sideData: [PacketSideData] = []
+            for entry in 0..<Int(raw.side_data_elems) {
+                let item = raw.side_data[entry]
+                let bytes = item.size > 0 ? Array(UnsafeBufferPointer(start: item.data, count: item.size)) : []
+                sideData.append(PacketSideData(type: item.type.rawValue, bytes: bytes))
+            }
             return DemuxedPacket(
                 streamIndex: streamIndex,
                 data: raw.size > 0 ? Array(UnsafeBufferPointer(start: raw.data, count: Int(raw.size))) : [],
                 pts: Libav.timestamp(raw.pts), dts: Libav.timestamp(raw.dts), duration: raw.duration,
-                isKeyframe: raw.flags & CFFmpeg_AV_PKT_FLAG_KEY() != 0)
+                isKeyframe: raw.flags & CFFmpeg_AV_PKT_FLAG_KEY() != 0,
+                isCorrupt: raw.flags & CFFmpeg_AV_PKT_FLAG_CORRUPT() != 0, sideData: sideData)
         }
     }
 
-    private static func describe(_ stream: UnsafeMutablePointer<AVStream>, index: Int) -> DemuxedStream {
+    /// Every track of `context`; on failure the context is closed.
+    private static func describeStreams(of context: UnsafeMutablePointer<AVFormatContext>) throws(MediaError)
+        -> [DemuxedStream]
+    {
+        var streams: [DemuxedStream] = []
+        for index in 0..<Int(context.pointee.nb_streams) {
+            do {
+                streams.append(try describe(context.pointee.streams[index]!, index: index))
+            } catch {
+                var closing: UnsafeMutablePointer<AVFormatContext>? = context
+                avformat_close_input(&closing)
+                throw error
+            }
+        }
+        return streams
+    }
+
+    private static func describe(_ stream: UnsafeMutablePointer<AVStream>, index: Int) throws(MediaError)
+        -> DemuxedStream
+    {
         let parameters = stream.pointee.codecpar.pointee
         let codec: CodecType? =
             switch parameters.codec_id {
@@ -222,7 +275,22 @@ package final class Demuxer {
             codec: codec, codecName: String(cString: avcodec_get_name(parameters.codec_id)),
             codecTag: parameters.codec_tag, timeBaseNumerator: stream.pointee.time_base.num,
             timeBaseDenominator: stream.pointee.time_base.den, duration: Libav.timestamp(stream.pointee.duration),
-            frameCount: stream.pointee.nb_frames, extradata: extradata, hdr10: hdr10(of: stream))
+            frameCount: stream.pointee.nb_frames, extradata: extradata, hdr10: hdr10(of: stream),
+            language: language(of: stream), disposition: stream.pointee.disposition,
+            sampleRate: parameters.codec_type == AVMEDIA_TYPE_AUDIO ? Int(parameters.sample_rate) : 0,
+            channelCount: parameters.codec_type == AVMEDIA_TYPE_AUDIO ? Int(parameters.ch_layout.nb_channels) : 0,
+            frameSize: parameters.codec_type == AVMEDIA_TYPE_AUDIO ? Int(parameters.frame_size) : 0,
+            width: parameters.codec_type == AVMEDIA_TYPE_VIDEO ? Int(parameters.width) : 0,
+            height: parameters.codec_type == AVMEDIA_TYPE_VIDEO ? Int(parameters.height) : 0,
+            parameters: try CodecParameters(copying: stream.pointee.codecpar))
+    }
+
+    /// The `language` metadata entry, unless it is missing or `und` (undetermined).
+    private static func language(of stream: UnsafeMutablePointer<AVStream>) -> String? {
+        guard let entry = av_dict_get(stream.pointee.metadata, "language", nil, 0), let value = entry.pointee.value
+        else { return nil }
+        let language = String(cString: value)
+        return language.isEmpty || language == "und" ? nil : language
     }
 
     private static func hdr10(of stream: UnsafeMutablePointer<AVStream>) -> HDR10Metadata? {

@@ -183,6 +183,48 @@ package final class Muxer {
         return Int(stream.pointee.index)
     }
 
+    /// Whether this muxer can store a track of `parameters`' codec:
+    /// `avformat_query_codec` at normal compliance says yes or no, or nil when
+    /// the muxer keeps no list (MPEG-TS, which writes any codec it has no
+    /// stream type for as private data).
+    package func canStore(_ parameters: CodecParameters) -> Bool? {
+        let answer = avformat_query_codec(
+            context.pointee.oformat, parameters.pointer.pointee.codec_id, FF_COMPLIANCE_NORMAL)
+        return answer < 0 ? nil : answer == 1
+    }
+
+    /// Whether libavformat's muxer `formatName` can store a track of
+    /// `parameters`' codec (see ``canStore(_:)``); nil when it keeps no list
+    /// or there is no such muxer.
+    package static func canStore(_ parameters: CodecParameters, formatName: String) -> Bool? {
+        guard let format = av_guess_format(formatName, nil, nil) else { return nil }
+        let answer = avformat_query_codec(format, parameters.pointer.pointee.codec_id, FF_COMPLIANCE_NORMAL)
+        return answer < 0 ? nil : answer == 1
+    }
+
+    /// Adds a track that carries another file's packets as they are (stream
+    /// copy): `parameters` are copied into the new stream, except the codec
+    /// tag, which belongs to the source container (the muxer picks its own).
+    /// `timeBase` is the source track's (a hint: the muxer may choose
+    /// another when it writes the header). Returns the new track's index.
+    package func addCopiedStream(
+        _ parameters: CodecParameters, timeBase: (numerator: Int32, denominator: Int32), language: String?,
+        disposition: Int32
+    ) throws(MediaError) -> Int {
+        guard let stream = avformat_new_stream(context, nil), let target = stream.pointee.codecpar else {
+            throw MediaError(.outOfMemory, "avformat_new_stream failed")
+        }
+        try Libav.check(avcodec_parameters_copy(target, parameters.pointer), while: "copying codec parameters")
+        target.pointee.codec_tag = 0
+        stream.pointee.time_base = AVRational(num: timeBase.numerator, den: timeBase.denominator)
+        stream.pointee.disposition = disposition
+        if let language {
+            try Libav.check(
+                av_dict_set(&stream.pointee.metadata, "language", language, 0), while: "setting a track's language")
+        }
+        return Int(stream.pointee.index)
+    }
+
     /// Writes the file header (`avformat_write_header`) with muxer `options`
     /// such as `["movflags": "+faststart"]`; options the muxer does not know
     /// are ignored. `action` names the step in the error message.
@@ -204,15 +246,50 @@ package final class Muxer {
         _ data: [UInt8], stream: Int, pts: MediaTime, dts: MediaTime, duration: MediaTime?, isKeyframe: Bool,
         while action: @autoclosure () -> String
     ) throws(MediaError) {
+        try writeAnyPacket(
+            data, stream: stream, pts: pts, dts: dts, duration: duration, isKeyframe: isKeyframe, sideData: [],
+            while: action())
+    }
+
+    /// Writes one packet of a copied track (see ``addCopiedStream(_:timeBase:language:disposition:)``)
+    /// with its side data; a nil `pts` or `dts` is written as unknown
+    /// (`AV_NOPTS_VALUE`), and the muxer derives what it needs.
+    ///
+    /// - Precondition: `data.count` ≤ ``maximumPacketSize``.
+    package func writeCopiedPacket(
+        _ data: [UInt8], stream: Int, pts: MediaTime?, dts: MediaTime?, duration: MediaTime?, isKeyframe: Bool,
+        sideData: [PacketSideData], while action: @autoclosure () -> String
+    ) throws(MediaError) {
+        try writeAnyPacket(
+            data, stream: stream, pts: pts, dts: dts, duration: duration, isKeyframe: isKeyframe, sideData: sideData,
+            while: action())
+    }
+
+    private func writeAnyPacket(
+        _ data: [UInt8], stream: Int, pts: MediaTime?, dts: MediaTime?, duration: MediaTime?, isKeyframe: Bool,
+        sideData: [PacketSideData], while action: @autoclosure () -> String
+    ) throws(MediaError) {
         precondition(data.count <= Self.maximumPacketSize, "a packet of \(data.count) bytes is too large")
         let avPacket = packet.pointer
         try Libav.check(av_new_packet(avPacket, Int32(data.count)), while: "allocating a packet")
         data.withUnsafeBufferPointer { source in
             if let base = source.baseAddress { avPacket.pointee.data.update(from: base, count: source.count) }
         }
+        for entry in sideData {
+            // The packet owns the side data from here on (freed with its payload).
+            guard let target = av_packet_new_side_data(avPacket, AVPacketSideDataType(entry.type), entry.bytes.count)
+            else {
+                packet.unreference()
+                throw MediaError(.outOfMemory, "av_packet_new_side_data failed")
+            }
+            entry.bytes.withUnsafeBufferPointer { source in
+                if let base = source.baseAddress { target.update(from: base, count: source.count) }
+            }
+        }
         let timeBase = context.pointee.streams[stream]!.pointee.time_base
-        avPacket.pointee.pts = Self.ticks(pts, in: timeBase)
-        avPacket.pointee.dts = Self.ticks(dts, in: timeBase)
+        let none = CFFmpeg_AV_NOPTS_VALUE()
+        avPacket.pointee.pts = pts.map { Self.ticks($0, in: timeBase) } ?? none
+        avPacket.pointee.dts = dts.map { Self.ticks($0, in: timeBase) } ?? none
         avPacket.pointee.duration = duration.map { Self.ticks($0, in: timeBase) } ?? 0
         avPacket.pointee.stream_index = Int32(stream)
         avPacket.pointee.flags = isKeyframe ? CFFmpeg_AV_PKT_FLAG_KEY() : 0

@@ -35,7 +35,30 @@ import NativeCodecs
 /// edited time). A packet without a duration gets the distance to the next
 /// packet's decode time (the last one repeats the one before it).
 ///
-/// Only the first H.264/HEVC video track is read; other tracks are skipped.
+/// Every track of the file is listed in ``tracks`` (kind, codec, time base,
+/// language, codec configuration). The first H.264/HEVC video track is read
+/// as samples; by default the other tracks' packets are skipped. Opened
+/// with `readingEveryTrack: true`, the reader also returns the other
+/// tracks' packets as they are: ``nextItem()`` gives video samples and
+/// ``TrackPacket``s in file order, for a ``MovieWriter`` to copy
+/// (``MovieWriter/addTrack(copying:)``):
+///
+/// ```swift
+/// let reader = try MovieReader(path: "talk.mp4", readingEveryTrack: true)
+/// let writer = try MovieWriter(path: "talk.mkv")
+/// var copied: [Int: Int] = [:]
+/// for track in reader.tracks where track.index != reader.trackIndex {
+///     if writer.copyRefusal(for: track) == nil { copied[track.index] = try writer.addTrack(copying: track) }
+/// }
+/// while let item = try reader.nextItem() {
+///     switch item {
+///     case .sample(let sample): try writer.append(sample)
+///     case .packet(let packet): if let out = copied[packet.track] { try writer.append(packet, toTrack: out) }
+///     }
+/// }
+/// try writer.finish()
+/// ```
+///
 /// The reader looks one sample ahead, so ``formatDescription`` is known
 /// right after `init`.
 public final class MovieReader {
@@ -43,6 +66,9 @@ public final class MovieReader {
     public let path: String
     /// The container libavformat recognised.
     public let container: ContainerFormat
+    /// Every track of the file, in file order (the video track read as
+    /// samples is `tracks[trackIndex]`).
+    public let tracks: [MediaTrack]
     /// The index of the track being read among the file's tracks.
     public let trackIndex: Int
     /// The track's codec.
@@ -94,6 +120,31 @@ public final class MovieReader {
     /// Live streams: access units skipped before the first keyframe that
     /// had parameter sets, and their NAL units.
     private(set) var skippedBeforeKeyframe = 0
+    /// Whether the other tracks' packets are kept (``nextItem()``).
+    private let readsEveryTrack: Bool
+    /// Packets of the other tracks read while looking for the next video
+    /// sample, each with its place in the file's packet order.
+    private var otherPackets: [(order: Int, packet: TrackPacket)] = []
+    /// The file-order place of the packet read last, and of the video sample
+    /// that ``pending`` holds.
+    private var packetOrder = 0
+    private var pendingOrder = 0
+    private var deliversItems = false
+    /// Live ``nextItem()``: a packet of another track ends the read, so that
+    /// it goes out before the video packets that follow it.
+    private var readsOnePacket = false
+    /// Audio tracks: where the next packet starts, for packets without times.
+    private var nextAudioTime: [Int: MediaTime] = [:]
+
+    /// The tracks of the movie at `path` (MP4, QuickTime, Matroska, MPEG-TS
+    /// and the other files libavformat reads), without reading any samples:
+    /// for a file that may have no video track at all.
+    ///
+    /// - Throws: `.system` when the file cannot be opened; libavformat's
+    ///   errors for a file it cannot probe.
+    public static func tracks(inFile path: String) throws(MediaError) -> [MediaTrack] {
+        try Demuxer(path: path).streams.map(MediaTrack.init)
+    }
 
     /// Opens `path` and selects its first H.264/HEVC video track.
     ///
@@ -101,28 +152,42 @@ public final class MovieReader {
     ///   a container other than MP4/QuickTime/Matroska/MPEG-TS or a file
     ///   without an H.264/HEVC video track (the message lists the tracks
     ///   found); `.invalidData` for a malformed record or first sample.
-    public convenience init(path: String) throws(MediaError) {
+    ///
+    /// With `readingEveryTrack`, the other tracks' packets are kept too:
+    /// read with ``nextItem()``, which returns them and the video samples in
+    /// file order (``nextSample()`` then drops them).
+    public convenience init(path: String, readingEveryTrack: Bool = false) throws(MediaError) {
         let demuxer = try Demuxer(path: path)
         guard let container = ContainerFormat(demuxerName: demuxer.formatName) else {
             throw .unsupported(
                 "'\(path)' is a \(demuxer.formatName) file; MovieReader reads MP4, QuickTime, Matroska and MPEG-TS")
         }
-        try self.init(demuxer: demuxer, path: path, container: container, live: false)
+        try self.init(
+            demuxer: demuxer, path: path, container: container, live: false, readingEveryTrack: readingEveryTrack)
     }
 
     /// Reads from an opened demuxer. `container` says how samples are
     /// stored (the record path for MP4-like layouts, Annex-B for MPEG-TS);
     /// `live` reads without looking ahead and starts at the first keyframe
     /// that follows a complete set of parameter sets (see ``StreamPlayer``).
-    init(demuxer: Demuxer, path: String, container: ContainerFormat, live: Bool) throws(MediaError) {
+    init(demuxer: Demuxer, path: String, container: ContainerFormat, live: Bool, readingEveryTrack: Bool = false)
+        throws(MediaError)
+    {
         let chosen = demuxer.streams.first { $0.isVideo && !$0.isAttachedPicture && $0.codec != nil }
         guard let stream = chosen, let codec = stream.codec else {
             let tracksFound = demuxer.streams.map { "track \($0.index): \(Self.describe($0))" }
             let list = tracksFound.isEmpty ? "no tracks" : tracksFound.joined(separator: "; ")
+            let hasVideo = demuxer.streams.contains { $0.isVideo && !$0.isAttachedPicture }
+            if !hasVideo && demuxer.streams.contains(where: { $0.mediaType == "audio" }) {
+                throw .unsupported(
+                    "'\(path)' has no H.264 or HEVC video track: it has no video track, only audio (found \(list))")
+            }
             throw .unsupported("'\(path)' has no H.264 or HEVC video track (found \(list))")
         }
         let trackIndex = stream.index
-        demuxer.select(stream: trackIndex)
+        if !readingEveryTrack { demuxer.select(stream: trackIndex) }
+        self.tracks = demuxer.streams.map(MediaTrack.init)
+        self.readsEveryTrack = readingEveryTrack
 
         self.path = path
         self.demuxer = demuxer
@@ -189,6 +254,7 @@ public final class MovieReader {
             }
         }
         pending = try readSample()
+        pendingOrder = packetOrder
         formatDescription = pending?.formatDescription ?? currentDescription
     }
 
@@ -198,6 +264,7 @@ public final class MovieReader {
     ///   and offset) or samples before any parameter sets; libavformat's
     ///   read errors.
     public func nextSample() throws(MediaError) -> CompressedSample? {
+        if readsEveryTrack && !deliversItems { otherPackets.removeAll() }
         if isLive {
             // No look-ahead: a sample goes out as soon as it is read; a
             // missing duration repeats the last gap between decode times.
@@ -216,11 +283,39 @@ public final class MovieReader {
         guard var sample = pending else { return nil }
         let next = reachedEnd ? nil : try readSample()
         pending = next
+        pendingOrder = packetOrder
         if !sample.duration.isValid || sample.duration.value <= 0 {
             sample.duration = next.map { Self.gap(from: sample, to: $0) } ?? lastDuration
         }
         lastDuration = sample.duration
         return sample
+    }
+
+    /// The next video sample or packet of another track, in file order, or
+    /// nil at the end of the file; for a reader opened with
+    /// `readingEveryTrack: true`. Samples are what ``nextSample()`` returns;
+    /// packets are the container's, with their timestamps converted to
+    /// ``MediaTime`` in their track's time base (exactly: a time base of
+    /// `n/d` gives times with timescale `d`).
+    ///
+    /// - Throws: what ``nextSample()`` throws. A damaged packet of another
+    ///   track is not an error: it comes with ``TrackPacket/isCorrupt`` set.
+    public func nextItem() throws(MediaError) -> MovieItem? {
+        precondition(readsEveryTrack, "nextItem() needs a MovieReader opened with readingEveryTrack: true")
+        if let first = otherPackets.first, pending == nil || first.order < pendingOrder {
+            otherPackets.removeFirst()
+            return .packet(first.packet)
+        }
+        deliversItems = true
+        defer { deliversItems = false }
+        guard isLive && pending == nil else { return try nextSample().map { .sample($0) } }
+        // Live: read one packet; another track's goes out at once.
+        readsOnePacket = true
+        defer { readsOnePacket = false }
+        if let sample = try nextSample() { return .sample(sample) }
+        guard let first = otherPackets.first else { return nil }
+        otherPackets.removeFirst()
+        return .packet(first.packet)
     }
 
     /// Moves to the keyframe at or before `time` (the track's presentation
@@ -239,7 +334,9 @@ public final class MovieReader {
         reachedEnd = false
         lastDuration = .invalid
         lastDecodeTime = nil
+        otherPackets.removeAll()
         pending = try readSample()
+        pendingOrder = packetOrder
     }
 
     /// Every remaining sample, in decode order.
@@ -257,6 +354,14 @@ public final class MovieReader {
                 reachedEnd = true
                 return nil
             }
+            packetOrder += 1
+            if packet.streamIndex != trackIndex {
+                if readsEveryTrack {
+                    otherPackets.append((packetOrder, trackPacket(packet)))
+                    if readsOnePacket { return nil }
+                }
+                continue
+            }
             if isLive && !startedAtKeyframe {
                 // A late joiner: nothing decodes before a keyframe with its
                 // parameter sets, so such access units are skipped, not errors.
@@ -269,6 +374,34 @@ public final class MovieReader {
             }
             return isLive ? try makeLiveSample(packet) : try makeSample(from: packet)
         }
+    }
+
+    private func trackPacket(_ packet: DemuxedPacket) -> TrackPacket {
+        let track = tracks[packet.streamIndex]
+        var result = TrackPacket(
+            track: packet.streamIndex, data: packet.data, pts: track.time(packet.pts), dts: track.time(packet.dts),
+            duration: packet.duration > 0 ? track.time(packet.duration) : .invalid, isKeyframe: packet.isKeyframe,
+            isCorrupt: packet.isCorrupt, sideData: packet.sideData)
+        guard track.kind == .audio else { return result }
+        if !result.duration.isValid, let samples = track.samplesPerFrame, let rate = track.sampleRate,
+            track.timeBase.isValid
+        {
+            // Packets read while probing may come without a duration.
+            result.duration = MediaTime(value: Int64(samples), timescale: Int32(clamping: rate))
+                .converted(toTimescale: track.timeBase.timescale)
+        }
+        // libavformat's parsers split an MPEG-TS audio PES packet into its
+        // frames and stamp only the first fully: the others follow it
+        // without a gap (audio frames are presented in decode order).
+        if !result.pts.isValid && !result.dts.isValid, let expected = nextAudioTime[packet.streamIndex] {
+            result.dts = expected
+        }
+        if !result.pts.isValid { result.pts = result.dts }
+        if !result.dts.isValid { result.dts = result.pts }
+        let start = result.dts.isValid ? result.dts : result.pts
+        nextAudioTime[packet.streamIndex] =
+            start.isValid && result.duration.isValid ? start + result.duration : nil
+        return result
     }
 
     private func makeLiveSample(_ packet: DemuxedPacket) throws(MediaError) -> CompressedSample {

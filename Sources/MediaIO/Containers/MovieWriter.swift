@@ -62,6 +62,15 @@ public struct MovieWriterOptions: Sendable {
 /// MP4 and Matroska have one sample description per track here: a sample
 /// with another `FormatDescription` is refused (write MPEG-TS or start a new
 /// file).
+///
+/// Other tracks (audio, subtitles, data) are copied as they are, packet by
+/// packet, with the codec parameters of the file they come from (stream
+/// copy: nothing is decoded or encoded). Add them with
+/// ``addTrack(copying:)`` before the first sample; ``copyRefusal(for:)``
+/// says beforehand whether the container can hold a track's codec. The video
+/// track is always track 0 of the file written; copied tracks follow in the
+/// order added. Their packets (``append(_:toTrack:)``) may come before the
+/// first sample: they are held until the header is written.
 public final class MovieWriter {
     /// The file being written.
     public let path: String
@@ -75,6 +84,12 @@ public final class MovieWriter {
     private var track: Track?
     private var annexBWriter: AnnexBWriter
     private var finished = false
+    /// Tracks to copy, in the order added (file tracks 1, 2, …).
+    private var copiedTracks: [MediaTrack] = []
+    /// Packets appended before the header was written, with their output track.
+    private var heldPackets: [(packet: TrackPacket, track: Int)] = []
+    /// The number of copied packets written so far.
+    public private(set) var copiedPacketCount = 0
 
     /// What the first sample fixed: the muxer's stream index, its description
     /// and timescale.
@@ -118,6 +133,9 @@ public final class MovieWriter {
         }
         if track == nil {
             track = try createTrack(for: sample)
+            let held = heldPackets
+            heldPackets = []
+            for (packet, outputTrack) in held { try writeCopied(packet, track: outputTrack) }
         }
         var track = self.track!
         let dts = sample.dts.isValid ? sample.dts : sample.pts
@@ -143,6 +161,91 @@ public final class MovieWriter {
         track.lastDTS = dts
         self.track = track
         sampleCount += 1
+    }
+
+    /// Why this container cannot hold `track` (a sentence), or nil when it
+    /// can. libavformat's `avformat_query_codec` decides for MP4, QuickTime
+    /// and Matroska; MPEG-TS is given the codecs its muxer has a stream type
+    /// for (others it would write as private data that players ignore).
+    public func copyRefusal(for track: MediaTrack) -> String? {
+        if !track.parameters.hasKnownCodec {
+            return "libavcodec names no codec for this \(track.kind) track, so it cannot be copied"
+        }
+        if track.kind == .attachment {
+            // Matroska needs the file's name and MIME type, which are not carried here.
+            return "attachments are not copied here"
+        }
+        if container == .quickTime && MovieWriter.mp4OnlyCodecs.contains(track.codecName) {
+            return "libavformat writes \(track.codecName) into MP4 only, not QuickTime"
+        }
+        let holds = muxer.canStore(track.parameters) ?? MovieWriter.transportStreamCodecs.contains(track.codecName)
+        guard !holds else { return nil }
+        var reason = "\(container) cannot hold \(track.codecName) \(track.kind)"
+        switch (track.codecName, container) {
+        case ("mov_text", .matroska):
+            reason += "; it needs converting to SubRip (ffmpeg -c:s srt), which this tool does not do"
+        case ("subrip", .mp4), ("subrip", .quickTime), ("ass", .mp4), ("ass", .quickTime):
+            reason += "; it needs converting to mov_text (ffmpeg -c:s mov_text), which this tool does not do"
+        default:
+            break
+        }
+        return reason
+    }
+
+    /// The codecs libavformat's MOV muxer accepts in MP4 mode only (its
+    /// `mov_init` refuses them in a QuickTime file although
+    /// `avformat_query_codec` says yes).
+    static let mp4OnlyCodecs: Set<String> = ["opus", "flac", "vp9", "truehd"]
+
+    /// The codecs libavformat's MPEG-TS muxer gives a stream type of their
+    /// own (`mpegts_init`), by libavcodec name.
+    static let transportStreamCodecs: Set<String> = [
+        "h264", "hevc", "mpeg1video", "mpeg2video", "mpeg4", "vc1", "dirac", "cavs", "av1",
+        "mp2", "mp3", "aac", "aac_latm", "ac3", "eac3", "dts", "truehd", "opus", "s302m",
+        "dvb_subtitle", "dvb_teletext", "smpte_klv", "timed_id3",
+    ]
+
+    /// Adds a track that carries `track`'s packets as they are, with its
+    /// codec parameters, language and disposition, and returns its index in
+    /// the file written (1, 2, …: the video track is 0).
+    ///
+    /// - Precondition: no sample has been appended yet.
+    /// - Throws: `.unsupported` when the container cannot hold it (the
+    ///   reason ``copyRefusal(for:)`` gives).
+    public func addTrack(copying track: MediaTrack) throws(MediaError) -> Int {
+        precondition(self.track == nil, "MovieWriter.addTrack(copying:) after the first sample")
+        if let reason = copyRefusal(for: track) { throw .unsupported("\(track): \(reason)") }
+        copiedTracks.append(track)
+        return copiedTracks.count
+    }
+
+    /// Appends one packet of the copied track `outputTrack` (an index
+    /// ``addTrack(copying:)`` returned). Packets of one track go in decode
+    /// order; tracks may interleave as the source file has them (libavformat
+    /// interleaves by time).
+    ///
+    /// - Throws: libavformat's errors, such as a decode time that goes back.
+    public func append(_ packet: TrackPacket, toTrack outputTrack: Int) throws(MediaError) {
+        precondition(!finished, "MovieWriter.append after finish()")
+        precondition(copiedTracks.indices.contains(outputTrack - 1), "track \(outputTrack) was not added")
+        guard track != nil else {
+            heldPackets.append((packet, outputTrack))
+            return
+        }
+        try writeCopied(packet, track: outputTrack)
+    }
+
+    private func writeCopied(_ packet: TrackPacket, track outputTrack: Int) throws(MediaError) {
+        guard packet.data.count <= Muxer.maximumPacketSize else {
+            throw .invalidArgument("a packet of \(packet.data.count) bytes is too large for libavformat")
+        }
+        let source = copiedTracks[outputTrack - 1]
+        try muxer.writeCopiedPacket(
+            packet.data, stream: outputTrack, pts: packet.pts.isValid ? packet.pts : nil,
+            dts: packet.dts.isValid ? packet.dts : nil, duration: packet.duration.isValid ? packet.duration : nil,
+            isKeyframe: packet.isKeyframe, sideData: packet.sideData,
+            while: "writing a packet of \(source) (pts \(packet.pts))")
+        copiedPacketCount += 1
     }
 
     /// Writes the index or trailer and closes the file.
@@ -182,6 +285,11 @@ public final class MovieWriter {
                 profile: description.profile, level: description.level, extradata: record,
                 codecTag: description.codec == .hevc && (container == .mp4 || container == .quickTime) ? "hvc1" : nil,
                 timescale: timescale, frameRate: frameRate, hdr10: description.hdr10))
+        for copied in copiedTracks {
+            _ = try muxer.addCopiedStream(
+                copied.parameters, timeBase: (Int32(clamping: copied.timeBase.value), copied.timeBase.timescale),
+                language: copied.language, disposition: copied.disposition)
+        }
 
         var movieFlags: [String] = []
         if options.fastStart { movieFlags.append("faststart") }

@@ -25,6 +25,15 @@ import NativeCodecs
 /// RTSP SDP; the access units before it are skipped and counted in
 /// ``skippedBeforeKeyframe``. `init` returns once that keyframe is in.
 ///
+/// Opened with `readingEveryTrack: true`, the player also returns the
+/// packets of the stream's other tracks (the audio of an MPEG-TS or FLV
+/// stream) as they arrive: read with ``nextItem()``, and copy them with a
+/// ``MovieWriter`` (``tracks`` lists them). Probing then runs on every
+/// stream, so that the audio's codec parameters are complete, and MPEG-TS
+/// goes through libavformat's parsers (`noparse` is off), which split an
+/// audio PES packet into its frames; the video then waits for the start of
+/// the next access unit (one frame).
+///
 /// Receiving options (`fflags nobuffer`, small `probesize` and
 /// `analyzeduration`, `max_delay 0`, …) are listed in ``StreamTransport``'s
 /// settings. Playing RTSP from a server (DESCRIBE/PLAY) and RTMP from a
@@ -38,10 +47,15 @@ public final class StreamPlayer {
     public let codec: CodecType
     /// The description of the first sample; later samples may carry newer ones.
     public let formatDescription: FormatDescription
+    /// Every track of the stream, and the index of the video track read as samples.
+    public var tracks: [MediaTrack] { reader.tracks }
+    public var trackIndex: Int { reader.trackIndex }
     /// Access units skipped before the first decodable keyframe.
     public var skippedBeforeKeyframe: Int { reader.skippedBeforeKeyframe }
 
     private let reader: MovieReader
+    /// Whether reads go on after the end was noted (see ``reading(_:)``).
+    private var drains: Bool
     private let deadline: NetworkDeadline
     private let options: StreamOptions
 
@@ -53,7 +67,7 @@ public final class StreamPlayer {
     ///   `.connectionFailed` / `.timedOut` naming the URL; `.unsupported`
     ///   for a stream without H.264/HEVC video; `.invalidData` when the
     ///   stream ends before any keyframe.
-    public init(url: String, options: StreamOptions = .init()) throws(MediaError) {
+    public init(url: String, options: StreamOptions = .init(), readingEveryTrack: Bool = false) throws(MediaError) {
         guard let transport = StreamTransport(url: url) else {
             throw .invalidArgument("\(url): not a stream URL; supported are \(StreamTransport.supportedForms)")
         }
@@ -62,6 +76,11 @@ public final class StreamPlayer {
         }
         let deadline = NetworkDeadline()
         var demuxerOptions = TransportSettings.demuxerOptions(transport, options)
+        if readingEveryTrack, demuxerOptions["fflags"] == "nobuffer+noparse" {
+            // An MPEG-TS audio PES packet holds several frames: the parsers
+            // split them (and make the video wait for the next access unit).
+            demuxerOptions["fflags"] = "nobuffer"
+        }
         if transport == .udp {
             // libavformat binds a UDP reader to every interface whatever the
             // URL's host; the host given is the one bound (a multicast group
@@ -74,7 +93,7 @@ public final class StreamPlayer {
         let demuxer = try Demuxer(
             url: url, formatName: transport.demuxerName,
             options: demuxerOptions, deadline: deadline,
-            openTimeout: options.openTimeout)
+            openTimeout: options.openTimeout, probingEveryTrack: readingEveryTrack)
         guard demuxer.streams.contains(where: { $0.isVideo && $0.codec != nil }) else {
             let found = demuxer.streams.map { "\($0.mediaType ?? "unknown") \($0.codecName)" }
             throw .unsupported(
@@ -83,7 +102,8 @@ public final class StreamPlayer {
         }
         deadline.arm(seconds: options.ioTimeout)
         let reader = try MovieReader(
-            demuxer: demuxer, path: url, container: transport.carriesAnnexB ? .mpegTS : .mp4, live: true)
+            demuxer: demuxer, path: url, container: transport.carriesAnnexB ? .mpegTS : .mp4, live: true,
+            readingEveryTrack: readingEveryTrack)
         guard let description = reader.formatDescription else {
             throw .invalidData(
                 "\(url): the stream ended before a keyframe with its parameter sets "
@@ -94,6 +114,7 @@ public final class StreamPlayer {
         self.codec = reader.codec
         self.formatDescription = description
         self.reader = reader
+        self.drains = readingEveryTrack
         self.deadline = deadline
         self.options = options
     }
@@ -104,24 +125,48 @@ public final class StreamPlayer {
     ///   ``StreamOptions/ioTimeout``; `.connectionFailed` when the connection
     ///   breaks; both name the URL.
     public func nextSample() throws(MediaError) -> CompressedSample? {
-        guard endNote == nil else { return nil }
+        try reading { () throws(MediaError) in try reader.nextSample() }
+    }
+
+    /// The next access unit or packet of another track, in the order they
+    /// arrive, or nil when the sender ended the stream; for a player opened
+    /// with `readingEveryTrack: true`.
+    ///
+    /// - Throws: what ``nextSample()`` throws.
+    public func nextItem() throws(MediaError) -> MovieItem? {
+        try reading { () throws(MediaError) in try reader.nextItem() }
+    }
+
+    /// Runs one read under the deadline; the ends that transports report as
+    /// errors become nil with an ``endNote``.
+    private func reading<T>(_ read: () throws(MediaError) -> T?) throws(MediaError) -> T? {
+        if endNote != nil {
+            // Reading every track: what libavformat still holds when the
+            // connection ends (the last MPEG-TS PES packets, the frames in
+            // its parsers) comes out on the reads after the error.
+            guard drains else { return nil }
+            deadline.arm(seconds: options.ioTimeout)
+            if let value = try? read() { return value }
+            drains = false
+            return nil
+        }
         deadline.arm(seconds: options.ioTimeout)
         do {
-            return try reader.nextSample()
+            return try read()
         } catch  where transport == .srt && error.code == .connectionFailed {
             // libsrt reports a sender's close and a lost link alike
             // (SRT_ECONNLOST, read as EIO).
             endNote =
                 "the SRT connection closed (\(error.message)); SRT does not tell a sender's close from a lost link"
-            return nil
+            return try reading(read)
         } catch  where transport == .rtmp && options.listen && error.code == .connectionFailed {
             // libavformat's RTMP server reads a publisher's close as EIO.
             endNote = "the RTMP publisher closed the connection (\(error.message))"
-            return nil
+            return try reading(read)
         } catch  where transport == .udp && error.code == .timedOut {
             // UDP has no end of stream: silence is the end.
             endNote = "nothing arrived for \(options.ioTimeout ?? 0) s: UDP has no end-of-stream, so that ends it"
-            return nil
+            return try reading(read)
         }
     }
 

@@ -29,8 +29,18 @@ import NativeCodecs
 /// `pkt_size=1316`, …) are listed in ``StreamTransport``'s settings; the
 /// publisher does not pace: call ``append(_:)`` when each sample is due.
 ///
+/// Audio tracks of a movie go along as they are (stream copy):
+/// ``addTrack(copying:)`` before the first sample, then
+/// ``append(_:toTrack:)`` with their packets interleaved with the samples by
+/// time; packets that come before the connection opens are held until it
+/// does. ``copyRefusal(for:)`` says which audio codecs a transport carries
+/// (MPEG-TS over SRT and UDP: AAC, MP3, Opus, AC-3 and the others its muxer
+/// has a stream type for; RTMP: those FLV holds, AAC and MP3; RTSP: those
+/// libavformat packetizes in RTP; HLS: those fMP4 holds). Subtitle and data
+/// tracks are not sent.
+///
 /// Limits: one format description per stream for RTMP and HLS (a change is
-/// refused; MPEG-TS and RTSP carry the new parameter sets in band); no audio.
+/// refused; MPEG-TS and RTSP carry the new parameter sets in band).
 public final class StreamPublisher {
     /// The URL (or HLS playlist path) being published to.
     public let url: String
@@ -48,6 +58,12 @@ public final class StreamPublisher {
     private var annexBWriter: AnnexBWriter
     private var lastDTS = MediaTime.invalid
     private var finished = false
+    /// Audio tracks to copy, in the order added (stream tracks 1, 2, …).
+    private var copiedTracks: [MediaTrack] = []
+    /// Packets appended before the connection opened, with their track.
+    private var heldPackets: [(packet: TrackPacket, track: Int)] = []
+    /// Packets of copied tracks sent so far.
+    public private(set) var copiedPacketCount = 0
 
     /// Checks `url` and `options`; nothing connects until the first keyframe.
     ///
@@ -114,6 +130,67 @@ public final class StreamPublisher {
         sampleCount += 1
     }
 
+    /// Why this transport does not carry `track` (a sentence), or nil when it
+    /// does: an audio track whose codec its muxer takes.
+    public func copyRefusal(for track: MediaTrack) -> String? {
+        guard track.kind == .audio else { return "\(transport) carries the video and audio tracks only here" }
+        let holds: Bool
+        switch transport {
+        case .srt, .udp: holds = MovieWriter.transportStreamCodecs.contains(track.codecName)
+        case .rtmp: holds = Muxer.canStore(track.parameters, formatName: "flv") ?? false
+        case .hls: holds = Muxer.canStore(track.parameters, formatName: "mp4") ?? false
+        case .rtsp: holds = Self.rtpAudioCodecs.contains(track.codecName)
+        }
+        return holds ? nil : "\(transport) cannot carry \(track.codecName) audio"
+    }
+
+    /// The audio codecs libavformat's RTP muxer packetizes (`rtpenc.c`).
+    static let rtpAudioCodecs: Set<String> = [
+        "aac", "mp2", "mp3", "opus", "ac3", "pcm_alaw", "pcm_mulaw", "pcm_s16be", "pcm_s8", "pcm_u8",
+        "amr_nb", "amr_wb", "g722", "adpcm_g726", "speex", "vorbis",
+    ]
+
+    /// Adds an audio track whose packets go along as they are and returns
+    /// its index in the stream (1, 2, …: the video is 0).
+    ///
+    /// - Precondition: the connection is not open yet (no keyframe sent).
+    /// - Throws: `.unsupported` when the transport does not carry it (the
+    ///   reason ``copyRefusal(for:)`` gives).
+    public func addTrack(copying track: MediaTrack) throws(MediaError) -> Int {
+        precondition(muxer == nil, "StreamPublisher.addTrack(copying:) after the stream started")
+        if let reason = copyRefusal(for: track) { throw .unsupported("\(url): \(track): \(reason)") }
+        copiedTracks.append(track)
+        return copiedTracks.count
+    }
+
+    /// Sends one packet of the copied track `outputTrack` (an index
+    /// ``addTrack(copying:)`` returned); held until the connection opens.
+    ///
+    /// - Throws: `.connectionFailed` / `.timedOut` as ``append(_:)`` does;
+    ///   libavformat's errors for a packet it refuses.
+    public func append(_ packet: TrackPacket, toTrack outputTrack: Int) throws(MediaError) {
+        precondition(!finished, "StreamPublisher.append after finish()")
+        precondition(copiedTracks.indices.contains(outputTrack - 1), "track \(outputTrack) was not added")
+        guard muxer != nil else {
+            heldPackets.append((packet, outputTrack))
+            return
+        }
+        try sendCopied(packet, track: outputTrack)
+    }
+
+    private func sendCopied(_ packet: TrackPacket, track outputTrack: Int) throws(MediaError) {
+        guard packet.data.count <= Muxer.maximumPacketSize else {
+            throw .invalidArgument("a packet of \(packet.data.count) bytes is too large for libavformat")
+        }
+        deadline.arm(seconds: options.ioTimeout)
+        try muxer!.writeCopiedPacket(
+            packet.data, stream: outputTrack, pts: packet.pts.isValid ? packet.pts : nil,
+            dts: packet.dts.isValid ? packet.dts : nil, duration: packet.duration.isValid ? packet.duration : nil,
+            isKeyframe: packet.isKeyframe, sideData: packet.sideData,
+            while: "sending a packet of \(copiedTracks[outputTrack - 1])")
+        copiedPacketCount += 1
+    }
+
     /// Ends the stream: the trailer (RTSP TEARDOWN, the HLS playlist's
     /// `#EXT-X-ENDLIST`) and the connection's close.
     public func finish() throws(MediaError) {
@@ -176,11 +253,19 @@ public final class StreamPublisher {
                 profile: description.profile, level: description.level, extradata: extradata,
                 codecTag: description.codec == .hevc && transport == .hls ? "hvc1" : nil, timescale: 90_000,
                 frameRate: frameRate))
+        for copied in copiedTracks {
+            _ = try muxer.addCopiedStream(
+                copied.parameters, timeBase: (Int32(clamping: copied.timeBase.value), copied.timeBase.timescale),
+                language: copied.language, disposition: copied.disposition)
+        }
         deadline.arm(seconds: options.openTimeout)
         try muxer.writeHeader(
             options: TransportSettings.muxerOptions(transport, options),
             while: transport == .rtsp ? "publishing (ANNOUNCE/RECORD)" : "starting the stream")
         self.muxer = muxer
         self.description = description
+        let held = heldPackets
+        heldPackets = []
+        for (packet, track) in held { try sendCopied(packet, track: track) }
     }
 }

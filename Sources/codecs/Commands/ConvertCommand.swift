@@ -11,6 +11,11 @@ private let convertUsage = """
     NAL units pass through unchanged; FormatConv moves the parameter sets
     between the stream and the configuration record.
 
+    From a container into a container, every other track (audio, subtitles,
+    data) is copied as it is, packet for packet; a track the output cannot
+    hold is named on standard error with the reason, and so is a track whose
+    packets are damaged (they are left out) or cannot be written.
+
     options:
       --length-size 1|2|4     NAL unit length size of MP4/MKV output (default: the input's)
       --parameter-sets every-keyframe|first|never
@@ -50,8 +55,12 @@ func runConvert(_ arguments: [String]) -> Int32 {
     }
     do throws(MediaError) {
         let report = try convert(options)
+        let copied =
+            report.copiedTracks > 0
+            ? " and \(report.copiedPackets) packets of \(report.copiedTracks) other "
+                + "track\(report.copiedTracks == 1 ? "" : "s")" : ""
         printError(
-            "codecs convert: \(report.samples) samples (\(report.keyframes) keyframes) from \(options.input) "
+            "codecs convert: \(report.samples) samples (\(report.keyframes) keyframes)\(copied) from \(options.input) "
                 + "to \(options.output)")
         return 0
     } catch {
@@ -162,6 +171,81 @@ struct ConvertOptions {
 struct ConvertReport {
     var samples = 0
     var keyframes = 0
+    /// Tracks other than the video copied into the output, and their packets.
+    var copiedTracks = 0
+    var copiedPackets = 0
+}
+
+/// The tracks of a conversion other than its video: which are copied
+/// (source track → output track), which packets were left out and why.
+/// Every track left out is named on standard error.
+struct OtherTracks {
+    private var outputTrack: [Int: Int] = [:]
+    private var tracks: [Int: MediaTrack] = [:]
+    private var damaged: [Int: Int] = [:]
+    /// Tracks whose writing failed: the error, and the packets left out since.
+    private var failed: [Int: (error: String, leftOut: Int)] = [:]
+    private let input: String
+    private let label: String
+    private(set) var copiedPackets = 0
+
+    /// Decides for each of `tracks` other than `videoTrack`, adds the ones
+    /// `sink` can hold and names the others; messages start with `label`.
+    init(
+        _ sourceTracks: [MediaTrack], videoTrack: Int, into sink: SampleSink, input: String, output: String,
+        label: String = "codecs convert"
+    ) throws(MediaError) {
+        self.input = input
+        self.label = label
+        for track in sourceTracks where track.index != videoTrack {
+            if let reason = sink.copyRefusal(for: track) {
+                printError("\(label): \(input) \(track) is not copied to \(output): \(reason)")
+                continue
+            }
+            outputTrack[track.index] = try sink.addTrack(copying: track)
+            tracks[track.index] = track
+        }
+    }
+
+    var count: Int { outputTrack.count }
+
+    /// Writes `packet` when its track is copied. A damaged packet is left out
+    /// (counted); an error writing a track is reported once, and that
+    /// track's later packets are left out.
+    mutating func write(_ packet: TrackPacket, to sink: SampleSink) {
+        guard let target = outputTrack[packet.track] else { return }
+        if var failure = failed[packet.track] {
+            failure.leftOut += 1
+            failed[packet.track] = failure
+            return
+        }
+        if packet.isCorrupt {
+            damaged[packet.track, default: 0] += 1
+            return
+        }
+        do throws(MediaError) {
+            try sink.write(packet, toTrack: target)
+            copiedPackets += 1
+        } catch {
+            printError(
+                "\(label): \(input) \(tracks[packet.track]!): \(error.message); the rest of it is left out")
+            failed[packet.track] = (error.message, 0)
+        }
+    }
+
+    /// Names the packets left out, per track, on standard error.
+    func reportLeftOut() {
+        for (track, count) in damaged.sorted(by: { $0.key < $1.key }) {
+            printError(
+                "\(label): \(input) \(tracks[track]!): left out \(count) packet\(count == 1 ? "" : "s") "
+                    + "the demuxer found damaged")
+        }
+        for (track, failure) in failed.sorted(by: { $0.key < $1.key }) where failure.leftOut > 0 {
+            printError(
+                "\(label): \(input) \(tracks[track]!): left out \(failure.leftOut) more "
+                    + "packet\(failure.leftOut == 1 ? "" : "s") after the error")
+        }
+    }
 }
 
 /// Runs one conversion: samples from the input, length sizes changed when
@@ -174,7 +258,19 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
             fastStart: options.fastStart, fragmented: options.fragmented, parameterSets: options.parameterSets))
     var resized = LengthSizeChanger(target: options.lengthSize)
     var report = ConvertReport()
-    while StopSignal.requested == nil, let sample = try source.next() {
+    var others: OtherTracks?
+    if let reader = source.reader {
+        others = try OtherTracks(
+            reader.tracks, videoTrack: reader.trackIndex, into: sink, input: options.input, output: options.output)
+    }
+    while StopSignal.requested == nil, let item = try source.nextItem() {
+        let sample: CompressedSample
+        switch item {
+        case .sample(let read): sample = read
+        case .packet(let packet):
+            others?.write(packet, to: sink)
+            continue
+        }
         if let named = options.outputKind.annexBCodec, named != sample.formatDescription.codec {
             throw .invalidArgument(
                 "\(options.output): the extension names \(named.displayName) but \(options.input) holds "
@@ -191,13 +287,17 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
             "\(options.input): no access unit could be read, so nothing was written (is it an H.264/HEVC stream?)")
     }
     try sink.finish()
+    others?.reportLeftOut()
+    report.copiedTracks = others?.count ?? 0
+    report.copiedPackets = others?.copiedPackets ?? 0
     return report
 }
 
-/// Samples from a container (``MovieReader``) or an Annex-B stream (a
-/// ``FileByteSource`` read in 1 MiB chunks through an ``AccessUnitReader``).
+/// Samples from a container (``MovieReader``, with the packets of its other
+/// tracks) or an Annex-B stream (a ``FileByteSource`` read in 1 MiB chunks
+/// through an ``AccessUnitReader``).
 struct SampleSource {
-    private var reader: MovieReader?
+    private(set) var reader: MovieReader?
     private var file: FileByteSource?
     private var accessUnits: AccessUnitReader
     private var queue: [CompressedSample] = []
@@ -208,19 +308,21 @@ struct SampleSource {
     init(_ options: ConvertOptions) throws(MediaError) {
         try self.init(
             path: options.input, kind: options.inputKind, codec: options.codec, frameDuration: options.frameDuration,
-            presentationTimes: options.outputKind.container != nil)
+            presentationTimes: options.outputKind.container != nil, readingEveryTrack: true)
     }
 
     /// Samples of the file at `path`; `presentationTimes`: Annex-B samples get
     /// presentation times from the picture order counts (the whole stream is
-    /// read first), as a container or a player needs them.
+    /// read first), as a container or a player needs them; `readingEveryTrack`:
+    /// a container's other tracks come too (``nextItem()``).
     init(
-        path: String, kind: MediaFileKind, codec: CodecType?, frameDuration: MediaTime?, presentationTimes: Bool
+        path: String, kind: MediaFileKind, codec: CodecType?, frameDuration: MediaTime?, presentationTimes: Bool,
+        readingEveryTrack: Bool = false
     ) throws(MediaError) {
         self.path = path
         accessUnits = AccessUnitReader(codec: kind.annexBCodec ?? codec, frameDuration: frameDuration)
         if kind.container != nil {
-            reader = try MovieReader(path: path)
+            reader = try MovieReader(path: path, readingEveryTrack: readingEveryTrack)
             return
         }
         file = try FileByteSource(path: path)
@@ -236,6 +338,12 @@ struct SampleSource {
             queue = try PresentationTimes.assign(to: samples, frameDuration: frame)
             queueIndex = 0
         }
+    }
+
+    /// The next video sample or packet of another track, in file order.
+    mutating func nextItem() throws(MediaError) -> MovieItem? {
+        if let reader { return try reader.nextItem() }
+        return try next().map { .sample($0) }
     }
 
     mutating func next() throws(MediaError) -> CompressedSample? {

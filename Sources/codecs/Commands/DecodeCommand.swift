@@ -136,6 +136,12 @@ private func decode(
 ) throws(MediaError) {
     if container != nil {
         let reader = try MovieReader(path: path)
+        let others = reader.tracks.filter { $0.index != reader.trackIndex }
+        if !others.isEmpty {
+            printError(
+                "codecs decode: writes the video track only (track \(reader.trackIndex) of \(path)); not written: "
+                    + others.map(\.description).joined(separator: "; "))
+        }
         if let start { try reader.seek(to: MediaTime(seconds: start, timescale: 90_000)) }
         while StopSignal.requested == nil, !pipeline.sink.isSatisfied, let sample = try reader.nextSample() {
             try pipeline.decode(sample)

@@ -29,7 +29,8 @@ func runInspect(_ arguments: [String]) -> Int32 {
             Reports the access units, keyframes, format descriptions and parameter
             sets of an Annex-B H.264/HEVC stream (IN may be - for standard input),
             or of the H.264/HEVC track of a .mp4, .m4v, .mov, .mkv or .ts file
-            (also its avcC/hvcC record and which samples are keyframes).
+            (also its avcC/hvcC record and which samples are keyframes), and lists
+            every track of such a file: kind, codec, language, packets.
               --json    machine-readable output
               --nals    list every NAL unit: offset of its start code, size
                         without the start code, type and name (HEVC: layer and

@@ -4,7 +4,8 @@ import MediaIO
 
 /// `codecs inspect IN.mp4|.m4v|.mov|.mkv|.ts`: the H.264/HEVC track of a
 /// container as ``MovieReader`` reads it: the container and codec, the
-/// track's stored configuration record (`avcC`/`hvcC`, in hex), one format
+/// track's stored configuration record (`avcC`/`hvcC`, in hex), every track
+/// of the file (kind, codec, time base, language, packets read), one format
 /// description per format in decode order (the same JSON shape as for
 /// Annex-B input), the sample and keyframe counts and, with `--nals`, the NAL
 /// units of every sample.
@@ -18,6 +19,10 @@ func inspectContainer(path: String, json: Bool, listNALUnits: Bool) -> Int32 {
     do throws(MediaError) {
         report = try ContainerInspectReport(path: path, listNALUnits: listNALUnits)
     } catch {
+        // A file without H.264/HEVC video (audio only): its tracks still tell what it is.
+        if error.code == .unsupported, let tracks = try? MovieReader.tracks(inFile: path), !tracks.isEmpty {
+            print(tracks.map(\.description).joined(separator: "\n"))
+        }
         printError("codecs inspect: \(error.message)")
         return 1
     }
@@ -45,9 +50,13 @@ struct ContainerInspectReport {
     var endTime = MediaTime.invalid
     var descriptions: [FormatDescription] = []
     var nalUnits: [NALUnit]?
+    /// Every track of the file and the packets read of each.
+    var tracks: [MediaTrack] = []
+    var packetCounts: [Int: Int] = [:]
 
     init(path: String, listNALUnits: Bool) throws(MediaError) {
-        let reader = try MovieReader(path: path)
+        let reader = try MovieReader(path: path, readingEveryTrack: true)
+        tracks = reader.tracks
         switch reader.container {
         case .mp4: container = ContainerFormat(path: path) == .quickTime ? "mov" : "mp4"
         case .quickTime: container = "mov"
@@ -61,7 +70,15 @@ struct ContainerInspectReport {
         record = reader.storedRecord
         timescale = reader.timescale
         var units: [NALUnit] = []
-        while let sample = try reader.nextSample() {
+        while let item = try reader.nextItem() {
+            let sample: CompressedSample
+            switch item {
+            case .sample(let read): sample = read
+            case .packet(let packet):
+                packetCounts[packet.track, default: 0] += 1
+                continue
+            }
+            packetCounts[track, default: 0] += 1
             if sample.isKeyframe { keyframeSamples.append(samples) }
             if descriptions.last != sample.formatDescription { descriptions.append(sample.formatDescription) }
             if sample.pts.isValid {
@@ -126,11 +143,31 @@ struct ContainerInspectReport {
                 } ?? .null
             ),
             ("descriptions", .array(descriptions.map { InspectReport.json($0) })),
+            ("tracks", .array(tracks.map { trackJSON($0) })),
         ]
         if let nalUnits {
             members.append(("nalUnits", .array(nalUnits.map(\.json))))
         }
         return .object(members)
+    }
+
+    /// One entry of the `tracks` array.
+    private func trackJSON(_ track: MediaTrack) -> JSONValue {
+        .object([
+            ("index", .int(track.index)),
+            ("kind", .string(track.kind.rawValue)),
+            ("codec", .string(track.codecName)),
+            ("codecTag", .optional(track.codecTag)),
+            ("timeBase", .string("\(track.timeBase.value)/\(track.timeBase.timescale)")),
+            ("duration", track.duration.isValid ? .double(track.duration.seconds) : .null),
+            ("language", .optional(track.language)),
+            ("sampleRate", track.sampleRate.map { .int($0) } ?? .null),
+            ("channels", track.channelCount.map { .int($0) } ?? .null),
+            ("width", track.width.map { .int($0) } ?? .null),
+            ("height", track.height.map { .int($0) } ?? .null),
+            ("packets", .int(packetCounts[track.index] ?? 0)),
+            ("codecConfiguration", .string(InspectReport.hex(track.codecConfiguration))),
+        ])
     }
 
     var text: String {
@@ -152,6 +189,11 @@ struct ContainerInspectReport {
         }
         if !keyframeSamples.isEmpty {
             lines.append("keyframe samples: " + keyframeSamples.map(String.init).joined(separator: " "))
+        }
+        lines.append("tracks:")
+        for other in tracks {
+            let count = packetCounts[other.index] ?? 0
+            lines.append("  \(other), \(count) packet\(count == 1 ? "" : "s")")
         }
         if let nalUnits {
             lines.append("NAL units (sample, offset of the length prefix in the sample, size without it):")

@@ -266,6 +266,12 @@ private struct RTPSender {
                 framesPerSecond: 1 / duration.seconds)
         case .container:
             let reader = try MovieReader(path: input)
+            let others = reader.tracks.filter { $0.index != reader.trackIndex }
+            if !others.isEmpty {
+                printError(
+                    "codecs stream send: RTP carries the video track only here; not sent from \(input): "
+                        + others.map(\.description).joined(separator: "; "))
+            }
             var samples: [CompressedSample] = []
             while let sample = try reader.nextSample() { samples.append(sample) }
             let keyed = Array(samples.drop { !$0.isKeyframe })

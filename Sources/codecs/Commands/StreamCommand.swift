@@ -59,7 +59,10 @@ private let streamHelp = """
     encoded file (.h264 .264 .hevc .265 .mp4 .mkv .ts) is sent as it is, from
     its first keyframe (what came before is skipped, and counted). The first
     access unit on every transport is a keyframe with its parameter sets.
-    Sending is paced by the timestamps (--no-pace: as fast as possible).
+    Sending is paced by the timestamps (--no-pace: as fast as possible). The
+    audio tracks of an .mp4/.mkv/.ts file go along as they are over SRT, UDP,
+    RTSP, RTMP and HLS; a track the transport cannot carry (and every track
+    but the video over RTP) is named as not sent.
 
     send/receive options for URL:
       --listen                   wait for the peer instead of connecting: an SRT listener
@@ -76,7 +79,8 @@ private let streamHelp = """
     (fflags nobuffer, probesize 32 KiB, analyzeduration 0.5 s); it starts at the
     first keyframe whose parameter sets it has (a late joiner says how many
     access units it skipped). OUT.y4m gets decoded frames; .h264/.hevc/.mp4/
-    .mkv/.ts the access units as received. It ends when the sender ends the
+    .mkv/.ts the access units as received, and .mp4/.mkv/.ts also the
+    stream's audio (the tracks not kept are named). It ends when the sender ends the
     stream (UDP: after --timeout of silence; SRT: when the connection closes).
 
     receive tcp:// connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264

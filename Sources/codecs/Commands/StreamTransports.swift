@@ -142,6 +142,12 @@ enum TransportSend {
         var skippedAtStart = 0
         var skippedAfterReconnect = 0
         var sentKeyframe = false
+        /// Tracks sent along with the video, the publisher's index of each,
+        /// and their packets sent and left out as damaged.
+        var copiedTracks: [MediaTrack] = []
+        var outputTrack: [Int: Int] = [:]
+        var sentPackets = 0
+        var damagedPackets = 0
         /// Set after a reconnection: the encoder makes the next frame a keyframe.
         var wantsKeyframe = false
         private var clockStart: (wall: Double, media: MediaTime)?
@@ -194,10 +200,13 @@ enum TransportSend {
 
         mutating func sendFile(_ path: String, kind: MediaFileKind, frameLimit: Int?) throws(MediaError) {
             var samples: [CompressedSample] = []
+            var items: [MovieItem] = []
             if kind.container != nil {
-                let reader = try MovieReader(path: path)
-                while frameLimit.map({ samples.count < $0 }) ?? true, let sample = try reader.nextSample() {
-                    samples.append(sample)
+                let reader = try MovieReader(path: path, readingEveryTrack: true)
+                try chooseTracks(reader, path: path)
+                while frameLimit.map({ samples.count < $0 }) ?? true, let item = try reader.nextItem() {
+                    if case .sample(let sample) = item { samples.append(sample) }
+                    items.append(item)
                 }
             } else {
                 let stream = try Self.readAnnexB(path, codec: kind.annexBCodec)
@@ -213,7 +222,60 @@ enum TransportSend {
                 "\(label): \(first.formatDescription.codec.displayName) "
                     + "\(first.formatDescription.width)x\(first.formatDescription.height) from \(path) "
                     + "(\(samples.count) access units, sent as they are) to \(url)")
-            for sample in samples where StopSignal.requested == nil { try send(sample) }
+            if items.isEmpty {
+                for sample in samples where StopSignal.requested == nil { try send(sample) }
+                return
+            }
+            for item in items where StopSignal.requested == nil {
+                switch item {
+                case .sample(let sample): try send(sample)
+                case .packet(let packet): try send(packet)
+                }
+            }
+        }
+
+        /// Picks the tracks of `reader` that go along with the video (audio
+        /// the transport carries) and names the others once.
+        private mutating func chooseTracks(_ reader: MovieReader, path: String) throws(MediaError) {
+            let probe = try StreamPublisher(url: url, options: options)
+            for track in reader.tracks where track.index != reader.trackIndex {
+                if let reason = probe.copyRefusal(for: track) {
+                    printError("\(label): \(path) \(track) is not sent: \(reason)")
+                } else {
+                    copiedTracks.append(track)
+                }
+            }
+        }
+
+        /// A publisher with the copied tracks added; tracks map to its indices.
+        private mutating func makePublisher() throws(MediaError) -> StreamPublisher {
+            let publisher = try StreamPublisher(url: url, options: options)
+            outputTrack = [:]
+            for track in copiedTracks { outputTrack[track.index] = try publisher.addTrack(copying: track) }
+            return publisher
+        }
+
+        /// Sends a packet of a copied track, paced like the samples; a
+        /// damaged one is left out (counted).
+        private mutating func send(_ packet: TrackPacket) throws(MediaError) {
+            guard copiedTracks.contains(where: { $0.index == packet.track }) else { return }
+            if packet.isCorrupt {
+                damagedPackets += 1
+                return
+            }
+            if pace { wait(until: packet.dts.isValid ? packet.dts : packet.pts) }
+            while true {
+                do throws(MediaError) {
+                    if publisher == nil { publisher = try makePublisher() }
+                    try publisher!.append(packet, toTrack: outputTrack[packet.track]!)
+                    sentPackets += 1
+                    return
+                } catch {
+                    publisher = nil
+                    guard reconnector.shouldRetry(after: error) else { throw error }
+                    wantsKeyframe = true
+                }
+            }
         }
 
         /// Annex-B access units with presentation times from their picture
@@ -253,10 +315,10 @@ enum TransportSend {
                             + "keyframe (pts \(sample.pts))")
                 }
             }
-            if pace { wait(for: sample) }
+            if pace { wait(until: sample.dts.isValid ? sample.dts : sample.pts) }
             while true {
                 do throws(MediaError) {
-                    if publisher == nil { publisher = try StreamPublisher(url: url, options: options) }
+                    if publisher == nil { publisher = try makePublisher() }
                     let skippedBefore = publisher!.skippedBeforeFirstKeyframe
                     try publisher!.append(sample)
                     if publisher!.skippedBeforeFirstKeyframe > skippedBefore {
@@ -274,9 +336,8 @@ enum TransportSend {
             }
         }
 
-        /// Sleeps until the sample's decode time, counted from the first sample sent.
-        private mutating func wait(for sample: CompressedSample) {
-            let time = sample.dts.isValid ? sample.dts : sample.pts
+        /// Sleeps until `time` (a decode time), counted from the first one sent.
+        private mutating func wait(until time: MediaTime) {
             guard time.isValid else { return }
             guard let start = clockStart else {
                 clockStart = (monotonicSeconds(), time)
@@ -295,6 +356,12 @@ enum TransportSend {
             if skippedAfterReconnect > 0 {
                 summary += "; \(skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"
             }
+            if !copiedTracks.isEmpty {
+                summary +=
+                    " and \(sentPackets) packets of \(copiedTracks.count) other "
+                    + "track\(copiedTracks.count == 1 ? "" : "s")"
+            }
+            if damagedPackets > 0 { summary += "; left out \(damagedPackets) packets the demuxer found damaged" }
             if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
             printError(summary)
         }
@@ -347,6 +414,11 @@ enum TransportReceive {
         }
         var reconnector = Reconnector(limit: reconnect, label: label)
         var sink: SampleSink? = nil
+        // Into a container, the stream's other tracks (its audio) are kept,
+        // as the first connection has them.
+        let keepsOtherTracks = outputKind.container != nil
+        var others: OtherTracks? = nil
+        var saidVideoOnly = false
         var received = 0
         // An error or a timeout in the middle of the stream ends the
         // reception, not the output: what arrived before it is finished and
@@ -361,7 +433,7 @@ enum TransportReceive {
             connections: while StopSignal.requested == nil {
                 let player: StreamPlayer
                 do throws(MediaError) {
-                    player = try StreamPlayer(url: request.url, options: options)
+                    player = try StreamPlayer(url: request.url, options: options, readingEveryTrack: keepsOtherTracks)
                 } catch {
                     if options.listen, error.code != .timedOut, badClients < 100 {
                         badClients += 1
@@ -371,6 +443,13 @@ enum TransportReceive {
                     if reconnector.shouldRetry(after: error) { continue connections }
                     throw error
                 }
+                let otherTracks = player.tracks.filter { $0.index != player.trackIndex }
+                if !keepsOtherTracks && !otherTracks.isEmpty && !saidVideoOnly {
+                    saidVideoOnly = true
+                    printError(
+                        "\(label): writes the video track only to \(request.output); not kept: "
+                            + otherTracks.map(\.description).joined(separator: "; "))
+                }
                 if player.skippedBeforeKeyframe > 0 {
                     printError(
                         "\(label): joined mid-stream: skipped \(player.skippedBeforeKeyframe) access units to the "
@@ -379,22 +458,37 @@ enum TransportReceive {
                 while StopSignal.requested == nil {
                     if let frameLimit, pipeline == nil, received >= frameLimit { break connections }
                     if let pipeline, pipeline.sink.isSatisfied { break connections }
-                    let next: CompressedSample?
+                    let next: MovieItem?
                     do throws(MediaError) {
-                        next = try player.nextSample()
+                        next = keepsOtherTracks ? try player.nextItem() : try player.nextSample().map { .sample($0) }
                     } catch {
                         if reconnector.shouldRetry(after: error) { continue connections }
                         throw error
                     }
-                    guard let sample = next else {
+                    guard let item = next else {
                         if let note = player.endNote { printError("\(label): \(request.url): \(note)") }
                         break connections
+                    }
+                    if pipeline == nil && sink == nil {
+                        let made = try SampleSink(path: request.output, kind: outputKind)
+                        sink = made
+                        if keepsOtherTracks {
+                            others = try OtherTracks(
+                                player.tracks, videoTrack: player.trackIndex, into: made, input: request.url,
+                                output: request.output, label: label)
+                        }
+                    }
+                    let sample: CompressedSample
+                    switch item {
+                    case .sample(let read): sample = read
+                    case .packet(let packet):
+                        others?.write(packet, to: sink!)
+                        continue
                     }
                     received += 1
                     if pipeline != nil {
                         try pipeline!.decode(sample)
                     } else {
-                        if sink == nil { sink = try SampleSink(path: request.output, kind: outputKind) }
                         try sink!.write(sample)
                     }
                 }
@@ -417,6 +511,12 @@ enum TransportReceive {
                 }
             } else if let sink {
                 try sink.finish()
+                others?.reportLeftOut()
+                if let others, others.count > 0 {
+                    summary +=
+                        " and \(others.copiedPackets) packets of \(others.count) other "
+                        + "track\(others.count == 1 ? "" : "s")"
+                }
                 summary += ", wrote them to \(request.output)"
             }
             if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }

@@ -154,6 +154,14 @@ enum WebServe {
             } else {
                 source = try SampleSource(
                     path: input, kind: kind, codec: codec, frameDuration: nil, presentationTimes: true)
+                if let reader = source?.reader {
+                    let others = reader.tracks.filter { $0.index != reader.trackIndex }
+                    if !others.isEmpty {
+                        printError(
+                            "codecs stream serve: the page gets the video track only; not sent from \(input): "
+                                + others.map(\.description).joined(separator: "; "))
+                    }
+                }
             }
         }
 

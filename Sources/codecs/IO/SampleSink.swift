@@ -56,6 +56,33 @@ final class SampleSink {
         }
     }
 
+    /// Why the output cannot hold `track`, or nil when it can (an Annex-B
+    /// elementary stream holds video only).
+    func copyRefusal(for track: MediaTrack) -> String? {
+        guard let movie else { return "an Annex-B elementary stream holds one video stream only" }
+        return movie.copyRefusal(for: track)
+    }
+
+    /// Adds a track that carries `track`'s packets as they are; returns its
+    /// index in the output (see ``MovieWriter/addTrack(copying:)``).
+    func addTrack(copying track: MediaTrack) throws(MediaError) -> Int {
+        precondition(movie != nil, "an Annex-B sink has no other tracks")
+        do throws(MediaError) {
+            return try movie!.addTrack(copying: track)
+        } catch {
+            throw output.naming(error)
+        }
+    }
+
+    /// Writes one packet of a copied track.
+    func write(_ packet: TrackPacket, toTrack track: Int) throws(MediaError) {
+        do throws(MediaError) {
+            try movie!.append(packet, toTrack: track)
+        } catch {
+            throw output.naming(error)
+        }
+    }
+
     /// Completes the output (container index, trailer), closes it and moves
     /// it to its final name. Without this call the file is removed.
     func finish() throws(MediaError) {
