@@ -31,7 +31,7 @@ func benchmarkPageLatency(frames: Int, report: Report) throws {
     let jsonPath = work.appendingPathComponent("demo.json").path
     let script = work.appendingPathComponent("browse.py").path
     try pageScript.write(toFile: script, atomically: true, encoding: .utf8)
-    let port = try freeLoopbackPort()
+    let port = try freeLoopbackPort(type: Int32(SOCK_STREAM.rawValue))
 
     let demo = Process()
     demo.executableURL = URL(fileURLWithPath: codecs)
@@ -101,20 +101,3 @@ private let pageScript = """
     finally:
         driver.quit()
     """
-
-/// A TCP port of 127.0.0.1 nothing listens on now.
-private func freeLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-        }
-    }
-    guard bound else { throw MediaError(.system, "no free TCP port on 127.0.0.1") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}

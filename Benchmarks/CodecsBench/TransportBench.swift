@@ -160,7 +160,7 @@ private func measure(_ transport: TransportUnderTest, publisherOptions: StreamOp
 }
 
 /// A loopback port of the socket `type` that was free a moment ago.
-private func freeLoopbackPort(type: Int32) throws -> Int {
+func freeLoopbackPort(type: Int32) throws -> Int {
     let fd = socket(AF_INET, type, 0)
     defer { close(fd) }
     var address = sockaddr_in()
