@@ -140,3 +140,18 @@ public enum MovieItem: Sendable {
     case sample(CompressedSample)
     case packet(TrackPacket)
 }
+
+extension Muxer {
+    /// Writes one packet of a copied track (``MovieWriter`` and
+    /// ``StreamPublisher`` alike): its times when known, its flags and side
+    /// data, into output stream `stream`.
+    func write(_ packet: TrackPacket, stream: Int, while action: String) throws(MediaError) {
+        guard packet.data.count <= Muxer.maximumPacketSize else {
+            throw .invalidArgument("a packet of \(packet.data.count) bytes is too large for libavformat")
+        }
+        try writeCopiedPacket(
+            packet.data, stream: stream, pts: packet.pts.isValid ? packet.pts : nil,
+            dts: packet.dts.isValid ? packet.dts : nil, duration: packet.duration.isValid ? packet.duration : nil,
+            isKeyframe: packet.isKeyframe, sideData: packet.sideData, while: action)
+    }
+}

@@ -236,15 +236,9 @@ public final class MovieWriter {
     }
 
     private func writeCopied(_ packet: TrackPacket, track outputTrack: Int) throws(MediaError) {
-        guard packet.data.count <= Muxer.maximumPacketSize else {
-            throw .invalidArgument("a packet of \(packet.data.count) bytes is too large for libavformat")
-        }
-        let source = copiedTracks[outputTrack - 1]
-        try muxer.writeCopiedPacket(
-            packet.data, stream: outputTrack, pts: packet.pts.isValid ? packet.pts : nil,
-            dts: packet.dts.isValid ? packet.dts : nil, duration: packet.duration.isValid ? packet.duration : nil,
-            isKeyframe: packet.isKeyframe, sideData: packet.sideData,
-            while: "writing a packet of \(source) (pts \(packet.pts))")
+        try muxer.write(
+            packet, stream: outputTrack,
+            while: "writing a packet of \(copiedTracks[outputTrack - 1]) (pts \(packet.pts))")
         copiedPacketCount += 1
     }
 

@@ -38,6 +38,14 @@ public final class RTPStreamSender {
         /// No feedback.
         public init() {}
 
+        /// Adds what `later` says: a keyframe asked for in either, the later
+        /// target rate when it has one.
+        public mutating func merge(_ later: Feedback) {
+            keyframeRequested = keyframeRequested || later.keyframeRequested
+            targetBitRate = later.targetBitRate ?? targetBitRate
+            receiverLeft = receiverLeft || later.receiverLeft
+        }
+
         mutating func merge(_ events: [RTPSenderEvent]) {
             for event in events {
                 switch event {

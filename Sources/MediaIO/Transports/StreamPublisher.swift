@@ -179,15 +179,8 @@ public final class StreamPublisher {
     }
 
     private func sendCopied(_ packet: TrackPacket, track outputTrack: Int) throws(MediaError) {
-        guard packet.data.count <= Muxer.maximumPacketSize else {
-            throw .invalidArgument("a packet of \(packet.data.count) bytes is too large for libavformat")
-        }
         deadline.arm(seconds: options.ioTimeout)
-        try muxer!.writeCopiedPacket(
-            packet.data, stream: outputTrack, pts: packet.pts.isValid ? packet.pts : nil,
-            dts: packet.dts.isValid ? packet.dts : nil, duration: packet.duration.isValid ? packet.duration : nil,
-            isKeyframe: packet.isKeyframe, sideData: packet.sideData,
-            while: "sending a packet of \(copiedTracks[outputTrack - 1])")
+        try muxer!.write(packet, stream: outputTrack, while: "sending a packet of \(copiedTracks[outputTrack - 1])")
         copiedPacketCount += 1
     }
 

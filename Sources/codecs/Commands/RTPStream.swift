@@ -66,8 +66,6 @@ let rtpReceiveHelp = """
       --loss PCT, --seed N       drop received packets on purpose (seeded, for tests)
       --no-nack                  do not ask for lost packets again (RFC 4585 generic NACK, on by
                                  default: a gap is asked for until the jitter delay runs out)
-      --rtcp-port N              the local port RTCP leaves from and feedback is read on (default:
-                                 one the system picks; receivers learn it from the sender reports)
       --stats-json FILE          write the stream's figures (webrtc-stats inbound-rtp) as JSON
     """
 
@@ -77,17 +75,12 @@ struct RTPURL {
     var port: UInt16
 
     init?(_ text: String) {
-        guard text.hasPrefix("rtp://") else { return nil }
-        var rest = String(text.dropFirst(6))
-        if let query = rest.firstIndex(of: "?") { rest = String(rest[..<query]) }
-        if rest.hasPrefix("@") { rest.removeFirst() }
-        guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]), port > 0
-        else { return nil }
-        var host = String(rest[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        self.host = host
-        self.port = port
+        // MediaIO's URL reading: brackets, `@`, the port range checked.
+        guard text.hasPrefix("rtp://"), let endpoint = try? URLEndpoint(url: text) else { return nil }
+        host = endpoint.host
+        port = UInt16(endpoint.port)
     }
+
 }
 
 /// `--loss PCT --seed N` as a fault injector, or nil without `--loss`.
@@ -364,14 +357,10 @@ private struct RTPSender {
     private mutating func wait(until time: Double?) throws(MediaError) -> RTPStreamSender.Feedback {
         var feedback = pendingFeedback
         pendingFeedback = RTPStreamSender.Feedback()
-        let waiting = try stream.poll(for: 0)
-        feedback.keyframeRequested = feedback.keyframeRequested || waiting.keyframeRequested
-        feedback.targetBitRate = waiting.targetBitRate ?? feedback.targetBitRate
+        feedback.merge(try stream.poll(for: 0))
         guard let time else { return feedback }
         while !feedback.keyframeRequested, monotonicSeconds() < time {
-            let next = try stream.poll(for: time - monotonicSeconds())
-            feedback.keyframeRequested = feedback.keyframeRequested || next.keyframeRequested
-            feedback.targetBitRate = next.targetBitRate ?? feedback.targetBitRate
+            feedback.merge(try stream.poll(for: time - monotonicSeconds()))
         }
         if feedback.keyframeRequested { sleep(until: time) }
         return feedback
@@ -379,9 +368,7 @@ private struct RTPSender {
 
     private mutating func send(_ samples: [CompressedSample]) throws(MediaError) {
         for sample in samples {
-            let feedback = try stream.send(sample)
-            pendingFeedback.keyframeRequested = pendingFeedback.keyframeRequested || feedback.keyframeRequested
-            pendingFeedback.targetBitRate = feedback.targetBitRate ?? pendingFeedback.targetBitRate
+            pendingFeedback.merge(try stream.send(sample))
             framesSent += 1
         }
     }
