@@ -85,7 +85,7 @@ public final class SRTPContext {
         _ bytes: [UInt8], grow: Bool,
         _ call: (srtp_t?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>) -> srtp_err_status_t
     ) throws(MediaError) -> [UInt8] {
-        guard bytes.count >= 12, bytes.count <= 8192 else {
+        guard bytes.count >= 8, bytes.count <= 8192 else {
             throw .invalidData("SRTP: a datagram of \(bytes.count) bytes")
         }
         var buffer = bytes

@@ -13,6 +13,8 @@ private let streamHelp = """
                                [--listen ADDRESS] [--wait-clients N]
            codecs stream serve -i IN --http HOST:PORT [--annexb] [--loop] [--no-pace] [--wait-clients N]
                                [--stats-json FILE] [encode options for a .y4m IN]
+           codecs stream serve -i IN --whep HOST:PORT [--wait-viewers N] [--loop] [--stats-json FILE]
+                               [encode options for a .y4m IN]   (WebRTC; --whep --help for more)
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
@@ -227,6 +229,7 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
 
 private func runStreamServe(_ arguments: [String]) -> Int32 {
     if arguments.contains("--http") { return WebServe.run(arguments) }
+    if arguments.contains("--whep") { return WHEPServe.run(arguments) }
     let parsed: Arguments
     let encodeOptions: EncodeOptions
     let input: String
