@@ -28,7 +28,7 @@ import RTPPayload
 /// refuses, 503 past ``Configuration/maximumViewers``; `DELETE` of a
 /// session URL 200 (404 for an unknown one); `PATCH` 405 (no trickle ICE:
 /// the answer carries the one host candidate); `GET /whep/stats` the
-/// statistics as JSON. Every response allows any origin. It starts no
+/// statistics as JSON; `GET /` a WebRTC player page (``WHEPPage``). Every response allows any origin. It starts no
 /// threads: the caller drives it from one thread.
 public final class WHEPServer {
     public struct Configuration: Sendable {
@@ -354,6 +354,8 @@ public final class WHEPServer {
             return Self.response(200)
         case "PATCH" where path.hasPrefix("/whep/"):
             return Self.response(405, body: "trickle ICE is not supported: the answer carries the host candidate")
+        case "GET" where path == "/":
+            return Self.response(200, body: WHEPPage.html, type: "text/html; charset=utf-8")
         case "GET" where path == "/whep/stats":
             return Self.response(200, body: statisticsJSON(), type: "application/json")
         default:

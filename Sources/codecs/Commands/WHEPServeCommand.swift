@@ -23,6 +23,8 @@ enum WHEPServe {
           --wait-viewers N           viewers with DTLS done before the first frame (default 1; 0: at once)
           --max-viewers N            viewers at once (default 16)
           --linger SECONDS           keep answering NACKs this long after the last frame (default 1)
+          --profile NAME             for a .y4m IN: baseline (default: Constrained Baseline, which every
+                                     browser offers), main, high or constrained-high
           --stats-json FILE          write the final statistics (GET /whep/stats) to FILE
           --loop, --no-pace          as for --http
         H.264 only; the answer carries one host candidate (ICE-lite, no trickle, no TURN).
@@ -39,7 +41,7 @@ enum WHEPServe {
         let kind: MediaFileKind
         let waitViewers: Int
         let linger: Double
-        let encodeOptions: EncodeOptions
+        var encodeOptions: EncodeOptions
         do {
             parsed = try Arguments(
                 arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
@@ -68,6 +70,13 @@ enum WHEPServe {
                 throw Arguments.UsageError(description: "--linger SECONDS: expected 0 to 60")
             }
             encodeOptions = try EncodeOptions(parsed)
+            let profiles: [String: CompressionProperties.Profile] = [
+                "baseline": .baseline, "main": .main, "high": .high, "constrained-high": .constrainedHigh,
+            ]
+            guard let profile = profiles[parsed.value("profile") ?? "baseline"] else {
+                throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
+            }
+            encodeOptions.properties.profile = profile
             guard encodeOptions.codec == .h264 else {
                 throw Arguments.UsageError(description: "--whep sends H.264 only")
             }
