@@ -39,6 +39,11 @@ public final class WHEPServer {
         /// The UDP media port; 0 picks a free one.
         public var mediaPort = 0
         public var maximumViewers = 16
+        /// Chance in [0, 1) that a first transmission of a media packet is
+        /// dropped on purpose (seeded by ``lossSeed`` per viewer), to
+        /// exercise NACK repair; 0 in normal use.
+        public var lossProbability = 0.0
+        public var lossSeed: UInt64 = 1
 
         public init(host: String = "127.0.0.1", port: Int = 0, mediaPort: Int = 0) {
             self.host = host
@@ -393,6 +398,10 @@ public final class WHEPServer {
                 id: id, video: video, credentials: credentials, ssrc: UInt32.random(in: 1...UInt32.max),
                 ntpOffset: ntpOffset, now: clock.now)
         } catch { return refuse(500, error.message) }
+        if configuration.lossProbability > 0 {
+            peer.faults = PacketFaultInjector(
+                seed: configuration.lossSeed, dropProbability: configuration.lossProbability)
+        }
         peers[id] = peer
         peersByUsername[credentials.usernameFragment] = peer
         let parameters = AnswerParameters(
@@ -438,6 +447,7 @@ public final class WHEPServer {
                 + "\"remotePacketsLost\":\(peer.sender.remoteStatistics.packetsLost),"
                 + "\"receptionReports\":\(peer.sender.remoteStatistics.reportsReceived),"
                 + "\"rtcpPacketsReceived\":\(peer.rtcpPacketsReceived),"
+                + "\"packetsDroppedOnPurpose\":\(peer.packetsDroppedOnPurpose),"
                 + "\"iceRequestsAnswered\":\(peer.ice.requestsAnswered),\"refused\":{\(refusals)}}"
         }
         return "{\"viewers\":[\(viewers.joined(separator: ","))],\"strayDatagrams\":\(strayDatagrams),"

@@ -41,6 +41,12 @@ public final class WebRTCPeer {
     /// SRTCP packets taken.
     public private(set) var rtcpPacketsReceived = 0
 
+    /// Drops first transmissions on purpose (seeded), for loss tests;
+    /// retransmissions always go.
+    public var faults: PacketFaultInjector?
+    /// Media packets the fault injector dropped.
+    public private(set) var packetsDroppedOnPurpose = 0
+
     private let dtls: DTLSEndpoint
     private var outbound: SRTPContext?
     private var inbound: SRTPContext?
@@ -159,7 +165,19 @@ public final class WebRTCPeer {
             refuse("sample not packetized: \(error.message)")
             return []
         }
-        return handle(events, at: now, captureNTP: captureNTP)
+        guard var faults else { return handle(events, at: now, captureNTP: captureNTP) }
+        var kept: [RTPSenderEvent] = []
+        for event in events {
+            if case .rtp(let packet) = event {
+                let passed = faults.process(packet)
+                if passed.isEmpty { packetsDroppedOnPurpose += 1 }
+                kept += passed.map { RTPSenderEvent.rtp($0) }
+            } else {
+                kept.append(event)
+            }
+        }
+        self.faults = faults
+        return handle(kept, at: now, captureNTP: captureNTP)
     }
 
     /// Timers: DTLS retransmissions, sender reports, delayed keyframe

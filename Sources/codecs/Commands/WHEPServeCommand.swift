@@ -11,7 +11,7 @@ import WebRTC
 enum WHEPServe {
     static let valueOptions: Set<String> = [
         "i", "input", "whep", "wait-viewers", "media-port", "max-viewers", "stats-json", "codec", "frame-rate",
-        "linger",
+        "linger", "profile", "loss", "seed",
     ]
     static let flagOptions: Set<String> = ["loop", "no-pace"]
 
@@ -25,6 +25,7 @@ enum WHEPServe {
           --linger SECONDS           keep answering NACKs this long after the last frame (default 1)
           --profile NAME             for a .y4m IN: baseline (default: Constrained Baseline, which every
                                      browser offers), main, high or constrained-high
+          --loss PCT --seed N        drop PCT % of first transmissions on purpose (seeded; NACK repair tests)
           --stats-json FILE          write the final statistics (GET /whep/stats) to FILE
           --loop, --no-pace          as for --http
         H.264 only; the answer carries one host candidate (ICE-lite, no trickle, no TURN).
@@ -77,6 +78,12 @@ enum WHEPServe {
                 throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
             }
             encodeOptions.properties.profile = profile
+            let loss = Double(parsed.value("loss") ?? "0") ?? -1
+            guard (0..<50).contains(loss) else {
+                throw Arguments.UsageError(description: "--loss PCT: expected 0 to 50")
+            }
+            configuration.lossProbability = loss / 100
+            configuration.lossSeed = UInt64(try parsed.integer("seed", in: 0...Int.max, default: 1)!)
             guard encodeOptions.codec == .h264 else {
                 throw Arguments.UsageError(description: "--whep sends H.264 only")
             }

@@ -1,0 +1,229 @@
+import Foundation
+import MediaCore
+import TestSupport
+import Testing
+
+@testable import WebRTC
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The WHEP HTTP surface of ``WHEPServer`` in process: requests written to
+/// a loopback socket, the server polled, the response read.
+struct WHEPServerTests {
+    static func exchange(_ server: WHEPServer, _ request: String) throws -> (status: Int, head: String, body: String) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(server.httpPort).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw ProcessError("connect failed") }
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        for _ in 0..<100 {
+            try server.poll(timeoutMilliseconds: 20)
+            var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            guard Glibc.poll(&descriptors, 1, 0) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            response += buffer[0..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let status = Int(parts[0].split(separator: " ").dropFirst().first ?? "") ?? 0
+        return (status, parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    static func post(_ body: String, type: String = "application/sdp") -> String {
+        "POST /whep HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+    }
+
+    @Test func answersTheWHEPRequests() throws {
+        let server = try WHEPServer(.init())
+        let options = try Self.exchange(server, "OPTIONS /whep HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(options.status == 204)
+        #expect(options.head.contains("Access-Control-Allow-Origin: *"))
+        #expect(options.head.contains("Access-Control-Allow-Methods: OPTIONS, POST, DELETE, PATCH"))
+        let early = try Self.exchange(server, Self.post(Offers.browser()))
+        #expect(early.status == 409 && early.body == "nothing is live yet")
+
+        server.setLive(profileLevelID: [0x42, 0xC0, 0x1E])
+        #expect(try Self.exchange(server, Self.post(Offers.browser(), type: "text/plain")).status == 415)
+        let unsigned = try Self.exchange(server, Self.post(Offers.browser(fingerprintLine: nil)))
+        #expect(unsigned.status == 400 && unsigned.body == "the offer has no a=fingerprint")
+        let vp8 = try Self.exchange(server, Self.post(Offers.browser(h264: false)))
+        #expect(vp8.status == 400 && vp8.body.contains("no H.264 payload type"))
+        #expect(try Self.exchange(server, Self.post("not sdp")).status == 400)
+
+        let created = try Self.exchange(server, Self.post(Offers.browser()))
+        #expect(created.status == 201)
+        #expect(created.head.contains("Content-Type: application/sdp"))
+        let location = try #require(
+            created.head.components(separatedBy: "\r\n").first { $0.hasPrefix("Location: ") }?.dropFirst(10))
+        #expect(location.hasPrefix("/whep/"))
+        let answer = try SessionOffer(parsing: created.body)
+        #expect(answer.sections.count == 2 && answer.sections[1].port == server.mediaPort)
+        #expect(answer.sections[1].fingerprint?.value == DTLSCertificate.shared.fingerprint)
+        #expect(server.viewerCount == 1)
+        #expect(try Self.exchange(server, "PATCH \(location) HTTP/1.1\r\nContent-Length: 0\r\n\r\n").status == 405)
+        #expect(try Self.exchange(server, "DELETE \(location) HTTP/1.1\r\n\r\n").status == 200)
+        #expect(server.viewerCount == 0)
+        #expect(try Self.exchange(server, "DELETE \(location) HTTP/1.1\r\n\r\n").status == 404)
+        let page = try Self.exchange(server, "GET / HTTP/1.1\r\n\r\n")
+        #expect(page.status == 200 && page.body.contains("RTCPeerConnection"))
+        let stats = try Self.exchange(server, "GET /whep/stats HTTP/1.1\r\n\r\n")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.body.utf8)) as? [String: Any])
+        let refused = try #require(json["refusedOffers"] as? [String])
+        #expect(refused.count == 5)
+        let viewers = try #require(json["viewers"] as? [[String: Any]])
+        #expect(viewers.first?["state"] as? String == "closed: the viewer sent DELETE")
+    }
+}
+
+/// `codecs stream serve --whep` with independent WebRTC peers on loopback.
+@Suite(.serialized)
+struct WHEPPeerTests {
+    static var peers: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Peers")
+    }
+
+    static func stats(_ path: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try #require((json["viewers"] as? [[String: Any]])?.first)
+    }
+
+    /// aiortc (libavcodec through PyAV) as the viewer: every frame it
+    /// decodes has the MD5 FFmpeg gives the same frame of the file we
+    /// served. aiortc hands a frame on when the next one starts, so the
+    /// last frame never comes out: the test asks for all but the last.
+    @Test func aiortcDecodesEveryFrameAsFFmpegDoes() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try ffmpegTestPattern(
+            size: "176x144", rate: 25, frames: 50,
+            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "25", "-bf", "0"], to: input)
+        let port = try ServeHelpers.freeTCPPort()
+        let statsPath = directory.path("stats.json")
+        let server = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(port)", "--linger", "5", "--stats-json",
+                statsPath,
+            ],
+            in: directory)
+        let viewer = try runProcess(
+            "/usr/bin/python3",
+            [Self.peers.appendingPathComponent("whep_aiortc.py").path, "http://127.0.0.1:\(port)/whep", "49", "20"])
+        let result = server.wait(timeout: 60)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        #expect(viewer.status == 0, "\(viewer.stderr.suffix(2000))")
+        let received = try #require(try JSONSerialization.jsonObject(with: viewer.stdout) as? [String: Any])
+        #expect(received["status"] as? Int == 201)
+        #expect(received["contentType"] as? String == "application/sdp")
+        #expect(received["deleteStatus"] as? Int == 200)
+        let frames = try #require(received["frames"] as? [String])
+        let reference = try ffmpegFrameMD5(path: input)
+        #expect(reference.count == 50)
+        #expect(frames == Array(reference.prefix(49)))
+        let viewerStats = try Self.stats(statsPath)
+        #expect(viewerStats["state"] as? String == "closed: the viewer sent DELETE")
+        #expect(viewerStats["framesSent"] as? Int == 50)
+    }
+
+    struct BrowserCase: Sendable, CustomStringConvertible {
+        var size: String
+        var frames: Int
+        var lossPercent: Int
+        var description: String { "\(size), \(frames) frames, \(lossPercent) % loss" }
+    }
+
+    /// Headless Chromium plays the stream from the server's page: every
+    /// frame sent is decoded, and its getStats() figures agree with our
+    /// sender's: packets lost (the packets dropped on purpose, as the
+    /// reception reports said), NACKs (each one answered), RTX packets.
+    @Test(arguments: [
+        BrowserCase(size: "320x240", frames: 90, lossPercent: 0),
+        BrowserCase(size: "640x360", frames: 150, lossPercent: 2),
+    ])
+    func chromiumPlaysTheStream(_ c: BrowserCase) throws {
+        guard findExecutable("chromedriver") != nil, findExecutable("chromium") != nil else {
+            Issue.record("chromium and chromium-driver are not installed (scripts/bootstrap installs them)")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.y4m")
+        try ffmpegTestPattern(size: c.size, rate: 30, frames: c.frames, to: input)
+        let port = try ServeHelpers.freeTCPPort()
+        let statsPath = directory.path("stats.json")
+        let server = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(port)", "--linger", "3", "--stats-json",
+                statsPath, "--loss", String(c.lossPercent), "--seed", "7",
+            ], in: directory)
+        let viewer = try runProcess(
+            "/usr/bin/python3",
+            [Self.peers.appendingPathComponent("whep_chromium.py").path, "http://127.0.0.1:\(port)/", String(c.frames)])
+        let result = server.wait(timeout: 90)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        #expect(viewer.status == 0, "\(viewer.stderr.suffix(2000))")
+        let page = try #require(try JSONSerialization.jsonObject(with: viewer.stdout) as? [String: Any])
+        #expect(page["status"] as? Int == 201, "\(page)")
+        let inbound = try #require(page["inbound"] as? [String: Any], "\(page)")
+        let sent = try Self.stats(statsPath)
+        let decoded = inbound["framesDecoded"] as? Int ?? -1
+        #expect(sent["framesSent"] as? Int == c.frames)
+        #expect(decoded == c.frames)
+        #expect((inbound["framesDropped"] as? Int ?? 0) * 100 <= c.frames)
+        #expect(page["width"] as? Int == Int(c.size.split(separator: "x")[0]))
+        let dropped = sent["packetsDroppedOnPurpose"] as? Int ?? -1
+        #expect(inbound["packetsLost"] as? Int == dropped)
+        // The last reception report may predate the last loss.
+        #expect((sent["remotePacketsLost"] as? Int ?? -1) <= dropped)
+        #expect(inbound["nackCount"] as? Int == sent["nackCount"] as? Int)
+        #expect(inbound["pliCount"] as? Int == sent["pliCount"] as? Int)
+        // Our count includes the tail probe at the end (the last packet once
+        // more on the media SSRC); Chromium counts RTX packets only.
+        #expect(
+            inbound["retransmittedPacketsReceived"] as? Int ?? 0 == (sent["retransmittedPacketsSent"] as? Int ?? 0) - 1)
+        if c.lossPercent > 0 {
+            #expect(dropped > 0)
+            #expect((sent["remotePacketsLost"] as? Int ?? 0) > 0)
+            #expect((inbound["nackCount"] as? Int ?? 0) > 0)
+        }
+        let firstFrame = page["firstFrameMs"] as? Double ?? -1
+        print(
+            "WHEP \(c): POST → first frame shown \(String(format: "%.1f", firstFrame)) ms; freezes "
+                + "\(inbound["freezeCount"] ?? "?") (\(inbound["totalFreezesDuration"] ?? "?") s); jitter buffer "
+                + "\(inbound["jitterBufferDelay"] ?? "?") s over \(inbound["jitterBufferEmittedCount"] ?? "?") frames")
+    }
+}
+
+enum ServeHelpers {
+    /// A TCP port on 127.0.0.1 that was free a moment ago.
+    static func freeTCPPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw ProcessError("no free TCP port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
