@@ -201,10 +201,11 @@ struct WHEPPeerTests {
             #expect((sent["remotePacketsLost"] as? Int ?? 0) > 0)
             #expect((inbound["nackCount"] as? Int ?? 0) > 0)
         }
-        let firstFrame = page["firstFrameMs"] as? Double ?? -1
+        let figure = { (key: String) in (page[key] as? Double).map { String(format: "%.1f", $0) } ?? "?" }
         print(
-            "WHEP \(c): POST → first frame shown \(String(format: "%.1f", firstFrame)) ms; freezes "
-                + "\(inbound["freezeCount"] ?? "?") (\(inbound["totalFreezesDuration"] ?? "?") s); jitter buffer "
+            "WHEP \(c): POST → first frame shown \(figure("firstFrameMs")) ms; last packet received → presented "
+                + "p50 \(figure("receivedToPresentedP50Ms")) ms, p95 \(figure("receivedToPresentedP95Ms")) ms; freezes "
+                + "\(inbound["freezeCount"] ?? "?") (\(inbound["totalFreezesDuration"] ?? "?") s); jitter buffer delay "
                 + "\(inbound["jitterBufferDelay"] ?? "?") s over \(inbound["jitterBufferEmittedCount"] ?? "?") frames")
     }
 }

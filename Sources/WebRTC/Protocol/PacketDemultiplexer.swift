@@ -61,12 +61,21 @@ public enum RTPHeaderExtensionWriter {
     /// maximum, 10 ms units): render at once.
     public static let zeroPlayoutDelay: [UInt8] = [0, 0, 0]
 
-    /// abs-capture-time's 8-byte form: the capture time as a 64-bit NTP
-    /// timestamp (Q32.32 seconds since 1900).
-    public static func absoluteCaptureTime(ntpSeconds: Double) -> [UInt8] {
+    /// abs-capture-time: the capture time as a 64-bit NTP timestamp
+    /// (Q32.32 seconds since 1900); with `clockOffset`, the 16-byte form
+    /// that adds the estimated capture clock offset (Q32.32 seconds, signed:
+    /// the capture clock minus the sender's NTP clock; 0 when the sender
+    /// captures). Receivers place the capture time on their own clock only
+    /// with the offset.
+    public static func absoluteCaptureTime(ntpSeconds: Double, clockOffset: Double? = nil) -> [UInt8] {
         let whole = UInt64(ntpSeconds)
         let fraction = UInt64((ntpSeconds - Double(whole)) * 4_294_967_296.0)
         let value = whole << 32 | (fraction & 0xFFFF_FFFF)
-        return (0..<8).map { UInt8((value >> (56 - 8 * UInt64($0))) & 0xFF) }
+        var bytes = (0..<8).map { UInt8((value >> (56 - 8 * UInt64($0))) & 0xFF) }
+        if let clockOffset {
+            let offset = UInt64(bitPattern: Int64((clockOffset * 4_294_967_296.0).rounded()))
+            bytes += (0..<8).map { UInt8((offset >> (56 - 8 * UInt64($0))) & 0xFF) }
+        }
+        return bytes
     }
 }

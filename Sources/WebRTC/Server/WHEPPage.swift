@@ -3,7 +3,8 @@
 /// POSTed to `/whep` once ICE gathering is done, and the session is
 /// DELETEd when the page goes away). It shows the connection state, frames
 /// decoded, packets lost, NACKs and PLIs sent from `getStats()`, and the
-/// time from the POST to the first frame shown.
+/// time from the POST to the first frame shown, and the p50/p95 time from a
+/// frame's last packet arriving to its presentation.
 ///
 /// `window.whep.stats()` returns those figures as an object, for scripts.
 enum WHEPPage {
@@ -29,11 +30,34 @@ enum WHEPPage {
         const state = { status: null, location: null, error: null, postedAt: null, firstFrameMs: null, framesShown: 0,
                         inbound: null, connection: "new" };
         const pc = new RTCPeerConnection();
-        pc.addTransceiver("video", { direction: "recvonly" });
+        const transceiver = pc.addTransceiver("video", { direction: "recvonly" });
+        // Ask for abs-capture-time (offered only on request) so that every
+        // frame carries its capture time.
+        if (transceiver.setHeaderExtensionsToNegotiate) {
+          const extensions = transceiver.getHeaderExtensionsToNegotiate();
+          for (const e of extensions) {
+            if (e.uri.endsWith("/abs-capture-time") && e.direction === "stopped") e.direction = "recvonly";
+          }
+          try { transceiver.setHeaderExtensionsToNegotiate(extensions); } catch (error) { state.extensionError = String(error); }
+        }
         pc.ontrack = (event) => { video.srcObject = new MediaStream([event.track]); };
         pc.onconnectionstatechange = () => { state.connection = pc.connectionState; };
-        const onFrame = (now) => {
+        const latencies = [];
+        const percentile = (values, p) => {
+          if (values.length === 0) return null;
+          const sorted = [...values].sort((a, b) => a - b);
+          return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+        };
+        const onFrame = (now, metadata) => {
           state.framesShown += 1;
+          // receiveTime: the last packet of the frame arrived; presentationTime:
+          // the frame went to the compositor. (Chromium gives no captureTime for
+          // remote frames here, even with abs-capture-time.)
+          if (metadata && metadata.receiveTime !== undefined) {
+            latencies.push(metadata.presentationTime - metadata.receiveTime);
+            state.receivedToPresentedP50Ms = percentile(latencies, 0.5);
+            state.receivedToPresentedP95Ms = percentile(latencies, 0.95);
+          }
           if (state.firstFrameMs === null && state.postedAt !== null) state.firstFrameMs = now - state.postedAt;
           video.requestVideoFrameCallback(onFrame);
         };
@@ -62,6 +86,8 @@ enum WHEPPage {
             ["frames decoded", s.framesDecoded], ["frames dropped", s.framesDropped],
             ["packets lost", s.packetsLost], ["NACKs sent", s.nackCount], ["PLIs sent", s.pliCount],
             ["POST to first frame (ms)", state.firstFrameMs && state.firstFrameMs.toFixed(1)],
+            ["received to presented p50 / p95 (ms)", state.receivedToPresentedP50Ms === undefined ? null
+              : state.receivedToPresentedP50Ms.toFixed(1) + " / " + state.receivedToPresentedP95Ms.toFixed(1)],
             ["size", video.videoWidth + "x" + video.videoHeight], ["error", state.error]];
           document.getElementById("figures").innerHTML =
             rows.map(([k, v]) => `<tr><td>${k}</td><td>${v ?? "–"}</td></tr>`).join("");

@@ -101,8 +101,10 @@ public final class WHEPServer {
             throw MediaError(.system, "listen: \(String(cString: strerror(errno)))")
         }
         for descriptor in [listener, udp] { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) }
-        let wall = Double(time(nil))  // whole seconds suffice to place sender reports on the NTP clock
-        ntpOffset = MediaTime(seconds: wall + 2_208_988_800 - clock.now.seconds, timescale: 1_000_000_000)
+        // Sender reports carry wall-clock NTP time, so that a browser can
+        // estimate each frame's capture time (requestVideoFrameCallback).
+        ntpOffset = MediaTime(
+            seconds: wallClockSeconds() + 2_208_988_800 - clock.now.seconds, timescale: 1_000_000_000)
     }
 
     deinit {
@@ -409,7 +411,12 @@ public final class WHEPServer {
             fingerprint: DTLSCertificate.shared.fingerprint, candidateHost: configuration.host,
             candidatePort: mediaPort, ssrc: peer.sender.ssrc, retransmissionSSRC: peer.retransmissionSSRC)
         let text = offer.answer(video, parameters: parameters, streamProfileLevelID: profileLevelID)
-        log("viewer \(id) joined (payload type \(video.payloadType), profile-level-id \(video.offeredProfileLevelID))")
+        let extensions =
+            (video.playoutDelayID.map { ["playout-delay \($0)"] } ?? [])
+            + (video.absoluteCaptureTimeID.map { ["abs-capture-time \($0)"] } ?? [])
+        log(
+            "viewer \(id) joined (payload type \(video.payloadType), profile-level-id \(video.offeredProfileLevelID)"
+                + (extensions.isEmpty ? ")" : "; extensions: \(extensions.joined(separator: ", ")))"))
         return Self.response(201, body: text, type: "application/sdp", extra: ["Location: /whep/\(id)"])
     }
 

@@ -219,7 +219,8 @@ public final class WebRTCPeer {
                 var elements: [(id: UInt8, data: [UInt8])] = []
                 if let id = video.playoutDelayID { elements.append((id, RTPHeaderExtensionWriter.zeroPlayoutDelay)) }
                 if let id = video.absoluteCaptureTimeID, let captureNTP {
-                    elements.append((id, RTPHeaderExtensionWriter.absoluteCaptureTime(ntpSeconds: captureNTP)))
+                    elements.append(
+                        (id, RTPHeaderExtensionWriter.absoluteCaptureTime(ntpSeconds: captureNTP, clockOffset: 0)))
                 }
                 let withExtensions = RTPHeaderExtensionWriter.adding(elements, to: packet)
                 if let protected = try? outbound.protectRTP(withExtensions) {
