@@ -127,6 +127,28 @@ struct SessionOfferTests {
         } catch { #expect(error.message.contains(reason), "\(error.message)") }
     }
 
+    /// A publisher's offer (WHIP): the first H.264 payload type in
+    /// packetization mode 1, whatever its profile, answered recvonly with
+    /// no SSRCs of ours; a receive-only offer is refused.
+    @Test func answersAPublishersOffer() throws {
+        let offer = try SessionOffer(parsing: Offers.browser(direction: "sendonly"))
+        let video = try offer.negotiateIncomingVideo()
+        #expect(video.payloadType == 102 && video.retransmissionPayloadType == 103 && video.isIncoming)
+        let parameters = AnswerParameters(
+            usernameFragment: "ab12", password: "0123456789abcdefghijklmn",
+            fingerprint: [UInt8](repeating: 0xAB, count: 32), candidateHost: "127.0.0.1", candidatePort: 40000,
+            ssrc: 1111, retransmissionSSRC: nil, sessionID: 7)
+        let lines = offer.answer(video, parameters: parameters, streamProfileLevelID: [0x42, 0xE0, 0x1F])
+            .components(separatedBy: "\r\n")
+        #expect(lines.contains("a=recvonly") && !lines.contains("a=sendonly"))
+        #expect(lines.contains("a=fmtp:102 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42001f"))
+        #expect(!lines.contains { $0.hasPrefix("a=ssrc") || $0.hasPrefix("a=msid:") || $0.hasPrefix("a=extmap") })
+        do {
+            _ = try SessionOffer(parsing: Offers.browser()).negotiateIncomingVideo()
+            Issue.record("a receive-only offer was taken as a publisher's")
+        } catch { #expect(error.message.contains("does not send")) }
+    }
+
     @Test(arguments: ["", "hello", "v=1\r\n", "v=0\r\nm=video x UDP 96\r\n", String(repeating: "a", count: 70000)])
     func refusesTextThatIsNoOffer(text: String) {
         #expect(throws: MediaError.self) { try SessionOffer(parsing: text) }

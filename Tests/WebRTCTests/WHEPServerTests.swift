@@ -140,6 +140,45 @@ struct WHEPPeerTests {
         #expect(viewerStats["framesSent"] as? Int == 50)
     }
 
+    /// aiortc publishes a clip to `codecs stream receive whip://…` (aiortc
+    /// encodes it with libx264): every access unit arrives and is written,
+    /// and each frame FFmpeg decodes from what we wrote is the source frame
+    /// of the same index within coding loss (PSNR ≥ 35 dB).
+    @Test func aiortcPublishesToTheWHIPEndpoint() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.y4m")
+        try ffmpegTestPattern(size: "320x240", rate: 25, frames: 75, to: input)
+        let port = try ServeHelpers.freeTCPPort()
+        let output = directory.path("received.h264")
+        let statsPath = directory.path("stats.json")
+        let receiver = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "60", "--stats-json",
+                statsPath,
+            ], in: directory)
+        let publisher = try runProcess(
+            "/usr/bin/python3",
+            [Self.peers.appendingPathComponent("whip_aiortc.py").path, "http://127.0.0.1:\(port)/live", input, "40"])
+        let result = receiver.wait(timeout: 60)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        #expect(publisher.status == 0, "\(publisher.stderr.suffix(2000))")
+        let published = try #require(try JSONSerialization.jsonObject(with: publisher.stdout) as? [String: Any])
+        #expect(published["status"] as? Int == 201)
+        #expect((published["location"] as? String)?.hasPrefix("/live/") == true)
+        #expect(published["deleteStatus"] as? Int == 200)
+        let source = try ffmpegDecodeRaw(path: input, width: 320, height: 240)
+        let received = try ffmpegDecodeRaw(path: output, width: 320, height: 240)
+        #expect(source.count == 75)
+        #expect(received.count == 75)
+        let worst = zip(received, source).map { psnr(Array($0), Array($1)) }.min() ?? 0
+        #expect(worst >= 35, "worst PSNR \(worst) dB")
+        let stats = try Self.stats(statsPath)
+        #expect(stats["direction"] as? String == "receive")
+        #expect(stats["samplesReceived"] as? Int == 75)
+        #expect(stats["state"] as? String == "closed: the publisher sent DELETE")
+    }
+
     struct BrowserCase: Sendable, CustomStringConvertible {
         var size: String
         var frames: Int

@@ -24,6 +24,8 @@ public struct NegotiatedVideo: Sendable, Hashable {
     public var remotePassword: String
     /// The sha-256 fingerprint of the peer's certificate.
     public var remoteFingerprint: [UInt8]
+    /// True when the peer sends and we receive (WHIP).
+    public var isIncoming = false
 }
 
 /// Our side of an answer: credentials, certificate fingerprint, candidate
@@ -78,6 +80,21 @@ extension SessionOffer {
     ///   section that does not receive, no usable H.264 payload type.
     public func negotiateVideo(streamProfileLevelID: [UInt8]) throws(MediaError) -> NegotiatedVideo {
         precondition(streamProfileLevelID.count == 3, "profile-level-id has three bytes")
+        return try negotiate(streamProfileLevelID: streamProfileLevelID)
+    }
+
+    /// For an offer that sends video to us (WHIP): the first H.264 payload
+    /// type with packetization-mode=1, any profile (the decoder takes what
+    /// comes), with its RTX; the section must send (`sendonly` or
+    /// `sendrecv`). Throws as ``negotiateVideo(streamProfileLevelID:)``.
+    public func negotiateIncomingVideo() throws(MediaError) -> NegotiatedVideo {
+        var video = try negotiate(streamProfileLevelID: nil)
+        video.isIncoming = true
+        return video
+    }
+
+    private func negotiate(streamProfileLevelID: [UInt8]?) throws(MediaError) -> NegotiatedVideo {
+        let incoming = streamProfileLevelID == nil
         guard let index = sections.firstIndex(where: { $0.kind == "video" && $0.port != 0 }) else {
             throw .unsupported("the offer has no video section")
         }
@@ -96,11 +113,17 @@ extension SessionOffer {
             throw .unsupported("the offer says a=setup:\(setup); this endpoint is the DTLS server (passive)")
         }
         guard section.rtcpMux else { throw .unsupported("the offer has no a=rtcp-mux") }
-        guard section.direction == "recvonly" || section.direction == "sendrecv" else {
-            throw .unsupported("the video section is \(section.direction): it does not receive")
+        if incoming {
+            guard section.direction == "sendonly" || section.direction == "sendrecv" else {
+                throw .unsupported("the video section is \(section.direction): it does not send")
+            }
+        } else {
+            guard section.direction == "recvonly" || section.direction == "sendrecv" else {
+                throw .unsupported("the video section is \(section.direction): it does not receive")
+            }
         }
-        let ours = streamProfileLevelID
-        let constrainedBaseline = ours[0] == 66 && ours[1] & 0x40 != 0
+        let ours = streamProfileLevelID ?? [0, 0, 0]
+        let constrainedBaseline = incoming || (ours[0] == 66 && ours[1] & 0x40 != 0)
         var best: (rank: Int, payloadType: Int, profile: String)?
         for format in section.formats {
             guard let payloadType = Int(format), let map = section.rtpmaps[payloadType],
@@ -113,9 +136,9 @@ extension SessionOffer {
             let profile = UInt8(value >> 16)
             let constraints = UInt8((value >> 8) & 0xFF)
             let rank: Int
-            if profile == ours[0] && constraints == ours[1] {
+            if !incoming && profile == ours[0] && constraints == ours[1] {
                 rank = 3
-            } else if profile == ours[0] {
+            } else if !incoming && profile == ours[0] {
                 rank = 2
             } else if constrainedBaseline {
                 rank = 1
@@ -125,6 +148,7 @@ extension SessionOffer {
             if best.map({ rank > $0.rank }) ?? true { best = (rank, payloadType, profileText) }
         }
         guard let best else {
+            if incoming { throw .unsupported("the offer has no H.264 payload type with packetization-mode=1") }
             throw .unsupported(
                 "the offer has no H.264 payload type with packetization-mode=1 for profile_idc \(ours[0]) "
                     + "(constraint flags 0x\(String(ours[1], radix: 16)))")
@@ -162,7 +186,8 @@ extension SessionOffer {
             "a=group:BUNDLE \(video.mid)", "a=ice-lite", "a=msid-semantic: WMS codecsessions",
         ]
         let level = String(format2: streamProfileLevelID[2])
-        let profile = String(video.offeredProfileLevelID.prefix(4)) + level
+        let profile =
+            video.isIncoming ? video.offeredProfileLevelID : String(video.offeredProfileLevelID.prefix(4)) + level
         for (index, section) in sections.enumerated() {
             guard index == video.sectionIndex else {
                 lines.append("m=\(section.kind) 0 \(section.transportProtocol) \(section.formats.first ?? "0")")
@@ -176,7 +201,9 @@ extension SessionOffer {
             if let rtx = video.retransmissionPayloadType { formats += " \(rtx)" }
             lines += [
                 "m=video \(parameters.candidatePort) UDP/TLS/RTP/SAVPF \(formats)",
-                "c=IN IP4 \(parameters.candidateHost)", "a=mid:\(video.mid)", "a=sendonly", "a=rtcp-mux",
+                "c=IN IP4 \(parameters.candidateHost)", "a=mid:\(video.mid)",
+                video.isIncoming ? "a=recvonly" : "a=sendonly",
+                "a=rtcp-mux",
             ]
             if video.reducedSizeRTCP { lines.append("a=rtcp-rsize") }
             lines += [
@@ -186,8 +213,10 @@ extension SessionOffer {
                         separator: ":"),
                 "a=setup:passive",
             ]
-            if let id = video.playoutDelayID { lines.append("a=extmap:\(id) \(HeaderExtensionURI.playoutDelay)") }
-            if let id = video.absoluteCaptureTimeID {
+            if let id = video.playoutDelayID, !video.isIncoming {
+                lines.append("a=extmap:\(id) \(HeaderExtensionURI.playoutDelay)")
+            }
+            if let id = video.absoluteCaptureTimeID, !video.isIncoming {
                 lines.append("a=extmap:\(id) \(HeaderExtensionURI.absoluteCaptureTime)")
             }
             lines += [
@@ -198,15 +227,17 @@ extension SessionOffer {
             if let rtx = video.retransmissionPayloadType {
                 lines += ["a=rtpmap:\(rtx) rtx/90000", "a=fmtp:\(rtx) apt=\(pt)"]
             }
-            if let rtxSSRC = parameters.retransmissionSSRC, video.retransmissionPayloadType != nil {
+            if video.isIncoming {
+                // We send no media: no SSRCs to announce.
+            } else if let rtxSSRC = parameters.retransmissionSSRC, video.retransmissionPayloadType != nil {
                 lines.append("a=ssrc-group:FID \(parameters.ssrc) \(rtxSSRC)")
                 lines.append("a=ssrc:\(parameters.ssrc) cname:\(parameters.cname)")
                 lines.append("a=ssrc:\(rtxSSRC) cname:\(parameters.cname)")
             } else {
                 lines.append("a=ssrc:\(parameters.ssrc) cname:\(parameters.cname)")
             }
+            if !video.isIncoming { lines.append("a=msid:codecsessions video") }
             lines += [
-                "a=msid:codecsessions video",
                 "a=candidate:1 1 udp 2130706431 \(parameters.candidateHost) \(parameters.candidatePort) typ host",
                 "a=end-of-candidates",
             ]

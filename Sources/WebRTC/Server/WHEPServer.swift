@@ -44,6 +44,12 @@ public final class WHEPServer {
         /// exercise NACK repair; 0 in normal use.
         public var lossProbability = 0.0
         public var lossSeed: UInt64 = 1
+        /// The WHIP endpoint's path (`/live`), or nil for none: publishers
+        /// POST an offer that sends H.264 there and their access units come
+        /// out of ``WHEPServer/takeReceivedSamples()``.
+        public var whipPath: String?
+        /// Publishers at once.
+        public var maximumPublishers = 1
 
         public init(host: String = "127.0.0.1", port: Int = 0, mediaPort: Int = 0) {
             self.host = host
@@ -216,7 +222,10 @@ public final class WHEPServer {
             _ = Glibc.close(connections[index].descriptor)
             connections.remove(at: index)
         }
-        for peer in peers.values { perform(peer.poll(at: now)) }
+        for peer in peers.values {
+            perform(peer.poll(at: now))
+            collectSamples(of: peer)
+        }
         removeClosedPeers()
     }
 
@@ -242,6 +251,7 @@ public final class WHEPServer {
                 continue
             }
             perform(peer.receive(datagram, from: address, at: now))
+            collectSamples(of: peer)
             if peer.ice.isValidated(address) { peersByAddress[address] = peer }
         }
     }
@@ -257,9 +267,32 @@ public final class WHEPServer {
         return peersByAddress[address]
     }
 
+    private var receivedSamples: [CompressedSample] = []
+    /// Publishers that connected and have since left.
+    public private(set) var publishersFinished = 0
+
+    private func collectSamples(of peer: WebRTCPeer) {
+        guard peer.video.isIncoming else { return }
+        receivedSamples += peer.takeSamples()
+    }
+
+    /// The access units publishers sent since the last call (WHIP), in
+    /// decode order.
+    public func takeReceivedSamples() -> [CompressedSample] {
+        defer { receivedSamples.removeAll() }
+        return receivedSamples
+    }
+
+    /// Publishers now.
+    public var publisherCount: Int { peers.values.filter { $0.video.isIncoming }.count }
+
     private func removeClosedPeers() {
         for (id, peer) in peers where peer.isClosed {
-            if case .closed(let reason) = peer.state { log("viewer \(id) left: \(reason)") }
+            if case .closed(let reason) = peer.state {
+                log("\(peer.video.isIncoming ? "publisher" : "viewer") \(id) left: \(reason)")
+            }
+            collectSamples(of: peer)
+            if peer.video.isIncoming && peer.connectedAt != nil { publishersFinished += 1 }
             peers[id] = nil
             peersByUsername[peer.ice.localUsernameFragment] = nil
             for (address, owner) in peersByAddress where owner === peer { peersByAddress[address] = nil }
@@ -271,7 +304,10 @@ public final class WHEPServer {
     /// Ends every viewer's stream (BYE, close_notify).
     public func close() {
         let now = clock.now
-        for peer in peers.values { perform(peer.close(reason: "the stream ended", at: now)) }
+        for peer in peers.values {
+            perform(peer.close(reason: "the stream ended", at: now))
+            collectSamples(of: peer)
+        }
         removeClosedPeers()
     }
 
@@ -352,14 +388,18 @@ public final class WHEPServer {
         case "OPTIONS":
             return Self.response(204, extra: ["Accept-Post: application/sdp"])
         case "POST" where path == "/whep":
-            return createViewer(request)
-        case "DELETE" where path.hasPrefix("/whep/"):
-            let id = String(path.dropFirst("/whep/".count))
+            return createPeer(request, incoming: false)
+        case "POST" where path == configuration.whipPath:
+            return createPeer(request, incoming: true)
+        case "DELETE" where sessionID(path) != nil:
+            let id = sessionID(path)!
             guard let peer = peers[id] else { return Self.response(404, body: "no session \(id)") }
-            perform(peer.close(reason: "the viewer sent DELETE", at: clock.now))
+            let who = peer.video.isIncoming ? "publisher" : "viewer"
+            perform(peer.close(reason: "the \(who) sent DELETE", at: clock.now))
+            collectSamples(of: peer)
             removeClosedPeers()
             return Self.response(200)
-        case "PATCH" where path.hasPrefix("/whep/"):
+        case "PATCH" where sessionID(path) != nil:
             return Self.response(405, body: "trickle ICE is not supported: the answer carries the host candidate")
         case "GET" where path == "/":
             return Self.response(200, body: WHEPPage.html, type: "text/html; charset=utf-8")
@@ -370,7 +410,16 @@ public final class WHEPServer {
         }
     }
 
-    private func createViewer(_ request: WHEPRequest) -> [UInt8] {
+    /// The session id in a session URL (`/whep/ID`, `WHIP-PATH/ID`).
+    private func sessionID(_ path: String) -> String? {
+        for prefix in ["/whep/"] + (configuration.whipPath.map { [$0 + "/"] } ?? []) where path.hasPrefix(prefix) {
+            let id = path.dropFirst(prefix.count)
+            if !id.isEmpty && !id.contains("/") { return String(id) }
+        }
+        return nil
+    }
+
+    private func createPeer(_ request: WHEPRequest, incoming: Bool) -> [UInt8] {
         let refuse = { (status: Int, reason: String) -> [UInt8] in
             self.refusedOffers.append(reason)
             if self.refusedOffers.count > 64 { self.refusedOffers.removeFirst() }
@@ -380,15 +429,26 @@ public final class WHEPServer {
         guard request.fields["content-type"]?.lowercased().hasPrefix("application/sdp") == true else {
             return refuse(415, "the offer must be Content-Type: application/sdp")
         }
-        guard let profileLevelID else { return refuse(409, "nothing is live yet") }
-        guard peers.count < configuration.maximumViewers else {
-            return refuse(503, "already \(configuration.maximumViewers) viewers")
+        let profileLevelID: [UInt8]
+        if incoming {
+            guard publisherCount < configuration.maximumPublishers else {
+                return refuse(409, "already \(configuration.maximumPublishers) publisher(s)")
+            }
+            profileLevelID = [0x42, 0xE0, 0x1F]
+        } else {
+            guard let live = self.profileLevelID else { return refuse(409, "nothing is live yet") }
+            guard peers.count - publisherCount < configuration.maximumViewers else {
+                return refuse(503, "already \(configuration.maximumViewers) viewers")
+            }
+            profileLevelID = live
         }
         let offer: SessionOffer
         let video: NegotiatedVideo
         do {
             offer = try SessionOffer(parsing: String(decoding: request.body, as: UTF8.self))
-            video = try offer.negotiateVideo(streamProfileLevelID: profileLevelID)
+            video =
+                incoming
+                ? try offer.negotiateIncomingVideo() : try offer.negotiateVideo(streamProfileLevelID: profileLevelID)
         } catch { return refuse(400, error.message) }
         var id = ""
         repeat { id = String(UInt64.random(in: 1...UInt64.max), radix: 36) } while peers[id] != nil
@@ -415,9 +475,10 @@ public final class WHEPServer {
             (video.playoutDelayID.map { ["playout-delay \($0)"] } ?? [])
             + (video.absoluteCaptureTimeID.map { ["abs-capture-time \($0)"] } ?? [])
         log(
-            "viewer \(id) joined (payload type \(video.payloadType), profile-level-id \(video.offeredProfileLevelID)"
+            "\(incoming ? "publisher" : "viewer") \(id) joined (payload type \(video.payloadType), profile-level-id \(video.offeredProfileLevelID)"
                 + (extensions.isEmpty ? ")" : "; extensions: \(extensions.joined(separator: ", ")))"))
-        return Self.response(201, body: text, type: "application/sdp", extra: ["Location: /whep/\(id)"])
+        let location = (incoming ? configuration.whipPath! : "/whep") + "/" + id
+        return Self.response(201, body: text, type: "application/sdp", extra: ["Location: \(location)"])
     }
 
     /// Per viewer: state, packets and bytes sent, retransmissions, NACKs,
@@ -455,6 +516,13 @@ public final class WHEPServer {
                 + "\"receptionReports\":\(peer.sender.remoteStatistics.reportsReceived),"
                 + "\"rtcpPacketsReceived\":\(peer.rtcpPacketsReceived),"
                 + "\"packetsDroppedOnPurpose\":\(peer.packetsDroppedOnPurpose),"
+                + "\"direction\":\(peer.video.isIncoming ? "\"receive\"" : "\"send\""),"
+                + (peer.receiver.map { receiver in
+                    let r = receiver.statistics
+                    return "\"samplesReceived\":\(peer.samplesReceived),\"lossEvents\":\(peer.lossEvents),"
+                        + "\"packetsReceived\":\(r.packetsReceived),\"packetsLost\":\(r.packetsLost),"
+                        + "\"nackSent\":\(r.nackCount),\"pliSent\":\(r.pliCount),"
+                } ?? "")
                 + "\"iceRequestsAnswered\":\(peer.ice.requestsAnswered),\"refused\":{\(refusals)}}"
         }
         return "{\"viewers\":[\(viewers.joined(separator: ","))],\"strayDatagrams\":\(strayDatagrams),"

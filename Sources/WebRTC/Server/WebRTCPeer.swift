@@ -40,6 +40,15 @@ public final class WebRTCPeer {
     public private(set) var connectedAt: Int64?
     /// SRTCP packets taken.
     public private(set) var rtcpPacketsReceived = 0
+    /// For a publishing peer (``NegotiatedVideo/isIncoming``): the receiver
+    /// session (statistics: packets, losses, NACKs, PLIs sent).
+    public private(set) var receiver: RTPReceiverSession<UDPAddress>?
+    /// Access units received and not yet taken (``takeSamples()``).
+    private var receivedSamples: [CompressedSample] = []
+    /// Losses the receiver gave up on.
+    public private(set) var lossEvents = 0
+    /// Access units received in all.
+    public private(set) var samplesReceived = 0
 
     /// Drops first transmissions on purpose (seeded), for loss tests;
     /// retransmissions always go.
@@ -80,6 +89,12 @@ public final class WebRTCPeer {
                 retransmission: video.retransmissionPayloadType.map {
                     RTPRetransmission(payloadType: $0, initialSequenceNumber: UInt16.random(in: 0...UInt16.max))
                 }, ntpOffset: ntpOffset))
+        if video.isIncoming {
+            receiver = RTPReceiverSession(
+                configuration: .init(
+                    codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
+                    retransmission: video.retransmissionPayloadType.map { RTPRetransmission(payloadType: $0) }))
+        }
         self.handshakeTimeout = handshakeTimeout.converted(toTimescale: 1_000_000_000).value
         createdAt = now.converted(toTimescale: 1_000_000_000).value
     }
@@ -129,7 +144,7 @@ public final class WebRTCPeer {
             }
             state = .connected
             connectedAt = now.converted(toTimescale: 1_000_000_000).value
-            return replies + [.keyframeRequested]
+            return receiver == nil ? replies + [.keyframeRequested] : replies
         case .rtcp:
             guard ice.isValidated(source), let inbound else {
                 refuse("SRTCP before the DTLS handshake or from an unchecked address")
@@ -141,10 +156,23 @@ public final class WebRTCPeer {
                 return []
             }
             rtcpPacketsReceived += 1
+            if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
             return handle(sender.receiveRTCP(packet, at: now), at: now)
         case .rtp:
-            refuse("RTP from a receive-only peer")
-            return []
+            guard receiver != nil else {
+                refuse("RTP from a receive-only peer")
+                return []
+            }
+            guard ice.isValidated(source), let inbound else {
+                refuse("SRTP before the DTLS handshake or from an unchecked address")
+                return []
+            }
+            let packet: [UInt8]
+            do { packet = try inbound.unprotectRTP(datagram) } catch {
+                refuse(error.message)
+                return []
+            }
+            return handleReceived(receiver!.receiveRTP(packet, from: source, at: now))
         case .unknown:
             refuse("a datagram that is neither STUN, DTLS nor SRTP (RFC 7983)")
             return []
@@ -197,14 +225,47 @@ public final class WebRTCPeer {
             guard let destination = ice.destination else { return [] }
             return dtls.handleTimeout().map { .send($0, to: destination) }
         }
+        if receiver != nil { return handleReceived(receiver!.poll(at: now)) }
         return handle(sender.poll(at: now), at: now)
+    }
+
+    /// The access units a publishing peer sent since the last call, in
+    /// decode order.
+    public func takeSamples() -> [CompressedSample] {
+        defer { receivedSamples.removeAll() }
+        return receivedSamples
+    }
+
+    private func handleReceived(_ events: [RTPReceiverSession<UDPAddress>.Event]) -> [Output] {
+        var outputs: [Output] = []
+        for event in events {
+            switch event {
+            case .sample(let sample):
+                receivedSamples.append(sample)
+                samplesReceived += 1
+            case .loss: lossEvents += 1
+            case .rtcp(let packet, _):
+                if let destination = ice.destination, let protected = try? outbound?.protectRTCP(packet) {
+                    outputs.append(.send(protected, to: destination))
+                }
+            case .streamEnded(let reason):
+                state = .closed("the publisher ended the stream" + (reason.map { ": \($0)" } ?? ""))
+            }
+        }
+        return outputs
     }
 
     /// Ends the stream: the sender's BYE, then DTLS close_notify.
     public func close(reason: String, at now: MediaTime) -> [Output] {
         guard !isClosed else { return [] }
         var outputs: [Output] = []
-        if state == .connected { outputs = handle(sender.finish(at: now, reason: reason), at: now) }
+        if state == .connected {
+            if receiver != nil {
+                outputs = handleReceived(receiver!.finish(at: now))
+            } else {
+                outputs = handle(sender.finish(at: now, reason: reason), at: now)
+            }
+        }
         if let destination = ice.destination { outputs += dtls.close().map { .send($0, to: destination) } }
         state = .closed(reason)
         return outputs

@@ -15,6 +15,7 @@ private let streamHelp = """
                                [--stats-json FILE] [encode options for a .y4m IN]
            codecs stream serve -i IN --whep HOST:PORT [--wait-viewers N] [--loop] [--stats-json FILE]
                                [encode options for a .y4m IN]   (WebRTC; --whep --help for more)
+           codecs stream receive whip://HOST:PORT/PATH -o OUT [--frames N] [--timeout S]   (WebRTC ingest)
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
@@ -198,6 +199,7 @@ private func runStreamSend(_ arguments: [String]) -> Int32 {
 // MARK: - receive URL
 
 private func runStreamReceive(_ arguments: [String]) -> Int32 {
+    if arguments.contains(where: { $0.hasPrefix("whip://") }) { return WHIPReceive.run(arguments) }
     guard let url = findURL(in: arguments) else {
         printError("codecs stream receive: needs a URL; supported: \(StreamRoute.supportedForms)")
         return 2
