@@ -179,6 +179,46 @@ struct WHEPPeerTests {
         #expect(stats["state"] as? String == "closed: the publisher sent DELETE")
     }
 
+    /// Headless Chromium publishes a canvas animation (its own H.264
+    /// encoder) to `codecs stream receive whip://…`: every frame and packet
+    /// its getStats() says it sent arrives, and FFmpeg decodes that many
+    /// frames from what we wrote.
+    @Test func chromiumPublishesToTheWHIPEndpoint() throws {
+        guard findExecutable("chromedriver") != nil, findExecutable("chromium") != nil else {
+            Issue.record("chromium and chromium-driver are not installed (scripts/bootstrap installs them)")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        let port = try ServeHelpers.freeTCPPort()
+        let output = directory.path("received.h264")
+        let statsPath = directory.path("stats.json")
+        let receiver = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "60", "--stats-json",
+                statsPath,
+            ], in: directory)
+        let publisher = try runProcess(
+            "/usr/bin/python3",
+            [Self.peers.appendingPathComponent("whip_chromium.py").path, "http://127.0.0.1:\(port)/", "/live", "4"])
+        let result = receiver.wait(timeout: 60)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        #expect(publisher.status == 0, "\(publisher.stderr.suffix(2000))")
+        let published = try #require(try JSONSerialization.jsonObject(with: publisher.stdout) as? [String: Any])
+        #expect((published["start"] as? [String: Any])?["status"] as? Int == 201, "\(published)")
+        let stop = try #require(published["stop"] as? [String: Any], "\(published)")
+        #expect(stop["codec"] as? String == "video/H264")
+        #expect(stop["deleteStatus"] as? Int == 200)
+        let outbound = try #require(stop["outbound"] as? [String: Any])
+        let framesSent = try #require(outbound["framesSent"] as? Int)
+        #expect(framesSent > 30)
+        let stats = try Self.stats(statsPath)
+        #expect(stats["samplesReceived"] as? Int == framesSent)
+        #expect(stats["packetsReceived"] as? Int == outbound["packetsSent"] as? Int)
+        #expect(stats["packetsLost"] as? Int == 0)
+        #expect(try ffmpegFrameMD5(path: output).count == framesSent)
+    }
+
     struct BrowserCase: Sendable, CustomStringConvertible {
         var size: String
         var frames: Int

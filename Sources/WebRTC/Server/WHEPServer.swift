@@ -472,8 +472,10 @@ public final class WHEPServer {
             candidatePort: mediaPort, ssrc: peer.sender.ssrc, retransmissionSSRC: peer.retransmissionSSRC)
         let text = offer.answer(video, parameters: parameters, streamProfileLevelID: profileLevelID)
         let extensions =
-            (video.playoutDelayID.map { ["playout-delay \($0)"] } ?? [])
-            + (video.absoluteCaptureTimeID.map { ["abs-capture-time \($0)"] } ?? [])
+            video.isIncoming
+            ? []
+            : (video.playoutDelayID.map { ["playout-delay \($0)"] } ?? [])
+                + (video.absoluteCaptureTimeID.map { ["abs-capture-time \($0)"] } ?? [])
         log(
             "\(incoming ? "publisher" : "viewer") \(id) joined (payload type \(video.payloadType), profile-level-id \(video.offeredProfileLevelID)"
                 + (extensions.isEmpty ? ")" : "; extensions: \(extensions.joined(separator: ", ")))"))
