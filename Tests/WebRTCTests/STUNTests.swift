@@ -117,6 +117,11 @@ struct STUNTests {
         } catch { #expect(error.message.contains(reason), "\(error.message)") }
     }
 
+    @Test func writesAddresses() {
+        #expect(UDPAddress(host: [127, 0, 0, 1], port: 5000).description == "127.0.0.1:5000")
+        #expect(UDPAddress(host: [192, 0, 2, 10], port: 1).hostText == "192.0.2.10")
+    }
+
     /// CRC-32 of "123456789" is the catalogue check value 0xCBF43926.
     @Test func crc32CheckValue() { #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926) }
 

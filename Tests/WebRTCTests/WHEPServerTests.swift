@@ -219,6 +219,48 @@ struct WHEPPeerTests {
         #expect(try ffmpegFrameMD5(path: output).count == framesSent)
     }
 
+    /// `codecs stream send … whip+http://…` publishes a file to aiortc
+    /// acting as the WHIP endpoint (a full ICE agent, controlled; DTLS
+    /// client): every frame aiortc decodes has the MD5 FFmpeg gives the same
+    /// frame of the file (all but the last, which aiortc never hands on),
+    /// and the DELETE is answered.
+    @Test func publishesToAiortcAsTheWHIPEndpoint() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try ffmpegTestPattern(
+            size: "176x144", rate: 25, frames: 50,
+            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "25", "-bf", "0"], to: input)
+        let port = try ServeHelpers.freeTCPPort()
+        let endpoint = try BackgroundProcess(
+            "/usr/bin/python3",
+            [Self.peers.appendingPathComponent("whip_server_aiortc.py").path, String(port), "40"], in: directory)
+        var sent: (status: Int32, stdout: Data, stderr: String) = (-1, Data(), "")
+        for _ in 0..<50 {
+            // The endpoint takes a moment to listen.
+            sent = try runProcess(
+                TestPaths.codecsExecutable.path,
+                [
+                    "stream", "send", "-i", input, "whip+http://127.0.0.1:\(port)/whip", "--stats-json",
+                    directory.path("sent.json"),
+                ])
+            if sent.status == 0 || !sent.stderr.contains("Connection refused") { break }
+            usleep(200_000)
+        }
+        #expect(sent.status == 0, "\(sent.stderr.suffix(2000))")
+        let result = endpoint.wait(timeout: 60)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let received = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        let log = try #require(received["log"] as? [[Any]])
+        #expect(log.map { $0.map { "\($0)" } } == [["POST", "/whip", "201"], ["DELETE", "/whip/1", "200"]])
+        let frames = try #require(received["frames"] as? [String])
+        #expect(frames == Array(try ffmpegFrameMD5(path: input).prefix(49)))
+        let stats = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory.path("sent.json"))))
+                as? [String: Any])
+        #expect(stats["framesSent"] as? Int == 50)
+        #expect(stats["deleteStatus"] as? Int == 200)
+    }
+
     struct BrowserCase: Sendable, CustomStringConvertible {
         var size: String
         var frames: Int

@@ -35,6 +35,9 @@ public struct ICELiteAgent: Sendable {
     public let localPassword: String
     /// The peer's ice-ufrag from its SDP; nil accepts any remote part.
     public var remoteUsernameFragment: String?
+    /// True when this side controls (a full agent publishing with WHIP):
+    /// requests must then carry ICE-CONTROLLED instead.
+    public var isControlling = false
     /// How long consent lasts without a valid request (RFC 7675: 30 s).
     public var consentTimeout = MediaTime(value: 30, timescale: 1)
     /// The address the peer nominated (USE-CANDIDATE).
@@ -98,8 +101,14 @@ public struct ICELiteAgent: Sendable {
         guard message.attribute(STUNAttributeType.priority)?.count == 4 else {
             return .ignored("binding request without PRIORITY")
         }
-        guard message.attribute(STUNAttributeType.iceControlling) != nil else {
-            return .ignored("binding request without ICE-CONTROLLING (a lite agent is always controlled)")
+        if isControlling {
+            guard message.attribute(STUNAttributeType.iceControlled) != nil else {
+                return .ignored("binding request without ICE-CONTROLLED (this side controls)")
+            }
+        } else {
+            guard message.attribute(STUNAttributeType.iceControlling) != nil else {
+                return .ignored("binding request without ICE-CONTROLLING (a lite agent is always controlled)")
+            }
         }
         let time = now.converted(toTimescale: 1_000_000_000).value
         validatedAddresses[source] = time

@@ -16,7 +16,7 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// `a.b.c.d` for IPv4, the host in `x:x:…` groups for IPv6.
     public var hostText: String {
-        if host.count == 4 { return host.map(String.init).joined(separator: ".") }
+        if host.count == 4 { return host.map { String($0) }.joined(separator: ".") }
         return stride(from: 0, to: 16, by: 2).map { String(UInt16(host[$0]) << 8 | UInt16(host[$0 + 1]), radix: 16) }
             .joined(separator: ":")
     }

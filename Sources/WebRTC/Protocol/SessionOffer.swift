@@ -41,6 +41,9 @@ public struct SessionOffer: Sendable, Hashable {
         public var icePassword: String?
         public var fingerprint: (algorithm: String, value: [UInt8])?
         public var setup: String?
+        /// UDP host candidates (`a=candidate`, component 1), numeric
+        /// addresses only.
+        public var candidates: [(host: String, port: Int)] = []
 
         public static func == (lhs: Self, rhs: Self) -> Bool {
             lhs.kind == rhs.kind && lhs.port == rhs.port && lhs.formats == rhs.formats && lhs.mid == rhs.mid
@@ -130,6 +133,13 @@ public struct SessionOffer: Sendable, Hashable {
             case "ice-pwd": sections[index].icePassword = String(argument)
             case "fingerprint": sections[index].fingerprint = Self.fingerprint(argument)
             case "setup": sections[index].setup = String(argument)
+            case "candidate":
+                // foundation component transport priority address port typ type …
+                let parts = argument.split(separator: " ")
+                guard parts.count >= 8, parts[1] == "1", parts[2].lowercased() == "udp", parts[6] == "typ",
+                    let port = Int(parts[5]), (1...65535).contains(port), sections[index].candidates.count < 16
+                else { continue }
+                sections[index].candidates.append((String(parts[4]), port))
             case "rtpmap":
                 guard let (payloadType, rest) = Self.payloadType(argument) else { continue }
                 let encoding = rest.split(separator: "/")

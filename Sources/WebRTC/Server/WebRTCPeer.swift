@@ -131,8 +131,10 @@ public final class WebRTCPeer {
                 return replies
             }
             if dtls.isClosed {
+                var outputs = replies
+                if receiver != nil { outputs += handleReceived(receiver!.finish(at: now)) }
                 state = .closed("the peer closed DTLS")
-                return replies
+                return outputs
             }
             guard !wasConnected, dtls.isConnected, let keys = dtls.keyingMaterial else { return replies }
             do {

@@ -16,6 +16,7 @@ private let streamHelp = """
            codecs stream serve -i IN --whep HOST:PORT [--wait-viewers N] [--loop] [--stats-json FILE]
                                [encode options for a .y4m IN]   (WebRTC; --whep --help for more)
            codecs stream receive whip://HOST:PORT/PATH -o OUT [--frames N] [--timeout S]   (WebRTC ingest)
+           codecs stream send -i IN whip+http://HOST:PORT/PATH [--loop] [--no-pace]     (WebRTC publish)
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
@@ -160,6 +161,7 @@ private func findURL(in arguments: [String]) -> String? {
 // MARK: - send URL
 
 private func runStreamSend(_ arguments: [String]) -> Int32 {
+    if arguments.contains(where: { $0.hasPrefix("whip+http://") }) { return WHIPSend.run(arguments) }
     guard let url = findURL(in: arguments) else {
         printError("codecs stream send: needs a URL; supported: \(StreamRoute.supportedForms)")
         return 2
