@@ -50,6 +50,12 @@ enum WHEPPage {
         };
         const onFrame = (now, metadata) => {
           state.framesShown += 1;
+          // The longest wait between two frames shown, and where it came.
+          if (state.lastShownAt !== undefined && now - state.lastShownAt > (state.largestGapMs || 0)) {
+            state.largestGapMs = now - state.lastShownAt;
+            state.largestGapAtFrame = state.framesShown;
+          }
+          state.lastShownAt = now;
           // receiveTime: the last packet of the frame arrived; presentationTime:
           // the frame went to the compositor. (Chromium gives no captureTime for
           // remote frames here, even with abs-capture-time.)

@@ -301,6 +301,14 @@ public final class WHEPServer {
         }
     }
 
+    /// Ends the media to every viewer (the last packet again, BYE) while
+    /// keeping their sessions, so that NACKs for the stream's end are still
+    /// answered; ``close()`` later ends the sessions.
+    public func endStream() {
+        let now = clock.now
+        for peer in peers.values { perform(peer.endStream(at: now)) }
+    }
+
     /// Ends every viewer's stream (BYE, close_notify).
     public func close() {
         let now = clock.now
@@ -518,6 +526,10 @@ public final class WHEPServer {
                 + "\"receptionReports\":\(peer.sender.remoteStatistics.reportsReceived),"
                 + "\"rtcpPacketsReceived\":\(peer.rtcpPacketsReceived),"
                 + "\"packetsDroppedOnPurpose\":\(peer.packetsDroppedOnPurpose),"
+                + "\"droppedSequenceNumbers\":[\(peer.droppedSequenceNumbers.map(String.init).joined(separator: ","))],"
+                + "\"nackedSequenceNumbers\":[\(peer.nackedSequenceNumbers.map(String.init).joined(separator: ","))],"
+                + "\"firstSequenceNumber\":\(peer.sender.configuration.packetizer.initialSequenceNumber),"
+                + "\"nackedPacketsUnavailable\":\(peer.sender.statistics.nackedPacketsUnavailable),"
                 + "\"direction\":\(peer.video.isIncoming ? "\"receive\"" : "\"send\""),"
                 + (peer.receiver.map { receiver in
                     let r = receiver.statistics

@@ -406,12 +406,20 @@ public final class WHIPClient {
         return keyframeWanted
     }
 
-    /// Ends the stream: BYE, DTLS close_notify, then DELETE of the session.
-    /// Returns the DELETE's status (nil without a session URL).
+    /// Ends the media (the last packet again, a sender report, BYE); NACKs
+    /// are still answered by ``poll(timeoutMilliseconds:)`` until
+    /// ``finish()``.
+    public func endStream() {
+        if isConnected, sender != nil, !sender!.isFinished { handle(sender!.finish(at: clock.now)) }
+    }
+
+    /// Ends the stream: BYE (unless ``endStream()`` said it), DTLS
+    /// close_notify, then DELETE of the session. Returns the DELETE's status
+    /// (nil without a session URL).
     @discardableResult
     public func finish() throws(MediaError) -> Int? {
-        if isConnected, sender != nil, let selected {
-            handle(sender!.finish(at: clock.now))
+        endStream()
+        if isConnected, let selected {
             for datagram in dtls?.close() ?? [] { sendDatagram(datagram, to: selected) }
         }
         guard let location else { return nil }

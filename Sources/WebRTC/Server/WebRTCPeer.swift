@@ -55,6 +55,10 @@ public final class WebRTCPeer {
     public var faults: PacketFaultInjector?
     /// Media packets the fault injector dropped.
     public private(set) var packetsDroppedOnPurpose = 0
+    /// The sequence numbers of the first 256 packets dropped on purpose.
+    public private(set) var droppedSequenceNumbers: [UInt16] = []
+    /// The sequence numbers the peer's first 256 NACKs asked for.
+    public private(set) var nackedSequenceNumbers: [UInt16] = []
 
     private let dtls: DTLSEndpoint
     private var outbound: SRTPContext?
@@ -158,6 +162,11 @@ public final class WebRTCPeer {
                 return []
             }
             rtcpPacketsReceived += 1
+            if let packets = try? RTCPPacket.parseCompound(packet) {
+                for case .genericNACK(_, _, let sequenceNumbers) in packets where nackedSequenceNumbers.count < 256 {
+                    nackedSequenceNumbers += sequenceNumbers.prefix(256 - nackedSequenceNumbers.count)
+                }
+            }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
             return handle(sender.receiveRTCP(packet, at: now), at: now)
         case .rtp:
@@ -200,7 +209,12 @@ public final class WebRTCPeer {
         for event in events {
             if case .rtp(let packet) = event {
                 let passed = faults.process(packet)
-                if passed.isEmpty { packetsDroppedOnPurpose += 1 }
+                if passed.isEmpty {
+                    packetsDroppedOnPurpose += 1
+                    if droppedSequenceNumbers.count < 256 {
+                        droppedSequenceNumbers.append(UInt16(packet[2]) << 8 | UInt16(packet[3]))
+                    }
+                }
                 kept += passed.map { RTPSenderEvent.rtp($0) }
             } else {
                 kept.append(event)
@@ -257,7 +271,16 @@ public final class WebRTCPeer {
         return outputs
     }
 
-    /// Ends the stream: the sender's BYE, then DTLS close_notify.
+    /// Ends the media: the last packet once more (a receiver that lost it has
+    /// no later packet to show the gap), a sender report and BYE. NACKs are
+    /// still answered until ``close(reason:at:)``.
+    public func endStream(at now: MediaTime) -> [Output] {
+        guard state == .connected, receiver == nil, !sender.isFinished else { return [] }
+        return handle(sender.finish(at: now, reason: "the stream ended"), at: now)
+    }
+
+    /// Ends the stream: the sender's BYE (unless ``endStream(at:)`` said it),
+    /// then DTLS close_notify.
     public func close(reason: String, at now: MediaTime) -> [Output] {
         guard !isClosed else { return [] }
         var outputs: [Output] = []

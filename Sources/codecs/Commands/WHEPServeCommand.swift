@@ -146,6 +146,7 @@ enum WHEPServe {
                 server.send(first)
                 sent += 1
             }
+            server.endStream()
             let lingerEnd = monotonicSeconds() + linger
             while monotonicSeconds() < lingerEnd, StopSignal.requested == nil {
                 try server.poll(timeoutMilliseconds: 20)

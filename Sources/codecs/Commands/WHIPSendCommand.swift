@@ -101,7 +101,8 @@ enum WHIPSend {
                 try client.send(sample)
                 sent += 1
             }
-            // Answer late NACKs for a moment before leaving.
+            // The end of the media, then late NACKs answered for a moment.
+            client.endStream()
             let lingerEnd = monotonicSeconds() + 0.5
             while monotonicSeconds() < lingerEnd { try client.poll(timeoutMilliseconds: 20) }
             let deleted = try client.finish()
