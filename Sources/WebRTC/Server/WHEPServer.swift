@@ -28,8 +28,13 @@ import RTPPayload
 /// refuses, 503 past ``Configuration/maximumViewers``; `DELETE` of a
 /// session URL 200 (404 for an unknown one); `PATCH` 405 (no trickle ICE:
 /// the answer carries the one host candidate); `GET /whep/stats` the
-/// statistics as JSON; `GET /` a WebRTC player page (``WHEPPage``). Every response allows any origin. It starts no
-/// threads: the caller drives it from one thread.
+/// statistics as JSON; `GET /` a WebRTC player page (``WHEPPage``). Every
+/// response allows any origin. It starts no threads: the caller drives it
+/// from one thread.
+///
+/// With ``Configuration/whipPath`` set it is also a WHIP endpoint (RFC 9725):
+/// a publisher POSTs an offer that sends H.264 to that path, its session URL
+/// is below it, and what it sends comes out of ``takeReceivedSamples()``.
 public final class WHEPServer {
     public struct Configuration: Sendable {
         /// A numeric IPv4 address for HTTP and media; loopback by default.

@@ -2,10 +2,13 @@ import FormatConv
 import MediaCore
 import RTPPayload
 
-/// One receiving peer of a WebRTC video stream on a shared UDP socket:
-/// ICE-lite, the DTLS-SRTP handshake, then H.264 over SRTP through an
-/// ``RTPPayload/RTPSenderSession`` (NACK answered from its history, as RTX
-/// where negotiated; PLI and FIR passed on as keyframe requests).
+/// One peer of a WebRTC video stream on a shared UDP socket: ICE-lite, the
+/// DTLS-SRTP handshake (we are the DTLS server), then H.264 over SRTP. To a
+/// viewer it sends through an ``RTPPayload/RTPSenderSession`` (NACK answered
+/// from its history, as RTX where negotiated; PLI and FIR passed on as
+/// keyframe requests); from a publisher (``NegotiatedVideo/isIncoming``) it
+/// receives through an ``RTPPayload/RTPReceiverSession`` (NACK and PLI sent
+/// back), its access units taken with ``takeSamples()``.
 ///
 /// It does no I/O: datagrams and samples go in with the time, and
 /// ``Output`` values say what to send where. Every datagram it refuses is
