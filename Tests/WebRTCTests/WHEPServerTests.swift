@@ -140,6 +140,46 @@ struct WHEPPeerTests {
         #expect(viewerStats["framesSent"] as? Int == 50)
     }
 
+    /// Two aiortc viewers of one encode (`--wait-viewers 2`): each decodes
+    /// the same frames, equal to FFmpeg's decode of the file, each with its
+    /// own session and SSRC.
+    @Test func twoViewersOfOneStream() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try ffmpegTestPattern(
+            size: "176x144", rate: 25, frames: 40,
+            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "20", "-bf", "0"], to: input)
+        let port = try ServeHelpers.freeTCPPort()
+        let statsPath = directory.path("stats.json")
+        let server = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(port)", "--wait-viewers", "2", "--linger", "5",
+                "--stats-json", statsPath,
+            ], in: directory)
+        let script = Self.peers.appendingPathComponent("whep_aiortc.py").path
+        let url = "http://127.0.0.1:\(port)/whep"
+        let first = try BackgroundProcess("/usr/bin/python3", [script, url, "39", "20"], in: directory)
+        let second = try runProcess("/usr/bin/python3", [script, url, "39", "20"])
+        let firstResult = first.wait(timeout: 60)
+        #expect(server.wait(timeout: 60).status == 0)
+        let reference = Array(try ffmpegFrameMD5(path: input).prefix(39))
+        var locations: Set<String> = []
+        for (status, stdout) in [(firstResult.status, firstResult.stdout), (second.status, second.stdout)] {
+            #expect(status == 0)
+            let viewer = try #require(try JSONSerialization.jsonObject(with: stdout) as? [String: Any])
+            #expect(viewer["frames"] as? [String] == reference)
+            locations.insert(viewer["location"] as? String ?? "")
+        }
+        #expect(locations.count == 2)
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statsPath))) as? [String: Any])
+        let viewers = try #require(json["viewers"] as? [[String: Any]])
+        #expect(viewers.count == 2)
+        #expect(viewers.allSatisfy { $0["framesSent"] as? Int == 40 })
+        #expect(Set(viewers.compactMap { $0["ssrc"] as? Int }).count == 2)
+    }
+
     /// aiortc publishes a clip to `codecs stream receive whip://…` (aiortc
     /// encodes it with libx264): every access unit arrives and is written,
     /// and each frame FFmpeg decodes from what we wrote is the source frame
