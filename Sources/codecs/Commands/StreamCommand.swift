@@ -14,9 +14,10 @@ private let streamHelp = """
            codecs stream serve -i IN --http HOST:PORT [--annexb] [--loop] [--no-pace] [--wait-clients N]
                                [--stats-json FILE] [encode options for a .y4m IN]
            codecs stream serve -i IN --whep HOST:PORT [--wait-viewers N] [--loop] [--stats-json FILE]
-                               [encode options for a .y4m IN]   (WebRTC; --whep --help for more)
+                               [encode options for a .y4m IN]   (WebRTC playback; --help with it
+                               for its options, and so for the two lines below)
            codecs stream receive whip://HOST:PORT/PATH -o OUT [--frames N] [--timeout S]   (WebRTC ingest)
-           codecs stream send -i IN whip+http://HOST:PORT/PATH [--loop] [--no-pace]     (WebRTC publish)
+           codecs stream send -i IN whip+http://HOST:PORT/PATH [--loop] [--no-pace]         (WebRTC publish)
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
@@ -127,6 +128,8 @@ func runStream(_ arguments: [String]) -> Int32 {
     if mode == "receive", rest.contains(where: { $0.hasPrefix("rtp://") || $0.hasSuffix(".sdp") }) {
         return runRTPReceive(rest)
     }
+    // WebRTC too (WHEPServe, WHIPReceive, WHIPSend).
+    if let webRTC = runWebRTCStream(mode: mode, rest) { return webRTC }
     if rest.contains("--help") || rest.contains("-h") {
         print(streamHelp)
         return 0
@@ -161,7 +164,6 @@ private func findURL(in arguments: [String]) -> String? {
 // MARK: - send URL
 
 private func runStreamSend(_ arguments: [String]) -> Int32 {
-    if arguments.contains(where: { $0.hasPrefix("whip+http://") }) { return WHIPSend.run(arguments) }
     guard let url = findURL(in: arguments) else {
         printError("codecs stream send: needs a URL; supported: \(StreamRoute.supportedForms)")
         return 2
@@ -201,7 +203,6 @@ private func runStreamSend(_ arguments: [String]) -> Int32 {
 // MARK: - receive URL
 
 private func runStreamReceive(_ arguments: [String]) -> Int32 {
-    if arguments.contains(where: { $0.hasPrefix("whip://") }) { return WHIPReceive.run(arguments) }
     guard let url = findURL(in: arguments) else {
         printError("codecs stream receive: needs a URL; supported: \(StreamRoute.supportedForms)")
         return 2
@@ -233,7 +234,6 @@ private func runStreamReceive(_ arguments: [String]) -> Int32 {
 
 private func runStreamServe(_ arguments: [String]) -> Int32 {
     if arguments.contains("--http") { return WebServe.run(arguments) }
-    if arguments.contains("--whep") { return WHEPServe.run(arguments) }
     let parsed: Arguments
     let encodeOptions: EncodeOptions
     let input: String

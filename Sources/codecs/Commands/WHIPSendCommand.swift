@@ -13,7 +13,21 @@ enum WHIPSend {
     static let valueOptions: Set<String> = ["i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json"]
     static let flagOptions: Set<String> = ["loop", "no-pace"]
 
+    static let help = """
+        usage: codecs stream send -i IN whip+http://HOST:PORT/PATH [options] [encode options for a .y4m IN]
+          -i IN                      a .y4m clip (encoded on the way) or an encoded H.264 file (sent as it is)
+          --profile NAME             for a .y4m IN: baseline (default), main, high or constrained-high
+          --timeout SECONDS          give up when ICE and DTLS have not finished in this long (default 10)
+          --stats-json FILE          write the sender's final statistics to FILE
+          --loop, --no-pace          send IN again and again; send as fast as possible
+        H.264 only; one host candidate (no STUN or TURN servers); no authorization token.
+        """
+
     static func run(_ arguments: [String]) -> Int32 {
+        if arguments.contains("--help") {
+            print(help)
+            return 0
+        }
         let parsed: Arguments
         let url: String
         let input: String
@@ -120,5 +134,16 @@ enum WHIPSend {
             printError("codecs stream send: \(error)")
             return 1
         }
+    }
+}
+
+/// Routes `stream serve --whep`, `stream receive whip://…` and `stream send
+/// … whip+http://…` to the WebRTC commands; nil for anything else.
+func runWebRTCStream(mode: String, _ arguments: [String]) -> Int32? {
+    switch mode {
+    case "serve" where arguments.contains("--whep"): return WHEPServe.run(arguments)
+    case "receive" where arguments.contains(where: { $0.hasPrefix("whip://") }): return WHIPReceive.run(arguments)
+    case "send" where arguments.contains(where: { $0.hasPrefix("whip+http://") }): return WHIPSend.run(arguments)
+    default: return nil
     }
 }
