@@ -43,6 +43,24 @@ struct WHEPServerTests {
         return (status, parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
+    static func sendDatagrams(_ datagrams: [[UInt8]], toPort port: Int) throws {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        for datagram in datagrams {
+            _ = datagram.withUnsafeBytes { bytes in
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        }
+    }
+
     static func post(_ body: String, type: String = "application/sdp") -> String {
         "POST /whep HTTP/1.1\r\nHost: x\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
     }
@@ -73,6 +91,16 @@ struct WHEPServerTests {
         let answer = try SessionOffer(parsing: created.body)
         #expect(answer.sections.count == 2 && answer.sections[1].port == server.mediaPort)
         #expect(answer.sections[1].fingerprint?.value == DTLSCertificate.shared.fingerprint)
+        #expect(server.viewerCount == 1)
+        // Datagrams no viewer owns: a check for an unknown username, DTLS and
+        // SRTP from an address that passed no check, bytes of no protocol.
+        let strangers: [[UInt8]] = [
+            ICELiteAgentTests.request(username: "nobody:Hx4f"), [22, 0xFE, 0xFD] + [UInt8](repeating: 0, count: 30),
+            [0x80, 102, 0, 1] + [UInt8](repeating: 7, count: 40), [0xFF, 0xFF], [],
+        ]
+        try Self.sendDatagrams(strangers, toPort: server.mediaPort)
+        for _ in 0..<10 { try server.poll(timeoutMilliseconds: 20) }
+        #expect(server.strayDatagrams == strangers.count - 1, "an empty datagram is not read as one")
         #expect(server.viewerCount == 1)
         #expect(try Self.exchange(server, "PATCH \(location) HTTP/1.1\r\nContent-Length: 0\r\n\r\n").status == 405)
         #expect(try Self.exchange(server, "DELETE \(location) HTTP/1.1\r\n\r\n").status == 200)
