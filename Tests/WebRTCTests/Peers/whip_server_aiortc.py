@@ -3,7 +3,7 @@ POST of an SDP offer at /whip (201 with aiortc's answer and Location
 /whip/1) and DELETE of /whip/1 (200); every frame of the published video
 track is decoded and its I420 planes hashed (MD5, as `ffmpeg -f framemd5`
 hashes rawvideo). After the DELETE, or TIMEOUT seconds, prints JSON: the
-hashes and the request log.
+hashes, the request log, and the offer and answer (for failure messages).
 
 usage: whip_server_aiortc.py PORT [TIMEOUT]
 """
