@@ -44,27 +44,33 @@ private enum TransportOptions {
     }
 }
 
-/// Retries after a refused, broken or silent connection: at most `limit`
-/// times, waiting 0.5 s, 1 s, 2 s, … (at most 8 s) before each, and saying
-/// so on standard error.
-private struct Reconnector {
+/// Says a reconnection on standard error: `--reconnect N` is MediaIO's
+/// ``ReconnectPolicy`` with N attempts (0.5 s, 1 s, 2 s, … at most 8 s).
+private func sayReconnecting(_ label: String, limit: Int) -> (MediaError, Double, Int) -> Void {
+    { error, wait, attempt in
+        printError("\(label): \(error.message); reconnecting in \(wait) s (attempt \(attempt) of \(limit))")
+    }
+}
+
+/// Retries after a refused, broken or silent connection as MediaIO's
+/// ``Reconnector`` allows (not after a stop signal), waiting the back-off
+/// and saying so on standard error.
+private struct ReceiveReconnector {
     let limit: Int
     let label: String
-    private(set) var attempts = 0
+    private var reconnector: Reconnector
+    var attempts: Int { reconnector.attempts }
 
     init(limit: Int, label: String) {
         self.limit = limit
         self.label = label
+        reconnector = Reconnector(policy: ReconnectPolicy(maximumAttempts: limit))
     }
 
     /// Whether `error` may be retried; if so, waits the back-off first.
     mutating func shouldRetry(after error: MediaError) -> Bool {
-        guard error.code == .connectionFailed || error.code == .timedOut, attempts < limit,
-            StopSignal.requested == nil
-        else { return false }
-        attempts += 1
-        let wait = min(0.5 * Double(1 << (attempts - 1)), 8)
-        printError("\(label): \(error.message); reconnecting in \(wait) s (attempt \(attempts) of \(limit))")
+        guard StopSignal.requested == nil, let wait = reconnector.delay(after: error) else { return false }
+        sayReconnecting(label, limit: limit)(error, wait, reconnector.attempts)
         sleep(until: monotonicSeconds() + wait)
         return true
     }
@@ -112,10 +118,12 @@ enum TransportSend {
             printError("\(label): \(error)")
             return 2
         }
-        var sender = Sender(
-            url: request.url, options: options, reconnector: Reconnector(limit: reconnect, label: label),
-            pace: !parsed.flag("no-pace"))
         do throws(MediaError) {
+            let stream = try MediaStreamSender(
+                url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
+                pacing: !parsed.flag("no-pace"))
+            stream.willReconnect = sayReconnecting(label, limit: reconnect)
+            var sender = Sender(url: request.url, stream: stream)
             if let encode {
                 try sender.sendEncoding(y4m: request.input, options: encode, frameLimit: frameLimit)
             } else {
@@ -129,34 +137,21 @@ enum TransportSend {
         }
     }
 
-    /// Publishes samples, paced by their decode times, through a
-    /// ``StreamPublisher`` that is opened again after a failure when
-    /// `--reconnect` allows.
+    /// Reads or encodes the input and hands it to MediaIO's
+    /// ``MediaStreamSender`` (pacing, reconnection, keyframe after
+    /// reconnecting, the other tracks); says what happened.
     private struct Sender {
         let url: String
-        let options: StreamOptions
-        var reconnector: Reconnector
-        let pace: Bool
-        var publisher: StreamPublisher?
-        var sent = 0
-        var skippedAtStart = 0
-        var skippedAfterReconnect = 0
-        var sentKeyframe = false
-        /// Tracks sent along with the video, the publisher's index of each,
-        /// and their packets sent and left out as damaged.
-        var copiedTracks: [MediaTrack] = []
-        var outputTrack: [Int: Int] = [:]
-        var sentPackets = 0
-        var damagedPackets = 0
+        let stream: MediaStreamSender
+        /// Access units the assembler left out before the first keyframe.
+        var skippedByAssembler = 0
         /// Set after a reconnection: the encoder makes the next frame a keyframe.
         var wantsKeyframe = false
-        private var clockStart: (wall: Double, media: MediaTime)?
+        var saidMidGOP = false
 
-        init(url: String, options: StreamOptions, reconnector: Reconnector, pace: Bool) {
+        init(url: String, stream: MediaStreamSender) {
             self.url = url
-            self.options = options
-            self.reconnector = reconnector
-            self.pace = pace
+            self.stream = stream
         }
 
         mutating func sendEncoding(y4m path: String, options encode: EncodeOptions, frameLimit: Int?)
@@ -212,7 +207,7 @@ enum TransportSend {
                 let stream = try Self.readAnnexB(path, codec: kind.annexBCodec)
                 // Access units before the first keyframe that the assembler
                 // already left out count as skipped.
-                skippedAtStart = stream.skipped
+                skippedByAssembler = stream.skipped
                 samples = frameLimit.map { Array(stream.samples.prefix($0)) } ?? stream.samples
             }
             guard let first = samples.first else {
@@ -237,45 +232,20 @@ enum TransportSend {
         /// Picks the tracks of `reader` that go along with the video (audio
         /// the transport carries) and names the others once.
         private mutating func chooseTracks(_ reader: MovieReader, path: String) throws(MediaError) {
-            let probe = try StreamPublisher(url: url, options: options)
             for track in reader.tracks where track.index != reader.trackIndex {
-                if let reason = probe.copyRefusal(for: track) {
+                if let reason = try stream.copyRefusal(for: track) {
                     printError("\(label): \(path) \(track) is not sent: \(reason)")
                 } else {
+                    try stream.addTrack(copying: track)
                     copiedTracks.append(track)
                 }
             }
         }
 
-        /// A publisher with the copied tracks added; tracks map to its indices.
-        private mutating func makePublisher() throws(MediaError) -> StreamPublisher {
-            let publisher = try StreamPublisher(url: url, options: options)
-            outputTrack = [:]
-            for track in copiedTracks { outputTrack[track.index] = try publisher.addTrack(copying: track) }
-            return publisher
-        }
+        var copiedTracks: [MediaTrack] = []
 
-        /// Sends a packet of a copied track, paced like the samples; a
-        /// damaged one is left out (counted).
         private mutating func send(_ packet: TrackPacket) throws(MediaError) {
-            guard copiedTracks.contains(where: { $0.index == packet.track }) else { return }
-            if packet.isCorrupt {
-                damagedPackets += 1
-                return
-            }
-            if pace { wait(until: packet.dts.isValid ? packet.dts : packet.pts) }
-            while true {
-                do throws(MediaError) {
-                    if publisher == nil { publisher = try makePublisher() }
-                    try publisher!.append(packet, toTrack: outputTrack[packet.track]!)
-                    sentPackets += 1
-                    return
-                } catch {
-                    publisher = nil
-                    guard reconnector.shouldRetry(after: error) else { throw error }
-                    wantsKeyframe = true
-                }
-            }
+            if try stream.send(packet).keyframeRequested { wantsKeyframe = true }
         }
 
         /// Annex-B access units with presentation times from their picture
@@ -303,66 +273,36 @@ enum TransportSend {
         }
 
         private mutating func send(_ sample: CompressedSample) throws(MediaError) {
-            if !sentKeyframe {
-                guard sample.isKeyframe else {
-                    skippedAtStart += 1
-                    return
-                }
-                sentKeyframe = true
-                if skippedAtStart > 0 {
+            if try stream.send(sample).keyframeRequested { wantsKeyframe = true }
+            if !saidMidGOP, stream.samplesSent > 0 {
+                saidMidGOP = true
+                let skipped = skippedByAssembler + stream.skippedBeforeFirstKeyframe
+                if skipped > 0 {
                     printError(
-                        "\(label): the input starts mid-GOP: skipped \(skippedAtStart) access units to the first "
+                        "\(label): the input starts mid-GOP: skipped \(skipped) access units to the first "
                             + "keyframe (pts \(sample.pts))")
                 }
             }
-            if pace { wait(until: sample.dts.isValid ? sample.dts : sample.pts) }
-            while true {
-                do throws(MediaError) {
-                    if publisher == nil { publisher = try makePublisher() }
-                    let skippedBefore = publisher!.skippedBeforeFirstKeyframe
-                    try publisher!.append(sample)
-                    if publisher!.skippedBeforeFirstKeyframe > skippedBefore {
-                        skippedAfterReconnect += 1
-                    } else {
-                        sent += 1
-                    }
-                    return
-                } catch {
-                    publisher = nil
-                    guard reconnector.shouldRetry(after: error) else { throw error }
-                    // A new connection starts at a keyframe: ask the encoder for one.
-                    wantsKeyframe = true
-                }
-            }
-        }
-
-        /// Sleeps until `time` (a decode time), counted from the first one sent.
-        private mutating func wait(until time: MediaTime) {
-            guard time.isValid else { return }
-            guard let start = clockStart else {
-                clockStart = (monotonicSeconds(), time)
-                return
-            }
-            let offset = (time - start.media).seconds
-            if offset > 0 { sleep(until: start.wall + offset) }
         }
 
         mutating func finish() throws(MediaError) {
-            guard let publisher else {
+            guard stream.samplesSent > 0 else {
                 throw .invalidData("nothing was sent to \(url): the input holds no keyframe")
             }
-            try publisher.finish()
-            var summary = "\(label): sent \(sent) access units to \(url)"
-            if skippedAfterReconnect > 0 {
-                summary += "; \(skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"
+            try stream.finish()
+            var summary = "\(label): sent \(stream.samplesSent) access units to \(url)"
+            if stream.skippedAfterReconnect > 0 {
+                summary += "; \(stream.skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"
             }
             if !copiedTracks.isEmpty {
                 summary +=
-                    " and \(sentPackets) packets of \(copiedTracks.count) other "
+                    " and \(stream.packetsSent) packets of \(copiedTracks.count) other "
                     + "track\(copiedTracks.count == 1 ? "" : "s")"
             }
-            if damagedPackets > 0 { summary += "; left out \(damagedPackets) packets the demuxer found damaged" }
-            if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
+            if stream.packetsLeftOutAsDamaged > 0 {
+                summary += "; left out \(stream.packetsLeftOutAsDamaged) packets the demuxer found damaged"
+            }
+            if stream.reconnections > 0 { summary += "; reconnected \(stream.reconnections) times" }
             printError(summary)
         }
     }
@@ -412,7 +352,7 @@ enum TransportReceive {
             printError("\(label): \(error)")
             return 2
         }
-        var reconnector = Reconnector(limit: reconnect, label: label)
+        var reconnector = ReceiveReconnector(limit: reconnect, label: label)
         var sink: SampleSink? = nil
         // Into a container, the stream's other tracks (its audio) are kept,
         // as the first connection has them.
