@@ -58,7 +58,11 @@ public final class MediaStreamReceiver {
     public var willReconnect: ((_ error: MediaError, _ wait: Double, _ attempt: Int) -> Void)?
     /// Called when a listener's client failed its handshake (listening goes on).
     public var clientRefused: ((_ error: MediaError) -> Void)?
-    /// The tracks of the stream (transports, once connected); empty otherwise.
+    /// Transports: called after each connection is open (the first and every
+    /// reconnection) with the access units it skipped before its first keyframe.
+    public var connected: ((_ skippedBeforeKeyframe: Int) -> Void)?
+    /// The tracks of the stream (transports, once the first ``next()``
+    /// connected); empty otherwise.
     public private(set) var tracks: [MediaTrack] = []
     /// The index of the video track in ``tracks``.
     public private(set) var videoTrack = 0
@@ -128,8 +132,8 @@ public final class MediaStreamReceiver {
             tcpAddress = try URLEndpoint(url: url)
             tcp = (try Self.connect(tcpAddress!), AccessUnitAssembler(codec: codec))
         } else if let transport = StreamTransport(url: url) {
+            // Connected by the first ``next()``, so that the hooks are set.
             kind = .transport(transport)
-            try openPlayer()
         } else {
             throw .invalidArgument(
                 "\(url): unsupported URL; supported: rtp://HOST:PORT, IN.sdp, tcp://HOST:PORT, "
@@ -292,6 +296,7 @@ public final class MediaStreamReceiver {
                 tracks = opened.tracks
                 videoTrack = opened.trackIndex
                 skippedBeforeKeyframe += opened.skippedBeforeKeyframe
+                connected?(opened.skippedBeforeKeyframe)
                 return
             } catch {
                 if options.listen, error.code != .timedOut, refusedClients < 100 {

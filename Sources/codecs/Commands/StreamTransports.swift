@@ -52,30 +52,6 @@ private func sayReconnecting(_ label: String, limit: Int) -> (MediaError, Double
     }
 }
 
-/// Retries after a refused, broken or silent connection as MediaIO's
-/// ``Reconnector`` allows (not after a stop signal), waiting the back-off
-/// and saying so on standard error.
-private struct ReceiveReconnector {
-    let limit: Int
-    let label: String
-    private var reconnector: Reconnector
-    var attempts: Int { reconnector.attempts }
-
-    init(limit: Int, label: String) {
-        self.limit = limit
-        self.label = label
-        reconnector = Reconnector(policy: ReconnectPolicy(maximumAttempts: limit))
-    }
-
-    /// Whether `error` may be retried; if so, waits the back-off first.
-    mutating func shouldRetry(after error: MediaError) -> Bool {
-        guard StopSignal.requested == nil, let wait = reconnector.delay(after: error) else { return false }
-        sayReconnecting(label, limit: limit)(error, wait, reconnector.attempts)
-        sleep(until: monotonicSeconds() + wait)
-        return true
-    }
-}
-
 // MARK: - send
 
 /// `codecs stream send -i IN URL` over SRT, RTSP, RTMP, MPEG-TS/UDP or HLS.
@@ -352,7 +328,6 @@ enum TransportReceive {
             printError("\(label): \(error)")
             return 2
         }
-        var reconnector = ReceiveReconnector(limit: reconnect, label: label)
         var sink: SampleSink? = nil
         // Into a container, the stream's other tracks (its audio) are kept,
         // as the first connection has them.
@@ -360,77 +335,66 @@ enum TransportReceive {
         var others: OtherTracks? = nil
         var saidVideoOnly = false
         var received = 0
+        var reconnections = 0
         // An error or a timeout in the middle of the stream ends the
         // reception, not the output: what arrived before it is finished and
         // kept (the last frames decoded, the file closed under its name),
         // then the error is reported and the exit status is 1.
         var failure: MediaError? = nil
-        // A listener outlives a client whose handshake fails (garbage, a
-        // protocol error): it says so and waits for the next one. A client
-        // that stalls mid-handshake is stopped by --timeout like a silent one.
-        var badClients = 0
         do throws(MediaError) {
-            connections: while StopSignal.requested == nil {
-                let player: StreamPlayer
-                do throws(MediaError) {
-                    player = try StreamPlayer(url: request.url, options: options, readingEveryTrack: keepsOtherTracks)
-                } catch {
-                    if options.listen, error.code != .timedOut, badClients < 100 {
-                        badClients += 1
-                        printError("\(label): a client's handshake failed (\(error.message)); listening again")
-                        continue connections
-                    }
-                    if reconnector.shouldRetry(after: error) { continue connections }
-                    throw error
+            // MediaIO's receiver reconnects as --reconnect allows; a listener
+            // outlives a client whose handshake fails (garbage, a protocol
+            // error) and says so; a client that stalls mid-handshake is
+            // stopped by --timeout like a silent one.
+            let receiver = try MediaStreamReceiver(
+                url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
+                readingEveryTrack: keepsOtherTracks)
+            defer { reconnections = receiver.reconnections }
+            receiver.willReconnect = sayReconnecting(label, limit: reconnect)
+            receiver.clientRefused = { error in
+                printError("\(label): a client's handshake failed (\(error.message)); listening again")
+            }
+            receiver.connected = { skipped in
+                if skipped > 0 {
+                    printError("\(label): joined mid-stream: skipped \(skipped) access units to the first keyframe")
                 }
-                let otherTracks = player.tracks.filter { $0.index != player.trackIndex }
+            }
+            while StopSignal.requested == nil {
+                if let frameLimit, pipeline == nil, received >= frameLimit { break }
+                if let pipeline, pipeline.sink.isSatisfied { break }
+                guard let event = try receiver.next() else {
+                    if let note = receiver.endNote { printError("\(label): \(request.url): \(note)") }
+                    break
+                }
+                let otherTracks = receiver.tracks.filter { $0.index != receiver.videoTrack }
                 if !keepsOtherTracks && !otherTracks.isEmpty && !saidVideoOnly {
                     saidVideoOnly = true
                     printError(
                         "\(label): writes the video track only to \(request.output); not kept: "
                             + otherTracks.map(\.description).joined(separator: "; "))
                 }
-                if player.skippedBeforeKeyframe > 0 {
-                    printError(
-                        "\(label): joined mid-stream: skipped \(player.skippedBeforeKeyframe) access units to the "
-                            + "first keyframe")
+                if pipeline == nil && sink == nil {
+                    let made = try SampleSink(path: request.output, kind: outputKind)
+                    sink = made
+                    if keepsOtherTracks {
+                        others = try OtherTracks(
+                            receiver.tracks, videoTrack: receiver.videoTrack, into: made, input: request.url,
+                            output: request.output, label: label)
+                    }
                 }
-                while StopSignal.requested == nil {
-                    if let frameLimit, pipeline == nil, received >= frameLimit { break connections }
-                    if let pipeline, pipeline.sink.isSatisfied { break connections }
-                    let next: MovieItem?
-                    do throws(MediaError) {
-                        next = keepsOtherTracks ? try player.nextItem() : try player.nextSample().map { .sample($0) }
-                    } catch {
-                        if reconnector.shouldRetry(after: error) { continue connections }
-                        throw error
-                    }
-                    guard let item = next else {
-                        if let note = player.endNote { printError("\(label): \(request.url): \(note)") }
-                        break connections
-                    }
-                    if pipeline == nil && sink == nil {
-                        let made = try SampleSink(path: request.output, kind: outputKind)
-                        sink = made
-                        if keepsOtherTracks {
-                            others = try OtherTracks(
-                                player.tracks, videoTrack: player.trackIndex, into: made, input: request.url,
-                                output: request.output, label: label)
-                        }
-                    }
-                    let sample: CompressedSample
-                    switch item {
-                    case .sample(let read): sample = read
-                    case .packet(let packet):
-                        others?.write(packet, to: sink!)
-                        continue
-                    }
-                    received += 1
-                    if pipeline != nil {
-                        try pipeline!.decode(sample)
-                    } else {
-                        try sink!.write(sample)
-                    }
+                let sample: CompressedSample
+                switch event {
+                case .sample(let read): sample = read
+                case .packet(let packet):
+                    others?.write(packet, to: sink!)
+                    continue
+                case .loss: continue
+                }
+                received += 1
+                if pipeline != nil {
+                    try pipeline!.decode(sample)
+                } else {
+                    try sink!.write(sample)
                 }
             }
         } catch {
@@ -459,7 +423,7 @@ enum TransportReceive {
                 }
                 summary += ", wrote them to \(request.output)"
             }
-            if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
+            if reconnections > 0 { summary += "; reconnected \(reconnections) times" }
             if failure != nil, received > 0 { summary += " (kept: the output ends at the last frame received)" }
             if failure == nil || received > 0 { printError(summary) }
             if let failure { throw failure }
