@@ -121,6 +121,7 @@ public final class MediaStreamReceiver {
                 configuration.payloadType = sdp.payloadType
                 configuration.parameterSets = sdp.parameterSets
                 configuration.maximumDONDifference = sdp.maximumDONDifference ?? 0
+                configuration.retransmission = sdp.retransmission ?? configuration.retransmission
                 let loopback = sdp.connectionAddress.hasPrefix("127.") || sdp.connectionAddress == "::1"
                 host = loopback ? sdp.connectionAddress : (sdp.addressType == "IP6" ? "::" : "0.0.0.0")
                 port = sdp.port

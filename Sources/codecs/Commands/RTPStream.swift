@@ -51,7 +51,10 @@ let rtpReceiveHelp = """
 
     receive takes RTP on a UDP port (rtp://@:PORT listens on every interface,
     rtp://@HOST:PORT or rtp://HOST:PORT on that local address; an SDP file
-    gives the port, the codec and the parameter sets), puts packets back in
+    gives the port, the codec, the parameter sets, an RTX payload type,
+    RFC 4588 a=rtpmap:97 rtx/90000 with a=fmtp:97 apt=96, in which
+    retransmissions come, and the sender's RTCP port, RFC 3605 a=rtcp:PORT,
+    where feedback goes from the first packet on), puts packets back in
     order (waiting at most --jitter ms for a missing one), depacketizes,
     decodes and writes Y4M — or writes the access units as received
     (Annex-B). After a loss nothing is output until the next keyframe; a
@@ -460,9 +463,15 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         codec: codec, payloadType: description?.payloadType, parameterSets: description?.parameterSets ?? [],
         maximumDONDifference: description?.maximumDONDifference ?? 0,
         jitterBufferDelay: MediaTime(value: Int64(jitter), timescale: 1000),
-        nack: parsed.flag("no-nack") ? nil : .init())
+        nack: parsed.flag("no-nack") ? nil : .init(), retransmission: description?.retransmission)
     configuration.cname = "codecs"
     do throws(MediaError) {
+        if let description, let rtcpPort = description.rtcpPort {
+            // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
+            let rtcp = try UDPSocket.Address(
+                host: description.rtcpAddress ?? description.connectionAddress, port: UInt16(rtcpPort))
+            configuration.rtcpEndpoint = { _ in rtcp }
+        }
         let receiver = try RTPStreamReceiver(
             host: bindHost, port: Int(port), configuration: configuration, faultInjector: injector)
         let summary: String
