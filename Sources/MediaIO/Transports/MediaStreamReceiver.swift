@@ -8,7 +8,8 @@ import RTPPayload
 
 /// One stream in, the transport chosen by its URL: `rtp://HOST:PORT` or an
 /// SDP file (``RTPStreamReceiver``: jitter buffer, NACK, picture loss
-/// indications, receiver reports), `tcp://HOST:PORT` (Annex-B from a TCP
+/// indications, receiver reports; the SDP's RTX payload type and `a=rtcp`
+/// port are used), `tcp://HOST:PORT` (Annex-B from a TCP
 /// server, access units found by their boundaries), or SRT, RTSP, RTMP,
 /// MPEG-TS over UDP and HLS (``StreamPlayer``, opened again after a refused,
 /// broken or silent connection as its ``ReconnectPolicy`` allows; a
@@ -122,6 +123,12 @@ public final class MediaStreamReceiver {
                 configuration.parameterSets = sdp.parameterSets
                 configuration.maximumDONDifference = sdp.maximumDONDifference ?? 0
                 configuration.retransmission = sdp.retransmission ?? configuration.retransmission
+                if let rtcpPort = sdp.rtcpPort {
+                    // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
+                    let rtcp = try UDPSocket.Address(
+                        host: sdp.rtcpAddress ?? sdp.connectionAddress, port: UInt16(rtcpPort))
+                    configuration.rtcpEndpoint = { _ in rtcp }
+                }
                 let loopback = sdp.connectionAddress.hasPrefix("127.") || sdp.connectionAddress == "::1"
                 host = loopback ? sdp.connectionAddress : (sdp.addressType == "IP6" ? "::" : "0.0.0.0")
                 port = sdp.port

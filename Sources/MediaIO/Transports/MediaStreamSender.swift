@@ -162,7 +162,7 @@ public final class MediaStreamSender {
             }
             sentKeyframe = true
         }
-        if pacing { try wait(until: sample.dts.isValid ? sample.dts : sample.pts) }
+        if pacing { try wait(untilDue: sample.dts.isValid ? sample.dts : sample.pts) }
         if let destination = rtpDestination {
             let stream = try openRTP(destination, codec: sample.formatDescription.codec)
             pendingFeedback.merge(Self.feedback(try stream.send(sample)))
@@ -186,7 +186,7 @@ public final class MediaStreamSender {
             packetsLeftOutAsDamaged += 1
             return takeFeedback()
         }
-        if pacing { try wait(until: packet.dts.isValid ? packet.dts : packet.pts) }
+        if pacing { try wait(untilDue: packet.dts.isValid ? packet.dts : packet.pts) }
         let track = outputTrack[packet.track]
         _ = try connected { (publisher) throws(MediaError) in
             try publisher.append(packet, toTrack: track ?? self.outputTrack[packet.track]!)
@@ -204,6 +204,17 @@ public final class MediaStreamSender {
         }
         guard let publisher else { throw .invalidData("nothing was sent to \(url): no keyframe to start from") }
         try publisher.finish()
+    }
+
+    /// Waits until decode time `decodeTime` has come (counted from the
+    /// first time given, here or by a paced ``send(_:)-(CompressedSample)``),
+    /// reading RTP feedback meanwhile, and returns the feedback gathered. A
+    /// caller that encodes paces with this before each frame, so that a
+    /// keyframe request that came during the wait shapes that frame.
+    public func wait(until decodeTime: MediaTime) throws(MediaError) -> Feedback {
+        try wait(untilDue: decodeTime)
+        if let rtpSender { pendingFeedback.merge(Self.feedback(try rtpSender.poll(for: 0))) }
+        return takeFeedback()
     }
 
     /// Sleeps `seconds` on the monotonic clock.
@@ -275,7 +286,7 @@ public final class MediaStreamSender {
 
     /// Waits until decode time `time` has come, counted from the first
     /// sample's; RTP feedback is read meanwhile.
-    private func wait(until time: MediaTime) throws(MediaError) {
+    private func wait(untilDue time: MediaTime) throws(MediaError) {
         guard time.isValid else { return }
         let now = Self.monotonicSeconds()
         guard let start = clockStart else {
