@@ -75,6 +75,9 @@ public final class MediaStreamReceiver {
     public private(set) var endNote: String?
     /// RTP: the receiver (its statistics, its port).
     public private(set) var rtpReceiver: RTPStreamReceiver?
+    /// Asked while waiting: true ends the stream as ``finish()`` does (a
+    /// stop signal, say). RTP and TCP ask at least every 0.1 s.
+    public var stopRequested: (() -> Bool)?
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -85,6 +88,7 @@ public final class MediaStreamReceiver {
     private var tcp: (socket: Int32, assembler: AccessUnitAssembler)?
     private var tcpAddress: URLEndpoint?
     private var queue: [Event] = []
+    private var idle = 0.0
     private var ended = false
 
     /// Opens the stream. `rtp` configures an RTP receiver (the SDP's values
@@ -149,6 +153,23 @@ public final class MediaStreamReceiver {
         }
     }
 
+    /// An RTP stream on `host:port` (RTCP on the port above) with a receiver
+    /// session configured by the caller (from an SDP it read, say).
+    public init(
+        rtpHost host: String, port: Int, configuration: RTPReceiverSession<UDPSocket.Address>.Configuration,
+        faultInjector: PacketFaultInjector? = nil, idleTimeout: Double = 10
+    ) throws(MediaError) {
+        url = "rtp://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        kind = .rtp
+        options = .init()
+        reconnector = Reconnector(policy: .never)
+        readingEveryTrack = false
+        self.idleTimeout = idleTimeout
+        sleep = MediaStreamSender.sleep(seconds:)
+        rtpReceiver = try RTPStreamReceiver(
+            host: host, port: port, configuration: configuration, faultInjector: faultInjector)
+    }
+
     deinit { closeTCP() }
 
     /// The next event, waiting for it; nil once the stream ended (the
@@ -157,6 +178,10 @@ public final class MediaStreamReceiver {
     /// what came before it was handed out.
     public func next() throws(MediaError) -> Event? {
         while queue.isEmpty && !ended {
+            if stopRequested?() == true {
+                try finish()
+                break
+            }
             switch kind {
             case .rtp: try receiveRTP()
             case .tcp: try receiveTCP()
@@ -230,10 +255,12 @@ public final class MediaStreamReceiver {
             return
         }
         var ready = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
-        let waited = poll(&ready, 1, Int32(max(1, idleTimeout * 1000)))
-        if waited == 0 {
-            throw MediaError(.timedOut, "\(url): nothing arrived for \(idleTimeout) s")
+        if poll(&ready, 1, 100) == 0 {
+            idle += 0.1
+            if idle > idleTimeout { throw MediaError(.timedOut, "\(url): nothing arrived for \(idleTimeout) s") }
+            return
         }
+        idle = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let count = buffer.withUnsafeMutableBytes { recv(connection.socket, $0.baseAddress, $0.count, 0) }
         if count < 0 {

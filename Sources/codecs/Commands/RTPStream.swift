@@ -447,19 +447,20 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
                 host: description.rtcpAddress ?? description.connectionAddress, port: UInt16(rtcpPort))
             configuration.rtcpEndpoint = { _ in rtcp }
         }
-        let receiver = try RTPStreamReceiver(
-            host: bindHost, port: Int(port), configuration: configuration, faultInjector: injector)
+        let stream = try MediaStreamReceiver(
+            rtpHost: bindHost, port: Int(port), configuration: configuration, faultInjector: injector,
+            idleTimeout: idleTimeout)
+        stream.stopRequested = { StopSignal.requested != nil }
+        let receiver = stream.rtpReceiver!
         let summary: String
         var failure: MediaError? = nil
         /// Receives until `handle` has enough, the sender's BYE, the idle
         /// timeout or a stop signal; an error ends reception, not the output.
-        func receive(_ handle: (RTPStreamReceiver.Event) throws(MediaError) -> Bool) {
+        func receive(_ handle: (MediaStreamReceiver.Event) throws(MediaError) -> Bool) {
             do throws(MediaError) {
-                while StopSignal.requested == nil, !receiver.isEnded {
-                    for event in try receiver.receive() where try handle(event) { return }
-                    if receiver.secondsSinceLastPacket > idleTimeout { break }
+                while let event = try stream.next() {
+                    if try handle(event) { return }
                 }
-                for event in try receiver.finish() where try handle(event) { return }
             } catch {
                 failure = error
             }
@@ -471,7 +472,8 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             receive { (event) throws(MediaError) -> Bool in
                 switch event {
                 case .sample(let sample): try pipeline.decode(sample)
-                case .loss(let loss): try pipeline.reportLoss(loss.description)
+                case .loss(let why): try pipeline.reportLoss(why)
+                case .packet: break
                 }
                 return pipeline.sink.isSatisfied
             }
