@@ -173,9 +173,10 @@ public final class MediaStreamReceiver {
     deinit { closeTCP() }
 
     /// The next event, waiting for it; nil once the stream ended (the
-    /// sender closed or said BYE, the RTP or TCP stream was idle for
-    /// `idleTimeout`). An error that no reconnection cures is thrown;
-    /// what came before it was handed out.
+    /// sender closed or said BYE, an RTP stream was idle for `idleTimeout`,
+    /// ``stopRequested`` said so). An error that no reconnection cures is
+    /// thrown (a TCP server silent for `idleTimeout`: `.timedOut`); what
+    /// came before it was handed out.
     public func next() throws(MediaError) -> Event? {
         while queue.isEmpty && !ended {
             if stopRequested?() == true {
