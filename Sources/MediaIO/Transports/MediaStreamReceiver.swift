@@ -76,7 +76,8 @@ public final class MediaStreamReceiver {
     /// RTP: the receiver (its statistics, its port).
     public private(set) var rtpReceiver: RTPStreamReceiver?
     /// Asked while waiting: true ends the stream as ``finish()`` does (a
-    /// stop signal, say). RTP and TCP ask at least every 0.1 s.
+    /// stop signal, say), and no reconnection is tried after an error. RTP
+    /// and TCP ask at least every 0.1 s.
     public var stopRequested: (() -> Bool)?
 
     private let options: StreamOptions
@@ -364,7 +365,7 @@ public final class MediaStreamReceiver {
 
     /// Waits the back-off before a new connection, or throws `error`.
     private func wait(after error: MediaError) throws(MediaError) {
-        guard let seconds = reconnector.delay(after: error) else { throw error }
+        guard stopRequested?() != true, let seconds = reconnector.delay(after: error) else { throw error }
         willReconnect?(error, seconds, reconnector.attempts)
         sleep(seconds)
     }

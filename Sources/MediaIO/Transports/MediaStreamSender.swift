@@ -90,6 +90,8 @@ public final class MediaStreamSender {
     public var willReconnect: ((_ error: MediaError, _ wait: Double, _ attempt: Int) -> Void)?
     /// RTP: the sender, once the first sample opened it (its statistics).
     public private(set) var rtpSender: RTPStreamSender?
+    /// Asked before reconnecting: true gives up instead (a stop signal, say).
+    public var stopRequested: (() -> Bool)?
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -267,7 +269,7 @@ public final class MediaStreamSender {
                 return publisher!.skippedBeforeFirstKeyframe == skipped
             } catch {
                 publisher = nil
-                guard let wait = reconnector.delay(after: error) else { throw error }
+                guard stopRequested?() != true, let wait = reconnector.delay(after: error) else { throw error }
                 willReconnect?(error, wait, reconnector.attempts)
                 sleep(wait)
                 // A new connection starts at a keyframe: ask for one.

@@ -99,6 +99,7 @@ enum TransportSend {
                 url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
                 pacing: !parsed.flag("no-pace"))
             stream.willReconnect = sayReconnecting(label, limit: reconnect)
+            stream.stopRequested = { StopSignal.requested != nil }
             var sender = Sender(url: request.url, stream: stream)
             if let encode {
                 try sender.sendEncoding(y4m: request.input, options: encode, frameLimit: frameLimit)
@@ -351,6 +352,7 @@ enum TransportReceive {
                 readingEveryTrack: keepsOtherTracks)
             defer { reconnections = receiver.reconnections }
             receiver.willReconnect = sayReconnecting(label, limit: reconnect)
+            receiver.stopRequested = { StopSignal.requested != nil }
             receiver.clientRefused = { error in
                 printError("\(label): a client's handshake failed (\(error.message)); listening again")
             }
