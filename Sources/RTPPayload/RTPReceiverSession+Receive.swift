@@ -172,6 +172,7 @@ extension RTPReceiverSession {
         for index in recentlyReleased.indices { recentlyReleased[index] = -1 }
         lastReport = nil
         wantsKeyframe = false
+        timestampOrigin = nil
         if configuration.retransmission?.ssrc == nil { rtxSSRC = nil }
     }
 
@@ -281,6 +282,9 @@ extension RTPReceiverSession {
     private mutating func release(_ held: ReceiveJitterBuffer.Held, skipped: Int64, into events: inout [Event]) {
         recentlyReleased[Int(held.extended % Int64(Self.recentlyReleasedCount))] = held.extended
         nack?.forget(below: held.extended + 1)
+        if timestampOrigin == nil, held.packet.count >= 8 {
+            timestampOrigin = held.packet[4..<8].reduce(0) { $0 << 8 | UInt32($1) }
+        }
         translate(depacketizer.receive(held.packet), into: &events)
     }
 

@@ -395,6 +395,30 @@ struct RTPReceiverSessionTests {
         #expect(driver.session.statistics.firCount == firs.count)
     }
 
+    /// `timestampOrigin` turns a sample's pts back into its RTP timestamp:
+    /// the sender's timestamps start just below the 32-bit wrap, and every
+    /// sample's origin + pts (modulo 2³²) is the timestamp the packetizer
+    /// gave it.
+    @Test func timestampOriginGivesBackTheRTPTimestamps() throws {
+        let samples = try multiPacketStream(frames: 20, gop: 10)
+        var packetizer = RTPPacketizer(
+            configuration: .init(codec: .h264, ssrc: 0xAAAA_0001, timestampOffset: 0xFFFF_F000))
+        let expected = samples.map { packetizer.rtpTimestamp(of: $0) }
+        let packets = try samples.flatMap { try packetizer.packetize($0) }
+        #expect(expected.first == 0xFFFF_F000 && expected.last! < 0x1_0000)  // across the wrap
+        var driver = ReceiverDriver(.init(codec: .h264, payloadType: 96, jitterBufferDelay: ms(50)))
+        #expect(driver.session.timestampOrigin == nil)
+        for (index, packet) in packets.enumerated() { driver.rtp(packet, at: ms(Int64(index))) }
+        driver.advance(to: ms(1000))
+        let origin = try #require(driver.session.timestampOrigin)
+        #expect(origin == 0xFFFF_F000)
+        #expect(driver.samples.count == samples.count)
+        let rebuilt = driver.samples.map {
+            origin &+ UInt32(truncatingIfNeeded: $0.pts.converted(toTimescale: 90_000).value)
+        }
+        #expect(rebuilt == expected)
+    }
+
     @Test func manualClockMovesOnlyWhenTold() {
         let clock = RTPManualClock()
         #expect(clock.now == .zero)
