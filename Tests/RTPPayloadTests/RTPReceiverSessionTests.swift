@@ -465,3 +465,24 @@ struct RTPReceiverSessionTests {
         #expect(unwrapper.highest == Int64(2 * 65_536 + 5))
     }
 }
+
+/// The start of a stream reordered while its source is on probation.
+struct RTPReceiverSessionProbationTests {
+    /// Guards: the packet that completes probation taken as the newest, so
+    /// that a packet ahead of it (the stream's first, arriving second) is
+    /// dropped as "behind by 65 535" and the first GOP is lost. The first
+    /// `order.count` packets arrive in `order`, the rest in sequence.
+    @Test(arguments: [[1, 0], [2, 1, 0], [1, 2, 0], [0, 2, 1]])
+    func reorderedStartKeepsEveryPacket(order: [Int]) throws {
+        let samples = try multiPacketStream(frames: 30, gop: 10)
+        let packets = try senderPackets(samples).flatMap { $0 }
+        var driver = ReceiverDriver(.init(codec: .h264, payloadType: 96, jitterBufferDelay: ms(50)))
+        let arrival = order + Array(order.count..<packets.count)
+        for (index, packet) in arrival.enumerated() { driver.rtp(packets[packet], at: ms(Int64(index))) }
+        driver.advance(to: ms(5000))
+        let everySample = datas(driver.samples) == datas(samples)
+        #expect(everySample, "\(driver.samples.count) of \(samples.count) samples")
+        #expect(driver.losses.isEmpty)
+        #expect(driver.session.statistics.packetsIgnored.otherSource == 0)
+    }
+}
