@@ -108,6 +108,25 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         log("transports: loopback latency of SRT, MPEG-TS/UDP, RTSP and RTMP, \(frames.count) frames at 30 fps each")
         try benchmarkTransports(frames, report: report)
     }
+    if options.sections.contains("floor") && !frames720.isEmpty {
+        log("floor: one live 720p30 pipeline beside the raw libraries' encode and decode times")
+        _ = try benchmarkLatencyFloor(Array(frames720.prefix(quick ? 60 : 150)), report: report)
+    }
+    var density: [String: [(DensityRun, FFmpegDensityRun?)]] = [:]
+    var decoders: [(DensityRun, FFmpegDensityRun?)] = []
+    var fanOut: [FanOutRun] = []
+    if options.sections.contains("density") && !frames720.isEmpty {
+        (density, decoders) = try benchmarkDensity(
+            Array(frames720.prefix(quick ? 60 : 120)), presets: quick ? ["ultrafast"] : ["ultrafast", "superfast"],
+            counts: quick ? [1, 4] : [1, 2, 4, 8, 16], report: report, log: log)
+    }
+    if options.sections.contains("fanout") && !frames720.isEmpty {
+        fanOut = try benchmarkFanOut(
+            Array(frames720.prefix(quick ? 60 : 120)), counts: quick ? [1, 50, 200] : [1, 10, 50, 100, 200],
+            report: report, log: log)
+    }
+    writeScalingCharts(
+        density: density, decoders: decoders, fanOut: fanOut, jsonPath: options.jsonPath, report: report)
     if options.sections.contains("memory") && !frames720.isEmpty {
         log("memory: allocations per frame and peak RSS")
         try benchmarkMemory(Array(frames720.prefix(quick ? 60 : 150)), stream: streams[0], report: report)
