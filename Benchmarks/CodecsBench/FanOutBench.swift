@@ -1,5 +1,5 @@
-import FormatConv
 import DecodeSession
+import FormatConv
 import Foundation
 import MediaCore
 import MediaIO
