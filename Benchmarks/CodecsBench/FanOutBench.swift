@@ -17,6 +17,8 @@ struct FanOutRun {
     var cores: Double
     /// Reference: one `sendmsg` per datagram, same packets, same receivers.
     var referenceCores: Double
+    /// `sendmmsg` without UDP segmentation.
+    var unsegmentedCores: Double
     var datagramsExpected: Int
     var datagramsIntact: Int
     var systemCalls: Int
@@ -66,14 +68,18 @@ func benchmarkFanOut(_ frames: [PixelBuffer], counts: [Int], report: Report, log
         let checks = position == counts.count - 1
         log("fan-out: \(count) receivers, RTPFanOutSender then one sendmsg per datagram")
         let ours = try fanOut(
-            stream.samples, receivers: count, configuration: configuration, expected: expected, perDatagram: false,
+            stream.samples, receivers: count, configuration: configuration, expected: expected, mode: .segmented,
             keeping: checks ? Set([0, count / 2, count - 1]) : Set<Int>())
+        let unsegmented = try fanOut(
+            stream.samples, receivers: count, configuration: configuration, expected: expected, mode: .batched,
+            keeping: [])
         let reference = try fanOut(
-            stream.samples, receivers: count, configuration: configuration, expected: expected, perDatagram: true,
+            stream.samples, receivers: count, configuration: configuration, expected: expected, mode: .perDatagram,
             keeping: [])
         runs.append(
             FanOutRun(
                 receivers: count, cores: ours.cores, referenceCores: reference.cores,
+                unsegmentedCores: unsegmented.cores,
                 datagramsExpected: expected.count * count, datagramsIntact: ours.intact, systemCalls: ours.calls))
         let name = count == 200 ? "fan-out 200 receivers CPU (cores)" : "fan-out \(count) receivers CPU (cores)"
         report.add(
@@ -83,8 +89,9 @@ func benchmarkFanOut(_ frames: [PixelBuffer], counts: [Int], report: Report, log
                 target: count == 200 ? "≤ 0.5" : nil))
         report.notes.append(
             "fan-out \(count): \(ours.intact) of \(expected.count * count) datagrams arrived intact "
-                + "(reference run: \(reference.intact)); \(ours.calls) system calls for \(stream.samples.count) "
-                + "access units; segmentation \(ours.segmented ? "on" : "off")")
+                + "(sendmmsg alone: \(unsegmented.intact), per datagram: \(reference.intact)); \(ours.calls) system "
+                + "calls for \(stream.samples.count) access units; segmentation \(ours.segmented ? "on" : "off"); "
+                + String(format: "sendmmsg without segmentation %.3f cores", unsegmented.cores))
         if checks {
             let verdict = try checkDecodes(ours.kept, stream: stream)
             report.notes.append("fan-out \(count): \(verdict)")
@@ -93,10 +100,20 @@ func benchmarkFanOut(_ frames: [PixelBuffer], counts: [Int], report: Report, log
     return runs
 }
 
+/// How a fan-out run sends.
+private enum FanOutMode {
+    /// `RTPFanOutSender` with UDP segmentation where the kernel has it.
+    case segmented
+    /// `RTPFanOutSender`, `sendmmsg` only.
+    case batched
+    /// The packetizer, then `UDPSocket.send` per packet per receiver.
+    case perDatagram
+}
+
 /// One run: the samples paced at 30 a second to `receivers` sockets.
 private func fanOut(
     _ samples: [CompressedSample], receivers: Int, configuration: RTPPacketizer.Configuration,
-    expected: [[UInt8]], perDatagram: Bool, keeping: Set<Int>
+    expected: [[UInt8]], mode: FanOutMode, keeping: Set<Int>
 ) throws -> (cores: Double, intact: Int, calls: Int, segmented: Bool, kept: [Int: [[UInt8]]]) {
     var descriptors: [Int32] = []
     var destinations: [UDPSocket.Address] = []
@@ -113,7 +130,12 @@ private func fanOut(
         receive(watched, receipts: receipts, expected: expected, firstSequence: firstSequence, keeping: keeping)
     }.start()
 
-    let fanOut = perDatagram ? nil : try RTPFanOutSender(configuration: configuration, destinations: destinations)
+    let perDatagram = mode == .perDatagram
+    let fanOut =
+        perDatagram
+        ? nil
+        : try RTPFanOutSender(
+            configuration: configuration, destinations: destinations, segmentation: mode == .segmented)
     let plain = perDatagram ? try UDPSocket(bindingTo: "127.0.0.1", receiveBufferSize: 64 << 10) : nil
     var packetizer = RTPPacketizer(configuration: configuration)
     var batch = RTPPacketBatch()

@@ -110,7 +110,7 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     }
     if options.sections.contains("floor") && !frames720.isEmpty {
         log("floor: one live 720p30 pipeline beside the raw libraries' encode and decode times")
-        _ = try benchmarkLatencyFloor(Array(frames720.prefix(quick ? 60 : 150)), report: report)
+        _ = try benchmarkLatencyFloor(Array(frames720.prefix(quick ? 60 : 150)), rounds: quick ? 1 : 3, report: report)
     }
     var density: [String: [(DensityRun, FFmpegDensityRun?)]] = [:]
     var decoders: [(DensityRun, FFmpegDensityRun?)] = []
@@ -118,7 +118,7 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     if options.sections.contains("density") && !frames720.isEmpty {
         (density, decoders) = try benchmarkDensity(
             Array(frames720.prefix(quick ? 60 : 120)), presets: quick ? ["ultrafast"] : ["ultrafast", "superfast"],
-            counts: quick ? [1, 4] : [1, 2, 4, 8, 16], report: report, log: log)
+            counts: quick ? [1, 4] : [1, 2, 4, 8, 16], defaultThreadsCount: quick ? nil : 8, report: report, log: log)
     }
     if options.sections.contains("fanout") && !frames720.isEmpty {
         fanOut = try benchmarkFanOut(
