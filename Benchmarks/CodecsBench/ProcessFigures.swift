@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -64,6 +65,16 @@ final class Handoff<Value>: @unchecked Sendable {
 struct FFmpegChild {
     let process: Process
     let progressPath: String
+    /// When it was started and when it ended (monotonic seconds).
+    let started: Double
+    private let ended = EndTime()
+
+    private final class EndTime: Sendable {
+        let value = Mutex<Double?>(nil)
+    }
+
+    /// Seconds from start to exit, once it has exited.
+    var wallSeconds: Double { (ended.value.withLock { $0 } ?? monotonicNow()) - started }
 
     /// Starts `ffmpeg` with `arguments` (its output and errors discarded) and
     /// `-progress` written to a temporary file.
@@ -78,6 +89,9 @@ struct FFmpegChild {
             ["-hide_banner", "-nostdin", "-loglevel", "error", "-progress", progressPath] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        let ended = self.ended
+        process.terminationHandler = { _ in ended.value.withLock { $0 = monotonicNow() } }
+        started = monotonicNow()
         try process.run()
     }
 
@@ -98,10 +112,4 @@ struct FFmpegChild {
 
     /// Removes the progress file.
     func remove() { try? FileManager.default.removeItem(atPath: progressPath) }
-}
-
-/// `"1.02x"` → 1.02.
-func parseSpeed(_ text: String?) -> Double {
-    guard let text else { return 0 }
-    return Double(text.trimmingCharacters(in: CharacterSet(charactersIn: "x "))) ?? 0
 }

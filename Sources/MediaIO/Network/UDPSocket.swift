@@ -243,7 +243,12 @@ public final class UDPSocket: @unchecked Sendable {
         let milliseconds: Int32
         if let timeout {
             let (seconds, attoseconds) = timeout.components
-            milliseconds = Int32(clamping: max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+            // Rounded up: a wait of less than a millisecond rounded down to 0
+            // returns at once, and a caller waiting for a deadline spins.
+            let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
+            milliseconds = Int32(
+                clamping: max(
+                    0, seconds * 1000 + (attoseconds + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond))
         } else {
             milliseconds = -1
         }
