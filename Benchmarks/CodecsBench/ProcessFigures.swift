@@ -113,3 +113,12 @@ struct FFmpegChild {
     /// Removes the progress file.
     func remove() { try? FileManager.default.removeItem(atPath: progressPath) }
 }
+
+/// Hands the heap's free memory back to the system (glibc's `malloc_trim`,
+/// which Swift's Glibc module does not declare), so that a resident-size
+/// difference afterwards is memory in use.
+func trimHeap() {
+    typealias Trim = @convention(c) (Int) -> Int32
+    guard let symbol = dlsym(nil, "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: Trim.self)(0)
+}
