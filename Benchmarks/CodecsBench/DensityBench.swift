@@ -41,6 +41,9 @@ struct DensityRun {
     var minimumPSNR: Double
     var framesDecoded: Int
     var framesExpected: Int
+    /// p50 seconds of each stage: submitted → encoded → sent → sample out of
+    /// the RTP receiver → picture out of the decoder.
+    var stages: [Double] = []
 }
 
 /// What FFmpeg's N process pairs did.
@@ -56,6 +59,12 @@ struct FFmpegDensityRun {
 private final class PipelineLog: Sendable {
     struct State {
         var submitted: [Double]
+        /// When each frame left the encoder, left the RTP sender, came out of
+        /// the RTP receiver as a sample, and came out of the decoder.
+        var encodedAt: [Double] = []
+        var sentAt: [Double] = []
+        var assembledAt: [Double] = []
+        var pictureAt: [Double] = []
         var latencies: [Double] = []
         var decodedAt: [Double] = []
         var psnr: [Double] = []
@@ -67,7 +76,11 @@ private final class PipelineLog: Sendable {
         var failure: String?
     }
     let state: Mutex<State>
-    init(frames: Int) { state = Mutex(State(submitted: Array(repeating: .nan, count: frames))) }
+    init(frames: Int) {
+        let unset = [Double](repeating: .nan, count: frames)
+        state = Mutex(
+            State(submitted: unset, encodedAt: unset, sentAt: unset, assembledAt: unset, pictureAt: unset))
+    }
 }
 
 /// Counts the threads that have ended.
@@ -344,8 +357,13 @@ private func sendPipeline(
             sleepUntil(start + Double(index) / liveFrameRate)
             let submitted = monotonicNow()
             log.state.withLock { $0.submitted[index] = submitted }
-            for sample in try encoder.encode(frame, pts: duration * Int64(index), duration: duration) {
-                try sender.send(sample)
+            let samples = try encoder.encode(frame, pts: duration * Int64(index), duration: duration)
+            let encoded = monotonicNow()
+            for sample in samples { try sender.send(sample) }
+            let sent = monotonicNow()
+            log.state.withLock {
+                $0.encodedAt[index] = encoded
+                $0.sentAt[index] = sent
             }
         }
         for sample in try encoder.finish() { try sender.send(sample) }
@@ -364,6 +382,7 @@ private func receivePipeline(
 ) {
     var decoder: DecompressionSession?
     var firstPTS: MediaTime?
+    var firstSamplePTS: MediaTime?
     func take(_ decoded: [DecodedFrame]) {
         let now = monotonicNow()
         for frame in decoded {
@@ -379,6 +398,7 @@ private func receivePipeline(
                 measuring = threadCPUSeconds() - cpu
             }
             log.state.withLock { state in
+                state.pictureAt[index] = now
                 state.latencies.append(now - state.submitted[index])
                 state.decodedAt.append(now)
                 if let psnr { state.psnr.append(psnr) }
@@ -390,6 +410,11 @@ private func receivePipeline(
         for event in events {
             switch event {
             case .sample(let sample):
+                let now = monotonicNow()
+                let first = firstSamplePTS ?? sample.pts
+                firstSamplePTS = first
+                let index = Int(((sample.pts - first).seconds * liveFrameRate).rounded())
+                if index >= 0, index < frames.count { log.state.withLock { $0.assembledAt[index] = now } }
                 if decoder == nil {
                     decoder = try DecompressionSession(
                         formatDescription: sample.formatDescription, decoder: .software, threadCount: threads)
@@ -427,8 +452,16 @@ private func summarize(
     var measuring = 0.0
     var minimumPSNR = Double.infinity
     var decoded = 0
+    var spans: [[Double]] = [[], [], [], []]
     for log in logs {
         let state = log.state.withLock { $0 }
+        let times = [state.submitted, state.encodedAt, state.sentAt, state.assembledAt, state.pictureAt]
+        for stage in 0..<4 {
+            for frame in 0..<state.submitted.count {
+                let span = times[stage + 1][frame] - times[stage][frame]
+                if span.isFinite { spans[stage].append(span) }
+            }
+        }
         latencies += state.latencies
         measuring += state.measuringCPU
         decoded += state.latencies.count
@@ -456,7 +489,8 @@ private func summarize(
         residentBytesPerSession: Double(peak.residentBytes - before.residentBytes) / Double(count),
         threadsPerSession: Double(peak.threads - before.threads) / Double(count),
         latencyP50: percentile(latencies, 50), latencyP95: percentile(latencies, 95),
-        minimumPSNR: psnrFloor == nil ? 0 : minimumPSNR, framesDecoded: decoded, framesExpected: frames * count)
+        minimumPSNR: psnrFloor == nil ? 0 : minimumPSNR, framesDecoded: decoded, framesExpected: frames * count,
+        stages: spans.map { percentile($0, 50) })
 }
 
 /// `count` decoders, each fed the stream's samples at 30 fps (sample `i`
@@ -657,7 +691,10 @@ private func freeRTPPort() throws -> Int {
 
 /// The latency floor: the end-to-end p50 of one pipeline (0 frames of
 /// delay) beside the p50 per-frame encode and decode times of the raw
-/// libraries with the session's settings, measured in the same run.
+/// libraries with the session's settings, measured in the same run: with
+/// the frames paced at 30 fps as the pipeline's are (the target's
+/// reference: each frame meets caches the rest of the machine used for 33
+/// ms), and back to back (warm caches; printed beside it).
 ///
 /// The raw loops and the pipeline alternate `rounds` times and the lowest
 /// p50 of each is kept, as elsewhere in the bench, so that load from other
@@ -666,12 +703,27 @@ func benchmarkLatencyFloor(_ frames: [PixelBuffer], rounds: Int, report: Report)
     let settings = liveSettings(preset: "ultrafast")
     var encode = Double.infinity
     var decode = Double.infinity
+    var warmEncode = Double.infinity
+    var warmDecode = Double.infinity
     var endToEnd = Double.infinity
+    var stages: [Double] = []
     for _ in 0..<rounds {
-        let raw = try rawLibraryCost(frames, settings: settings)
-        encode = min(encode, percentile(raw.encodeTimes, 50) * 1000)
-        decode = min(decode, percentile(raw.decodeTimes, 50) * 1000)
-        endToEnd = min(endToEnd, try runPipelines(frames, count: 1, settings: settings).latencyP50 * 1000)
+        let warm = try rawLibraryCost(frames, settings: settings)
+        warmEncode = min(warmEncode, percentile(warm.encodeTimes, 50) * 1000)
+        warmDecode = min(warmDecode, percentile(warm.decodeTimes, 50) * 1000)
+        let paced = try rawLibraryCost(frames, settings: settings, paced: true)
+        encode = min(encode, percentile(paced.encodeTimes, 50) * 1000)
+        decode = min(decode, percentile(paced.decodeTimes, 50) * 1000)
+        let pipeline = try runPipelines(frames, count: 1, settings: settings)
+        if pipeline.latencyP50 * 1000 < endToEnd { stages = pipeline.stages }
+        endToEnd = min(endToEnd, pipeline.latencyP50 * 1000)
+    }
+    if stages.count == 4 {
+        report.notes.append(
+            String(
+                format: "latency floor: the pipeline's stages, p50: encode %.2f ms, packetize and send %.2f ms, "
+                    + "loopback to a sample out of the RTP receiver %.2f ms, decode %.2f ms",
+                stages[0] * 1000, stages[1] * 1000, stages[2] * 1000, stages[3] * 1000))
     }
     // The sessions alone, frame by frame, for the note.
     let encoder = try CompressionSession(
@@ -698,17 +750,25 @@ func benchmarkLatencyFloor(_ frames: [PixelBuffer], rounds: Int, report: Report)
             format: "latency floor: the sessions alone, frame by frame: encode p50 %.2f ms, decode p50 %.2f ms",
             percentile(sessionEncode, 50) * 1000, percentile(sessionDecode, 50) * 1000))
     let bound = 1.05 * (encode + decode) + 0.5
+    let name = "latency floor p50 (720p30 x264 ultrafast 1.5 Mbit/s CBR over RTP, 0 frames of delay)"
     report.add(
         Figure(
-            name: "latency floor p50 (720p30 x264 ultrafast 1.5 Mbit/s CBR over RTP, 0 frames of delay)",
-            ours: endToEnd, reference: encode + decode, referenceName: "raw libx264 encode + libavcodec decode p50",
-            unit: "ms", higherIsBetter: false, target: "≤ 1.05 × reference + 0.5 ms"))
+            name: name, ours: endToEnd, reference: encode + decode,
+            referenceName: "raw libx264 encode + libavcodec decode p50, 30 fps", unit: "ms", higherIsBetter: false,
+            target: "≤ 1.05 × reference + 0.5 ms"))
+    report.add(
+        Figure(
+            name: "\(name) vs the raw libraries back to back", ours: endToEnd, reference: warmEncode + warmDecode,
+            referenceName: "raw libx264 encode + libavcodec decode p50, back to back", unit: "ms",
+            higherIsBetter: false, target: nil))
     report.notes.append(
         String(
             format:
-                "latency floor: end to end p50 %.2f ms, raw encode p50 %.2f ms + decode p50 %.2f ms = %.2f ms; "
-                + "bound 1.05 × that + 0.5 = %.2f ms; end to end / (encode + decode) = %.3f",
-            endToEnd, encode, decode, encode + decode, bound, endToEnd / (encode + decode))
+                "latency floor: end to end p50 %.2f ms; raw encode p50 %.2f ms + decode p50 %.2f ms = %.2f ms at "
+                + "30 fps (back to back %.2f + %.2f = %.2f); bound 1.05 × (paced) + 0.5 = %.2f ms; end to end / "
+                + "(encode + decode) = %.3f paced, %.3f back to back",
+            endToEnd, encode, decode, encode + decode, warmEncode, warmDecode, warmEncode + warmDecode, bound,
+            endToEnd / (encode + decode), endToEnd / (warmEncode + warmDecode))
             + (endToEnd <= bound ? " (within the bound)" : " (over the bound)"))
     return endToEnd
 }

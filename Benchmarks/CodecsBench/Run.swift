@@ -113,7 +113,11 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     }
     if options.sections.contains("floor") && !frames720.isEmpty {
         log("floor: one live 720p30 pipeline beside the raw libraries' encode and decode times")
-        _ = try benchmarkLatencyFloor(Array(frames720.prefix(quick ? 45 : 150)), rounds: quick ? 1 : 3, report: report)
+        let frames = Array(frames720.prefix(quick ? 45 : 150))
+        _ = try benchmarkLatencyFloor(frames, rounds: quick ? 1 : 3, report: report)
+        // The session's encoder against the plain libx264 loop with the live settings.
+        try benchmarkEncode(
+            frames, codec: .h264, settings: liveSettings(preset: "ultrafast"), rounds: quick ? 1 : 3, report: report)
     }
     var density: [String: [(DensityRun, FFmpegDensityRun?)]] = [:]
     var decoders: [(DensityRun, FFmpegDensityRun?)] = []
