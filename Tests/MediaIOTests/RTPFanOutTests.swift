@@ -77,6 +77,13 @@ struct UDPSocketBatchTests {
         }
         let expected = (0..<100).map { Array(payload[$0 * 100..<($0 + 1) * 100]) }
         #expect(try drain(receiver, count: 100) == expected)
+        for size in [0, 65_001] {
+            #expect(throws: MediaError.self) {
+                try payload.withUnsafeBytes { bytes in
+                    try sender.sendSegmented(bytes, segmentSize: size, toEach: [receiver.localAddress])
+                }
+            }
+        }
     }
 
     /// Calls `body` with each array's bytes.

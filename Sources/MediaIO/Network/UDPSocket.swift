@@ -297,13 +297,19 @@ public final class UDPSocket: @unchecked Sendable {
     /// several.
     ///
     /// - Returns: the system calls it took.
-    /// - Throws: `MediaError.Code.system`, for example `EIO` or `EINVAL` where
-    ///   the kernel or the route cannot segment (``supportsSegmentation``
-    ///   tells beforehand whether the socket option exists).
+    /// - Throws: `MediaError.Code.invalidArgument` for a segment size outside
+    ///   1 … 65 000; `MediaError.Code.system`, for example `EIO` or `EINVAL`
+    ///   where the kernel or the route cannot segment
+    ///   (``supportsSegmentation`` tells beforehand whether the socket
+    ///   option exists).
     public func sendSegmented(_ payload: UnsafeRawBufferPointer, segmentSize: Int, toEach destinations: [Address])
         throws(MediaError) -> Int
     {
-        try sendMessages(Self.segmentRuns(payload, segmentSize: segmentSize), to: destinations.map(SocketName.init))
+        guard (1...65_000).contains(segmentSize) else {
+            throw MediaError(.invalidArgument, "UDP segment size \(segmentSize): must be 1 … 65 000")
+        }
+        return try sendMessages(
+            Self.segmentRuns(payload, segmentSize: segmentSize), to: destinations.map(SocketName.init))
     }
 
     /// Whether the kernel knows UDP segmentation offload on this socket (it
