@@ -406,6 +406,53 @@ struct WHEPPeerTests {
                 + "\(inbound["freezeCount"] ?? "?") (\(inbound["totalFreezesDuration"] ?? "?") s); jitter buffer delay "
                 + "\(inbound["jitterBufferDelay"] ?? "?") s over \(inbound["jitterBufferEmittedCount"] ?? "?") frames")
     }
+
+    /// The WebStreaming page (`codecs stream serve --http`) with `?whep=URL`
+    /// plays the same file over WebCodecs and, beside it, over WebRTC from
+    /// `codecs stream serve --whep`: Chromium's `getStats()` decodes every
+    /// frame our WHEP sender sent, the WebCodecs player every frame of the
+    /// file, and the page links to the WHEP server's own page.
+    @Test func webStreamingPagePlaysWebRTCBesideWebCodecs() throws {
+        guard findExecutable("chromedriver") != nil, findExecutable("chromium") != nil else {
+            Issue.record("chromium and chromium-driver are not installed (scripts/bootstrap installs them)")
+            return
+        }
+        let frames = 60
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try ffmpegTestPattern(
+            size: "320x240", rate: 30, frames: frames,
+            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "30", "-bf", "0"], to: input)
+        let whepPort = try ServeHelpers.freeTCPPort()
+        let httpPort = try ServeHelpers.freeTCPPort()
+        let statsPath = directory.path("stats.json")
+        let whep = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            ["stream", "serve", "-i", input, "--whep", "127.0.0.1:\(whepPort)", "--stats-json", statsPath],
+            in: directory)
+        let web = try BackgroundProcess(
+            TestPaths.codecsExecutable.path, ["stream", "serve", "-i", input, "--http", "127.0.0.1:\(httpPort)"],
+            in: directory)
+        let page = "http://127.0.0.1:\(httpPort)/?whep=http://127.0.0.1:\(whepPort)/whep"
+        let viewer = try runProcess(
+            "/usr/bin/python3",
+            [Self.peers.appendingPathComponent("page_both_chromium.py").path, page, String(frames)])
+        let whepResult = whep.wait(timeout: 60)
+        let webResult = web.wait(timeout: 60)
+        #expect(whepResult.status == 0, "\(whepResult.stderr.suffix(2000))")
+        #expect(webResult.status == 0, "\(webResult.stderr.suffix(2000))")
+        #expect(viewer.status == 0, "\(viewer.stderr.suffix(2000))")
+        let both = try #require(try JSONSerialization.jsonObject(with: viewer.stdout) as? [String: Any])
+        let webrtc = try #require(both["webrtc"] as? [String: Any], "\(both)")
+        #expect(webrtc["status"] as? Int == 201, "\(webrtc)")
+        let inbound = try #require(webrtc["inbound"] as? [String: Any], "\(webrtc)")
+        let sent = try Self.stats(statsPath)
+        #expect(sent["framesSent"] as? Int == frames)
+        #expect(inbound["framesDecoded"] as? Int == frames)
+        let webcodecs = try #require(both["webcodecs"] as? [String: Any], "\(both)")
+        #expect(webcodecs["framesDecoded"] as? Int == frames)
+        #expect(both["link"] as? String == "http://127.0.0.1:\(whepPort)/")
+    }
 }
 
 enum ServeHelpers {
