@@ -428,15 +428,21 @@ struct WHEPPeerTests {
         let statsPath = directory.path("stats.json")
         let whep = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
-            ["stream", "serve", "-i", input, "--whep", "127.0.0.1:\(whepPort)", "--stats-json", statsPath],
+            [
+                "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(whepPort)", "--stats-json", statsPath,
+                "--linger", "10",
+            ],
             in: directory)
         let web = try BackgroundProcess(
             TestPaths.codecsExecutable.path, ["stream", "serve", "-i", input, "--http", "127.0.0.1:\(httpPort)"],
             in: directory)
         let page = "http://127.0.0.1:\(httpPort)/?whep=http://127.0.0.1:\(whepPort)/whep"
+        // The WHEP page, opened while the server lingers, links back to the
+        // WebCodecs page with this endpoint as its WebRTC player.
+        let whepPage = "http://127.0.0.1:\(whepPort)/?webcodecs=http://127.0.0.1:\(httpPort)/"
         let viewer = try runProcess(
             "/usr/bin/python3",
-            [Self.peers.appendingPathComponent("page_both_chromium.py").path, page, String(frames)])
+            [Self.peers.appendingPathComponent("page_both_chromium.py").path, page, String(frames), whepPage])
         let whepResult = whep.wait(timeout: 60)
         let webResult = web.wait(timeout: 60)
         #expect(whepResult.status == 0, "\(whepResult.stderr.suffix(2000))")
@@ -446,12 +452,20 @@ struct WHEPPeerTests {
         let webrtc = try #require(both["webrtc"] as? [String: Any], "\(both)")
         #expect(webrtc["status"] as? Int == 201, "\(webrtc)")
         let inbound = try #require(webrtc["inbound"] as? [String: Any], "\(webrtc)")
-        let sent = try Self.stats(statsPath)
+        // The WHEP page opened afterwards is a second viewer (it joins after
+        // the last frame): the first is the one that got the stream.
+        let statsData = try Data(contentsOf: URL(fileURLWithPath: statsPath))
+        let viewers = try #require(
+            (try JSONSerialization.jsonObject(with: statsData) as? [String: Any])?["viewers"] as? [[String: Any]])
+        let sent = try #require(viewers.max { ($0["framesSent"] as? Int ?? 0) < ($1["framesSent"] as? Int ?? 0) })
         #expect(sent["framesSent"] as? Int == frames)
         #expect(inbound["framesDecoded"] as? Int == frames)
         let webcodecs = try #require(both["webcodecs"] as? [String: Any], "\(both)")
         #expect(webcodecs["framesDecoded"] as? Int == frames)
         #expect(both["link"] as? String == "http://127.0.0.1:\(whepPort)/")
+        let back = try #require((both["backLink"] as? String).flatMap { URLComponents(string: $0) }, "\(both)")
+        #expect(back.host == "127.0.0.1" && back.port == httpPort && back.path == "/")
+        #expect(back.queryItems == [URLQueryItem(name: "whep", value: "http://127.0.0.1:\(whepPort)/whep")])
     }
 }
 

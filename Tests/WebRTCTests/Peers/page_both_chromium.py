@@ -3,10 +3,12 @@ opens PAGE_URL (`codecs stream serve --http`'s page, with ?whep=URL so that
 it also plays `codecs stream serve --whep`'s stream), and reads both players'
 figures until each has EXPECTED_FRAMES frames decoded or stops growing:
 window.codecsPlayer.stats() (WebCodecs) and window.codecsWebRTC.stats()
-(getStats() inbound-rtp), and the page's link to the WHEP server's own page.
-Prints {"webcodecs": ..., "webrtc": ..., "link": ...} as JSON.
+(getStats() inbound-rtp), and the page's link to the WHEP server's own page;
+then, with WHEP_PAGE_URL given, opens that page (which should link back to
+the WebCodecs page) and reads its link.
+Prints {"webcodecs": ..., "webrtc": ..., "link": ..., "backLink": ...} as JSON.
 
-usage: page_both_chromium.py PAGE_URL EXPECTED_FRAMES [TIMEOUT]
+usage: page_both_chromium.py PAGE_URL EXPECTED_FRAMES [WHEP_PAGE_URL]
 """
 import json
 import sys
@@ -24,7 +26,8 @@ else window.codecsWebRTC.stats().then(done, (error) => done({error: String(error
 
 def main():
     page, expected = sys.argv[1], int(sys.argv[2])
-    timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 90
+    whep_page = sys.argv[3] if len(sys.argv) > 3 else None
+    timeout = 90
     options = webdriver.ChromeOptions()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--autoplay-policy=no-user-gesture-required"]:
@@ -50,7 +53,12 @@ def main():
                 break
             time.sleep(0.25)
         link = driver.execute_script("return document.getElementById('webrtc-link').href")
-        print(json.dumps({"webcodecs": webcodecs, "webrtc": webrtc, "link": link}))
+        back_link = None
+        if whep_page:
+            driver.get(whep_page)
+            back_link = driver.execute_script(
+                "const a = document.getElementById('webcodecs'); return a.hidden ? null : a.href")
+        print(json.dumps({"webcodecs": webcodecs, "webrtc": webrtc, "link": link, "backLink": back_link}))
     finally:
         driver.quit()
 
