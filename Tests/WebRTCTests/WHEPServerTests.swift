@@ -398,6 +398,22 @@ struct WHEPPeerTests {
             #expect((sent["remotePacketsLost"] as? Int ?? 0) > 0)
             #expect((inbound["nackCount"] as? Int ?? 0) > 0)
         }
+        // Every frame Chromium presented carries an RTP timestamp our
+        // sender lists with its send time, and was presented after it (the
+        // page's performance.timeOrigin + now and our CLOCK_REALTIME are one
+        // clock on this host).
+        let presented = try #require(page["frames"] as? [[Any]], "\(page.keys)")
+        let sentFrames = try #require(sent["sentFrames"] as? [[Int]])
+        #expect(sentFrames.count == c.frames)
+        let sentAt = Dictionary(sentFrames.map { ($0[0], Double($0[1]) / 1000) }, uniquingKeysWith: { a, _ in a })
+        #expect(sentAt.count == c.frames)
+        #expect(!presented.isEmpty)
+        for frame in presented {
+            let rtp = try #require(frame.first as? Int)
+            let sentTime = try #require(sentAt[rtp], "RTP timestamp \(rtp) presented but not sent")
+            let shownTime = try #require(frame[2] as? Double)
+            #expect(shownTime > sentTime)
+        }
         let figure = { (key: String) in (page[key] as? Double).map { String(format: "%.1f", $0) } ?? "?" }
         print(
             "WHEP \(c): POST → first frame shown \(figure("firstFrameMs")) ms; last packet received → presented "
