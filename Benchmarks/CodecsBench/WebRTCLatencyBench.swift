@@ -7,9 +7,9 @@ import MediaCore
 
 /// WebRTC playback latency in Chromium beside our own RTP receiver's, in one
 /// run. First `codecs demo --low-latency` (our RTP receiver, end to end from
-/// capture to decoded, its `--json`); then `codecs stream serve --whep` sends
-/// a live x264 encode (Constrained Baseline, the same picture size) of a
-/// testsrc2 clip to the WHEP page in headless Chromium (Debian's chromium and
+/// capture to decoded, its `--json`); then `codecs stream serve --whep
+/// --realtime` sends a live x264 encode (Constrained Baseline, no look-ahead,
+/// the same picture size) of a looped testsrc2 clip to the WHEP page in headless Chromium (Debian's chromium and
 /// chromium-driver through python3-selenium). Per frame, the page's
 /// `requestVideoFrameCallback` RTP timestamp and presentation time (wall
 /// clock: `performance.timeOrigin` + the page's time) are matched with the
@@ -68,7 +68,8 @@ func benchmarkWebRTCLatency(frames: Int, report: Report) throws {
     let server = Process()
     server.executableURL = URL(fileURLWithPath: codecs)
     server.arguments = [
-        "stream", "serve", "-i", clip, "--whep", "127.0.0.1:\(port)", "--loop", "--stats-json", statsJSON,
+        "stream", "serve", "-i", clip, "--whep", "127.0.0.1:\(port)", "--loop", "--realtime", "--stats-json",
+        statsJSON,
     ]
     server.standardOutput = FileHandle.nullDevice
     server.standardError = FileHandle.nullDevice
