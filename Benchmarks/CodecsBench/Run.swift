@@ -102,6 +102,10 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         log("page: codecs demo --low-latency --http, the player page in headless Chromium beside the RTP receiver")
         try benchmarkPageLatency(frames: quick ? 150 : 300, report: report)
     }
+    if options.sections.contains("webrtc") {
+        log("webrtc: codecs demo --low-latency, then codecs stream serve --whep to the WHEP page in headless Chromium")
+        try benchmarkWebRTCLatency(frames: quick ? 150 : 300, report: report)
+    }
     if options.sections.contains("nack"), let stream = streams.first(where: { $0.codec == .h264 }) {
         log("nack: seeded 1/3/5 % loss over RTP on the loopback, with and without NACK, \(stream.label)")
         try benchmarkNACK(stream, frames: quick ? 60 : 150, report: report)

@@ -398,6 +398,22 @@ struct WHEPPeerTests {
             #expect((sent["remotePacketsLost"] as? Int ?? 0) > 0)
             #expect((inbound["nackCount"] as? Int ?? 0) > 0)
         }
+        // Every frame Chromium presented carries an RTP timestamp our
+        // sender lists with its send time, and was presented after it (the
+        // page's performance.timeOrigin + now and our CLOCK_REALTIME are one
+        // clock on this host).
+        let presented = try #require(page["frames"] as? [[Any]], "\(page.keys)")
+        let sentFrames = try #require(sent["sentFrames"] as? [[Int]])
+        #expect(sentFrames.count == c.frames)
+        let sentAt = Dictionary(sentFrames.map { ($0[0], Double($0[1]) / 1000) }, uniquingKeysWith: { a, _ in a })
+        #expect(sentAt.count == c.frames)
+        #expect(!presented.isEmpty)
+        for frame in presented {
+            let rtp = try #require(frame.first as? Int)
+            let sentTime = try #require(sentAt[rtp], "RTP timestamp \(rtp) presented but not sent")
+            let shownTime = try #require(frame[2] as? Double)
+            #expect(shownTime > sentTime)
+        }
         let figure = { (key: String) in (page[key] as? Double).map { String(format: "%.1f", $0) } ?? "?" }
         print(
             "WHEP \(c): POST → first frame shown \(figure("firstFrameMs")) ms; last packet received → presented "
@@ -405,6 +421,67 @@ struct WHEPPeerTests {
                 + "between frames shown \(figure("largestGapMs")) ms; freezes "
                 + "\(inbound["freezeCount"] ?? "?") (\(inbound["totalFreezesDuration"] ?? "?") s); jitter buffer delay "
                 + "\(inbound["jitterBufferDelay"] ?? "?") s over \(inbound["jitterBufferEmittedCount"] ?? "?") frames")
+    }
+
+    /// The WebStreaming page (`codecs stream serve --http`) with `?whep=URL`
+    /// plays the same file over WebCodecs and, beside it, over WebRTC from
+    /// `codecs stream serve --whep`: Chromium's `getStats()` decodes every
+    /// frame our WHEP sender sent, the WebCodecs player every frame of the
+    /// file, and the page links to the WHEP server's own page.
+    @Test func webStreamingPagePlaysWebRTCBesideWebCodecs() throws {
+        guard findExecutable("chromedriver") != nil, findExecutable("chromium") != nil else {
+            Issue.record("chromium and chromium-driver are not installed (scripts/bootstrap installs them)")
+            return
+        }
+        let frames = 60
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try ffmpegTestPattern(
+            size: "320x240", rate: 30, frames: frames,
+            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "30", "-bf", "0"], to: input)
+        let whepPort = try ServeHelpers.freeTCPPort()
+        let httpPort = try ServeHelpers.freeTCPPort()
+        let statsPath = directory.path("stats.json")
+        let whep = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(whepPort)", "--stats-json", statsPath,
+                "--linger", "10",
+            ],
+            in: directory)
+        let web = try BackgroundProcess(
+            TestPaths.codecsExecutable.path, ["stream", "serve", "-i", input, "--http", "127.0.0.1:\(httpPort)"],
+            in: directory)
+        let page = "http://127.0.0.1:\(httpPort)/?whep=http://127.0.0.1:\(whepPort)/whep"
+        // The WHEP page, opened while the server lingers, links back to the
+        // WebCodecs page with this endpoint as its WebRTC player.
+        let whepPage = "http://127.0.0.1:\(whepPort)/?webcodecs=http://127.0.0.1:\(httpPort)/"
+        let viewer = try runProcess(
+            "/usr/bin/python3",
+            [Self.peers.appendingPathComponent("page_both_chromium.py").path, page, String(frames), whepPage])
+        let whepResult = whep.wait(timeout: 60)
+        let webResult = web.wait(timeout: 60)
+        #expect(whepResult.status == 0, "\(whepResult.stderr.suffix(2000))")
+        #expect(webResult.status == 0, "\(webResult.stderr.suffix(2000))")
+        #expect(viewer.status == 0, "\(viewer.stderr.suffix(2000))")
+        let both = try #require(try JSONSerialization.jsonObject(with: viewer.stdout) as? [String: Any])
+        let webrtc = try #require(both["webrtc"] as? [String: Any], "\(both)")
+        #expect(webrtc["status"] as? Int == 201, "\(webrtc)")
+        let inbound = try #require(webrtc["inbound"] as? [String: Any], "\(webrtc)")
+        // The WHEP page opened afterwards is a second viewer (it joins after
+        // the last frame): the first is the one that got the stream.
+        let statsData = try Data(contentsOf: URL(fileURLWithPath: statsPath))
+        let viewers = try #require(
+            (try JSONSerialization.jsonObject(with: statsData) as? [String: Any])?["viewers"] as? [[String: Any]])
+        let sent = try #require(viewers.max { ($0["framesSent"] as? Int ?? 0) < ($1["framesSent"] as? Int ?? 0) })
+        #expect(sent["framesSent"] as? Int == frames)
+        #expect(inbound["framesDecoded"] as? Int == frames)
+        let webcodecs = try #require(both["webcodecs"] as? [String: Any], "\(both)")
+        #expect(webcodecs["framesDecoded"] as? Int == frames)
+        #expect(both["link"] as? String == "http://127.0.0.1:\(whepPort)/")
+        let back = try #require((both["backLink"] as? String).flatMap { URLComponents(string: $0) }, "\(both)")
+        #expect(back.host == "127.0.0.1" && back.port == httpPort && back.path == "/")
+        #expect(back.queryItems == [URLQueryItem(name: "whep", value: "http://127.0.0.1:\(whepPort)/whep")])
     }
 }
 

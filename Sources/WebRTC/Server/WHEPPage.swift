@@ -6,7 +6,10 @@
 /// time from the POST to the first frame shown, and the p50/p95 time from a
 /// frame's last packet arriving to its presentation.
 ///
-/// `window.whep.stats()` returns those figures as an object, for scripts.
+/// `window.whep.stats()` returns those figures as an object, for scripts;
+/// `window.whep.frames()` lists each frame presented as `[rtpTimestamp,
+/// received, presented, expected on screen]`, the times in wall-clock ms
+/// (`performance.timeOrigin` + the page's time).
 enum WHEPPage {
     static let html = """
         <!doctype html>
@@ -21,12 +24,22 @@ enum WHEPPage {
         </style>
         </head>
         <body>
-        <h1>WebRTC (WHEP) player</h1>
+        <h1>WebRTC (WHEP) player <a id="webcodecs" hidden>WebCodecs player of this stream</a></h1>
         <video id="video" muted autoplay playsinline></video>
         <table id="figures"></table>
         <script>
         "use strict";
         const video = document.getElementById("video");
+        // ?webcodecs=URL: the WebCodecs page (`codecs stream serve --http`) of the
+        // same source; the link opens it with this endpoint as its WebRTC player.
+        const webcodecs = new URLSearchParams(location.search).get("webcodecs");
+        if (webcodecs) {
+          const link = document.getElementById("webcodecs");
+          const target = new URL(webcodecs);
+          target.searchParams.set("whep", new URL("/whep", location.href).href);
+          link.href = target.href;
+          link.hidden = false;
+        }
         const state = { status: null, location: null, error: null, postedAt: null, firstFrameMs: null, framesShown: 0,
                         inbound: null, connection: "new" };
         const pc = new RTCPeerConnection();
@@ -43,6 +56,7 @@ enum WHEPPage {
         pc.ontrack = (event) => { video.srcObject = new MediaStream([event.track]); };
         pc.onconnectionstatechange = () => { state.connection = pc.connectionState; };
         const latencies = [];
+        const frames = [];
         const percentile = (values, p) => {
           if (values.length === 0) return null;
           const sorted = [...values].sort((a, b) => a - b);
@@ -59,6 +73,16 @@ enum WHEPPage {
           // receiveTime: the last packet of the frame arrived; presentationTime:
           // the frame went to the compositor. (Chromium gives no captureTime for
           // remote frames here, even with abs-capture-time.)
+          // Per frame, on the wall clock (performance.timeOrigin + the
+          // page's time, in ms): its RTP timestamp, when its last packet
+          // arrived, when it was presented and when it is expected on screen
+          // (window.whep.frames(); the server's /whep/stats gives each RTP
+          // timestamp's send time on the same clock).
+          if (metadata && metadata.rtpTimestamp !== undefined && frames.length < 100000) {
+            const wall = (t) => (t === undefined ? null : performance.timeOrigin + t);
+            frames.push([metadata.rtpTimestamp, wall(metadata.receiveTime), wall(metadata.presentationTime),
+                         wall(metadata.expectedDisplayTime)]);
+          }
           if (metadata && metadata.receiveTime !== undefined) {
             latencies.push(metadata.presentationTime - metadata.receiveTime);
             state.receivedToPresentedP50Ms = percentile(latencies, 0.5);
@@ -100,6 +124,7 @@ enum WHEPPage {
         }
         window.whep = {
           stats: async () => { await poll(); return { ...state, width: video.videoWidth, height: video.videoHeight }; },
+          frames: () => frames,
         };
         window.addEventListener("pagehide", () => {
           if (state.location) fetch(state.location, { method: "DELETE", keepalive: true });

@@ -497,8 +497,10 @@ public final class WHEPServer {
     }
 
     /// Per viewer: state, packets and bytes sent, retransmissions, NACKs,
-    /// PLIs, FIRs, keyframe requests, reception reports' loss and RTT, and
-    /// refused datagrams; plus refused offers.
+    /// PLIs, FIRs, keyframe requests, reception reports' loss and RTT,
+    /// refused datagrams, and `sentFrames`: `[rtpTimestamp, wall-clock µs]`
+    /// for each of the last frames sent (see ``WebRTCPeer/sentFrames``);
+    /// plus refused offers.
     public func statisticsJSON() -> String {
         func quoted(_ text: String) -> String {
             var escaped = "\""
@@ -520,6 +522,9 @@ public final class WHEPServer {
             case .connected: state = "connected"
             case .closed(let reason): state = "closed: " + reason
             }
+            let sentFrames = peer.sentFrames.map {
+                "[\($0.rtpTimestamp),\(Int64(($0.wallSeconds * 1_000_000).rounded()))]"
+            }
             let refusals = peer.refusals.map { "\(quoted($0.key)):\($0.value)" }.joined(separator: ",")
             return "{\"id\":\(quoted(peer.id)),\"state\":\(quoted(state)),\"ssrc\":\(s.ssrc),"
                 + "\"payloadType\":\(peer.video.payloadType),\"packetsSent\":\(s.packetsSent),"
@@ -533,6 +538,7 @@ public final class WHEPServer {
                 + "\"packetsDroppedOnPurpose\":\(peer.packetsDroppedOnPurpose),"
                 + "\"droppedSequenceNumbers\":[\(peer.droppedSequenceNumbers.map(String.init).joined(separator: ","))],"
                 + "\"nackedSequenceNumbers\":[\(peer.nackedSequenceNumbers.map(String.init).joined(separator: ","))],"
+                + "\"sentFrames\":[\(sentFrames.joined(separator: ","))],"
                 + "\"firstSequenceNumber\":\(peer.sender.configuration.packetizer.initialSequenceNumber),"
                 + "\"nackedPacketsUnavailable\":\(peer.sender.statistics.nackedPacketsUnavailable),"
                 + "\"direction\":\(peer.video.isIncoming ? "\"receive\"" : "\"send\""),"

@@ -62,6 +62,12 @@ public final class WebRTCPeer {
     public private(set) var droppedSequenceNumbers: [UInt16] = []
     /// The sequence numbers the peer's first 256 NACKs asked for.
     public private(set) var nackedSequenceNumbers: [UInt16] = []
+    /// The RTP timestamp of each of the last ``sentFrameLimit`` frames sent,
+    /// with the wall-clock time (CLOCK_REALTIME, seconds since 1970) its
+    /// sending began (the time its abs-capture-time carries): a viewer's per-frame RTP timestamp (e.g.
+    /// `requestVideoFrameCallback`'s `rtpTimestamp`) maps to its send time.
+    public private(set) var sentFrames: [(rtpTimestamp: UInt32, wallSeconds: Double)] = []
+    public static let sentFrameLimit = 2048
 
     private let dtls: DTLSEndpoint
     private var outbound: SRTPContext?
@@ -206,6 +212,12 @@ public final class WebRTCPeer {
         do { events = try sender.send(sample, at: now) } catch {
             refuse("sample not packetized: \(error.message)")
             return []
+        }
+        for case .rtp(let packet) in events where packet.count >= 8 {
+            if sentFrames.count == Self.sentFrameLimit { sentFrames.removeFirst(Self.sentFrameLimit / 2) }
+            let timestamp = packet[4...7].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            sentFrames.append((timestamp, captureNTP - 2_208_988_800))
+            break
         }
         guard var faults else { return handle(events, at: now, captureNTP: captureNTP) }
         var kept: [RTPSenderEvent] = []

@@ -2,7 +2,9 @@
 page (which POSTs a receive-only offer to /whep and plays the track), and
 reads the page's figures (window.whep.stats(): getStats() inbound-rtp, the
 time from the POST to the first frame shown, the video's size) until the
-decoded frame count stops growing. Prints them as JSON.
+decoded frame count stops growing, and each frame presented
+(window.whep.frames(): RTP timestamp and wall-clock times). Prints them as
+JSON.
 
 usage: whep_chromium.py PAGE_URL EXPECTED_FRAMES [TIMEOUT]
 """
@@ -42,6 +44,7 @@ def main():
             elif decoded >= expected or (decoded > 0 and time.time() - steady_since > 5):
                 break
             time.sleep(0.25)
+        stats["frames"] = driver.execute_script("return window.whep.frames()")
         print(json.dumps(stats))
     finally:
         driver.quit()
