@@ -28,6 +28,8 @@ enum WHEPServe {
           --loss PCT --seed N        drop PCT % of first transmissions on purpose (seeded; NACK repair tests)
           --stats-json FILE          write the final statistics (GET /whep/stats) to FILE
           --loop, --no-pace          as for --http
+        A .y4m IN is encoded as --realtime does (no look-ahead, no B-frames) unless --bframes N > 0 is given:
+        a viewer shows each frame as it comes, and a look-ahead would hold frames back.
         H.264 only; the answer carries one host candidate (ICE-lite, no trickle, no TURN).
         """
 
@@ -78,6 +80,10 @@ enum WHEPServe {
                 throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
             }
             encodeOptions.properties.profile = profile
+            if (encodeOptions.properties.maxBFrames ?? 0) == 0 {
+                encodeOptions.properties.realTime = true
+                encodeOptions.properties.allowFrameReordering = false
+            }
             let loss = Double(parsed.value("loss") ?? "0") ?? -1
             guard (0..<50).contains(loss) else {
                 throw Arguments.UsageError(description: "--loss PCT: expected 0 to 50")
