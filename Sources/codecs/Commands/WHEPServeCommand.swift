@@ -100,7 +100,8 @@ enum WHEPServe {
         do {
             let server = try WHEPServer(configuration)
             server.log = { printError("codecs stream serve: \($0)") }
-            var feeder = try Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
+            var feeder = try WebServe.Feeder(
+                input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
             guard var first = try feeder.next() else { throw MediaError.invalidData("\(input) holds no frames") }
             guard first.formatDescription.codec == .h264 else {
                 throw MediaError.unsupported("--whep sends H.264 only")
@@ -129,7 +130,7 @@ enum WHEPServe {
                 } else {
                     guard parsed.flag("loop"), sent > 0 else { break }
                     offset = passEnd
-                    feeder = try Feeder(
+                    feeder = try WebServe.Feeder(
                         input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
                     continue
                 }
@@ -167,48 +168,6 @@ enum WHEPServe {
         } catch {
             printError("codecs stream serve: \(error)")
             return 1
-        }
-    }
-
-    /// Samples in decode order: a Y4M clip through a live encoder (which
-    /// takes keyframe requests), or an encoded file as it is (which cannot:
-    /// a viewer then waits for the file's next keyframe).
-    struct Feeder {
-        private var file: WebServe.Feeder?
-        private var reader: Y4MReader?
-        private var encoder: LiveEncoder?
-        private var pending: [CompressedSample] = []
-        private var frameIndex: Int64 = 0
-        private var finished = false
-
-        init(input: String, kind: MediaFileKind, options: EncodeOptions, codec: CodecType?) throws(MediaError) {
-            if kind == .y4m {
-                let reader = try Y4MReader(path: input)
-                self.reader = reader
-                encoder = try LiveEncoder(header: reader.header, input: input, options: options)
-            } else {
-                file = try WebServe.Feeder(input: input, kind: kind, options: options, codec: codec)
-            }
-        }
-
-        func requestKeyFrame() { encoder?.session.requestKeyFrame() }
-
-        mutating func next() throws(MediaError) -> CompressedSample? {
-            if file != nil { return try file!.next() }
-            guard let encoder else { return nil }
-            while pending.isEmpty {
-                guard !finished else { return nil }
-                if let frame = try reader?.readFrame() {
-                    pending = try encoder.session.encode(
-                        frame, pts: encoder.frameDuration * frameIndex, duration: encoder.frameDuration)
-                    frameIndex += 1
-                } else {
-                    finished = true
-                    pending = try encoder.session.finish()
-                    encoder.session.invalidate()
-                }
-            }
-            return pending.removeFirst()
         }
     }
 }

@@ -20,6 +20,7 @@ enum WHIPSend {
           --timeout SECONDS          give up when ICE and DTLS have not finished in this long (default 10)
           --stats-json FILE          write the sender's final statistics to FILE
           --loop, --no-pace          send IN again and again; send as fast as possible
+        A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
         H.264 only; one host candidate (no STUN or TURN servers); no authorization token.
         """
 
@@ -58,6 +59,10 @@ enum WHIPSend {
                 throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
             }
             encodeOptions.properties.profile = profile
+            if (encodeOptions.properties.maxBFrames ?? 0) == 0 {  // as for --whep: no look-ahead holding frames
+                encodeOptions.properties.realTime = true
+                encodeOptions.properties.allowFrameReordering = false
+            }
             guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
             timeout = Double(parsed.value("timeout") ?? "10") ?? -1
             guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
@@ -66,7 +71,7 @@ enum WHIPSend {
             return 2
         }
         do {
-            var feeder = try WHEPServe.Feeder(
+            var feeder = try WebServe.Feeder(
                 input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
             guard let first = try feeder.next() else { throw MediaError.invalidData("\(input) holds no frames") }
             guard first.formatDescription.codec == .h264,
@@ -92,7 +97,7 @@ enum WHIPSend {
                 } else {
                     guard parsed.flag("loop"), sent > 0 else { break }
                     offset = passEnd
-                    feeder = try WHEPServe.Feeder(
+                    feeder = try WebServe.Feeder(
                         input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
                     continue
                 }

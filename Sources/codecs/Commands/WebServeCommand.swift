@@ -165,6 +165,10 @@ enum WebServe {
             }
         }
 
+        /// Asks the live encoder for a keyframe; an encoded file cannot
+        /// honour it (a viewer then waits for the file's next keyframe).
+        func requestKeyFrame() { encoder?.session.requestKeyFrame() }
+
         mutating func next() throws(MediaError) -> CompressedSample? {
             if var source {
                 defer { self.source = source }
