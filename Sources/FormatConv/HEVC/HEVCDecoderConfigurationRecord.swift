@@ -51,6 +51,14 @@ public struct HEVCDecoderConfigurationRecord: Sendable, Hashable {
     public var nalUnits: [[UInt8]] { arrays.flatMap(\.nalUnits) }
 
     /// Parses an `hvcC` record.
+    /// `numTemporalLayers` read straight from the bytes of an hvcC record
+    /// (byte 21, bits 5…3; ISO/IEC 14496-15 8.3.3.1.2), without parsing the
+    /// rest; nil when the record is too short.
+    package static func numTemporalLayers(inRecord bytes: [UInt8]) -> Int? {
+        guard bytes.count > 21 else { return nil }
+        return Int(bytes[21] >> 3) & 0b111
+    }
+
     public init(bytes: [UInt8]) throws(MediaError) {
         var c = ByteCursor(bytes, context: "hvcC")
         configurationVersion = Int(try c.u8("configurationVersion"))

@@ -66,6 +66,17 @@ public struct HEVCNALUnitType: RawRepresentable, Sendable, Hashable, CustomStrin
     /// (H.265 3.73): BLA, IDR, CRA and the reserved IRAP types.
     public var isIRAP: Bool { (16...23).contains(rawValue) }
 
+    /// Whether the type is a broken link access picture, types 16 to 18
+    /// (H.265 3.8): an IRAP whose RASL pictures are never output.
+    public var isBLA: Bool { (16...18).contains(rawValue) }
+
+    /// Whether the type is an IDR picture, types 19 and 20 (H.265 3.67).
+    public var isIDR: Bool { rawValue == 19 || rawValue == 20 }
+
+    /// Whether the type is a random access skipped leading picture, types 8
+    /// and 9 (H.265 3.117): it may refer to pictures before its IRAP.
+    public var isRASL: Bool { rawValue == 8 || rawValue == 9 }
+
     /// Whether the type is a sub-layer non-reference picture (H.265 3.152):
     /// the even VCL types 0, 2, …, 14. No picture of the same sub-layer uses it
     /// for reference.
