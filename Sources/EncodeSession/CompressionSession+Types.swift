@@ -1,0 +1,35 @@
+import MediaCore
+
+/// Per-frame requests for ``CompressionSession/encode(_:pts:duration:options:)``.
+public struct FrameOptions: Sendable, Hashable {
+    /// Code this frame as a keyframe (an H.264 IDR or HEVC IDR picture).
+    public var forceKeyFrame = false
+    public init(forceKeyFrame: Bool = false) { self.forceKeyFrame = forceKeyFrame }
+}
+
+/// A frame inside the encoder.
+struct PendingFrame {
+    var pts: MediaTime
+    var duration: MediaTime
+    /// The next submitted frame's pts, once known.
+    var nextPTS: MediaTime?
+    /// A copy of the encoder's input, kept while a hardware encoder under
+    /// `.automatic` holds the frame, so software can encode it again if the
+    /// hardware fails before returning it.
+    var retained: PixelBuffer?
+}
+
+/// A switch from a failing hardware encoder to software in the middle of a
+/// stream (``CompressionSession/fallbacks``).
+public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
+    /// The number of frames submitted before the first one software encoded
+    /// (every frame from there on, and the frames the hardware still held,
+    /// are encoded by software; none is lost).
+    public var frameIndex: Int
+    /// The presentation time of the first frame software encoded.
+    public var pts: MediaTime
+    /// What the hardware reported.
+    public var reason: String
+
+    public var description: String { "frame \(frameIndex) (pts \(pts)): \(reason)" }
+}
