@@ -42,6 +42,10 @@ extension DecompressionSession {
 
     func recordRecovery(_ recovery: RecoveryReport) {
         recoveryLog.append(recovery)
+        CodecLog.log(
+            .info, subsystem: "DecodeSession",
+            "decoding resumed at pts \(recovery.pts) after \(recovery.droppedSamples) dropped sample(s): \(recovery.cause)"
+        )
         if recoveryLog.count > 2 * Self.maximumRecoveryHistory {
             recoveryLog.removeFirst(recoveryLog.count - Self.maximumRecoveryHistory)
         }

@@ -38,6 +38,7 @@ extension DecompressionSession {
         if disableHardware {
             hardwareDisabled = true
             fallbackReason = reason + "; continuing in software"
+            CodecLog.log(.warning, subsystem: "DecodeSession", reason + "; continuing in software")
         }
         do {
             decoder = try factory.software(formatDescription, threadCount)

@@ -29,6 +29,7 @@ extension CompressionSession {
         backend = software.name
         backendInUse = software.backendInUse
         fallbackReason = reason + "; continuing in software"
+        CodecLog.log(.warning, subsystem: "EncodeSession", reason + "; continuing in software")
         formatDescription = description
         var frames: [EncodedFrame] = []
         for (index, (ticks, entry)) in held.enumerated() {

@@ -45,6 +45,7 @@ private final class CodecContextHolder {
     var context: UnsafeMutablePointer<AVCodecContext>?
 
     init(_ codec: UnsafePointer<AVCodec>) throws(MediaError) {
+        HardwareLog.installLogCallback()
         guard let context = avcodec_alloc_context3(codec) else {
             throw MediaError(.outOfMemory, "avcodec_alloc_context3: out of memory")
         }
