@@ -302,10 +302,13 @@ public final class DecompressionSession {
         return output
     }
 
-    /// Returns every picture the decoder still holds (VideoToolbox's
-    /// `WaitForAsynchronousFrames`). Samples that produced no picture are
-    /// listed in ``drops``; afterwards ``statistics`` shows nothing pending.
-    /// Decoding may go on after `finish()`, starting at a keyframe.
+    /// Ends the stream: drains the decoder and returns every picture it
+    /// still holds (VideoToolbox's `WaitForAsynchronousFrames`). This is what
+    /// `finish()` means on every session, encoding or decoding: nothing stays
+    /// inside, and what never came out is accounted for — here each sample
+    /// without a picture is listed in ``drops``, and ``statistics`` shows
+    /// nothing pending. A decompression session may then start another
+    /// stream, from a keyframe, as after ``flush()``.
     public func finish() throws(MediaError) -> [DecodedFrame] {
         try checkValid()
         var output: [DecodedFrame] = []

@@ -46,7 +46,9 @@ import NativeCodecs
 public final class CompressionSession {
     /// Picture size of every frame.
     public let width: Int
+    /// Picture height of every frame (see ``width``).
     public let height: Int
+    /// H.264 or HEVC.
     public let codec: CodecType
     /// The properties the session was created with (``setAverageBitRate(_:)``
     /// updates ``CompressionProperties/averageBitRate``).
@@ -238,9 +240,12 @@ public final class CompressionSession {
         return try samples(from: frames)
     }
 
-    /// Drains the encoder: returns every sample still inside it, in decode
-    /// order. Frames that never came out are added to ``droppedFrames``.
-    /// The session takes no more frames afterwards.
+    /// Ends the stream: drains the encoder and returns every sample still
+    /// inside it, in decode order. This is what `finish()` means on every
+    /// session, encoding or decoding: nothing stays inside, and what never
+    /// came out is accounted for — here each frame the encoder took but never
+    /// returned is added to ``droppedFrames``. A compression session takes no
+    /// more frames afterwards.
     public func finish() throws(MediaError) -> [CompressedSample] {
         let engine = try activeEngine()
         finished = true
