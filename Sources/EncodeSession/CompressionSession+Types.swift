@@ -4,6 +4,7 @@ import MediaCore
 public struct FrameOptions: Sendable, Hashable {
     /// Code this frame as a keyframe (an H.264 IDR or HEVC IDR picture).
     public var forceKeyFrame = false
+    /// Options with the given values.
     public init(forceKeyFrame: Bool = false) { self.forceKeyFrame = forceKeyFrame }
 }
 
@@ -31,5 +32,6 @@ public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
     /// What the hardware reported.
     public var reason: String
 
+    /// "frame 12 (pts 12/30): reason".
     public var description: String { "frame \(frameIndex) (pts \(pts)): \(reason)" }
 }

@@ -82,6 +82,7 @@ public struct RTPDepacketizer: Sendable {
         /// The default ``maximumAccessUnitSize``: 16 MiB.
         public static let defaultMaximumAccessUnitSize = 16 << 20
 
+        /// A configuration with the given values.
         public init(
             codec: CodecType, payloadType: UInt8? = nil, reorderWindow: Int = 32,
             maximumAccessUnitSize: Int = defaultMaximumAccessUnitSize, nalUnitHeaderLength: Int = 4,
