@@ -8,13 +8,17 @@ import NativeCodecs
 extension CompressionSession {
     func samples(from frames: [EncodedFrame]) throws(MediaError) -> [CompressedSample] {
         let converted = try convert(frames)
-        guard mayFallBack else { return converted.map(\.sample) }
+        guard mayFallBack else {
+            samplesReturned += converted.count
+            return converted.map(\.sample)
+        }
         unreleased += converted
         let oldestInside = pending.keys.min()
         var count = 0
         while count < unreleased.count, oldestInside.map({ unreleased[count].ticks < $0 }) ?? true { count += 1 }
         let released = unreleased.prefix(count).map(\.sample)
         unreleased.removeFirst(count)
+        samplesReturned += count
         return released
     }
 

@@ -35,3 +35,31 @@ public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
     /// "frame 12 (pts 12/30): reason".
     public var description: String { "frame \(frameIndex) (pts \(pts)): \(reason)" }
 }
+
+/// Where every frame handed to a ``CompressionSession`` stands (the twin of
+/// the decoder's `DecodeStatistics`). Always
+/// `submitted == encoded + dropped + pending`.
+public struct EncodeStatistics: Sendable, Hashable, CustomStringConvertible {
+    /// Frames handed to ``CompressionSession/encode(_:pts:duration:options:)``.
+    public var submitted: Int = 0
+    /// Samples returned to the caller (one a frame).
+    public var encoded: Int = 0
+    /// Frames the encoder took and never returned (``CompressionSession/droppedFrames``).
+    public var dropped: Int = 0
+    /// Frames inside the encoder, or encoded and held back until the frames
+    /// presented before them are out.
+    public var pending: Int = 0
+
+    /// Statistics with the given counts.
+    public init(submitted: Int = 0, encoded: Int = 0, dropped: Int = 0, pending: Int = 0) {
+        self.submitted = submitted
+        self.encoded = encoded
+        self.dropped = dropped
+        self.pending = pending
+    }
+
+    /// "submitted 30, encoded 27, dropped 0, pending 3".
+    public var description: String {
+        "submitted \(submitted), encoded \(encoded), dropped \(dropped), pending \(pending)"
+    }
+}

@@ -91,6 +91,8 @@ public final class CompressionSession {
     /// caller asked for `.automatic` and hardware is in use.
     var mayFallBack: Bool
     var framesSubmitted = 0
+    /// Samples handed to the caller (``statistics``' `encoded`).
+    var samplesReturned = 0
     let codedFormat: PixelFormat
     let defaultDuration: MediaTime
     var lastPTS: MediaTime?
@@ -257,6 +259,7 @@ public final class CompressionSession {
             result += try samples(from: try self.engine!.finish())
         }
         result += unreleased.map(\.sample)  // the encoder is drained: nothing before them can come out
+        samplesReturned += unreleased.count
         unreleased.removeAll()
         droppedFrames.append(contentsOf: pending.values.map(\.pts).sorted())
         pending.removeAll()

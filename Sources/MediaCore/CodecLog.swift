@@ -66,7 +66,9 @@ public struct LogMessage: Sendable, Hashable, CustomStringConvertible {
 /// it should return quickly and must not call back into a session.
 ///
 /// Limits: x265 writes its own errors to standard error (it offers no log
-/// callback); x264's errors are kept for the error they explain, not logged.
+/// callback), and so does x264 for a profile it refuses
+/// (`x264_param_apply_profile` uses its default logger); x264's other errors
+/// are kept for the error they explain, not logged.
 public enum CodecLog {
     /// Receives each message.
     public typealias Handler = @Sendable (LogMessage) -> Void
