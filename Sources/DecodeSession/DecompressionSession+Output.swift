@@ -92,6 +92,17 @@ extension DecompressionSession {
         output.append(frame)
     }
 
+    /// Whether samples of `description` can be decoded by the current decoder
+    /// without rebuilding it. (The session rebuilds itself when needed, so
+    /// `false` only means that a rebuild will happen.)
+    public func canAccept(_ description: FormatDescription) -> Bool {
+        guard (try? Self.checkOutput(description, outputAttributes)) != nil else { return false }
+        return formatDescription.canAccept(description)
+    }
+
+    /// Switches to samples of `description`: the current decoder takes the
+    /// new parameter sets in-band when it can; otherwise it is drained (its
+    /// pictures go to `output`) and a new one is opened.
     func reconfigure(to description: FormatDescription, isKeyframe: Bool, into output: inout [DecodedFrame])
         throws(MediaError)
     {

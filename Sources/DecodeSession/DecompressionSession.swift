@@ -3,6 +3,13 @@ import MediaCore
 import NativeCodecs
 import PixelTransfer
 
+// DecompressionSession's API and state. The rest of the type, by concern:
+// +Backend (which decoder opens), +FrameSelection (which samples are decoded:
+// keyframe waits, leading pictures, filters, late and pre-roll samples),
+// +Output (feeding the decoder, pictures out, format changes), +Recovery and
+// +ReplayCache (failure handling), +Accounting (statistics, drops,
+// recoveries), +PictureHash, +Types. CompressionSession mirrors this layout.
+
 /// Turns length-prefixed H.264/HEVC samples back into pictures — the role of
 /// VideoToolbox's `VTDecompressionSession`.
 ///
@@ -220,14 +227,6 @@ public final class DecompressionSession {
         self.decoderSlot = backend
         self.fallbackReason = reason
         self.resync = Resync(reason: "the stream has not reached a keyframe yet", damagedFrom: nil)
-    }
-
-    /// Whether samples of `description` can be decoded by the current decoder
-    /// without rebuilding it. (The session rebuilds itself when needed, so
-    /// `false` only means that a rebuild will happen.)
-    public func canAccept(_ description: FormatDescription) -> Bool {
-        guard (try? Self.checkOutput(description, outputAttributes)) != nil else { return false }
-        return formatDescription.canAccept(description)
     }
 
     /// Decodes one sample and returns the pictures that became ready, in

@@ -2,6 +2,12 @@ import FormatConv
 import MediaCore
 import NativeCodecs
 
+// CompressionSession's API and state. The rest of the type, by concern:
+// +Backend (which encoder opens, its parameter sets), +Fallback (failure
+// handling), +PixelsIn (accepted formats, frame checks), +Samples (samples
+// out), +Accounting (statistics), +Types. DecompressionSession mirrors this
+// layout.
+
 /// Turns raster frames into H.264 or HEVC samples: the role of
 /// VideoToolbox's `VTCompressionSession`.
 ///

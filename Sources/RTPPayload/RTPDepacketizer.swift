@@ -1,5 +1,10 @@
 import FormatConv
 
+// RTPDepacketizer's API and state. The rest of the type: +Sequencing (sequence
+// order, losses), +Packets (one packet in order), +RFC6184 and +RFC7798 (the
+// payload formats), +AggregationFragmentation (the units both share),
+// +AccessUnit (checks and samples out).
+
 /// Turns RTP packets back into `CompressedSample`s: H.264 per RFC 6184
 /// (single NAL unit, STAP-A, FU-A) and HEVC per RFC 7798 (single NAL unit,
 /// AP, FU, with DONL/DOND ordering when `sprop-max-don-diff` is above 0).
