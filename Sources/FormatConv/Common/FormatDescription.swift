@@ -153,7 +153,7 @@ public struct FormatDescription: Sendable, Hashable {
             && lhs.hdr10 == rhs.hdr10
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares: the codec, the record and the HDR10 metadata.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(codec)
         hasher.combine(record)
