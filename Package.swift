@@ -7,6 +7,7 @@ let aptLibraries: [SystemPackageProvider] = [
         "libx264-dev", "libx265-dev", "libva-dev", "pkg-config",
     ])
 ]
+let webRTCLibraries: [SystemPackageProvider] = [.apt(["libssl-dev", "libsrtp2-dev", "pkg-config"])]
 
 let package = Package(
     name: "CodecSessions",
@@ -19,6 +20,7 @@ let package = Package(
         .library(name: "PixelTransfer", targets: ["PixelTransfer"]),
         .library(name: "MediaIO", targets: ["MediaIO"]),
         .library(name: "WebStreaming", targets: ["WebStreaming"]),
+        .library(name: "WebRTC", targets: ["WebRTC"]),
         .executable(name: "codecs", targets: ["codecs"]),
         .executable(name: "codecs-bench", targets: ["CodecsBench"]),
         .executable(name: "StreamRoundTrip", targets: ["StreamRoundTrip"]),
@@ -34,6 +36,9 @@ let package = Package(
             name: "CFFmpeg", pkgConfig: "libavcodec libavformat libavutil libswscale",
             providers: aptLibraries),
         .systemLibrary(name: "CVAAPI", pkgConfig: "libva libva-drm", providers: aptLibraries),
+        // DTLS (OpenSSL) and SRTP (libsrtp2) for WebRTC; only WebRTC/Secure/ calls them.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: webRTCLibraries),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: webRTCLibraries),
 
         // Pure Swift.
         .target(name: "MediaCore"),
@@ -44,6 +49,12 @@ let package = Package(
         .target(
             name: "WebStreaming", dependencies: ["MediaCore", "FormatConv", "RTPPayload"],
             resources: [.embedInCode("Page/player.html")]),
+        // WebRTC: Protocol/ (STUN, ICE-lite, SDP offer/answer, demultiplexing)
+        // is pure Swift; Secure/ holds the DTLS (OpenSSL) and SRTP (libsrtp2)
+        // owners; Server/ the WHEP endpoint over one UDP socket.
+        .target(
+            name: "WebRTC",
+            dependencies: ["MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "COpenSSL", "CSRTP"]),
 
         // The package-internal C boundary: error mapping per C library, the
         // VA-API device rule, hardware device and display owners, log capture,
@@ -65,7 +76,7 @@ let package = Package(
             name: "codecs",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO", "RTPPayload",
-                "WebStreaming",
+                "WebStreaming", "WebRTC",
             ]),
         // Allocation counting and libavcodec's start-code finder for codecs-bench.
         .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),
@@ -118,6 +129,11 @@ let package = Package(
         .testTarget(name: "NativeCodecsTests", dependencies: ["NativeCodecs", "MediaCore"]),
         .testTarget(
             name: "WebStreamingTests", dependencies: ["TestSupport", "WebStreaming", "FormatConv", "MediaCore"]),
+        .testTarget(
+            name: "WebRTCTests",
+            dependencies: ["TestSupport", "WebRTC", "RTPPayload", "FormatConv", "MediaCore"],
+            // Peers/: the independent WebRTC peers the tests run (aiortc, Chromium).
+            exclude: ["Peers"]),
         .testTarget(
             name: "RTPPayloadTests",
             dependencies: ["TestSupport", "RTPPayload", "FormatConv", "MediaCore", "DecodeSession"]

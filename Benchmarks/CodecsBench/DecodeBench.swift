@@ -38,9 +38,11 @@ func benchmarkDecode(_ stream: CodedStream, threads: Int, rounds: Int, report: R
 /// description's avcC/hvcC as extradata, frame threads as the session uses;
 /// `unaligned` applies every crop (`AV_CODEC_FLAG_UNALIGNED`); `checksMD5`
 /// has libavcodec check HEVC's MD5 picture hashes (`AV_EF_CRCCHECK`).
-func rawLibavcodecDecode(_ stream: CodedStream, threads: Int, unaligned: Bool = false, checksMD5: Bool = false)
-    throws -> Int
-{
+/// `packetDecoded` gets the seconds each packet's send and receive calls took.
+func rawLibavcodecDecode(
+    _ stream: CodedStream, threads: Int, unaligned: Bool = false, checksMD5: Bool = false,
+    packetDecoded: ((Double) -> Void)? = nil
+) throws -> Int {
     let codecID = stream.codec == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC
     guard let codec = avcodec_find_decoder(codecID) else { throw MediaError.unavailable("no decoder") }
     var context = avcodec_alloc_context3(codec)
@@ -75,6 +77,7 @@ func rawLibavcodecDecode(_ stream: CodedStream, threads: Int, unaligned: Bool = 
             packet!.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: sample.data.count)
         }
         packet!.pointee.pts = Int64(index)
+        let start = packetDecoded == nil ? 0 : monotonicNow()
         var status = avcodec_send_packet(context, packet)
         while status == CFFmpeg_AVERROR_EAGAIN() {
             drain()
@@ -82,6 +85,7 @@ func rawLibavcodecDecode(_ stream: CodedStream, threads: Int, unaligned: Bool = 
         }
         av_packet_unref(packet)
         drain()
+        packetDecoded?(monotonicNow() - start)
     }
     avcodec_send_packet(context, nil)
     drain()

@@ -48,36 +48,11 @@ func benchmarkEncode(
 }
 
 /// x264 configured exactly as the session's x264 backend configures it.
-func rawX264Encode(_ frames: [PixelBuffer], settings: EncodeSettings) throws -> Int {
-    var param = x264_param_t()
-    let tune: String? = settings.realTime ? "zerolatency" : nil
-    let status: Int32
-    if let tune {
-        status = x264_param_default_preset(&param, settings.preset, tune)
-    } else {
-        status = x264_param_default_preset(&param, settings.preset, nil)
-    }
-    guard status == 0 else { throw MediaError.invalidArgument("x264 preset \(settings.preset)") }
-    param.i_log_level = CX264_LOG_ERROR()
-    param.i_width = Int32(frames[0].width)
-    param.i_height = Int32(frames[0].height)
-    param.i_csp = CX264_CSP_I420()
-    param.i_bitdepth = 8
-    param.b_annexb = 0
-    param.b_repeat_headers = 0
-    param.b_aud = 0
-    param.i_timebase_num = 1
-    param.i_timebase_den = 90_000
-    param.i_fps_num = 30
-    param.i_fps_den = 1
-    // Constant frame rate, as the session configures it.
-    param.b_vfr_input = 0
-    if let threads = settings.threadCount { param.i_threads = Int32(threads) }
-    param.i_keyint_max = Int32(settings.keyint)
-    param.i_scenecut_threshold = 0
-    if settings.realTime { param.i_bframe = 0 }
-    param.rc.i_rc_method = CX264_RC_CRF()
-    param.rc.f_rf_constant = Float(settings.crf)
+/// `frameEncoded` gets the seconds each `x264_encoder_encode` call took.
+func rawX264Encode(_ frames: [PixelBuffer], settings: EncodeSettings, frameEncoded: ((Double) -> Void)? = nil)
+    throws -> Int
+{
+    var param = try rawX264Parameters(settings, width: frames[0].width, height: frames[0].height)
     guard let encoder = CX264_encoder_open(&param) else { throw MediaError.backendFailure("x264_encoder_open") }
     defer { x264_encoder_close(encoder) }
     var bytes = 0
@@ -99,7 +74,9 @@ func rawX264Encode(_ frames: [PixelBuffer], settings: EncodeSettings) throws -> 
                     picture.img.i_stride.0 = Int32(yStride)
                     picture.img.i_stride.1 = Int32(uStride)
                     picture.img.i_stride.2 = Int32(vStride)
+                    let start = frameEncoded == nil ? 0 : monotonicNow()
                     let size = x264_encoder_encode(encoder, &nals, &count, &picture, &pictureOut)
+                    frameEncoded?(monotonicNow() - start)
                     if size > 0 { bytes += Int(size) }
                 }
             }
@@ -111,6 +88,51 @@ func rawX264Encode(_ frames: [PixelBuffer], settings: EncodeSettings) throws -> 
         bytes += Int(size)
     }
     return bytes
+}
+
+/// The `x264_param_t` the session's x264 backend makes of `settings`.
+func rawX264Parameters(_ settings: EncodeSettings, width: Int, height: Int) throws -> x264_param_t {
+    var param = x264_param_t()
+    let tune: String? = settings.realTime ? "zerolatency" : nil
+    let status: Int32
+    if let tune {
+        status = x264_param_default_preset(&param, settings.preset, tune)
+    } else {
+        status = x264_param_default_preset(&param, settings.preset, nil)
+    }
+    guard status == 0 else { throw MediaError.invalidArgument("x264 preset \(settings.preset)") }
+    param.i_log_level = CX264_LOG_ERROR()
+    param.i_width = Int32(width)
+    param.i_height = Int32(height)
+    param.i_csp = CX264_CSP_I420()
+    param.i_bitdepth = 8
+    param.b_annexb = 0
+    param.b_repeat_headers = 0
+    param.b_aud = 0
+    param.i_timebase_num = 1
+    param.i_timebase_den = 90_000
+    param.i_fps_num = 30
+    param.i_fps_den = 1
+    // Constant frame rate, as the session configures it.
+    param.b_vfr_input = 0
+    if let threads = settings.threadCount { param.i_threads = Int32(threads) }
+    param.i_keyint_max = Int32(settings.keyint)
+    param.i_scenecut_threshold = 0
+    if settings.realTime { param.i_bframe = 0 }
+    if let bitRate = settings.bitRate {
+        param.rc.i_rc_method = CX264_RC_ABR()
+        param.rc.i_bitrate = Int32(bitRate / 1000)
+        if settings.constantBitRate {
+            param.i_nal_hrd = X264_NAL_HRD_CBR
+            param.rc.b_filler = 1
+            param.rc.i_vbv_max_bitrate = Int32(bitRate / 1000)
+            param.rc.i_vbv_buffer_size = Int32(bitRate / 1000)
+        }
+    } else {
+        param.rc.i_rc_method = CX264_RC_CRF()
+        param.rc.f_rf_constant = Float(settings.crf)
+    }
+    return param
 }
 
 /// x265 configured exactly as the session's x265 backend configures it.

@@ -7,7 +7,8 @@ struct BenchOptions {
     var inputsOnly = false
     var jsonPath = "bench/results.json"
     var sections: Set<String> = [
-        "formatconv", "pixels", "encode", "decode", "roundtrip", "latency", "transports", "memory",
+        "formatconv", "pixels", "encode", "decode", "roundtrip", "latency", "transports", "memory", "floor",
+        "density", "fanout",
     ]
 }
 

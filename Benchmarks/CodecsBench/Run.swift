@@ -8,8 +8,11 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     func log(_ text: String) { FileHandle.standardError.write(Data("codecs-bench: \(text)\n".utf8)) }
 
     // Synthetic workloads: 720p always, 1080p in the full run.
+    // (1080p only for the sections that measure it: FormatConv and decoding.)
+    let wants1080 = options.sections.contains("formatconv") || options.sections.contains("decode")
     let sizes: [(Int, Int, Int)] =
-        options.inputsOnly ? [] : quick ? [(1280, 720, 60)] : [(1280, 720, 300), (1920, 1080, 300)]
+        options.inputsOnly
+        ? [] : quick || !wants1080 ? [(1280, 720, quick ? 60 : 300)] : [(1280, 720, 300), (1920, 1080, 300)]
     var streams: [CodedStream] = []
     var frames720: [PixelBuffer] = []
     for (width, height, count) in sizes {
@@ -108,6 +111,29 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         log("transports: loopback latency of SRT, MPEG-TS/UDP, RTSP and RTMP, \(frames.count) frames at 30 fps each")
         try benchmarkTransports(frames, report: report)
     }
+    if options.sections.contains("floor") && !frames720.isEmpty {
+        log("floor: one live 720p30 pipeline beside the raw libraries' encode and decode times")
+        let frames = Array(frames720.prefix(quick ? 45 : 150))
+        _ = try benchmarkLatencyFloor(frames, rounds: quick ? 1 : 3, report: report)
+        // The session's encoder against the plain libx264 loop with the live settings.
+        try benchmarkEncode(
+            frames, codec: .h264, settings: liveSettings(preset: "ultrafast"), rounds: quick ? 1 : 3, report: report)
+    }
+    var density: [String: [(DensityRun, FFmpegDensityRun?)]] = [:]
+    var decoders: [(DensityRun, FFmpegDensityRun?)] = []
+    var fanOut: [FanOutRun] = []
+    if options.sections.contains("density") && !frames720.isEmpty {
+        (density, decoders) = try benchmarkDensity(
+            Array(frames720.prefix(quick ? 45 : 90)), presets: quick ? ["ultrafast"] : ["ultrafast", "superfast"],
+            counts: quick ? [2] : [1, 2, 4, 8, 16], defaultThreadsCount: quick ? nil : 8, report: report, log: log)
+    }
+    if options.sections.contains("fanout") && !frames720.isEmpty {
+        fanOut = try benchmarkFanOut(
+            Array(frames720.prefix(quick ? 45 : 90)), counts: quick ? [1, 200] : [1, 10, 50, 100, 200],
+            report: report, log: log)
+    }
+    writeScalingCharts(
+        density: density, decoders: decoders, fanOut: fanOut, jsonPath: options.jsonPath, report: report)
     if options.sections.contains("memory") && !frames720.isEmpty {
         log("memory: allocations per frame and peak RSS")
         try benchmarkMemory(Array(frames720.prefix(quick ? 60 : 150)), stream: streams[0], report: report)

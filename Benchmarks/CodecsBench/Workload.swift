@@ -84,6 +84,11 @@ struct EncodeSettings {
     var realTime = false
     /// Encoder threads for both sides; `nil` lets the library choose.
     var threadCount: Int?
+    /// Average bit rate (bit/s) instead of the constant rate factor.
+    var bitRate: Int?
+    /// Constant bit rate at `bitRate`: HRD parameters, filler data and a
+    /// one-second VBV, as the session's x264 backend sets them.
+    var constantBitRate = false
 
     func properties() -> CompressionProperties {
         var properties = CompressionProperties()
@@ -93,6 +98,12 @@ struct EncodeSettings {
         properties.realTime = realTime
         properties.expectedFrameRate = 30
         properties.threadCount = threadCount
+        if let bitRate {
+            properties.averageBitRate = bitRate
+            properties.constantRateFactor = nil
+            properties.constantBitRate = constantBitRate
+        }
+        if realTime { properties.allowFrameReordering = false }
         return properties
     }
 }

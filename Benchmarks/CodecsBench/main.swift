@@ -12,7 +12,8 @@ let usageText = """
       --inputs-only  skip the synthetic streams: FormatConv and decoding on the --input streams
                      only (for profiling, e.g. under valgrind --tool=callgrind)
       --json PATH    where to write the figures (default bench/results.json)
-      --only LIST    formatconv, pixels, encode, decode, roundtrip, latency, page, nack, transports, memory (default: all)
+      --only LIST    formatconv, pixels, encode, decode, roundtrip, latency, page, nack, transports, memory,
+                     floor, density, fanout (default: all)
 
     the instruction-count gate (make bench-gate; see bench/README.md):
       --gate PATH    run the gate's regions (under valgrind --tool=callgrind) and write what they

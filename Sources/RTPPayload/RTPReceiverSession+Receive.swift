@@ -109,7 +109,7 @@ extension RTPReceiverSession {
                 candidates[key] = candidate
                 return
             }
-            candidate.sequence = SourceSequenceState(accepted: header.sequenceNumber)
+            candidate.sequence = SourceSequenceState(accepted: Self.newest(of: candidate.packets, around: header))
         }
         // Validated: does it take the stream over?
         if let locked = source {
@@ -131,13 +131,16 @@ extension RTPReceiverSession {
             lastArrival: time)
         beginSource(ssrc: header.ssrc)
         // The packets held on probation that lie at most MAX_MISORDER
-        // behind the one that validated the source, in sequence order.
+        // behind the newest of them, in sequence order. The packet that
+        // completed the run need not be the newest: with the start
+        // reordered, the run can close on a packet behind one held already.
         var held = wasValid ? [(header, datagram, time)] : candidate.packets
+        let newest = wasValid ? header.sequenceNumber : Self.newest(of: held, around: header)
         held = held.filter {
-            let behind = header.sequenceNumber &- $0.0.sequenceNumber
+            let behind = newest &- $0.0.sequenceNumber
             return behind <= SourceSequenceState.maximumMisorder
         }
-        held.sort { (header.sequenceNumber &- $0.0.sequenceNumber) > (header.sequenceNumber &- $1.0.sequenceNumber) }
+        held.sort { (newest &- $0.0.sequenceNumber) > (newest &- $1.0.sequenceNumber) }
         // Held packets were counted as another source's when they came.
         if !wasValid { statistics.packetsIgnored.otherSource -= held.count - 1 }
         // They count for the jitter estimate as they arrived, but wait in
@@ -145,6 +148,22 @@ extension RTPReceiverSession {
         for (packetHeader, bytes, arrival) in held {
             accept(packetHeader, bytes, at: arrival, heldFrom: time, isRetransmission: false, into: &events)
         }
+    }
+
+    /// The sequence number furthest ahead of `header`'s among `packets`,
+    /// counting only those at most MAX_MISORDER ahead (the rest are older
+    /// packets or strays, not the start of this run).
+    static func newest(
+        of packets: [(header: RTPHeader, packet: [UInt8], arrival: Int64)], around header: RTPHeader
+    ) -> UInt16 {
+        var newest = header.sequenceNumber
+        for packet in packets {
+            let ahead = packet.header.sequenceNumber &- header.sequenceNumber
+            if ahead <= SourceSequenceState.maximumMisorder && ahead > newest &- header.sequenceNumber {
+                newest = packet.header.sequenceNumber
+            }
+        }
+        return newest
     }
 
     /// Whether `numbers` hold `length` consecutive sequence numbers.
@@ -172,6 +191,7 @@ extension RTPReceiverSession {
         for index in recentlyReleased.indices { recentlyReleased[index] = -1 }
         lastReport = nil
         wantsKeyframe = false
+        timestampOrigin = nil
         if configuration.retransmission?.ssrc == nil { rtxSSRC = nil }
     }
 
@@ -281,6 +301,9 @@ extension RTPReceiverSession {
     private mutating func release(_ held: ReceiveJitterBuffer.Held, skipped: Int64, into events: inout [Event]) {
         recentlyReleased[Int(held.extended % Int64(Self.recentlyReleasedCount))] = held.extended
         nack?.forget(below: held.extended + 1)
+        if timestampOrigin == nil, held.packet.count >= 8 {
+            timestampOrigin = held.packet[4..<8].reduce(0) { $0 << 8 | UInt32($1) }
+        }
         translate(depacketizer.receive(held.packet), into: &events)
     }
 

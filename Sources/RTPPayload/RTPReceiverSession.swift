@@ -212,6 +212,11 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
     public var roundTripTime: MediaTime?
     /// True after the stream ended (BYE) or ``finish(at:)``.
     public internal(set) var isEnded = false
+    /// The RTP timestamp that a sample's pts of zero stands for: that of the
+    /// first packet of the accepted source handed on in sequence order (the
+    /// depacketizer counts pts from it). Nil until then; a new source sets
+    /// it again.
+    public internal(set) var timestampOrigin: UInt32?
 
     struct Source: Sendable {
         var ssrc: UInt32

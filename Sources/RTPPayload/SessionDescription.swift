@@ -17,7 +17,10 @@ import FormatConv
 /// or H265 (HEVC), is lenient about separators (`;` with or without
 /// spaces), line ends (`\r\n` or `\n`) and start codes inside sprop values
 /// (they split the value into NAL units), and keeps `fmtp` parameters it does
-/// not know in ``otherFormatParameters``. Writing never puts start codes in
+/// not know in ``otherFormatParameters``. An RTX payload type (RFC 4588:
+/// `a=rtpmap:97 rtx/90000`, `a=fmtp:97 apt=96`) whose `apt` is the
+/// stream's, with its SSRC from `a=ssrc-group:FID` when given, is read into
+/// ``retransmission``. Writing never puts start codes in
 /// sprop values. Only one media section is written; sessions with audio or
 /// several streams are out of scope.
 public struct RTPSessionDescription: Sendable, Hashable {
@@ -47,6 +50,15 @@ public struct RTPSessionDescription: Sendable, Hashable {
     public var maximumDONDifference: Int?
     /// `a=fmtp` parameters not modeled above, in order.
     public var otherFormatParameters: [FormatParameter]
+    /// The RTX stream (RFC 4588) that repairs this one, when the SDP
+    /// declares one; written with `a=rtcp-fb` lines for generic NACK and PLI.
+    public var retransmission: RTPRetransmission?
+    /// The RTCP port of the stream's sender when it is not the RTP port + 1
+    /// (RFC 3605 `a=rtcp:PORT [IN IP4 ADDRESS]`): where a receiver's
+    /// feedback goes, and where the sender's reports come from.
+    public var rtcpPort: Int?
+    /// The address of `a=rtcp:` when it names one.
+    public var rtcpAddress: String?
 
     /// One `name=value` pair of an `a=fmtp` line.
     public struct FormatParameter: Sendable, Hashable {
@@ -63,7 +75,8 @@ public struct RTPSessionDescription: Sendable, Hashable {
         codec: CodecType, payloadType: UInt8 = 96, connectionAddress: String, addressType: String? = nil, port: Int,
         clockRate: Int = 90_000, sessionName: String = "CodecSessions",
         packetizationMode: RTPPacketizationMode? = nil, profileLevelID: UInt32? = nil, parameterSets: [[UInt8]] = [],
-        maximumDONDifference: Int? = nil, otherFormatParameters: [FormatParameter] = []
+        maximumDONDifference: Int? = nil, otherFormatParameters: [FormatParameter] = [],
+        retransmission: RTPRetransmission? = nil, rtcpPort: Int? = nil, rtcpAddress: String? = nil
     ) {
         self.codec = codec
         self.payloadType = payloadType
@@ -77,6 +90,9 @@ public struct RTPSessionDescription: Sendable, Hashable {
         self.parameterSets = parameterSets
         self.maximumDONDifference = maximumDONDifference
         self.otherFormatParameters = otherFormatParameters
+        self.retransmission = retransmission
+        self.rtcpPort = rtcpPort
+        self.rtcpAddress = rtcpAddress
     }
 
     /// The description of a stream of `formatDescription`'s format: its
@@ -111,11 +127,22 @@ public struct RTPSessionDescription: Sendable, Hashable {
             "s=\(sessionName)",
             "c=IN \(addressType) \(connectionAddress)",
             "t=0 0",
-            "m=video \(port) RTP/AVP \(payloadType)",
+            "m=video \(port) \(retransmission == nil ? "RTP/AVP" : "RTP/AVPF") \(payloadType)"
+                + (retransmission.map { " \($0.payloadType)" } ?? ""),
             "a=rtpmap:\(payloadType) \(codec == .h264 ? "H264" : "H265")/\(clockRate)",
         ]
         let parameters = formatParameters.map { "\($0.name)=\($0.value)" }
         if !parameters.isEmpty { lines.append("a=fmtp:\(payloadType) " + parameters.joined(separator: "; ")) }
+        if let rtcpPort {
+            lines.append("a=rtcp:\(rtcpPort)" + (rtcpAddress.map { " IN \(addressType) \($0)" } ?? ""))
+        }
+        if let retransmission {
+            lines += [
+                "a=rtcp-fb:\(payloadType) nack", "a=rtcp-fb:\(payloadType) nack pli",
+                "a=rtpmap:\(retransmission.payloadType) rtx/\(clockRate)",
+                "a=fmtp:\(retransmission.payloadType) apt=\(payloadType)",
+            ]
+        }
         return lines.map { $0 + "\r\n" }.joined()
     }
 
@@ -171,6 +198,10 @@ public struct RTPSessionDescription: Sendable, Hashable {
             var address: (String, String)?
             var rtpmaps: [UInt8: (String, Int)] = [:]
             var fmtps: [UInt8: String] = [:]
+            /// `a=ssrc-group:FID` pairs: media SSRC → RTX SSRC.
+            var fidGroups: [UInt32: UInt32] = [:]
+            /// `a=rtcp:` (RFC 3605).
+            var rtcp: (port: Int, address: String?)?
         }
         var media: [Media] = []
         var inVideo = false
@@ -238,6 +269,23 @@ public struct RTPSessionDescription: Sendable, Hashable {
                         throw .invalidData("SDP line \(number): malformed 'a=\(value)'")
                     }
                     media[media.count - 1].fmtps[type] = parts.count == 2 ? String(parts[1]) : ""
+                } else if value.hasPrefix("rtcp:") {
+                    let fields = value.dropFirst("rtcp:".count).split(separator: " ")
+                    guard let first = fields.first, let port = Int(first), (1...65535).contains(port) else {
+                        throw .invalidData("SDP line \(number): malformed 'a=\(value)' (expected a=rtcp:PORT)")
+                    }
+                    var address: String? = nil
+                    if fields.count >= 4 {
+                        guard fields[1] == "IN", Self.isConnectionAddress(String(fields[3]), type: String(fields[2]))
+                        else { throw .invalidData("SDP line \(number): malformed address in 'a=\(value)'") }
+                        address = String(fields[3])
+                    }
+                    media[media.count - 1].rtcp = (port, address)
+                } else if value.hasPrefix("ssrc-group:FID ") {
+                    let ssrcs = value.dropFirst("ssrc-group:FID ".count).split(separator: " ").compactMap {
+                        UInt32($0)
+                    }
+                    if ssrcs.count == 2 { media[media.count - 1].fidGroups[ssrcs[0]] = ssrcs[1] }
                 }
             default: break
             }
@@ -258,10 +306,35 @@ public struct RTPSessionDescription: Sendable, Hashable {
                     codec: codec, payloadType: type, connectionAddress: address.0, addressType: address.1,
                     port: entry.port, clockRate: rate, sessionName: sessionName)
                 try readFormatParameters(entry.fmtps[type] ?? "")
+                retransmission = try Self.retransmission(of: type, in: entry.rtpmaps, entry.fmtps, entry.fidGroups)
+                rtcpPort = entry.rtcp?.port
+                rtcpAddress = entry.rtcp?.address
                 return
             }
         }
         throw .unsupported("SDP: no m=video section with an H264 or H265 rtpmap")
+    }
+
+    /// The RTX payload type whose `apt` is `mediaType` (RFC 4588 8.6), and
+    /// its SSRC when one `a=ssrc-group:FID` names it.
+    private static func retransmission(
+        of mediaType: UInt8, in rtpmaps: [UInt8: (String, Int)], _ fmtps: [UInt8: String], _ groups: [UInt32: UInt32]
+    ) throws(MediaError) -> RTPRetransmission? {
+        for (type, (name, _)) in rtpmaps.sorted(by: { $0.key < $1.key }) where name == "RTX" {
+            let parameters = (fmtps[type] ?? "").split(separator: ";").map { $0.trimmingWhitespace() }
+            guard let apt = parameters.first(where: { $0.lowercased().hasPrefix("apt=") }) else {
+                throw .invalidData("SDP: the rtx payload type \(type) has no apt= format parameter")
+            }
+            guard let associated = UInt8(apt.dropFirst(4)) else {
+                throw .invalidData("SDP: rtx payload type \(type): apt=\(apt.dropFirst(4)) is not a payload type")
+            }
+            guard associated == mediaType else { continue }
+            guard type != mediaType else {
+                throw .invalidData("SDP: the rtx payload type \(type) is the stream's own")
+            }
+            return RTPRetransmission(payloadType: type, ssrc: groups.count == 1 ? groups.first!.value : nil)
+        }
+        return nil
     }
 
     private mutating func readFormatParameters(_ text: String) throws(MediaError) {

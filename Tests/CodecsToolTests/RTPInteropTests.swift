@@ -192,6 +192,70 @@ struct RTPInteropTests {
         #expect(got == Array(md5s.prefix(got.count)), "\(sent.stderr)")
     }
 
+    /// NACK interop with GStreamer as the sender: `rtpbin` in the AVPF
+    /// profile with `rtprtxsend` keeping the packets it sent, answering
+    /// generic NACKs with RTX packets (RFC 4588: payload type 97, their own
+    /// SSRC, the original sequence number first). Our receiver reads the SDP
+    /// (`a=rtpmap:97 rtx/90000`, `a=fmtp:97 apt=96`, and `a=rtcp:` naming the
+    /// port GStreamer's RTCP leaves from and is read on, so NACKs reach it
+    /// before its first sender report) and drops 3 % of the datagrams it
+    /// receives on purpose (seeded, retransmissions too). Every packet
+    /// dropped is asked for and repaired from an RTX packet, and every frame
+    /// equals FFmpeg's decode of the file; only the clip's last frame may be
+    /// missing, when its last packet is dropped: no later packet shows the
+    /// gap (GStreamer sends no tail probe).
+    @Test(.serialized, arguments: [(clips[0], 1), (clips[1], 5)])
+    func gstreamerAnswersOurNACKsWithRTX(_ clip: Clip, seed: Int) throws {
+        let directory = try TemporaryDirectory()
+        let (path, md5s) = try Self.clip(clip, in: directory, frames: 60)
+        let port = try freeRTPPortPair()
+        let gstreamerRTCP = try freeRTPPortPair()
+        let sdp = directory.path("gstreamer.sdp")
+        let lines = [
+            "v=0", "o=- 0 0 IN IP4 127.0.0.1", "s=GStreamer", "c=IN IP4 127.0.0.1", "t=0 0",
+            "m=video \(port) RTP/AVPF 96 97", "a=rtpmap:96 \(clip.gstName)/90000", "a=rtcp-fb:96 nack",
+            "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", "a=rtcp:\(gstreamerRTCP) IN IP4 127.0.0.1",
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: sdp, atomically: true, encoding: .utf8)
+        let output = directory.path("out.y4m")
+        let stats = directory.path("in.json")
+        let receiver = try BackgroundProcess(
+            Self.codecs,
+            [
+                "stream", "receive", sdp, "-o", output, "--timeout", "3", "--jitter", "300", "--loss", "3", "--seed",
+                "\(seed)", "--stats-json", stats,
+            ], in: directory)
+        #expect(waitUntilUDPPortIsBound(port), "the receiver did not start")
+        let sent = try runProcess(
+            "gst-launch-1.0",
+            [
+                "-q", "rtpbin", "name=b", "rtp-profile=avpf",
+                "filesrc", "location=\(path)", "!", "\(clip.gstElement)parse", "!", "rtp\(clip.gstElement)pay",
+                "config-interval=-1", "pt=96", "ssrc=1111", "!", "rtprtxsend",
+                "payload-type-map=application/x-rtp-pt-map,96=(uint)97",
+                "ssrc-map=application/x-rtp-ssrc-map,1111=(uint)2222", "max-size-packets=1000", "!",
+                "b.send_rtp_sink_0",
+                "b.send_rtp_src_0", "!", "udpsink", "host=127.0.0.1", "port=\(port)", "sync=true",
+                "b.send_rtcp_src_0", "!", "udpsink", "host=127.0.0.1", "port=\(port + 1)",
+                "bind-port=\(gstreamerRTCP)", "sync=false", "async=false",
+                "udpsrc", "address=127.0.0.1", "port=\(gstreamerRTCP)", "!", "b.recv_rtcp_sink_0",
+            ])
+        let received = receiver.wait(timeout: 30)
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(received.status == 0, "\(received.stderr)")
+        let got = try Self.y4mMD5s(output)
+        #expect(got.count >= md5s.count - 1, "\(got.count) of \(md5s.count) frames\n\(received.stderr)")
+        #expect(got == Array(md5s.prefix(got.count)), "\(received.stderr)")
+        let inbound = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats)))
+                as? [String: [String: Any]])["inbound-rtp"]
+        #expect(received.stderr.contains("dropped") && !received.stderr.contains("dropped 0 packets"))
+        #expect((inbound?["nackCount"] as? Int ?? 0) > 0, "\(received.stderr)")
+        #expect((inbound?["packetsRepaired"] as? Int ?? 0) > 0, "\(received.stderr)")
+        #expect((inbound?["retransmittedPacketsReceived"] as? Int ?? 0) > 0, "\(received.stderr)")
+        #expect(inbound?["packetsLost"] as? Int == 0, "\(received.stderr)")
+    }
+
     @Test(arguments: clips)
     func gstreamerToOurReceiver(_ clip: Clip) throws {
         let directory = try TemporaryDirectory()

@@ -395,6 +395,30 @@ struct RTPReceiverSessionTests {
         #expect(driver.session.statistics.firCount == firs.count)
     }
 
+    /// `timestampOrigin` turns a sample's pts back into its RTP timestamp:
+    /// the sender's timestamps start just below the 32-bit wrap, and every
+    /// sample's origin + pts (modulo 2³²) is the timestamp the packetizer
+    /// gave it.
+    @Test func timestampOriginGivesBackTheRTPTimestamps() throws {
+        let samples = try multiPacketStream(frames: 20, gop: 10)
+        var packetizer = RTPPacketizer(
+            configuration: .init(codec: .h264, ssrc: 0xAAAA_0001, timestampOffset: 0xFFFF_F000))
+        let expected = samples.map { packetizer.rtpTimestamp(of: $0) }
+        let packets = try samples.flatMap { try packetizer.packetize($0) }
+        #expect(expected.first == 0xFFFF_F000 && expected.last! < 0x1_0000)  // across the wrap
+        var driver = ReceiverDriver(.init(codec: .h264, payloadType: 96, jitterBufferDelay: ms(50)))
+        #expect(driver.session.timestampOrigin == nil)
+        for (index, packet) in packets.enumerated() { driver.rtp(packet, at: ms(Int64(index))) }
+        driver.advance(to: ms(1000))
+        let origin = try #require(driver.session.timestampOrigin)
+        #expect(origin == 0xFFFF_F000)
+        #expect(driver.samples.count == samples.count)
+        let rebuilt = driver.samples.map {
+            origin &+ UInt32(truncatingIfNeeded: $0.pts.converted(toTimescale: 90_000).value)
+        }
+        #expect(rebuilt == expected)
+    }
+
     @Test func manualClockMovesOnlyWhenTold() {
         let clock = RTPManualClock()
         #expect(clock.now == .zero)
@@ -439,5 +463,26 @@ struct RTPReceiverSessionTests {
         #expect(unwrapper.unwrap(65_530) == 65_530 + 65_536)  // a little behind stays behind
         #expect(unwrapper.unwrap(5) == 2 * 65_536 + 5)
         #expect(unwrapper.highest == Int64(2 * 65_536 + 5))
+    }
+}
+
+/// The start of a stream reordered while its source is on probation.
+struct RTPReceiverSessionProbationTests {
+    /// Guards: the packet that completes probation taken as the newest, so
+    /// that a packet ahead of it (the stream's first, arriving second) is
+    /// dropped as "behind by 65 535" and the first GOP is lost. The first
+    /// `order.count` packets arrive in `order`, the rest in sequence.
+    @Test(arguments: [[1, 0], [2, 1, 0], [1, 2, 0], [0, 2, 1]])
+    func reorderedStartKeepsEveryPacket(order: [Int]) throws {
+        let samples = try multiPacketStream(frames: 30, gop: 10)
+        let packets = try senderPackets(samples).flatMap { $0 }
+        var driver = ReceiverDriver(.init(codec: .h264, payloadType: 96, jitterBufferDelay: ms(50)))
+        let arrival = order + Array(order.count..<packets.count)
+        for (index, packet) in arrival.enumerated() { driver.rtp(packets[packet], at: ms(Int64(index))) }
+        driver.advance(to: ms(5000))
+        let everySample = datas(driver.samples) == datas(samples)
+        #expect(everySample, "\(driver.samples.count) of \(samples.count) samples")
+        #expect(driver.losses.isEmpty)
+        #expect(driver.session.statistics.packetsIgnored.otherSource == 0)
     }
 }

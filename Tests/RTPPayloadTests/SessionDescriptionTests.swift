@@ -161,3 +161,55 @@ func hostileSDPIsRefusedWithItsReason(_ body: String, _ reason: String) throws {
         #expect(try RTPSessionDescription(parsing: text).connectionAddress == address)
     }
 }
+
+/// RFC 4588 RTX and RFC 3605 `a=rtcp:` as a WebRTC-style offer writes them
+/// (the RTX type listed after the media type, an FID group naming both
+/// SSRCs): read into `retransmission` and `rtcpPort`/`rtcpAddress`, written
+/// back with the NACK feedback lines, and read again the same. An RTX type
+/// for another payload type is not this stream's; one without `apt` is an
+/// error.
+@Test func retransmissionAndRTCPPortAreRead() throws {
+    let text = """
+        v=0\r
+        o=- 1 1 IN IP4 127.0.0.1\r
+        s=-\r
+        c=IN IP4 127.0.0.1\r
+        t=0 0\r
+        m=video 5004 RTP/AVPF 96 97 98 99\r
+        a=rtcp:5010 IN IP4 127.0.0.2\r
+        a=rtpmap:96 H264/90000\r
+        a=fmtp:96 packetization-mode=1\r
+        a=rtcp-fb:96 nack\r
+        a=rtpmap:97 rtx/90000\r
+        a=fmtp:97 apt=96;rtx-time=3000\r
+        a=rtpmap:98 VP8/90000\r
+        a=rtpmap:99 rtx/90000\r
+        a=fmtp:99 apt=98\r
+        a=ssrc-group:FID 11111 22222\r
+
+        """
+    let sdp = try RTPSessionDescription(parsing: text)
+    #expect(sdp.payloadType == 96)
+    #expect(sdp.retransmission == RTPRetransmission(payloadType: 97, ssrc: 22222))
+    #expect(sdp.rtcpPort == 5010 && sdp.rtcpAddress == "127.0.0.2")
+    let written = sdp.text
+    #expect(written.contains("m=video 5004 RTP/AVPF 96 97\r\n"))
+    #expect(written.contains("a=rtcp-fb:96 nack\r\n") && written.contains("a=rtcp-fb:96 nack pli\r\n"))
+    #expect(written.contains("a=rtpmap:97 rtx/90000\r\na=fmtp:97 apt=96\r\n"))
+    #expect(written.contains("a=rtcp:5010 IN IP4 127.0.0.2\r\n"))
+    let again = try RTPSessionDescription(parsing: written)
+    #expect(again.retransmission?.payloadType == 97 && again.rtcpPort == 5010 && again.rtcpAddress == "127.0.0.2")
+    let plain = try RTPSessionDescription(
+        parsing: "v=0\nc=IN IP4 127.0.0.1\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000\na=rtcp:5007\n")
+    #expect(plain.retransmission == nil && plain.rtcpPort == 5007 && plain.rtcpAddress == nil)
+    #expect(!plain.text.contains("rtx") && !plain.text.contains("AVPF"))
+    #expect(throws: MediaError.self) {
+        try RTPSessionDescription(
+            parsing: "v=0\nc=IN IP4 127.0.0.1\nm=video 5004 RTP/AVPF 96 97\na=rtpmap:96 H264/90000\n"
+                + "a=rtpmap:97 rtx/90000\n")
+    }
+    #expect(throws: MediaError.self) {
+        try RTPSessionDescription(
+            parsing: "v=0\nc=IN IP4 127.0.0.1\nm=video 5004 RTP/AVP 96\na=rtpmap:96 H264/90000\na=rtcp:70000\n")
+    }
+}

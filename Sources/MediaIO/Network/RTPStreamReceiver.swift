@@ -43,6 +43,9 @@ public final class RTPStreamReceiver {
     private var lastPacket: MediaTime
     /// Why the stream ended (the sender's BYE), once it did.
     public private(set) var endReason: String?
+    /// Called with each RTP datagram as it arrives, before the fault
+    /// injector and the session see it (to measure arrival times, say).
+    public var packetArrived: ((_ datagram: [UInt8]) -> Void)?
 
     /// Binds `host:port` for RTP and `host:port+1` for RTCP; port 0 takes
     /// a free even port with a free port above it (``port`` tells which).
@@ -85,6 +88,10 @@ public final class RTPStreamReceiver {
     public var secondsSinceLastPacket: Double { (clock.now - lastPacket).seconds }
     /// Packets dropped on purpose by the fault injector.
     public var packetsDroppedOnPurpose: Int { injector?.statistics.dropped ?? 0 }
+    /// The RTP timestamp a sample's pts of zero stands for, once the first
+    /// packet went to the depacketizer (``RTPReceiverSession/timestampOrigin``):
+    /// a sample's RTP timestamp is this plus its pts at 90 kHz.
+    public var timestampOrigin: UInt32? { session.timestampOrigin }
 
     /// Waits up to `seconds` (less when the session has a timer due) for
     /// packets, and returns what they and the session's timers produced,
@@ -99,6 +106,7 @@ public final class RTPStreamReceiver {
             timeout = .zero
             lastPacket = clock.now
             let datagram = Array(buffer[..<count])
+            packetArrived?(datagram)
             if injector != nil {
                 for kept in injector!.process(datagram) {
                     events += session.receiveRTP(kept, from: from, at: clock.now)

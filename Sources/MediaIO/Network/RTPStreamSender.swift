@@ -98,17 +98,43 @@ public final class RTPStreamSender {
     public var statistics: RTPOutboundStreamStatistics { session.statistics }
     /// What the receiver's reports say (`remote-inbound-rtp`), once one came.
     public var remoteStatistics: RTPRemoteInboundStreamStatistics? { session.remoteStatistics }
-    /// Packets dropped on purpose by the fault injector.
-    public var packetsDroppedOnPurpose: Int { injector?.statistics.dropped ?? 0 }
+    /// Packets dropped on purpose: by the fault injector (first
+    /// transmissions and retransmissions) and by ``send(_:losingOnTheWay:)``.
+    public var packetsDroppedOnPurpose: Int { (injector?.statistics.dropped ?? 0) + packetsWithheld }
+    /// Media packets whose first transmission was dropped on purpose (by the
+    /// fault injector or ``send(_:losingOnTheWay:)``); only a retransmission
+    /// can bring them to the receiver. Comparing it before and after
+    /// ``send(_:)`` tells whether that sample lost packets on the way.
+    public private(set) var firstTransmissionsDropped = 0
+    private var packetsWithheld = 0
     /// The SSRC of the stream.
     public var ssrc: UInt32 { session.ssrc }
 
     /// Packetizes and sends `sample`, then reads the feedback waiting.
     @discardableResult
     public func send(_ sample: CompressedSample) throws(MediaError) -> Feedback {
+        try send(sample, losingOnTheWay: false)
+    }
+
+    /// Packetizes `sample` and, when `losingOnTheWay`, drops every one of its
+    /// packets instead of sending it, as a network losing them would: they
+    /// stay in the history, so the receiver's NACKs bring them back (a loss
+    /// on purpose, for demonstrations and tests of repair). Then reads the
+    /// feedback waiting.
+    @discardableResult
+    public func send(_ sample: CompressedSample, losingOnTheWay: Bool) throws(MediaError) -> Feedback {
         var feedback = Feedback()
         let events = try session.send(sample, at: clock.now)
-        try transmit(events)
+        if losingOnTheWay {
+            let media = events.filter { if case .rtp = $0 { true } else { false } }.count
+            packetsWithheld += media
+            firstTransmissionsDropped += media
+            try transmit(events.filter { if case .rtp = $0 { false } else { true } })
+        } else {
+            let before = injector?.statistics.dropped ?? 0
+            try transmit(events)
+            firstTransmissionsDropped += (injector?.statistics.dropped ?? 0) - before
+        }
         feedback.merge(events)
         feedback.merge(try readFeedback())
         return feedback

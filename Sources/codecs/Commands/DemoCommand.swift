@@ -10,10 +10,13 @@ private let demoHelp = """
     usage: codecs demo [options]
 
     Encodes a synthetic clip, sends it over the loopback — as RTP over UDP
-    (default: packetized, put back in order, depacketized; the receiver learns
-    access-unit boundaries, timestamps and losses from the packets alone) or
-    as Annex-B over TCP (read in chunks of varying size and reassembled) —,
-    decodes it and compares every frame with its source (PSNR, matched by pts).
+    (default: the library's RTP sender and receiver with RTCP: sender and
+    receiver reports, lost packets asked for again by generic NACK and
+    retransmitted, a picture loss indication answered with a keyframe; the
+    receiver learns access-unit boundaries, timestamps and losses from the
+    packets alone) or as Annex-B over TCP (read in chunks of varying size and
+    reassembled) —, decodes it and compares every frame with its source
+    (PSNR, matched by pts).
 
     options:
       --frames N                 frames in the clip (default 300)
@@ -23,8 +26,22 @@ private let demoHelp = """
                                  hardware when it works, else software (default auto)
       --transport rtp|tcp        how the stream travels (default rtp)
       --late-join N              the receiver joins after N frames and starts at the next keyframe
-      --drop-every N             the sender leaves out every Nth access unit; the receiver
-                                 skips to the next keyframe (expected, reported, not a failure)
+                                 (RTP: its picture loss indication makes the sender's next frame one)
+      --drop-every N             every Nth access unit is lost: RTP loses every packet of its first
+                                 transmission on the way, and NACK brings them back; TCP (or RTP
+                                 with --no-nack) leaves it out and the receiver skips to the next
+                                 keyframe (expected, reported, not a failure)
+      --loss PCT                 RTP: the sender loses this percentage of its packets on the way
+                                 (seeded, retransmissions too); NACK repairs them
+      --seed N                   the seed of --loss (default 1)
+      --no-nack                  RTP: the receiver does not ask for lost packets again: a loss
+                                 costs the frames up to the next keyframe
+      --no-pli                   RTP: the sender does not answer picture loss indications: the
+                                 receiver waits for the next periodic keyframe
+      --jitter MS                RTP: how long packets after a gap wait for the missing ones
+                                 (default 100; NACK repairs within it)
+      --stats-json FILE          RTP: write the stream's figures (webrtc-stats outbound-rtp,
+                                 remote-inbound-rtp, inbound-rtp) as JSON to FILE
       --resolution-change        the sender switches to half the size halfway through
       --no-pace                  send as fast as the encoder runs instead of at 30 fps
       --low-latency              the encoder's low-latency mode: one frame in, one out, intra refresh
@@ -66,6 +83,15 @@ func runDemo(_ arguments: [String]) -> Int32 {
             let data = try JSONSerialization.data(withJSONObject: result.json, options: [.sortedKeys, .prettyPrinted])
             try data.write(to: URL(fileURLWithPath: path))
         }
+        if let path = options.statsJSONPath {
+            var objects: [String: Any] = [:]
+            if let outbound = result.sender.outbound { objects["outbound-rtp"] = StatsJSON.outbound(outbound) }
+            if let remote = result.sender.remoteInbound {
+                objects["remote-inbound-rtp"] = StatsJSON.remoteInbound(remote)
+            }
+            if let inbound = result.receiver.inbound { objects["inbound-rtp"] = StatsJSON.inbound(inbound) }
+            try StatsJSON.write(objects, to: path)
+        }
         // CODECS_CHECK_LIVE_OBJECTS=1 (scripts/leakcheck, scripts/soak): every
         // C context and buffer the run created must have been released by now.
         if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" {
@@ -102,6 +128,16 @@ struct DemoOptions: Sendable {
     var encode: EncodeOptions
     var lateJoin = 0
     var dropEvery: Int? = nil
+    /// RTP: packets the sender loses on the way (`--loss PCT --seed N`).
+    var loss: (percent: Double, seed: UInt64)? = nil
+    /// RTP: the receiver asks for lost packets again (not `--no-nack`).
+    var nack = true
+    /// RTP: the sender answers picture loss indications (not `--no-pli`).
+    var answersKeyframeRequests = true
+    /// RTP: the receiver's jitter buffer delay (`--jitter`).
+    var jitterMilliseconds = 100
+    /// RTP: where to write the stream's figures (`--stats-json`).
+    var statsJSONPath: String? = nil
     /// RTP over UDP (the default) or Annex-B over TCP.
     var transport = DemoTransport.rtp
     var resolutionChange = false
@@ -123,9 +159,9 @@ struct DemoOptions: Sendable {
             arguments,
             valueOptions: EncodeOptions.selectionOptions.union([
                 "frames", "size", "late-join", "drop-every", "min-psnr", "transport", "bitrate", "crf", "json",
-                "save-stream", "http",
+                "save-stream", "http", "loss", "seed", "jitter", "stats-json",
             ]),
-            flagOptions: ["resolution-change", "no-pace", "low-latency"])
+            flagOptions: ["resolution-change", "no-pace", "low-latency", "no-nack", "no-pli"])
         if let extra = parsed.positional.first {
             throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
         }
@@ -164,6 +200,26 @@ struct DemoOptions: Sendable {
         switch try parsed.choice("transport", ["rtp", "tcp"], default: "rtp") {
         case "tcp": transport = .tcp
         default: transport = .rtp
+        }
+        if let text = parsed.value("loss") {
+            guard let percent = Double(text), percent.isFinite, (0...100).contains(percent) else {
+                throw Arguments.UsageError(description: "--loss \(text): expected a percentage from 0 to 100")
+            }
+            loss = (percent, UInt64(try parsed.integer("seed", in: 0...Int.max, default: 1)!))
+        } else if parsed.value("seed") != nil {
+            throw Arguments.UsageError(description: "--seed goes with --loss")
+        }
+        nack = !parsed.flag("no-nack")
+        answersKeyframeRequests = !parsed.flag("no-pli")
+        jitterMilliseconds = try parsed.integer("jitter", in: 0...10_000, default: jitterMilliseconds)!
+        statsJSONPath = parsed.value("stats-json")
+        if transport == .tcp {
+            for name in ["loss", "jitter", "stats-json"] where parsed.value(name) != nil {
+                throw Arguments.UsageError(description: "--\(name) is for the RTP transport")
+            }
+            for name in ["no-nack", "no-pli"] where parsed.flag(name) {
+                throw Arguments.UsageError(description: "--\(name) is for the RTP transport")
+            }
         }
         resolutionChange = parsed.flag("resolution-change")
         pace = !parsed.flag("no-pace")

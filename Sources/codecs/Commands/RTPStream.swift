@@ -51,7 +51,10 @@ let rtpReceiveHelp = """
 
     receive takes RTP on a UDP port (rtp://@:PORT listens on every interface,
     rtp://@HOST:PORT or rtp://HOST:PORT on that local address; an SDP file
-    gives the port, the codec and the parameter sets), puts packets back in
+    gives the port, the codec, the parameter sets, an RTX payload type,
+    RFC 4588 a=rtpmap:97 rtx/90000 with a=fmtp:97 apt=96, in which
+    retransmissions come, and the sender's RTCP port, RFC 3605 a=rtcp:PORT,
+    where feedback goes from the first packet on), puts packets back in
     order (waiting at most --jitter ms for a missing one), depacketizes,
     decodes and writes Y4M — or writes the access units as received
     (Annex-B). After a loss nothing is output until the next keyframe; a
@@ -182,21 +185,23 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
 }
 
 /// Samples from a Y4M file through an encoder, or from an encoded file as
-/// they are (with presentation times, which RTP timestamps carry).
+/// they are (MediaIO's ``EncodedFile``: presentation times, which RTP
+/// timestamps carry).
 private enum SenderSource {
-    case encoder(CompressionSession, Y4MReader, frameDuration: MediaTime, framesPerSecond: Double)
-    case samples([CompressedSample], framesPerSecond: Double)
+    case encoder(CompressionSession, Y4MReader, frameDuration: MediaTime)
+    case file(EncodedFile)
 }
 
 /// One RTP stream out: the samples of `source` through MediaIO's
-/// ``RTPStreamSender`` (packetizing, sender reports, NACK answered from the
-/// history of sent packets, keyframe requests and receiver reports turned
-/// into feedback), paced at the frame rate while feedback is still read.
+/// ``MediaStreamSender`` (an ``RTPStreamSender``: packetizing, sender
+/// reports, NACKs answered from the history of sent packets, keyframe
+/// requests and receiver reports turned into feedback), paced at the frame
+/// rate while feedback is still read; this type says what happened.
 private struct RTPSender {
     let url: RTPURL
     let formatDescription: FormatDescription
     private var source: SenderSource
-    private let stream: RTPStreamSender
+    private let stream: MediaStreamSender
     private(set) var framesSent = 0
     private(set) var keyframesForced: [Int] = []
     private var keyframeRequestsIgnored = 0
@@ -206,7 +211,7 @@ private struct RTPSender {
     private var rateRange: ClosedRange<Int>?
     private var recentRates: [Int] = []
     /// Feedback that came in while a sample was being sent, for the next frame.
-    private var pendingFeedback = RTPStreamSender.Feedback()
+    private var pendingFeedback = MediaStreamSender.Feedback()
 
     init(
         input: String, url: RTPURL, options: EncodeOptions, payloadSize: Int, mode: RTPPacketizationMode,
@@ -216,87 +221,66 @@ private struct RTPSender {
         guard let kind = MediaFileKind(path: input, standardStream: nil) else {
             throw .invalidArgument("\(input): unknown kind of file (expected .y4m, Annex-B or a container)")
         }
-        let codec: CodecType
         var rateController: LossBasedRateController? = nil
         switch kind {
         case .y4m:
             let reader = try Y4MReader(path: input)
             let live = try LiveEncoder(header: reader.header, input: input, options: options)
             let encoder = live.session
-            let properties = encoder.properties
-            if adaptiveBitRate, let rate = properties.averageBitRate {
+            if adaptiveBitRate, let rate = encoder.properties.averageBitRate {
                 rateController = LossBasedRateController(initial: rate, minimum: max(1_000, rate / 10), maximum: rate)
             }
-            codec = options.codec
             formatDescription = encoder.formatDescription
-            source = .encoder(
-                encoder, reader, frameDuration: live.frameDuration, framesPerSecond: live.framesPerSecond)
+            source = .encoder(encoder, reader, frameDuration: live.frameDuration)
         case .annexB(let fileCodec):
             if adaptiveBitRate { throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode") }
-            let bytes: [UInt8]
-            do {
-                bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: input)))
-            } catch {
-                throw MediaError(.system, "cannot read \(input): \(error.localizedDescription)")
-            }
-            let detected = fileCodec ?? AnnexB.detectCodec(in: bytes) ?? .h264
-            var assembler = AccessUnitAssembler(codec: detected)
-            var samples: [CompressedSample] = []
-            for output in assembler.append(bytes) + assembler.finish() {
-                if case .sample(let sample) = output { samples.append(sample) }
-            }
-            let keyed = Array(samples.drop { !$0.isKeyframe })
-            guard let first = keyed.first else { throw .invalidData("\(input): no keyframe to start from") }
-            if keyed.count < samples.count {
+            let file = try EncodedFile(path: input, codec: fileCodec)
+            if file.skippedBeforeKeyframe > 0 {
                 printError(
-                    "codecs stream send: skipped \(samples.count - keyed.count) access units before the first keyframe")
+                    "codecs stream send: skipped \(file.skippedBeforeKeyframe) access units before the first keyframe")
             }
-            let duration = first.duration.isValid ? first.duration : MediaTime(value: 1, timescale: 30)
-            codec = detected
-            formatDescription = first.formatDescription
-            source = .samples(
-                try PresentationTimes.assign(to: keyed, frameDuration: duration),
-                framesPerSecond: 1 / duration.seconds)
+            formatDescription = file.formatDescription
+            source = .file(file)
         case .container:
-            let reader = try MovieReader(path: input)
-            let others = reader.tracks.filter { $0.index != reader.trackIndex }
-            if !others.isEmpty {
+            if adaptiveBitRate { throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode") }
+            let file = try EncodedFile(path: input)
+            if !file.otherTracks.isEmpty {
                 printError(
                     "codecs stream send: RTP carries the video track only here; not sent from \(input): "
-                        + others.map(\.description).joined(separator: "; "))
+                        + file.otherTracks.map(\.description).joined(separator: "; "))
             }
-            var samples: [CompressedSample] = []
-            while let sample = try reader.nextSample() { samples.append(sample) }
-            let keyed = Array(samples.drop { !$0.isKeyframe })
-            guard let first = keyed.first else { throw .invalidData("\(input): no keyframe to start from") }
-            codec = first.formatDescription.codec
-            formatDescription = first.formatDescription
-            let duration = first.duration.isValid ? first.duration : MediaTime(value: 1, timescale: 30)
-            source = .samples(keyed, framesPerSecond: 1 / duration.seconds)
+            formatDescription = file.formatDescription
+            source = .file(file)
         }
-        var random = SystemRandomNumberGenerator()
-        let packetizer = RTPPacketizer.Configuration(
-            codec: codec, ssrc: UInt32.random(in: 1...UInt32.max, using: &random),
-            initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &random),
-            timestampOffset: UInt32.random(in: 0...UInt32.max, using: &random), maximumPayloadSize: payloadSize,
-            packetizationMode: mode)
-        stream = try RTPStreamSender(
-            host: url.host, port: Int(url.port),
-            configuration: .init(packetizer: packetizer, rateController: rateController, cname: "codecs"),
-            faultInjector: injector, rtcpPort: rtcpPort)
+        let controller = rateController
+        stream = try MediaStreamSender(
+            url: "rtp://\(url.host.contains(":") ? "[\(url.host)]" : url.host):\(url.port)",
+            rtp: .init(
+                configuration: { codec in
+                    var random = SystemRandomNumberGenerator()
+                    let packetizer = RTPPacketizer.Configuration(
+                        codec: codec, ssrc: UInt32.random(in: 1...UInt32.max, using: &random),
+                        initialSequenceNumber: UInt16.random(in: 0...UInt16.max, using: &random),
+                        timestampOffset: UInt32.random(in: 0...UInt32.max, using: &random),
+                        maximumPayloadSize: payloadSize, packetizationMode: mode)
+                    return .init(packetizer: packetizer, rateController: controller, cname: "codecs")
+                }, faultInjector: injector, rtcpPort: rtcpPort))
     }
 
     /// The figures of the stream (webrtc-stats `outbound-rtp`).
-    var statistics: RTPOutboundStreamStatistics { stream.statistics }
-    var remoteStatistics: RTPRemoteInboundStreamStatistics? { stream.remoteStatistics }
+    var statistics: RTPOutboundStreamStatistics {
+        stream.rtpSender?.statistics ?? RTPOutboundStreamStatistics(ssrc: 0)
+    }
+    var remoteStatistics: RTPRemoteInboundStreamStatistics? { stream.rtpSender?.remoteStatistics }
 
     var summary: String {
-        let stats = stream.statistics
+        let stats = statistics
+        let dropped = stream.rtpSender?.packetsDroppedOnPurpose ?? 0
         var text =
             "sent \(framesSent) frames in \(stats.packetsSent) packets (\(stats.bytesSent) payload bytes) to "
             + "rtp://\(url.host.contains(":") ? "[\(url.host)]" : url.host):\(url.port)"
-        if stream.packetsDroppedOnPurpose > 0 {
-            text += "; dropped \(stream.packetsDroppedOnPurpose) of \(stats.packetsSent) packets on purpose"
+        if dropped > 0 {
+            text += "; dropped \(dropped) of \(stats.packetsSent) packets on purpose"
         }
         if stats.nackCount > 0 || stats.retransmittedPacketsSent > 0 {
             text +=
@@ -318,13 +302,12 @@ private struct RTPSender {
     }
 
     mutating func run(pace: Bool) throws(MediaError) {
-        let start = monotonicSeconds()
         switch source {
-        case .encoder(let encoder, let reader, let frameDuration, let framesPerSecond):
+        case .encoder(let encoder, let reader, let frameDuration):
             defer { encoder.invalidate() }
             var index: Int64 = 0
             while StopSignal.requested == nil, let frame = try reader.readFrame() {
-                let feedback = try wait(until: pace ? start + Double(index) / framesPerSecond : nil)
+                let feedback = try wait(until: pace ? frameDuration * index : nil)
                 if feedback.keyframeRequested {
                     encoder.requestKeyFrame()
                     keyframesForced.append(Int(index))
@@ -340,9 +323,9 @@ private struct RTPSender {
                 index += 1
             }
             try send(encoder.finish())
-        case .samples(let samples, let framesPerSecond):
-            for (index, sample) in samples.enumerated() where StopSignal.requested == nil {
-                let feedback = try wait(until: pace ? start + Double(index) / framesPerSecond : nil)
+        case .file(let file):
+            for (index, sample) in file.samples.enumerated() where StopSignal.requested == nil {
+                let feedback = try wait(until: pace ? file.frameDuration * Int64(index) : nil)
                 if feedback.keyframeRequested { keyframeRequestsIgnored += 1 }
                 try send([sample])
             }
@@ -352,17 +335,12 @@ private struct RTPSender {
         try stream.finish(lingering: 0.3)
     }
 
-    /// Reads feedback until `time` (monotonic seconds), or just what is
-    /// waiting when nil.
-    private mutating func wait(until time: Double?) throws(MediaError) -> RTPStreamSender.Feedback {
+    /// Reads feedback until `time` (the frame's place on the stream's
+    /// clock), or just what is waiting when nil.
+    private mutating func wait(until time: MediaTime?) throws(MediaError) -> MediaStreamSender.Feedback {
         var feedback = pendingFeedback
-        pendingFeedback = RTPStreamSender.Feedback()
-        feedback.merge(try stream.poll(for: 0))
-        guard let time else { return feedback }
-        while !feedback.keyframeRequested, monotonicSeconds() < time {
-            feedback.merge(try stream.poll(for: time - monotonicSeconds()))
-        }
-        if feedback.keyframeRequested { sleep(until: time) }
+        pendingFeedback = MediaStreamSender.Feedback()
+        feedback.merge(try stream.wait(until: time ?? .invalid))
         return feedback
     }
 
@@ -460,22 +438,29 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         codec: codec, payloadType: description?.payloadType, parameterSets: description?.parameterSets ?? [],
         maximumDONDifference: description?.maximumDONDifference ?? 0,
         jitterBufferDelay: MediaTime(value: Int64(jitter), timescale: 1000),
-        nack: parsed.flag("no-nack") ? nil : .init())
+        nack: parsed.flag("no-nack") ? nil : .init(), retransmission: description?.retransmission)
     configuration.cname = "codecs"
     do throws(MediaError) {
-        let receiver = try RTPStreamReceiver(
-            host: bindHost, port: Int(port), configuration: configuration, faultInjector: injector)
+        if let description, let rtcpPort = description.rtcpPort {
+            // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
+            let rtcp = try UDPSocket.Address(
+                host: description.rtcpAddress ?? description.connectionAddress, port: UInt16(rtcpPort))
+            configuration.rtcpEndpoint = { _ in rtcp }
+        }
+        let stream = try MediaStreamReceiver(
+            rtpHost: bindHost, port: Int(port), configuration: configuration, faultInjector: injector,
+            idleTimeout: idleTimeout)
+        stream.stopRequested = { StopSignal.requested != nil }
+        let receiver = stream.rtpReceiver!
         let summary: String
         var failure: MediaError? = nil
         /// Receives until `handle` has enough, the sender's BYE, the idle
         /// timeout or a stop signal; an error ends reception, not the output.
-        func receive(_ handle: (RTPStreamReceiver.Event) throws(MediaError) -> Bool) {
+        func receive(_ handle: (MediaStreamReceiver.Event) throws(MediaError) -> Bool) {
             do throws(MediaError) {
-                while StopSignal.requested == nil, !receiver.isEnded {
-                    for event in try receiver.receive() where try handle(event) { return }
-                    if receiver.secondsSinceLastPacket > idleTimeout { break }
+                while let event = try stream.next() {
+                    if try handle(event) { return }
                 }
-                for event in try receiver.finish() where try handle(event) { return }
             } catch {
                 failure = error
             }
@@ -487,7 +472,8 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             receive { (event) throws(MediaError) -> Bool in
                 switch event {
                 case .sample(let sample): try pipeline.decode(sample)
-                case .loss(let loss): try pipeline.reportLoss(loss.description)
+                case .loss(let why): try pipeline.reportLoss(why)
+                case .packet: break
                 }
                 return pipeline.sink.isSatisfied
             }

@@ -13,6 +13,11 @@ private let streamHelp = """
                                [--listen ADDRESS] [--wait-clients N]
            codecs stream serve -i IN --http HOST:PORT [--annexb] [--loop] [--no-pace] [--wait-clients N]
                                [--stats-json FILE] [encode options for a .y4m IN]
+           codecs stream serve -i IN --whep HOST:PORT [--wait-viewers N] [--loop] [--stats-json FILE]
+                               [encode options for a .y4m IN]   (WebRTC playback; --help with it
+                               for its options, and so for the two lines below)
+           codecs stream receive whip://HOST:PORT/PATH -o OUT [--frames N] [--timeout S]   (WebRTC ingest)
+           codecs stream send -i IN whip+http://HOST:PORT/PATH [--loop] [--no-pace]         (WebRTC publish)
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
@@ -123,6 +128,8 @@ func runStream(_ arguments: [String]) -> Int32 {
     if mode == "receive", rest.contains(where: { $0.hasPrefix("rtp://") || $0.hasSuffix(".sdp") }) {
         return runRTPReceive(rest)
     }
+    // WebRTC too (WHEPServe, WHIPReceive, WHIPSend).
+    if let webRTC = runWebRTCStream(mode: mode, rest) { return webRTC }
     if rest.contains("--help") || rest.contains("-h") {
         print(streamHelp)
         return 0

@@ -44,29 +44,11 @@ private enum TransportOptions {
     }
 }
 
-/// Retries after a refused, broken or silent connection: at most `limit`
-/// times, waiting 0.5 s, 1 s, 2 s, … (at most 8 s) before each, and saying
-/// so on standard error.
-private struct Reconnector {
-    let limit: Int
-    let label: String
-    private(set) var attempts = 0
-
-    init(limit: Int, label: String) {
-        self.limit = limit
-        self.label = label
-    }
-
-    /// Whether `error` may be retried; if so, waits the back-off first.
-    mutating func shouldRetry(after error: MediaError) -> Bool {
-        guard error.code == .connectionFailed || error.code == .timedOut, attempts < limit,
-            StopSignal.requested == nil
-        else { return false }
-        attempts += 1
-        let wait = min(0.5 * Double(1 << (attempts - 1)), 8)
-        printError("\(label): \(error.message); reconnecting in \(wait) s (attempt \(attempts) of \(limit))")
-        sleep(until: monotonicSeconds() + wait)
-        return true
+/// Says a reconnection on standard error: `--reconnect N` is MediaIO's
+/// ``ReconnectPolicy`` with N attempts (0.5 s, 1 s, 2 s, … at most 8 s).
+private func sayReconnecting(_ label: String, limit: Int) -> (MediaError, Double, Int) -> Void {
+    { error, wait, attempt in
+        printError("\(label): \(error.message); reconnecting in \(wait) s (attempt \(attempt) of \(limit))")
     }
 }
 
@@ -112,10 +94,13 @@ enum TransportSend {
             printError("\(label): \(error)")
             return 2
         }
-        var sender = Sender(
-            url: request.url, options: options, reconnector: Reconnector(limit: reconnect, label: label),
-            pace: !parsed.flag("no-pace"))
         do throws(MediaError) {
+            let stream = try MediaStreamSender(
+                url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
+                pacing: !parsed.flag("no-pace"))
+            stream.willReconnect = sayReconnecting(label, limit: reconnect)
+            stream.stopRequested = { StopSignal.requested != nil }
+            var sender = Sender(url: request.url, stream: stream)
             if let encode {
                 try sender.sendEncoding(y4m: request.input, options: encode, frameLimit: frameLimit)
             } else {
@@ -129,34 +114,21 @@ enum TransportSend {
         }
     }
 
-    /// Publishes samples, paced by their decode times, through a
-    /// ``StreamPublisher`` that is opened again after a failure when
-    /// `--reconnect` allows.
+    /// Reads or encodes the input and hands it to MediaIO's
+    /// ``MediaStreamSender`` (pacing, reconnection, keyframe after
+    /// reconnecting, the other tracks); says what happened.
     private struct Sender {
         let url: String
-        let options: StreamOptions
-        var reconnector: Reconnector
-        let pace: Bool
-        var publisher: StreamPublisher?
-        var sent = 0
-        var skippedAtStart = 0
-        var skippedAfterReconnect = 0
-        var sentKeyframe = false
-        /// Tracks sent along with the video, the publisher's index of each,
-        /// and their packets sent and left out as damaged.
-        var copiedTracks: [MediaTrack] = []
-        var outputTrack: [Int: Int] = [:]
-        var sentPackets = 0
-        var damagedPackets = 0
+        let stream: MediaStreamSender
+        /// Access units the assembler left out before the first keyframe.
+        var skippedByAssembler = 0
         /// Set after a reconnection: the encoder makes the next frame a keyframe.
         var wantsKeyframe = false
-        private var clockStart: (wall: Double, media: MediaTime)?
+        var saidMidGOP = false
 
-        init(url: String, options: StreamOptions, reconnector: Reconnector, pace: Bool) {
+        init(url: String, stream: MediaStreamSender) {
             self.url = url
-            self.options = options
-            self.reconnector = reconnector
-            self.pace = pace
+            self.stream = stream
         }
 
         mutating func sendEncoding(y4m path: String, options encode: EncodeOptions, frameLimit: Int?)
@@ -212,7 +184,7 @@ enum TransportSend {
                 let stream = try Self.readAnnexB(path, codec: kind.annexBCodec)
                 // Access units before the first keyframe that the assembler
                 // already left out count as skipped.
-                skippedAtStart = stream.skipped
+                skippedByAssembler = stream.skipped
                 samples = frameLimit.map { Array(stream.samples.prefix($0)) } ?? stream.samples
             }
             guard let first = samples.first else {
@@ -237,45 +209,20 @@ enum TransportSend {
         /// Picks the tracks of `reader` that go along with the video (audio
         /// the transport carries) and names the others once.
         private mutating func chooseTracks(_ reader: MovieReader, path: String) throws(MediaError) {
-            let probe = try StreamPublisher(url: url, options: options)
             for track in reader.tracks where track.index != reader.trackIndex {
-                if let reason = probe.copyRefusal(for: track) {
+                if let reason = try stream.copyRefusal(for: track) {
                     printError("\(label): \(path) \(track) is not sent: \(reason)")
                 } else {
+                    try stream.addTrack(copying: track)
                     copiedTracks.append(track)
                 }
             }
         }
 
-        /// A publisher with the copied tracks added; tracks map to its indices.
-        private mutating func makePublisher() throws(MediaError) -> StreamPublisher {
-            let publisher = try StreamPublisher(url: url, options: options)
-            outputTrack = [:]
-            for track in copiedTracks { outputTrack[track.index] = try publisher.addTrack(copying: track) }
-            return publisher
-        }
+        var copiedTracks: [MediaTrack] = []
 
-        /// Sends a packet of a copied track, paced like the samples; a
-        /// damaged one is left out (counted).
         private mutating func send(_ packet: TrackPacket) throws(MediaError) {
-            guard copiedTracks.contains(where: { $0.index == packet.track }) else { return }
-            if packet.isCorrupt {
-                damagedPackets += 1
-                return
-            }
-            if pace { wait(until: packet.dts.isValid ? packet.dts : packet.pts) }
-            while true {
-                do throws(MediaError) {
-                    if publisher == nil { publisher = try makePublisher() }
-                    try publisher!.append(packet, toTrack: outputTrack[packet.track]!)
-                    sentPackets += 1
-                    return
-                } catch {
-                    publisher = nil
-                    guard reconnector.shouldRetry(after: error) else { throw error }
-                    wantsKeyframe = true
-                }
-            }
+            if try stream.send(packet).keyframeRequested { wantsKeyframe = true }
         }
 
         /// Annex-B access units with presentation times from their picture
@@ -303,66 +250,36 @@ enum TransportSend {
         }
 
         private mutating func send(_ sample: CompressedSample) throws(MediaError) {
-            if !sentKeyframe {
-                guard sample.isKeyframe else {
-                    skippedAtStart += 1
-                    return
-                }
-                sentKeyframe = true
-                if skippedAtStart > 0 {
+            if try stream.send(sample).keyframeRequested { wantsKeyframe = true }
+            if !saidMidGOP, stream.samplesSent > 0 {
+                saidMidGOP = true
+                let skipped = skippedByAssembler + stream.skippedBeforeFirstKeyframe
+                if skipped > 0 {
                     printError(
-                        "\(label): the input starts mid-GOP: skipped \(skippedAtStart) access units to the first "
+                        "\(label): the input starts mid-GOP: skipped \(skipped) access units to the first "
                             + "keyframe (pts \(sample.pts))")
                 }
             }
-            if pace { wait(until: sample.dts.isValid ? sample.dts : sample.pts) }
-            while true {
-                do throws(MediaError) {
-                    if publisher == nil { publisher = try makePublisher() }
-                    let skippedBefore = publisher!.skippedBeforeFirstKeyframe
-                    try publisher!.append(sample)
-                    if publisher!.skippedBeforeFirstKeyframe > skippedBefore {
-                        skippedAfterReconnect += 1
-                    } else {
-                        sent += 1
-                    }
-                    return
-                } catch {
-                    publisher = nil
-                    guard reconnector.shouldRetry(after: error) else { throw error }
-                    // A new connection starts at a keyframe: ask the encoder for one.
-                    wantsKeyframe = true
-                }
-            }
-        }
-
-        /// Sleeps until `time` (a decode time), counted from the first one sent.
-        private mutating func wait(until time: MediaTime) {
-            guard time.isValid else { return }
-            guard let start = clockStart else {
-                clockStart = (monotonicSeconds(), time)
-                return
-            }
-            let offset = (time - start.media).seconds
-            if offset > 0 { sleep(until: start.wall + offset) }
         }
 
         mutating func finish() throws(MediaError) {
-            guard let publisher else {
+            guard stream.samplesSent > 0 else {
                 throw .invalidData("nothing was sent to \(url): the input holds no keyframe")
             }
-            try publisher.finish()
-            var summary = "\(label): sent \(sent) access units to \(url)"
-            if skippedAfterReconnect > 0 {
-                summary += "; \(skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"
+            try stream.finish()
+            var summary = "\(label): sent \(stream.samplesSent) access units to \(url)"
+            if stream.skippedAfterReconnect > 0 {
+                summary += "; \(stream.skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"
             }
             if !copiedTracks.isEmpty {
                 summary +=
-                    " and \(sentPackets) packets of \(copiedTracks.count) other "
+                    " and \(stream.packetsSent) packets of \(copiedTracks.count) other "
                     + "track\(copiedTracks.count == 1 ? "" : "s")"
             }
-            if damagedPackets > 0 { summary += "; left out \(damagedPackets) packets the demuxer found damaged" }
-            if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
+            if stream.packetsLeftOutAsDamaged > 0 {
+                summary += "; left out \(stream.packetsLeftOutAsDamaged) packets the demuxer found damaged"
+            }
+            if stream.reconnections > 0 { summary += "; reconnected \(stream.reconnections) times" }
             printError(summary)
         }
     }
@@ -412,7 +329,6 @@ enum TransportReceive {
             printError("\(label): \(error)")
             return 2
         }
-        var reconnector = Reconnector(limit: reconnect, label: label)
         var sink: SampleSink? = nil
         // Into a container, the stream's other tracks (its audio) are kept,
         // as the first connection has them.
@@ -420,77 +336,67 @@ enum TransportReceive {
         var others: OtherTracks? = nil
         var saidVideoOnly = false
         var received = 0
+        var reconnections = 0
         // An error or a timeout in the middle of the stream ends the
         // reception, not the output: what arrived before it is finished and
         // kept (the last frames decoded, the file closed under its name),
         // then the error is reported and the exit status is 1.
         var failure: MediaError? = nil
-        // A listener outlives a client whose handshake fails (garbage, a
-        // protocol error): it says so and waits for the next one. A client
-        // that stalls mid-handshake is stopped by --timeout like a silent one.
-        var badClients = 0
         do throws(MediaError) {
-            connections: while StopSignal.requested == nil {
-                let player: StreamPlayer
-                do throws(MediaError) {
-                    player = try StreamPlayer(url: request.url, options: options, readingEveryTrack: keepsOtherTracks)
-                } catch {
-                    if options.listen, error.code != .timedOut, badClients < 100 {
-                        badClients += 1
-                        printError("\(label): a client's handshake failed (\(error.message)); listening again")
-                        continue connections
-                    }
-                    if reconnector.shouldRetry(after: error) { continue connections }
-                    throw error
+            // MediaIO's receiver reconnects as --reconnect allows; a listener
+            // outlives a client whose handshake fails (garbage, a protocol
+            // error) and says so; a client that stalls mid-handshake is
+            // stopped by --timeout like a silent one.
+            let receiver = try MediaStreamReceiver(
+                url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
+                readingEveryTrack: keepsOtherTracks)
+            defer { reconnections = receiver.reconnections }
+            receiver.willReconnect = sayReconnecting(label, limit: reconnect)
+            receiver.stopRequested = { StopSignal.requested != nil }
+            receiver.clientRefused = { error in
+                printError("\(label): a client's handshake failed (\(error.message)); listening again")
+            }
+            receiver.connected = { skipped in
+                if skipped > 0 {
+                    printError("\(label): joined mid-stream: skipped \(skipped) access units to the first keyframe")
                 }
-                let otherTracks = player.tracks.filter { $0.index != player.trackIndex }
+            }
+            while StopSignal.requested == nil {
+                if let frameLimit, pipeline == nil, received >= frameLimit { break }
+                if let pipeline, pipeline.sink.isSatisfied { break }
+                guard let event = try receiver.next() else {
+                    if let note = receiver.endNote { printError("\(label): \(request.url): \(note)") }
+                    break
+                }
+                let otherTracks = receiver.tracks.filter { $0.index != receiver.videoTrack }
                 if !keepsOtherTracks && !otherTracks.isEmpty && !saidVideoOnly {
                     saidVideoOnly = true
                     printError(
                         "\(label): writes the video track only to \(request.output); not kept: "
                             + otherTracks.map(\.description).joined(separator: "; "))
                 }
-                if player.skippedBeforeKeyframe > 0 {
-                    printError(
-                        "\(label): joined mid-stream: skipped \(player.skippedBeforeKeyframe) access units to the "
-                            + "first keyframe")
+                if pipeline == nil && sink == nil {
+                    let made = try SampleSink(path: request.output, kind: outputKind)
+                    sink = made
+                    if keepsOtherTracks {
+                        others = try OtherTracks(
+                            receiver.tracks, videoTrack: receiver.videoTrack, into: made, input: request.url,
+                            output: request.output, label: label)
+                    }
                 }
-                while StopSignal.requested == nil {
-                    if let frameLimit, pipeline == nil, received >= frameLimit { break connections }
-                    if let pipeline, pipeline.sink.isSatisfied { break connections }
-                    let next: MovieItem?
-                    do throws(MediaError) {
-                        next = keepsOtherTracks ? try player.nextItem() : try player.nextSample().map { .sample($0) }
-                    } catch {
-                        if reconnector.shouldRetry(after: error) { continue connections }
-                        throw error
-                    }
-                    guard let item = next else {
-                        if let note = player.endNote { printError("\(label): \(request.url): \(note)") }
-                        break connections
-                    }
-                    if pipeline == nil && sink == nil {
-                        let made = try SampleSink(path: request.output, kind: outputKind)
-                        sink = made
-                        if keepsOtherTracks {
-                            others = try OtherTracks(
-                                player.tracks, videoTrack: player.trackIndex, into: made, input: request.url,
-                                output: request.output, label: label)
-                        }
-                    }
-                    let sample: CompressedSample
-                    switch item {
-                    case .sample(let read): sample = read
-                    case .packet(let packet):
-                        others?.write(packet, to: sink!)
-                        continue
-                    }
-                    received += 1
-                    if pipeline != nil {
-                        try pipeline!.decode(sample)
-                    } else {
-                        try sink!.write(sample)
-                    }
+                let sample: CompressedSample
+                switch event {
+                case .sample(let read): sample = read
+                case .packet(let packet):
+                    others?.write(packet, to: sink!)
+                    continue
+                case .loss: continue
+                }
+                received += 1
+                if pipeline != nil {
+                    try pipeline!.decode(sample)
+                } else {
+                    try sink!.write(sample)
                 }
             }
         } catch {
@@ -519,7 +425,7 @@ enum TransportReceive {
                 }
                 summary += ", wrote them to \(request.output)"
             }
-            if reconnector.attempts > 0 { summary += "; reconnected \(reconnector.attempts) times" }
+            if reconnections > 0 { summary += "; reconnected \(reconnections) times" }
             if failure != nil, received > 0 { summary += " (kept: the output ends at the last frame received)" }
             if failure == nil || received > 0 { printError(summary) }
             if let failure { throw failure }

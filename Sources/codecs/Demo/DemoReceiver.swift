@@ -25,6 +25,8 @@ struct DemoReceiverResult: Sendable {
     var formats: [String] = []
     var decoderDrops: [String] = []
     var ptsOutOfOrder = 0
+    /// RTP: the stream's figures (`inbound-rtp`, with the decoder's counts).
+    var inbound: RTPInboundStreamStatistics? = nil
 }
 
 /// The receiving side: connects, reads in chunks of varying size and feeds
@@ -231,15 +233,15 @@ struct DemoFrameCheck: DecodedFrameSink {
     }
 }
 
-/// The RTP receiving side: datagrams from its UDP socket → jitter buffer →
-/// depacketizer (boundaries from marker bits, timestamps from the RTP
-/// header, losses from sequence numbers) → ``DecodePipeline``. Nothing but
-/// the packets reaches the decoding path; the sender's log is read only to
-/// measure (PSNR against the source, latency from submission).
+/// The RTP receiving side: an ``RTPStreamReceiver`` (source validation,
+/// jitter buffer, NACKs for missing packets, picture loss indications after
+/// an unrepaired loss or a start without a keyframe, receiver reports) →
+/// ``DecodePipeline``. Nothing but the packets reaches the decoding path;
+/// the sender's log is read only to measure (PSNR against the source,
+/// latency from submission).
 struct DemoRTPReceiver {
     let options: DemoOptions
     let exchange: DemoExchange
-    let socket: UDPSocket
 
     func run() -> DemoReceiverResult {
         var check = DemoFrameCheck(exchange: exchange, losing: DemoReceiver.injectedLoss())
@@ -250,93 +252,91 @@ struct DemoRTPReceiver {
             settings: DecoderSettings(
                 decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
             sink: check)
-        var depacketizer = RTPDepacketizer(configuration: .init(codec: options.codec, reorderWindow: 1))
+        var inbound: RTPInboundStreamStatistics? = nil
         do {
-            try receive(through: &pipeline, depacketizer: &depacketizer)
+            var configuration = RTPReceiverSession<UDPSocket.Address>.Configuration(
+                codec: options.codec,
+                jitterBufferDelay: MediaTime(value: Int64(options.jitterMilliseconds), timescale: 1000),
+                nack: options.nack ? .init() : nil)
+            configuration.cname = "codecs-demo"
+            let receiver: RTPStreamReceiver
+            do {
+                receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: configuration)
+            } catch {
+                exchange.state.withLock { $0.receiverPort = 0 }
+                throw error
+            }
+            exchange.state.withLock { $0.receiverPort = receiver.port }
+            defer { inbound = receiver.statistics }
+            try receive(from: receiver, through: &pipeline)
         } catch {
             exchange.state.withLock { $0.failure = $0.failure ?? "receiver: \(error)" }
         }
         var result = pipeline.sink.result
-        let statistics = depacketizer.statistics
-        result.accessUnitsReceived = statistics.samples + statistics.droppedAccessUnitCount
+        if let inbound {
+            result.inbound = inbound
+            result.accessUnitsReceived = inbound.framesReceived + inbound.accessUnitsDropped
+            result.reads = inbound.packetsReceived
+            result.bytesReceived = inbound.bytesReceived
+            // Drops a loss or a start between keyframes explains are counted
+            // as such; any other is a failure.
+            let explained: Set<RTPDropReason> = [
+                .packetLoss, .incompleteFragment, .waitingForKeyframe, .missingParameterSets,
+            ]
+            result.assemblerDrops += inbound.drops.recent.filter { !explained.contains($0.reason) }.map { "\($0)" }
+        }
         result.decodeSeconds = pipeline.decodeSeconds
         if let session = pipeline.session {
             result.decoderBackend = session.backend
             result.decoderReason = session.fallbackReason
             result.decoderDrops += session.drops.map { "\($0)" }
+            result.inbound?.framesDecoded = session.statistics.decoded
+            result.inbound?.framesDropped = session.statistics.dropped
         }
         return result
     }
 
     private func receive(
-        through pipeline: inout DecodePipeline<DemoFrameCheck>, depacketizer: inout RTPDepacketizer
+        from receiver: RTPStreamReceiver, through pipeline: inout DecodePipeline<DemoFrameCheck>
     ) throws(MediaError) {
-        var jitter = RTPJitterBuffer(delay: .milliseconds(20))
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        // Timestamps: the demo's sender starts its RTP clock at 0 for frame 0,
-        // so a receiver that joins later adds the first timestamp it sees back
-        // to the depacketizer's (which count from the first packet).
-        var firstTimestamp: Int64?
-        var quietSince = monotonicSeconds()
-        func deliver(_ outputs: [RTPDepacketizerOutput]) throws(MediaError) {
-            for output in outputs {
-                switch output {
+        let exchange = self.exchange
+        let frameRate = Int64(options.frameRate)
+        // Measurement: when each frame's last packet (the marker) arrived;
+        // the demo's RTP clock is 0 at frame 0.
+        receiver.packetArrived = { datagram in
+            guard let (header, _) = try? RTPHeader.parse(datagram), header.marker else { return }
+            let frame = Int64(header.timestamp) * frameRate / 90_000
+            let receivedAt = monotonicSeconds()
+            exchange.state.withLock {
+                $0.ledger.record(.received, unit: MediaTime(value: frame, timescale: 1), at: receivedAt)
+            }
+        }
+        func deliver(_ events: [RTPStreamReceiver.Event]) throws(MediaError) {
+            for event in events {
+                switch event {
                 case .sample(var sample):
-                    let origin = MediaTime(value: firstTimestamp ?? 0, timescale: 90_000)
-                    sample.pts = sample.pts + origin
-                    let frame = Int64(sample.pts.converted(toTimescale: Int32(options.frameRate)).value)
+                    // pts counts from the first packet's timestamp; the
+                    // sender's RTP clock is 0 at frame 0.
+                    sample.pts = sample.pts + MediaTime(value: Int64(receiver.timestampOrigin ?? 0), timescale: 90_000)
+                    let frame = Int64(sample.pts.converted(toTimescale: Int32(frameRate)).value)
                     let assembledAt = monotonicSeconds()
                     exchange.state.withLock {
                         $0.ledger.record(.assembled, unit: MediaTime(value: frame, timescale: 1), at: assembledAt)
                     }
                     try pipeline.decode(sample)
-                case .loss(let event):
-                    try pipeline.reportLoss("\(event.count) RTP packet(s) lost")
-                case .dropped(let report):
-                    if report.reason != .waitingForKeyframe, report.reason != .packetLoss {
-                        pipeline.sink.result.assemblerDrops.append("\(report)")
-                    }
+                case .loss(let loss):
+                    try pipeline.reportLoss(loss.description)
                 }
             }
         }
-        while true {
-            let now = ContinuousClock.now
-            var wait = Duration.milliseconds(20)
-            if let deadline = jitter.deadline { wait = min(wait, max(.zero, deadline - now)) }
-            var timeout = wait
-            var arrived = false
-            while let (count, _) = try socket.receive(into: &buffer, timeout: timeout) {
-                timeout = .zero
-                arrived = true
-                pipeline.sink.result.reads += 1
-                pipeline.sink.result.bytesReceived += count
-                pipeline.sink.result.smallestRead = min(pipeline.sink.result.smallestRead, count)
-                let packet = Array(buffer[..<count])
-                jitter.insert(packet, arrival: ContinuousClock.now)
-                // Measurement: when each frame's last packet (the marker)
-                // arrived; the demo's RTP clock is 0 at frame 0.
-                if let (header, _) = try? RTPHeader.parse(packet), header.marker {
-                    let frame = Int64(header.timestamp) * Int64(options.frameRate) / 90_000
-                    let receivedAt = monotonicSeconds()
-                    exchange.state.withLock {
-                        $0.ledger.record(.received, unit: MediaTime(value: frame, timescale: 1), at: receivedAt)
-                    }
-                }
-            }
-            if arrived { quietSince = monotonicSeconds() }
-            while let packet = jitter.next(at: ContinuousClock.now) {
-                if firstTimestamp == nil, let (header, _) = try? RTPHeader.parse(packet) {
-                    firstTimestamp = Int64(header.timestamp)
-                }
-                try deliver(depacketizer.receive(packet))
-            }
-            let finished = exchange.state.withLock { $0.senderFinished || $0.failure != nil }
-            if finished && monotonicSeconds() - quietSince > 0.2 { break }
+        // Until the sender's BYE (after its last packets had the jitter
+        // buffer's delay to be repaired); a sender that failed says no BYE.
+        while !receiver.isEnded {
+            try deliver(receiver.receive(waiting: 0.02))
+            let (finished, failed) = exchange.state.withLock { ($0.senderFinished, $0.failure != nil) }
+            if failed || (finished && receiver.secondsSinceLastPacket > 2) { break }
         }
-        while let packet = jitter.next(at: ContinuousClock.now + .seconds(3600)) {
-            try deliver(depacketizer.receive(packet))
-        }
-        try deliver(depacketizer.finish())
+        try deliver(receiver.finish())
         try pipeline.finish()
     }
 }

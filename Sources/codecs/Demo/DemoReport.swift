@@ -3,13 +3,15 @@
 ///
 /// Frames whose access unit went to the receiver are expected back, except
 /// the ones it could not decode because an earlier access unit was left
-/// out: from each left-out unit to the next keyframe, in decode order (a
-/// closed GOP refers to nothing before its IDR/IRAP; H.264 8.2.1, H.265
-/// 8.3.2).
+/// out or lost for good: from each such unit to the next keyframe, in
+/// decode order (a closed GOP refers to nothing before its IDR/IRAP; H.264
+/// 8.2.1, H.265 8.3.2). With NACK (`repairs`), a unit that lost packets on
+/// the way is expected back whole: the retransmissions repair it.
 struct DemoFrameAccount {
     /// Access units encoded before the receiver joined.
     var notSent = 0
-    /// Access units the sender left out (`--drop-every`).
+    /// Access units the sender left out (TCP `--drop-every`) or that lost
+    /// packets on the way with nothing to repair them (RTP `--no-nack`).
     var droppedBySender = 0
     /// Frames expected lost: the left-out ones and those up to the next keyframe.
     var expectedLost: [Int] = []
@@ -22,7 +24,7 @@ struct DemoFrameAccount {
     /// Frames decoded but not expected, ascending.
     var unexpected: [Int] = []
 
-    init(produced: [DemoAccessUnit], wire: [DemoAccessUnit], decodedFrameIndexes: [Int]) {
+    init(produced: [DemoAccessUnit], wire: [DemoAccessUnit], decodedFrameIndexes: [Int], repairs: Bool = false) {
         var lostSinceDrop = false
         var joined = false
         for unit in produced {
@@ -36,7 +38,7 @@ struct DemoFrameAccount {
                 joined = true
                 lostSinceDrop = !unit.isKeyframe
             }
-            if unit.droppedBySender {
+            if !repairs && (unit.droppedBySender || unit.lostOnTheWay) {
                 droppedBySender += 1
                 lostSinceDrop = true
                 expectedLost.append(unit.frameIndex)
@@ -52,7 +54,7 @@ struct DemoFrameAccount {
         missing = expectedDecoded.subtracting(decoded).sorted()
         unexpected = decoded.subtracting(expectedDecoded).sorted()
         actualLost = sent.subtracting(decoded).union(
-            produced.filter { $0.sentToReceiver && $0.droppedBySender }.map(\.frameIndex))
+            produced.filter { $0.sentToReceiver && $0.droppedBySender && !repairs }.map(\.frameIndex))
     }
 }
 
@@ -80,13 +82,22 @@ struct DemoReport {
         self.port = port
         self.wallSeconds = wallSeconds
         account = DemoFrameAccount(
-            produced: state.produced, wire: state.wire, decodedFrameIndexes: receiver.decodedFrameIndexes)
+            produced: state.produced, wire: state.wire, decodedFrameIndexes: receiver.decodedFrameIndexes,
+            repairs: options.transport == .rtp && options.nack)
     }
+
+    /// RTP: access units of which packets were lost on the way (repaired or not).
+    var unitsLostOnTheWay: Int { state.wire.filter(\.lostOnTheWay).count }
 
     /// Every frame expected came back, once and in order, and nothing else went wrong.
     var countsPassed: Bool {
-        account.missing.isEmpty && account.unexpected.isEmpty && receiver.ptsOutOfOrder == 0
-            && receiver.accessUnitsReceived == state.wire.count && receiver.assemblerDrops.isEmpty
+        // An access unit lost for good on RTP may arrive in part or not at
+        // all: the received count is exact only when nothing is.
+        let receivedExactly =
+            options.transport == .tcp || account.droppedBySender > 0
+            || receiver.accessUnitsReceived == state.wire.count
+        return account.missing.isEmpty && account.unexpected.isEmpty && receiver.ptsOutOfOrder == 0
+            && receivedExactly && receiver.assemblerDrops.isEmpty
             && Set(account.expectedLost) == account.actualLost && sender.encoderDroppedFrames == 0
     }
 
@@ -109,6 +120,7 @@ struct DemoReport {
         var table = ReportTable()
         table.add(title, "")
         addFrames(to: &table)
+        addRepairs(to: &table)
         addRates(to: &table)
         addQuality(to: &table)
         addBackends(to: &table)
@@ -135,14 +147,15 @@ struct DemoReport {
         if account.notSent > 0 {
             table.add("before the receiver joined", "\(account.notSent) (late join after \(options.lateJoin) frames)")
         }
-        table.add("sent", "\(state.produced.count - account.notSent - account.droppedBySender)")
+        table.add("sent", "\(state.wire.count)")
         table.add("received", "\(receiver.accessUnitsReceived)")
         table.add("decoded", "\(account.decoded.count)")
         var dropLine = "\(account.actualLost.count)"
-        if options.dropEvery != nil {
+        if account.droppedBySender > 0 || (options.dropEvery != nil && options.transport == .tcp) {
             let expected = account.expectedLost.count
+            let how = options.transport == .tcp ? "left out by the sender" : "lost on the way, not repaired"
             dropLine +=
-                " (expected \(expected): \(account.droppedBySender) access units left out by the sender,"
+                " (expected \(expected): \(account.droppedBySender) access units \(how),"
                 + " \(expected - account.droppedBySender) skipped until the next keyframe)"
         }
         table.add("dropped", dropLine)
@@ -157,6 +170,37 @@ struct DemoReport {
             table.add("decoder dropped", receiver.decoderDrops.joined(separator: "; "))
         }
         if sender.encoderDroppedFrames > 0 { table.add("encoder dropped", "\(sender.encoderDroppedFrames)") }
+    }
+
+    /// RTP: what was lost on the way and how RTCP repaired it.
+    private func addRepairs(to table: inout ReportTable) {
+        guard let outbound = sender.outbound, let inbound = receiver.inbound else { return }
+        table.section("repair (RTCP)")
+        var dropped = "\(sender.packetsDroppedOnPurpose)"
+        if unitsLostOnTheWay > 0 {
+            dropped += " (first transmissions of \(unitsLostOnTheWay) access unit\(unitsLostOnTheWay == 1 ? "" : "s"))"
+        }
+        table.add("packets dropped on purpose", dropped)
+        table.add(
+            "NACKs sent",
+            options.nack ? "\(inbound.nackCount) asking for \(inbound.nackRequests) packets" : "off (--no-nack)")
+        table.add(
+            "packets retransmitted",
+            "\(outbound.retransmittedPacketsSent) (\(outbound.retransmittedBytesSent) bytes, answering \(outbound.nackCount) NACKs)"
+        )
+        table.add("packets repaired", "\(inbound.packetsRepaired)")
+        table.add("packets lost for good", "\(inbound.packetsLost)")
+        var requests = "\(inbound.pliCount) picture loss indications sent"
+        if !sender.keyframesForced.isEmpty {
+            requests += "; keyframes forced at frames \(Self.listed(sender.keyframesForced))"
+        }
+        if sender.keyframeRequestsIgnored > 0 {
+            requests += "; \(sender.keyframeRequestsIgnored) not answered (--no-pli)"
+        }
+        table.add("keyframe requests", requests)
+        if let rtt = sender.remoteInbound?.roundTripTime {
+            table.add("round-trip time", formattedMilliseconds(rtt))
+        }
     }
 
     private func addRates(to table: inout ReportTable) {
@@ -230,6 +274,14 @@ struct DemoReport {
             object["endToEnd"] = ["p50": span.p50, "p95": span.p95, "count": span.count]
         }
         if let delay = framesOfDelay { object["framesOfDelay"] = delay }
+        if let outbound = sender.outbound, let inbound = receiver.inbound {
+            object["repair"] = [
+                "packetsDroppedOnPurpose": sender.packetsDroppedOnPurpose, "nackCount": inbound.nackCount,
+                "retransmittedPacketsSent": outbound.retransmittedPacketsSent,
+                "packetsRepaired": inbound.packetsRepaired, "packetsLost": inbound.packetsLost,
+                "pliCount": inbound.pliCount, "keyframesForced": sender.keyframesForced,
+            ]
+        }
         if let sizes = accessUnitSizes {
             object["accessUnitBytes"] = [
                 "mean": sizes.mean, "largest": sizes.largest, "ratio": sizes.ratio,

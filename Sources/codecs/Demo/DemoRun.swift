@@ -3,6 +3,10 @@ import MediaIO
 import Synchronization
 import WebStreaming
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One access unit as the sender produced it, in decode order.
 struct DemoAccessUnit: Sendable {
     /// Position in decode order over the whole stream (0-based).
@@ -16,8 +20,12 @@ struct DemoAccessUnit: Sendable {
     var byteCount: Int
     /// Whether the receiver had joined (sent from its first keyframe on).
     var sentToReceiver: Bool
-    /// Whether `--drop-every` left it out.
+    /// Whether `--drop-every` chose it: TCP leaves it out, RTP loses every
+    /// packet of its first transmission on the way.
     var droppedBySender: Bool
+    /// RTP: whether packets of its first transmission were lost on the way
+    /// (`--drop-every`, `--loss`); only a retransmission brings them.
+    var lostOnTheWay = false
 }
 
 /// State the sender and receiver threads share, behind one lock.
@@ -36,6 +44,8 @@ final class DemoExchange: Sendable {
         var sources: [Int: PixelBuffer] = [:]
         var framesSubmitted = 0
         var receiverMayConnect = false
+        /// RTP: the port the receiver bound, once it did (0: it failed).
+        var receiverPort: Int? = nil
         /// The sender sent its last packet (RTP: the receiver drains and stops).
         var senderFinished = false
         /// When each frame passed each stage, keyed by frame index (as a time
@@ -83,17 +93,23 @@ struct DemoRun {
             receiver.join()
             listener.close()
         case .rtp:
-            // The receiver's socket first, so no packet finds the port closed.
-            let socket = try UDPSocket(bindingTo: "127.0.0.1")
-            port = Int(socket.localAddress.port)
             let receiver = WorkerThread {
-                let result = DemoRTPReceiver(options: options, exchange: exchange, socket: socket).run()
+                let result = DemoRTPReceiver(options: options, exchange: exchange).run()
                 exchange.receiverResult.withLock { $0 = result }
             }
-            sender = DemoSender(options: options, exchange: exchange, output: .rtp(socket.localAddress), web: web)
-                .run()
+            // The receiver's sockets first, so no packet finds the port closed.
+            var bound: Int? = nil
+            while bound == nil {
+                bound = exchange.state.withLock { $0.receiverPort }
+                if bound == nil { usleep(1000) }
+            }
+            port = bound!
+            if port > 0 {
+                sender = DemoSender(options: options, exchange: exchange, output: .rtp(port: port), web: web).run()
+            } else {
+                sender = DemoSenderResult()
+            }
             receiver.join()
-            socket.close()
         }
         let wallSeconds = monotonicSeconds() - started
 

@@ -12,18 +12,30 @@ struct DemoSenderResult: Sendable {
     var bytesProduced = 0
     var encoderBackends: [String] = []
     var encoderDroppedFrames = 0
+    /// RTP: the stream's figures (`outbound-rtp`, `remote-inbound-rtp`).
+    var outbound: RTPOutboundStreamStatistics? = nil
+    var remoteInbound: RTPRemoteInboundStreamStatistics? = nil
+    /// RTP: packets dropped on purpose (`--drop-every`, `--loss`), first
+    /// transmissions and retransmissions.
+    var packetsDroppedOnPurpose = 0
+    /// RTP: frames made keyframes because the receiver asked (the last 64).
+    var keyframesForced: [Int] = []
+    /// RTP: keyframe requests left unanswered (`--no-pli`).
+    var keyframeRequestsIgnored = 0
 }
 
 /// Where the demo's sender puts the stream.
 enum DemoOutput {
     /// Annex-B to the TCP clients of a broadcaster.
     case tcp(StreamBroadcaster)
-    /// RTP packets to a UDP address (the RTP timestamp of frame 0 is 0).
-    case rtp(UDPSocket.Address)
+    /// RTP to the receiver's port on 127.0.0.1 through an ``RTPStreamSender``
+    /// (the RTP timestamp of frame 0 is 0): sender reports, NACKs answered,
+    /// picture loss indications turned into keyframes.
+    case rtp(port: Int)
 }
 
 /// The sending side: makes frames, encodes them, and sends them as Annex-B
-/// over TCP or as RTP packets over UDP.
+/// over TCP or as RTP over UDP (``RTPStreamSender``, RTCP included).
 struct DemoSender {
     let options: DemoOptions
     let exchange: DemoExchange
@@ -70,11 +82,34 @@ struct DemoSender {
             saved = (AnnexBWriter(policy: .beforeEveryKeyframe), try FileByteSink(path: path), [])
         }
         defer { try? saved?.file.close() }
-        var rtp: (socket: UDPSocket, destination: UDPSocket.Address)?
-        if case .rtp(let destination) = output { rtp = (try UDPSocket(bindingTo: "127.0.0.1"), destination) }
-        var packetizer = RTPPacketizer(
-            configuration: .init(codec: options.codec, ssrc: 0x0DE0_0001, timestampOffset: 0))
-        var batch = RTPPacketBatch()
+        var rtp: RTPStreamSender? = nil
+        if case .rtp(let port) = output {
+            rtp = try RTPStreamSender(
+                host: "127.0.0.1", port: port,
+                configuration: .init(
+                    packetizer: .init(codec: options.codec, ssrc: 0x0DE0_0001, timestampOffset: 0),
+                    cname: "codecs-demo"),
+                faultInjector: options.loss.map {
+                    PacketFaultInjector(seed: $0.seed, dropProbability: $0.percent / 100)
+                })
+        }
+        defer {
+            if let rtp {
+                result.outbound = rtp.statistics
+                result.remoteInbound = rtp.remoteStatistics
+                result.packetsDroppedOnPurpose = rtp.packetsDroppedOnPurpose
+            }
+        }
+        /// A keyframe request from the receiver, for the next frame encoded.
+        var keyframeAsked = false
+        func take(_ feedback: RTPStreamSender.Feedback) {
+            guard feedback.keyframeRequested else { return }
+            if options.answersKeyframeRequests {
+                keyframeAsked = true
+            } else {
+                result.keyframeRequestsIgnored += 1
+            }
+        }
         var sequence = 0
         var receiverJoined = false
         var receiverStarted = false
@@ -100,15 +135,11 @@ struct DemoSender {
                     saved = copy
                 }
                 let frameIndex = Int((sample.pts.converted(toTimescale: Int32(options.frameRate))).value)
-                var byteCount: Int
+                var byteCount = 0
                 if rtp != nil {
                     // RTP: a receiver joins where the stream is, keyframe or not.
                     receiverStarted = receiverJoined
-                    batch.removeAll()
-                    try packetizer.packetize(sample, into: &batch)
-                    byteCount = batch.reduce(0) { $0 + $1.count }
                 } else {
-                    byteCount = 0
                     if receiverJoined && !receiverStarted && isKeyframe {
                         // The receiver's stream starts here, with the parameter sets
                         // the writer puts before this keyframe.
@@ -124,12 +155,24 @@ struct DemoSender {
                     byteCount: 0, sentToReceiver: receiverStarted, droppedBySender: dropped)
                 // TCP: the Annex-B access unit as a gather list over the
                 // sample's own bytes (start codes written over its lengths).
-                let accessUnit = rtp == nil ? try writer.gather(consume sample) : nil
-                if let accessUnit { byteCount = accessUnit.byteCount }
+                // RTP: the sample as it is, for the sender's packetizer.
+                var accessUnit: AnnexBGatherList? = nil
+                var rtpSample: CompressedSample? = nil
+                if rtp == nil {
+                    let gathered = try writer.gather(consume sample)
+                    byteCount = gathered.byteCount
+                    accessUnit = gathered
+                } else {
+                    byteCount = sample.data.count
+                    rtpSample = consume sample
+                }
+                // RTP: replaced by the payload bytes sent once it is sent.
                 unit.byteCount = byteCount
-                sequence += 1
                 result.bytesProduced += byteCount
-                let onWire = receiverStarted && !dropped
+                sequence += 1
+                // RTP: a dropped access unit is sent and lost on the way (NACK
+                // may repair it); TCP: the sender leaves it out.
+                let onWire = receiverStarted && (!dropped || rtp != nil)
                 let key = MediaTime(value: Int64(frameIndex), timescale: 1)
                 let outAt = monotonicSeconds()
                 exchange.state.withLock { state in
@@ -152,9 +195,22 @@ struct DemoSender {
                     if receivers == 0 {
                         throw MediaError(.system, "the receiver went away at access unit \(unit.sequence)")
                     }
-                case .rtp(let destination):
-                    // Each packet straight from the batch's storage, no copy.
-                    for packet in batch { try rtp!.socket.send(packet, to: destination) }
+                case .rtp:
+                    let stream = rtp!
+                    let (before, bytesBefore) = (stream.firstTransmissionsDropped, stream.statistics.bytesSent)
+                    take(try stream.send(rtpSample!, losingOnTheWay: dropped))
+                    let lost = stream.firstTransmissionsDropped > before
+                    let bytes = stream.statistics.bytesSent - bytesBefore
+                    exchange.state.withLock { state in
+                        if let index = state.wire.lastIndex(where: { $0.sequence == unit.sequence }) {
+                            state.wire[index].lostOnTheWay = lost
+                            state.wire[index].byteCount = bytes
+                        }
+                        if let index = state.produced.lastIndex(where: { $0.sequence == unit.sequence }) {
+                            state.produced[index].lostOnTheWay = lost
+                            state.produced[index].byteCount = bytes
+                        }
+                    }
                 }
             }
         }
@@ -188,7 +244,23 @@ struct DemoSender {
                 encoder = try makeEncoder(width: second.width, height: second.height)
                 result.encoderBackends.append(describe(encoder))
             }
-            if options.pace { sleep(until: start + Double(index) / Double(options.frameRate)) }
+            let due = start + Double(index) / Double(options.frameRate)
+            if let rtp {
+                // Feedback is read (and NACKs answered) while waiting.
+                take(try rtp.poll(for: 0))
+                while options.pace, !keyframeAsked, monotonicSeconds() < due {
+                    take(try rtp.poll(for: due - monotonicSeconds()))
+                }
+                if options.pace { sleep(until: due) }
+                if keyframeAsked {
+                    keyframeAsked = false
+                    encoder.requestKeyFrame()
+                    result.keyframesForced.append(index)
+                    if result.keyframesForced.count > 64 { result.keyframesForced.removeFirst() }
+                }
+            } else if options.pace {
+                sleep(until: due)
+            }
             let small = options.resolutionChange && index >= options.changeFrame
             let frame = small ? smallClip.frame(at: index) : clip.frame(at: index)
             let pts = frameDuration * Int64(index)
@@ -205,6 +277,9 @@ struct DemoSender {
             try ship(samples)
         }
         try finishEncoder()
+        // The BYE after the receiver's jitter buffer had time to ask for the
+        // last packets again (NACKs are answered meanwhile).
+        try rtp?.finish(lingering: Double(options.jitterMilliseconds) / 1000 + 0.1)
     }
 
     private func describe(_ encoder: CompressionSession) -> String {

@@ -1,0 +1,372 @@
+import FormatConv
+import MediaCore
+import RTPPayload
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One stream in, the transport chosen by its URL: `rtp://HOST:PORT` or an
+/// SDP file (``RTPStreamReceiver``: jitter buffer, NACK, picture loss
+/// indications, receiver reports; the SDP's RTX payload type and `a=rtcp`
+/// port are used), `tcp://HOST:PORT` (Annex-B from a TCP
+/// server, access units found by their boundaries), or SRT, RTSP, RTMP,
+/// MPEG-TS over UDP and HLS (``StreamPlayer``, opened again after a refused,
+/// broken or silent connection as its ``ReconnectPolicy`` allows; a
+/// listener outlives clients whose handshake fails).
+///
+/// ```swift
+/// let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:9000?mode=listener")
+/// var decoder = StreamDecoder(codec: nil, settings: .init(), sink: frames)
+/// while let event = try receiver.next() {
+///     switch event {
+///     case .sample(let sample): try decoder.decode(sample)
+///     case .loss(let why): try decoder.reportLoss(why)
+///     case .packet: break  // another track (readingEveryTrack)
+///     }
+/// }
+/// ```
+///
+/// Used from one thread.
+public final class MediaStreamReceiver {
+    /// What the stream gives the caller, in order.
+    public enum Event: Sendable {
+        /// An access unit of the video.
+        case sample(CompressedSample)
+        /// A packet of another track (only with `readingEveryTrack`).
+        case packet(TrackPacket)
+        /// RTP: packets no retransmission repaired; nothing decodes until the
+        /// next keyframe (pass the words to the decoder's `reportLoss`).
+        case loss(String)
+    }
+
+    /// How the URL is received.
+    public enum Kind: Sendable, Hashable {
+        case rtp
+        case tcp
+        case transport(StreamTransport)
+    }
+
+    /// The URL (or SDP file) received from.
+    public let url: String
+    /// Its transport.
+    public let kind: Kind
+    /// Reconnections so far.
+    public var reconnections: Int { reconnector.attempts }
+    /// Listener clients whose handshake failed (each one waited out).
+    public private(set) var refusedClients = 0
+    /// Called before each wait to reconnect: the error, the seconds, the attempt.
+    public var willReconnect: ((_ error: MediaError, _ wait: Double, _ attempt: Int) -> Void)?
+    /// Called when a listener's client failed its handshake (listening goes on).
+    public var clientRefused: ((_ error: MediaError) -> Void)?
+    /// Transports: called after each connection is open (the first and every
+    /// reconnection) with the access units it skipped before its first keyframe.
+    public var connected: ((_ skippedBeforeKeyframe: Int) -> Void)?
+    /// The tracks of the stream (transports, once the first ``next()``
+    /// connected); empty otherwise.
+    public private(set) var tracks: [MediaTrack] = []
+    /// The index of the video track in ``tracks``.
+    public private(set) var videoTrack = 0
+    /// Access units skipped before the first keyframe (transports: the
+    /// player's; TCP: units the assembler could not make samples of).
+    public private(set) var skippedBeforeKeyframe = 0
+    /// Why the stream ended without an error (the player's note, the
+    /// sender's BYE, an idle RTP or TCP stream), once it did.
+    public private(set) var endNote: String?
+    /// RTP: the receiver (its statistics, its port).
+    public private(set) var rtpReceiver: RTPStreamReceiver?
+    /// Asked while waiting: true ends the stream as ``finish()`` does (a
+    /// stop signal, say), and no reconnection is tried after an error. RTP
+    /// and TCP ask at least every 0.1 s.
+    public var stopRequested: (() -> Bool)?
+
+    private let options: StreamOptions
+    private var reconnector: Reconnector
+    private let readingEveryTrack: Bool
+    private let idleTimeout: Double
+    private let sleep: (Double) -> Void
+    private var player: StreamPlayer?
+    private var tcp: (socket: Int32, assembler: AccessUnitAssembler)?
+    private var tcpAddress: URLEndpoint?
+    private var queue: [Event] = []
+    private var idle = 0.0
+    private var ended = false
+
+    /// Opens the stream. `rtp` configures an RTP receiver (the SDP's values
+    /// replace its codec, payload type and parameter sets); `idleTimeout`
+    /// ends an RTP or TCP stream that sent nothing for that long (and is the
+    /// transports' `options.ioTimeout` when that is nil). `codec` is that of
+    /// an `rtp://` or `tcp://` stream (an SDP says its own).
+    public init(
+        url: String, codec: CodecType = .h264, options: StreamOptions = .init(),
+        reconnect: ReconnectPolicy = .never, readingEveryTrack: Bool = false, idleTimeout: Double = 10,
+        rtp: RTPReceiverSession<UDPSocket.Address>.Configuration? = nil,
+        faultInjector: PacketFaultInjector? = nil,
+        sleep: @escaping (Double) -> Void = MediaStreamSender.sleep(seconds:)
+    ) throws(MediaError) {
+        self.url = url
+        self.options = options
+        self.reconnector = Reconnector(policy: reconnect)
+        self.readingEveryTrack = readingEveryTrack
+        self.idleTimeout = idleTimeout
+        self.sleep = sleep
+        let lowered = url.lowercased()
+        if lowered.hasPrefix("rtp://") || lowered.hasSuffix(".sdp") {
+            kind = .rtp
+            var configuration = rtp ?? .init(codec: codec)
+            let host: String
+            let port: Int
+            if lowered.hasPrefix("rtp://") {
+                let endpoint = try URLEndpoint(url: url)
+                host = endpoint.host.isEmpty ? "0.0.0.0" : endpoint.host
+                port = endpoint.port
+                configuration.codec = codec
+            } else {
+                let sdp = try Self.readSDP(url)
+                configuration.codec = sdp.codec
+                configuration.payloadType = sdp.payloadType
+                configuration.parameterSets = sdp.parameterSets
+                configuration.maximumDONDifference = sdp.maximumDONDifference ?? 0
+                configuration.retransmission = sdp.retransmission ?? configuration.retransmission
+                if let rtcpPort = sdp.rtcpPort {
+                    // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
+                    let rtcp = try UDPSocket.Address(
+                        host: sdp.rtcpAddress ?? sdp.connectionAddress, port: UInt16(rtcpPort))
+                    configuration.rtcpEndpoint = { _ in rtcp }
+                }
+                let loopback = sdp.connectionAddress.hasPrefix("127.") || sdp.connectionAddress == "::1"
+                host = loopback ? sdp.connectionAddress : (sdp.addressType == "IP6" ? "::" : "0.0.0.0")
+                port = sdp.port
+            }
+            rtpReceiver = try RTPStreamReceiver(
+                host: host, port: port, configuration: configuration, faultInjector: faultInjector)
+        } else if lowered.hasPrefix("tcp://") {
+            kind = .tcp
+            tcpAddress = try URLEndpoint(url: url)
+            tcp = (try Self.connect(tcpAddress!), AccessUnitAssembler(codec: codec))
+        } else if let transport = StreamTransport(url: url) {
+            // Connected by the first ``next()``, so that the hooks are set.
+            kind = .transport(transport)
+        } else {
+            throw .invalidArgument(
+                "\(url): unsupported URL; supported: rtp://HOST:PORT, IN.sdp, tcp://HOST:PORT, "
+                    + StreamTransport.supportedForms)
+        }
+    }
+
+    /// An RTP stream on `host:port` (RTCP on the port above) with a receiver
+    /// session configured by the caller (from an SDP it read, say).
+    public init(
+        rtpHost host: String, port: Int, configuration: RTPReceiverSession<UDPSocket.Address>.Configuration,
+        faultInjector: PacketFaultInjector? = nil, idleTimeout: Double = 10
+    ) throws(MediaError) {
+        url = "rtp://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        kind = .rtp
+        options = .init()
+        reconnector = Reconnector(policy: .never)
+        readingEveryTrack = false
+        self.idleTimeout = idleTimeout
+        sleep = MediaStreamSender.sleep(seconds:)
+        rtpReceiver = try RTPStreamReceiver(
+            host: host, port: port, configuration: configuration, faultInjector: faultInjector)
+    }
+
+    deinit { closeTCP() }
+
+    /// The next event, waiting for it; nil once the stream ended (the
+    /// sender closed or said BYE, an RTP stream was idle for `idleTimeout`,
+    /// ``stopRequested`` said so). An error that no reconnection cures is
+    /// thrown (a TCP server silent for `idleTimeout`: `.timedOut`); what
+    /// came before it was handed out.
+    public func next() throws(MediaError) -> Event? {
+        while queue.isEmpty && !ended {
+            if stopRequested?() == true {
+                try finish()
+                break
+            }
+            switch kind {
+            case .rtp: try receiveRTP()
+            case .tcp: try receiveTCP()
+            case .transport: try receiveTransport()
+            }
+        }
+        return queue.isEmpty ? nil : queue.removeFirst()
+    }
+
+    /// Stops receiving: RTP hands out what its jitter buffer holds, TCP
+    /// what its assembler holds (through ``next()``).
+    public func finish() throws(MediaError) {
+        guard !ended else { return }
+        ended = true
+        if let rtpReceiver { queue += Self.events(try rtpReceiver.finish()) }
+        if var tcp {
+            queue += take(tcp.assembler.finish())
+            self.tcp = tcp
+        }
+        closeTCP()
+    }
+
+    // MARK: - RTP
+
+    private func receiveRTP() throws(MediaError) {
+        let receiver = rtpReceiver!
+        if receiver.isEnded {
+            endNote = receiver.endReason
+            try finish()
+            return
+        }
+        queue += Self.events(try receiver.receive())
+        if receiver.secondsSinceLastPacket > idleTimeout {
+            endNote = "nothing arrived for \(idleTimeout) s"
+            try finish()
+        }
+    }
+
+    private static func events(_ events: [RTPStreamReceiver.Event]) -> [Event] {
+        events.map { event in
+            switch event {
+            case .sample(let sample): .sample(sample)
+            case .loss(let loss): .loss(loss.description)
+            }
+        }
+    }
+
+    private static func readSDP(_ path: String) throws(MediaError) -> RTPSessionDescription {
+        var bytes: [UInt8] = []
+        guard let file = fopen(path, "rb") else { throw .invalidArgument("cannot read the SDP file \(path)") }
+        defer { fclose(file) }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .invalidData("\(path) is not a UTF-8 SDP file")
+        }
+        let sdp = try RTPSessionDescription(parsing: text)
+        guard (1...65535).contains(sdp.port) else { throw .invalidData("\(path): port \(sdp.port) is not a UDP port") }
+        return sdp
+    }
+
+    // MARK: - TCP
+
+    private func receiveTCP() throws(MediaError) {
+        guard var connection = tcp else {
+            ended = true
+            return
+        }
+        var ready = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
+        if poll(&ready, 1, 100) == 0 {
+            idle += 0.1
+            if idle > idleTimeout { throw MediaError(.timedOut, "\(url): nothing arrived for \(idleTimeout) s") }
+            return
+        }
+        idle = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = buffer.withUnsafeMutableBytes { recv(connection.socket, $0.baseAddress, $0.count, 0) }
+        if count < 0 {
+            if errno == EINTR { return }
+            throw MediaError(.connectionFailed, "\(url): \(String(cString: strerror(errno)))")
+        }
+        if count == 0 {
+            endNote = "the server closed the connection"
+            try finish()
+            return
+        }
+        queue += take(connection.assembler.append(buffer[..<count]))
+        tcp = connection
+    }
+
+    private func take(_ outputs: [AssemblerOutput]) -> [Event] {
+        var events: [Event] = []
+        for output in outputs {
+            switch output {
+            case .sample(let sample): events.append(.sample(sample))
+            case .dropped: skippedBeforeKeyframe += 1
+            }
+        }
+        return events
+    }
+
+    private static func connect(_ endpoint: URLEndpoint) throws(MediaError) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>? = nil
+        let status = getaddrinfo(endpoint.host, String(endpoint.port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw MediaError(
+                .connectionFailed, "cannot resolve \(endpoint.host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(list) }
+        var lastError: Int32 = 0
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            if fd < 0 {
+                lastError = errno
+                continue
+            }
+            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
+            lastError = errno
+            _ = Glibc.close(fd)
+        }
+        throw MediaError(
+            .connectionFailed,
+            "cannot connect to \(endpoint.host):\(endpoint.port): \(String(cString: strerror(lastError)))")
+    }
+
+    private func closeTCP() {
+        if let tcp, tcp.socket >= 0 { _ = Glibc.close(tcp.socket) }
+        tcp = nil
+    }
+
+    // MARK: - Transports
+
+    private func openPlayer() throws(MediaError) {
+        while true {
+            do throws(MediaError) {
+                let opened = try StreamPlayer(url: url, options: options, readingEveryTrack: readingEveryTrack)
+                player = opened
+                tracks = opened.tracks
+                videoTrack = opened.trackIndex
+                skippedBeforeKeyframe += opened.skippedBeforeKeyframe
+                connected?(opened.skippedBeforeKeyframe)
+                return
+            } catch {
+                if options.listen, error.code != .timedOut, refusedClients < 100 {
+                    refusedClients += 1
+                    clientRefused?(error)
+                    continue
+                }
+                try wait(after: error)
+            }
+        }
+    }
+
+    private func receiveTransport() throws(MediaError) {
+        if player == nil { try openPlayer() }
+        do throws(MediaError) {
+            let item = readingEveryTrack ? try player!.nextItem() : try player!.nextSample().map { .sample($0) }
+            switch item {
+            case .sample(let sample): queue.append(.sample(sample))
+            case .packet(let packet): queue.append(.packet(packet))
+            case nil:
+                endNote = player!.endNote
+                ended = true
+            }
+        } catch {
+            player = nil
+            try wait(after: error)
+        }
+    }
+
+    /// Waits the back-off before a new connection, or throws `error`.
+    private func wait(after error: MediaError) throws(MediaError) {
+        guard stopRequested?() != true, let seconds = reconnector.delay(after: error) else { throw error }
+        willReconnect?(error, seconds, reconnector.attempts)
+        sleep(seconds)
+    }
+}

@@ -1,0 +1,255 @@
+import MediaCore
+
+/// What an offer and our H.264 stream agreed on for the one video section.
+public struct NegotiatedVideo: Sendable, Hashable {
+    /// Index of the video section in the offer.
+    public var sectionIndex: Int
+    public var mid: String
+    /// The H.264 payload type chosen from the offer.
+    public var payloadType: UInt8
+    /// The offer's RTX payload type for it (`apt=`), if any.
+    public var retransmissionPayloadType: UInt8?
+    /// The offered `profile-level-id` whose profile matches our stream.
+    public var offeredProfileLevelID: String
+    /// Feedback the offer lists for the payload type.
+    public var nack: Bool
+    public var pictureLossIndication: Bool
+    public var fullIntraRequest: Bool
+    public var reducedSizeRTCP: Bool
+    /// extmap ids the offer gave the playout-delay and abs-capture-time
+    /// extensions (one-byte ids 1–14 only).
+    public var playoutDelayID: UInt8?
+    public var absoluteCaptureTimeID: UInt8?
+    public var remoteUsernameFragment: String
+    public var remotePassword: String
+    /// The sha-256 fingerprint of the peer's certificate.
+    public var remoteFingerprint: [UInt8]
+    /// True when the peer sends and we receive (WHIP).
+    public var isIncoming = false
+}
+
+/// Our side of an answer: credentials, certificate fingerprint, candidate
+/// and SSRCs.
+public struct AnswerParameters: Sendable, Hashable {
+    public var usernameFragment: String
+    public var password: String
+    /// SHA-256 of our DTLS certificate.
+    public var fingerprint: [UInt8]
+    /// The host candidate: a numeric IPv4 address and port.
+    public var candidateHost: String
+    public var candidatePort: Int
+    public var ssrc: UInt32
+    public var retransmissionSSRC: UInt32?
+    public var cname: String
+    public var sessionID: UInt64
+
+    public init(
+        usernameFragment: String, password: String, fingerprint: [UInt8], candidateHost: String, candidatePort: Int,
+        ssrc: UInt32, retransmissionSSRC: UInt32?, cname: String = "codecsessions",
+        sessionID: UInt64 = UInt64.random(in: 1...(1 << 62))
+    ) {
+        self.usernameFragment = usernameFragment
+        self.password = password
+        self.fingerprint = fingerprint
+        self.candidateHost = candidateHost
+        self.candidatePort = candidatePort
+        self.ssrc = ssrc
+        self.retransmissionSSRC = retransmissionSSRC
+        self.cname = cname
+        self.sessionID = sessionID
+    }
+}
+
+/// The URIs of the header extensions we send (RFC 8285 extmap).
+public enum HeaderExtensionURI {
+    public static let playoutDelay = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
+    public static let absoluteCaptureTime = "http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time"
+}
+
+extension SessionOffer {
+    /// Picks the first video section and, in it, the H.264 payload type
+    /// (packetization-mode=1) whose profile matches `streamProfileLevelID`
+    /// (the three bytes after the SPS NAL header: profile_idc, the
+    /// constraint flags, level_idc): the same profile_idc and constraint
+    /// byte first, then the same profile_idc; a constrained-baseline stream
+    /// also fits any H.264 payload type.
+    ///
+    /// - Throws: `.unsupported` with the reason the offer is refused: no
+    ///   video section, no fingerprint or not sha-256, no ICE credentials,
+    ///   `a=setup:passive` (we are the DTLS server), no rtcp-mux, a video
+    ///   section that does not receive, no usable H.264 payload type.
+    public func negotiateVideo(streamProfileLevelID: [UInt8]) throws(MediaError) -> NegotiatedVideo {
+        precondition(streamProfileLevelID.count == 3, "profile-level-id has three bytes")
+        return try negotiate(streamProfileLevelID: streamProfileLevelID)
+    }
+
+    /// For an offer that sends video to us (WHIP): the first H.264 payload
+    /// type with packetization-mode=1, any profile (the decoder takes what
+    /// comes), with its RTX; the section must send (`sendonly` or
+    /// `sendrecv`). Throws as ``negotiateVideo(streamProfileLevelID:)``.
+    public func negotiateIncomingVideo() throws(MediaError) -> NegotiatedVideo {
+        var video = try negotiate(streamProfileLevelID: nil)
+        video.isIncoming = true
+        return video
+    }
+
+    private func negotiate(streamProfileLevelID: [UInt8]?) throws(MediaError) -> NegotiatedVideo {
+        let incoming = streamProfileLevelID == nil
+        guard let index = sections.firstIndex(where: { $0.kind == "video" && $0.port != 0 }) else {
+            throw .unsupported("the offer has no video section")
+        }
+        let section = sections[index]
+        guard section.transportProtocol.uppercased().hasPrefix("UDP/TLS/RTP/SAVP") else {
+            throw .unsupported("the video section's protocol is \(section.transportProtocol), not UDP/TLS/RTP/SAVPF")
+        }
+        guard let fingerprint = fingerprint(section) else { throw .unsupported("the offer has no a=fingerprint") }
+        guard fingerprint.algorithm == "sha-256", fingerprint.value.count == 32 else {
+            throw .unsupported("the offer's fingerprint is \(fingerprint.algorithm), not sha-256")
+        }
+        guard let ufrag = usernameFragment(section), let pwd = password(section), !ufrag.isEmpty, pwd.count >= 22
+        else { throw .unsupported("the offer has no ice-ufrag/ice-pwd (ice-pwd needs 22 characters)") }
+        let setup = setup(section) ?? "actpass"
+        guard setup == "actpass" || setup == "active" else {
+            throw .unsupported("the offer says a=setup:\(setup); this endpoint is the DTLS server (passive)")
+        }
+        guard section.rtcpMux else { throw .unsupported("the offer has no a=rtcp-mux") }
+        if incoming {
+            guard section.direction == "sendonly" || section.direction == "sendrecv" else {
+                throw .unsupported("the video section is \(section.direction): it does not send")
+            }
+        } else {
+            guard section.direction == "recvonly" || section.direction == "sendrecv" else {
+                throw .unsupported("the video section is \(section.direction): it does not receive")
+            }
+        }
+        let ours = streamProfileLevelID ?? [0, 0, 0]
+        let constrainedBaseline = incoming || (ours[0] == 66 && ours[1] & 0x40 != 0)
+        var best: (rank: Int, payloadType: Int, profile: String)?
+        for format in section.formats {
+            guard let payloadType = Int(format), let map = section.rtpmaps[payloadType],
+                map.name.uppercased() == "H264", map.clockRate == 90000
+            else { continue }
+            let parameters = section.formatParameters[payloadType] ?? [:]
+            guard parameters["packetization-mode"] == "1" else { continue }
+            let profileText = parameters["profile-level-id"] ?? "42001f"
+            guard profileText.count == 6, let value = UInt32(profileText, radix: 16) else { continue }
+            let profile = UInt8(value >> 16)
+            let constraints = UInt8((value >> 8) & 0xFF)
+            let rank: Int
+            if !incoming && profile == ours[0] && constraints == ours[1] {
+                rank = 3
+            } else if !incoming && profile == ours[0] {
+                rank = 2
+            } else if constrainedBaseline {
+                rank = 1
+            } else {
+                continue
+            }
+            if best.map({ rank > $0.rank }) ?? true { best = (rank, payloadType, profileText) }
+        }
+        guard let best else {
+            if incoming { throw .unsupported("the offer has no H.264 payload type with packetization-mode=1") }
+            throw .unsupported(
+                "the offer has no H.264 payload type with packetization-mode=1 for profile_idc \(ours[0]) "
+                    + "(constraint flags 0x\(String(ours[1], radix: 16)))")
+        }
+        var rtx: UInt8?
+        for format in section.formats {
+            guard let payloadType = Int(format), section.rtpmaps[payloadType]?.name.lowercased() == "rtx",
+                section.formatParameters[payloadType]?["apt"] == String(best.payloadType)
+            else { continue }
+            rtx = UInt8(payloadType)
+            break
+        }
+        let feedback = section.feedback[best.payloadType] ?? []
+        let extensionID = { (uri: String) -> UInt8? in
+            section.extensions.first { $0.uri == uri && (1...14).contains($0.id) }.map { UInt8($0.id) }
+        }
+        return NegotiatedVideo(
+            sectionIndex: index, mid: section.mid ?? "0", payloadType: UInt8(best.payloadType),
+            retransmissionPayloadType: rtx, offeredProfileLevelID: best.profile, nack: feedback.contains("nack"),
+            pictureLossIndication: feedback.contains("nack pli"), fullIntraRequest: feedback.contains("ccm fir"),
+            reducedSizeRTCP: section.rtcpReducedSize, playoutDelayID: extensionID(HeaderExtensionURI.playoutDelay),
+            absoluteCaptureTimeID: extensionID(HeaderExtensionURI.absoluteCaptureTime), remoteUsernameFragment: ufrag,
+            remotePassword: pwd, remoteFingerprint: fingerprint.value)
+    }
+
+    /// The answer text (CR LF lines): every offered section answered in
+    /// order, the video one accepted as `sendonly` with ice-lite,
+    /// setup:passive, the chosen payload type (and RTX), nack, nack pli,
+    /// ccm fir, the extensions it takes, SSRCs and one host candidate;
+    /// other sections rejected (port 0) and left out of BUNDLE.
+    public func answer(_ video: NegotiatedVideo, parameters: AnswerParameters, streamProfileLevelID: [UInt8]) -> String
+    {
+        var lines = [
+            "v=0", "o=- \(parameters.sessionID) 2 IN IP4 \(parameters.candidateHost)", "s=-", "t=0 0",
+            "a=group:BUNDLE \(video.mid)", "a=ice-lite", "a=msid-semantic: WMS codecsessions",
+        ]
+        let level = String(format2: streamProfileLevelID[2])
+        let profile =
+            video.isIncoming ? video.offeredProfileLevelID : String(video.offeredProfileLevelID.prefix(4)) + level
+        for (index, section) in sections.enumerated() {
+            guard index == video.sectionIndex else {
+                lines.append("m=\(section.kind) 0 \(section.transportProtocol) \(section.formats.first ?? "0")")
+                lines.append("c=IN IP4 0.0.0.0")
+                if let mid = section.mid { lines.append("a=mid:\(mid)") }
+                lines.append("a=inactive")
+                continue
+            }
+            let pt = video.payloadType
+            var formats = "\(pt)"
+            if let rtx = video.retransmissionPayloadType { formats += " \(rtx)" }
+            lines += [
+                "m=video \(parameters.candidatePort) UDP/TLS/RTP/SAVPF \(formats)",
+                "c=IN IP4 \(parameters.candidateHost)", "a=mid:\(video.mid)",
+                video.isIncoming ? "a=recvonly" : "a=sendonly",
+                "a=rtcp-mux",
+            ]
+            if video.reducedSizeRTCP { lines.append("a=rtcp-rsize") }
+            lines += [
+                "a=ice-ufrag:\(parameters.usernameFragment)", "a=ice-pwd:\(parameters.password)",
+                "a=fingerprint:sha-256 "
+                    + parameters.fingerprint.map { String(format2: $0).uppercased() }.joined(
+                        separator: ":"),
+                "a=setup:passive",
+            ]
+            if let id = video.playoutDelayID, !video.isIncoming {
+                lines.append("a=extmap:\(id) \(HeaderExtensionURI.playoutDelay)")
+            }
+            if let id = video.absoluteCaptureTimeID, !video.isIncoming {
+                lines.append("a=extmap:\(id) \(HeaderExtensionURI.absoluteCaptureTime)")
+            }
+            lines += [
+                "a=rtpmap:\(pt) H264/90000", "a=rtcp-fb:\(pt) nack", "a=rtcp-fb:\(pt) nack pli",
+                "a=rtcp-fb:\(pt) ccm fir",
+                "a=fmtp:\(pt) level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)",
+            ]
+            if let rtx = video.retransmissionPayloadType {
+                lines += ["a=rtpmap:\(rtx) rtx/90000", "a=fmtp:\(rtx) apt=\(pt)"]
+            }
+            if video.isIncoming {
+                // We send no media: no SSRCs to announce.
+            } else if let rtxSSRC = parameters.retransmissionSSRC, video.retransmissionPayloadType != nil {
+                lines.append("a=ssrc-group:FID \(parameters.ssrc) \(rtxSSRC)")
+                lines.append("a=ssrc:\(parameters.ssrc) cname:\(parameters.cname)")
+                lines.append("a=ssrc:\(rtxSSRC) cname:\(parameters.cname)")
+            } else {
+                lines.append("a=ssrc:\(parameters.ssrc) cname:\(parameters.cname)")
+            }
+            if !video.isIncoming { lines.append("a=msid:codecsessions video") }
+            lines += [
+                "a=candidate:1 1 udp 2130706431 \(parameters.candidateHost) \(parameters.candidatePort) typ host",
+                "a=end-of-candidates",
+            ]
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+}
+
+extension String {
+    /// Two lowercase hex digits.
+    init(format2 byte: UInt8) {
+        let digits = Array("0123456789abcdef")
+        self = String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+    }
+}

@@ -1,0 +1,330 @@
+import FormatConv
+import MediaCore
+import RTPPayload
+
+/// One peer of a WebRTC video stream on a shared UDP socket: ICE-lite, the
+/// DTLS-SRTP handshake (we are the DTLS server), then H.264 over SRTP. To a
+/// viewer it sends through an ``RTPPayload/RTPSenderSession`` (NACK answered
+/// from its history, as RTX where negotiated; PLI and FIR passed on as
+/// keyframe requests); from a publisher (``NegotiatedVideo/isIncoming``) it
+/// receives through an ``RTPPayload/RTPReceiverSession`` (NACK and PLI sent
+/// back), its access units taken with ``takeSamples()``.
+///
+/// It does no I/O: datagrams and samples go in with the time, and
+/// ``Output`` values say what to send where. Every datagram it refuses is
+/// counted with the reason (``refusals``).
+public final class WebRTCPeer {
+    /// What the peer asks its owner to do.
+    public enum Output: Sendable, Hashable {
+        case send([UInt8], to: UDPAddress)
+        /// The peer needs a keyframe (it joined, or sent PLI/FIR).
+        case keyframeRequested
+    }
+
+    public enum State: Sendable, Hashable {
+        /// Waiting for ICE checks and the DTLS handshake.
+        case connecting
+        /// SRTP keys are in place; media flows.
+        case connected
+        /// Closed, and why.
+        case closed(String)
+    }
+
+    /// The id in the session URL.
+    public let id: String
+    public let video: NegotiatedVideo
+    public private(set) var ice: ICELiteAgent
+    public private(set) var state = State.connecting
+    /// The sender session (its statistics: packets, NACKs, PLIs, RTX).
+    public private(set) var sender: RTPSenderSession
+    /// Datagrams refused, per reason.
+    public private(set) var refusals: [String: Int] = [:]
+    /// When the peer reached ``State/connected`` (monotonic nanoseconds).
+    public private(set) var connectedAt: Int64?
+    /// SRTCP packets taken.
+    public private(set) var rtcpPacketsReceived = 0
+    /// For a publishing peer (``NegotiatedVideo/isIncoming``): the receiver
+    /// session (statistics: packets, losses, NACKs, PLIs sent).
+    public private(set) var receiver: RTPReceiverSession<UDPAddress>?
+    /// Access units received and not yet taken (``takeSamples()``).
+    private var receivedSamples: [CompressedSample] = []
+    /// Losses the receiver gave up on.
+    public private(set) var lossEvents = 0
+    /// Access units received in all.
+    public private(set) var samplesReceived = 0
+
+    /// Drops first transmissions on purpose (seeded), for loss tests;
+    /// retransmissions always go.
+    public var faults: PacketFaultInjector?
+    /// Media packets the fault injector dropped.
+    public private(set) var packetsDroppedOnPurpose = 0
+    /// The sequence numbers of the first 256 packets dropped on purpose.
+    public private(set) var droppedSequenceNumbers: [UInt16] = []
+    /// The sequence numbers the peer's first 256 NACKs asked for.
+    public private(set) var nackedSequenceNumbers: [UInt16] = []
+
+    private let dtls: DTLSEndpoint
+    private var outbound: SRTPContext?
+    private var inbound: SRTPContext?
+    private var waitingForKeyframe = true
+    private let handshakeTimeout: Int64
+    private let createdAt: Int64
+
+    /// - Parameters:
+    ///   - video: what the offer negotiated.
+    ///   - credentials: our ice-ufrag and ice-pwd for this peer.
+    ///   - ssrc: the media SSRC (RTX gets its own).
+    ///   - ntpOffset: NTP seconds minus the monotonic clock, for sender
+    ///     reports.
+    public init(
+        id: String, video: NegotiatedVideo, credentials: (usernameFragment: String, password: String), ssrc: UInt32,
+        ntpOffset: MediaTime, now: MediaTime, handshakeTimeout: MediaTime = MediaTime(value: 30, timescale: 1)
+    ) throws(MediaError) {
+        self.id = id
+        self.video = video
+        ice = ICELiteAgent(localUsernameFragment: credentials.usernameFragment, localPassword: credentials.password)
+        ice.remoteUsernameFragment = video.remoteUsernameFragment
+        dtls = try DTLSEndpoint(role: .server, expectedFingerprint: video.remoteFingerprint)
+        let packetizer = RTPPacketizer.Configuration(
+            codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
+            initialSequenceNumber: UInt16.random(in: 0...UInt16.max),
+            timestampOffset: UInt32.random(in: 0...UInt32.max),
+            maximumPayloadSize: 1100)
+        sender = RTPSenderSession(
+            configuration: .init(
+                packetizer: packetizer,
+                retransmission: video.retransmissionPayloadType.map {
+                    RTPRetransmission(payloadType: $0, initialSequenceNumber: UInt16.random(in: 0...UInt16.max))
+                }, ntpOffset: ntpOffset))
+        if video.isIncoming {
+            receiver = RTPReceiverSession(
+                configuration: .init(
+                    codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
+                    retransmission: video.retransmissionPayloadType.map { RTPRetransmission(payloadType: $0) }))
+        }
+        self.handshakeTimeout = handshakeTimeout.converted(toTimescale: 1_000_000_000).value
+        createdAt = now.converted(toTimescale: 1_000_000_000).value
+    }
+
+    /// The RTX SSRC, when RTX was negotiated.
+    public var retransmissionSSRC: UInt32? { sender.configuration.retransmission?.ssrc }
+
+    public var isClosed: Bool { if case .closed = state { true } else { false } }
+
+    private func refuse(_ reason: String) { refusals[reason, default: 0] += 1 }
+
+    /// Takes one datagram from `source` (already known to be for this peer
+    /// by its ICE username or its validated address).
+    public func receive(_ datagram: [UInt8], from source: UDPAddress, at now: MediaTime) -> [Output] {
+        guard !isClosed else { return [] }
+        switch WebRTCPacketKind(classifying: datagram) {
+        case .stun:
+            switch ice.receive(datagram, from: source, at: now) {
+            case .respond(let response): return [.send(response, to: source)]
+            case .ignored(let reason):
+                refuse(reason)
+                return []
+            }
+        case .dtls:
+            guard ice.isValidated(source) else {
+                refuse("DTLS from an address without a valid ICE check")
+                return []
+            }
+            let wasConnected = dtls.isConnected
+            let replies = dtls.receive(datagram).map { Output.send($0, to: source) }
+            if let failure = dtls.failure {
+                refuse(failure)
+                state = .closed(failure)
+                return replies
+            }
+            if dtls.isClosed {
+                var outputs = replies
+                if receiver != nil { outputs += handleReceived(receiver!.finish(at: now)) }
+                state = .closed("the peer closed DTLS")
+                return outputs
+            }
+            guard !wasConnected, dtls.isConnected, let keys = dtls.keyingMaterial else { return replies }
+            do {
+                outbound = try SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .outbound)
+                inbound = try SRTPContext(keyAndSalt: keys.clientKeyAndSalt, direction: .inbound)
+            } catch {
+                state = .closed(error.message)
+                return replies
+            }
+            state = .connected
+            connectedAt = now.converted(toTimescale: 1_000_000_000).value
+            return receiver == nil ? replies + [.keyframeRequested] : replies
+        case .rtcp:
+            guard ice.isValidated(source), let inbound else {
+                refuse("SRTCP before the DTLS handshake or from an unchecked address")
+                return []
+            }
+            let packet: [UInt8]
+            do { packet = try inbound.unprotectRTCP(datagram) } catch {
+                refuse(error.message)
+                return []
+            }
+            rtcpPacketsReceived += 1
+            if let packets = try? RTCPPacket.parseCompound(packet) {
+                for case .genericNACK(_, _, let sequenceNumbers) in packets where nackedSequenceNumbers.count < 256 {
+                    nackedSequenceNumbers += sequenceNumbers.prefix(256 - nackedSequenceNumbers.count)
+                }
+            }
+            if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
+            return handle(sender.receiveRTCP(packet, at: now), at: now)
+        case .rtp:
+            guard receiver != nil else {
+                refuse("RTP from a receive-only peer")
+                return []
+            }
+            guard ice.isValidated(source), let inbound else {
+                refuse("SRTP before the DTLS handshake or from an unchecked address")
+                return []
+            }
+            let packet: [UInt8]
+            do { packet = try inbound.unprotectRTP(datagram) } catch {
+                refuse(error.message)
+                return []
+            }
+            return handleReceived(receiver!.receiveRTP(packet, from: source, at: now))
+        case .unknown:
+            refuse("a datagram that is neither STUN, DTLS nor SRTP (RFC 7983)")
+            return []
+        }
+    }
+
+    /// Sends one access unit (skipped until the first keyframe after the
+    /// handshake). `captureNTP` is the capture time in NTP seconds for the
+    /// abs-capture-time extension.
+    public func send(_ sample: CompressedSample, captureNTP: Double, at now: MediaTime) -> [Output] {
+        guard state == .connected, !sender.isFinished else { return [] }
+        if waitingForKeyframe {
+            guard sample.isKeyframe else { return [] }
+            waitingForKeyframe = false
+        }
+        let events: [RTPSenderEvent]
+        do { events = try sender.send(sample, at: now) } catch {
+            refuse("sample not packetized: \(error.message)")
+            return []
+        }
+        guard var faults else { return handle(events, at: now, captureNTP: captureNTP) }
+        var kept: [RTPSenderEvent] = []
+        for event in events {
+            if case .rtp(let packet) = event {
+                let passed = faults.process(packet)
+                if passed.isEmpty {
+                    packetsDroppedOnPurpose += 1
+                    if droppedSequenceNumbers.count < 256 {
+                        droppedSequenceNumbers.append(UInt16(packet[2]) << 8 | UInt16(packet[3]))
+                    }
+                }
+                kept += passed.map { RTPSenderEvent.rtp($0) }
+            } else {
+                kept.append(event)
+            }
+        }
+        self.faults = faults
+        return handle(kept, at: now, captureNTP: captureNTP)
+    }
+
+    /// Timers: DTLS retransmissions, sender reports, delayed keyframe
+    /// requests, consent and handshake timeouts.
+    public func poll(at now: MediaTime) -> [Output] {
+        guard !isClosed else { return [] }
+        let time = now.converted(toTimescale: 1_000_000_000).value
+        if ice.consentExpired(at: now) {
+            state = .closed("consent expired: no ICE check for \(ice.consentTimeout.seconds) s")
+            return []
+        }
+        guard state == .connected else {
+            if time - createdAt > handshakeTimeout {
+                state = .closed("no ICE and DTLS handshake within \(Double(handshakeTimeout) / 1e9) s")
+                return []
+            }
+            guard let destination = ice.destination else { return [] }
+            return dtls.handleTimeout().map { .send($0, to: destination) }
+        }
+        if receiver != nil { return handleReceived(receiver!.poll(at: now)) }
+        return handle(sender.poll(at: now), at: now)
+    }
+
+    /// The access units a publishing peer sent since the last call, in
+    /// decode order.
+    public func takeSamples() -> [CompressedSample] {
+        defer { receivedSamples.removeAll() }
+        return receivedSamples
+    }
+
+    private func handleReceived(_ events: [RTPReceiverSession<UDPAddress>.Event]) -> [Output] {
+        var outputs: [Output] = []
+        for event in events {
+            switch event {
+            case .sample(let sample):
+                receivedSamples.append(sample)
+                samplesReceived += 1
+            case .loss: lossEvents += 1
+            case .rtcp(let packet, _):
+                if let destination = ice.destination, let protected = try? outbound?.protectRTCP(packet) {
+                    outputs.append(.send(protected, to: destination))
+                }
+            case .streamEnded(let reason):
+                state = .closed("the publisher ended the stream" + (reason.map { ": \($0)" } ?? ""))
+            }
+        }
+        return outputs
+    }
+
+    /// Ends the media: the last packet once more (a receiver that lost it has
+    /// no later packet to show the gap), a sender report and BYE. NACKs are
+    /// still answered until ``close(reason:at:)``.
+    public func endStream(at now: MediaTime) -> [Output] {
+        guard state == .connected, receiver == nil, !sender.isFinished else { return [] }
+        return handle(sender.finish(at: now, reason: "the stream ended"), at: now)
+    }
+
+    /// Ends the stream: the sender's BYE (unless ``endStream(at:)`` said it),
+    /// then DTLS close_notify.
+    public func close(reason: String, at now: MediaTime) -> [Output] {
+        guard !isClosed else { return [] }
+        var outputs: [Output] = []
+        if state == .connected {
+            if receiver != nil {
+                outputs = handleReceived(receiver!.finish(at: now))
+            } else {
+                outputs = handle(sender.finish(at: now, reason: reason), at: now)
+            }
+        }
+        if let destination = ice.destination { outputs += dtls.close().map { .send($0, to: destination) } }
+        state = .closed(reason)
+        return outputs
+    }
+
+    private func handle(_ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil) -> [Output] {
+        guard let destination = ice.destination, let outbound else { return [] }
+        var outputs: [Output] = []
+        for event in events {
+            switch event {
+            case .rtp(let packet):
+                var elements: [(id: UInt8, data: [UInt8])] = []
+                if let id = video.playoutDelayID { elements.append((id, RTPHeaderExtensionWriter.zeroPlayoutDelay)) }
+                if let id = video.absoluteCaptureTimeID, let captureNTP {
+                    elements.append(
+                        (id, RTPHeaderExtensionWriter.absoluteCaptureTime(ntpSeconds: captureNTP, clockOffset: 0)))
+                }
+                let withExtensions = RTPHeaderExtensionWriter.adding(elements, to: packet)
+                if let protected = try? outbound.protectRTP(withExtensions) {
+                    outputs.append(.send(protected, to: destination))
+                }
+            case .rtcp(let packet):
+                if let protected = try? outbound.protectRTCP(packet) {
+                    outputs.append(.send(protected, to: destination))
+                }
+            case .keyframeRequested: outputs.append(.keyframeRequested)
+            case .targetBitRate: break
+            case .receiverLeft(_, let reason):
+                state = .closed("the peer said BYE" + (reason.map { ": \($0)" } ?? ""))
+            }
+        }
+        return outputs
+    }
+}

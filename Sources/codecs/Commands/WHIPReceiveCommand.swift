@@ -1,0 +1,106 @@
+import FormatConv
+import Foundation
+import MediaCore
+import WebRTC
+
+/// `codecs stream receive whip://HOST:PORT/PATH -o OUT`: a WHIP endpoint
+/// (RFC 9725) at `http://HOST:PORT/PATH` through ``WHEPServer``; the first
+/// publisher's H.264 is written to OUT as it comes (Annex-B or a container,
+/// by the extension). This file only reads options and writes samples.
+enum WHIPReceive {
+    static let valueOptions: Set<String> = ["o", "output", "frames", "timeout", "media-port", "stats-json"]
+
+    static let help = """
+        usage: codecs stream receive whip://HOST:PORT/PATH -o OUT.h264|OUT.mp4|OUT.mkv [options]
+          -o OUT                     where the publisher's H.264 goes, as sent (no re-encoding)
+          --frames N                 stop after N access units
+          --timeout SECONDS          give up when no publisher has connected for this long (default 30)
+          --media-port N             the UDP port of the media (default 0: any free one)
+          --stats-json FILE          write the final statistics to FILE
+        HOST defaults to 127.0.0.1. It ends when the publisher sends DELETE or BYE, or stops answering.
+        """
+
+    /// Host, port and path from `whip://HOST:PORT/PATH`.
+    static func endpoint(_ url: String) -> (host: String, port: Int, path: String)? {
+        guard url.hasPrefix("whip://") else { return nil }
+        let rest = url.dropFirst("whip://".count)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        let path = String(rest[slash...])
+        guard path.count > 1, let (host, port) = WebServe.endpoint(String(rest[..<slash])) else { return nil }
+        return (host, port, path)
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        if arguments.contains("--help") {
+            print(help)
+            return 0
+        }
+        let parsed: Arguments
+        var configuration = WHEPServer.Configuration()
+        let output: String
+        let kind: MediaFileKind
+        let frameLimit: Int?
+        let timeout: Double
+        do {
+            parsed = try Arguments(arguments, valueOptions: valueOptions, flagOptions: [])
+            guard let url = parsed.positional.first, let (host, port, path) = endpoint(url) else {
+                throw Arguments.UsageError(description: "expected whip://HOST:PORT/PATH")
+            }
+            guard let out = parsed.value("o") ?? parsed.value("output") else {
+                throw Arguments.UsageError(description: "receive needs -o OUT")
+            }
+            guard let found = MediaFileKind(path: out), found.holdsCompressedVideo else {
+                throw Arguments.UsageError(description: "\(out): expected an .h264 file or a container (.mp4, .mkv)")
+            }
+            output = out
+            kind = found
+            configuration.host = host
+            configuration.port = port
+            configuration.whipPath = path
+            configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
+            frameLimit = try parsed.integer("frames", in: 1...Int.max)
+            timeout = Double(parsed.value("timeout") ?? "30") ?? -1
+            guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
+        } catch {
+            printError("codecs stream receive: \(error)")
+            return 2
+        }
+        do {
+            let server = try WHEPServer(configuration)
+            server.log = { printError("codecs stream receive: \($0)") }
+            printError(
+                "codecs stream receive: WHIP endpoint http://\(configuration.host):\(server.httpPort)"
+                    + "\(configuration.whipPath!) (media on UDP port \(server.mediaPort))")
+            let sink = try SampleSink(path: output, kind: kind)
+            var written = 0
+            let start = monotonicSeconds()
+            loop: while StopSignal.requested == nil {
+                try server.poll(timeoutMilliseconds: 20)
+                for sample in server.takeReceivedSamples() {
+                    _ = try sink.write(sample)
+                    written += 1
+                    if let frameLimit, written >= frameLimit { break loop }
+                }
+                if server.publishersFinished > 0 && server.publisherCount == 0 { break }
+                if server.publishersFinished == 0 && server.publisherCount == 0 && monotonicSeconds() - start > timeout
+                {
+                    throw MediaError(.timedOut, "no publisher within \(timeout) s")
+                }
+            }
+            server.close()
+            for sample in server.takeReceivedSamples() where frameLimit.map({ written < $0 }) ?? true {
+                _ = try sink.write(sample)
+                written += 1
+            }
+            try sink.finish()
+            if let path = parsed.value("stats-json") {
+                try? Data((server.statisticsJSON() + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            }
+            printError("codecs stream receive: wrote \(written) access units to \(output)")
+            return written > 0 ? 0 : 1
+        } catch {
+            printError("codecs stream receive: \(error)")
+            return 1
+        }
+    }
+}

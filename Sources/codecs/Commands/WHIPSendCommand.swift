@@ -1,0 +1,149 @@
+import EncodeSession
+import FormatConv
+import Foundation
+import MediaCore
+import MediaIO
+import WebRTC
+
+/// `codecs stream send -i IN whip+http://HOST:PORT/PATH`: publishes IN (a
+/// .y4m clip, encoded on the way as Constrained Baseline unless --profile
+/// says otherwise, or an H.264 file as it is) to a WHIP endpoint through
+/// ``WHIPClient``; this file only reads options and feeds the client.
+enum WHIPSend {
+    static let valueOptions: Set<String> = ["i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json"]
+    static let flagOptions: Set<String> = ["loop", "no-pace"]
+
+    static let help = """
+        usage: codecs stream send -i IN whip+http://HOST:PORT/PATH [options] [encode options for a .y4m IN]
+          -i IN                      a .y4m clip (encoded on the way) or an encoded H.264 file (sent as it is)
+          --profile NAME             for a .y4m IN: baseline (default), main, high or constrained-high
+          --timeout SECONDS          give up when ICE and DTLS have not finished in this long (default 10)
+          --stats-json FILE          write the sender's final statistics to FILE
+          --loop, --no-pace          send IN again and again; send as fast as possible
+        H.264 only; one host candidate (no STUN or TURN servers); no authorization token.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        if arguments.contains("--help") {
+            print(help)
+            return 0
+        }
+        let parsed: Arguments
+        let url: String
+        let input: String
+        let kind: MediaFileKind
+        var encodeOptions: EncodeOptions
+        let timeout: Double
+        do {
+            parsed = try Arguments(
+                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
+                flagOptions: flagOptions.union(EncodeOptions.flagOptions))
+            guard let target = parsed.positional.first, target.hasPrefix("whip+http://") else {
+                throw Arguments.UsageError(description: "expected whip+http://HOST:PORT/PATH")
+            }
+            url = String(target.dropFirst("whip+".count))
+            guard let path = parsed.value("i") ?? parsed.value("input") else {
+                throw Arguments.UsageError(description: "send needs -i IN")
+            }
+            guard let found = MediaFileKind(path: path), found.holdsCompressedVideo || found == .y4m else {
+                throw Arguments.UsageError(description: "\(path): expected a .y4m clip or an encoded H.264 file")
+            }
+            input = path
+            kind = found
+            encodeOptions = try EncodeOptions(parsed)
+            let profiles: [String: CompressionProperties.Profile] = [
+                "baseline": .baseline, "main": .main, "high": .high, "constrained-high": .constrainedHigh,
+            ]
+            guard let profile = profiles[parsed.value("profile") ?? "baseline"] else {
+                throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
+            }
+            encodeOptions.properties.profile = profile
+            guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
+            timeout = Double(parsed.value("timeout") ?? "10") ?? -1
+            guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
+        } catch {
+            printError("codecs stream send: \(error)")
+            return 2
+        }
+        do {
+            var feeder = try WHEPServe.Feeder(
+                input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
+            guard let first = try feeder.next() else { throw MediaError.invalidData("\(input) holds no frames") }
+            guard first.formatDescription.codec == .h264,
+                let sps = first.formatDescription.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }),
+                sps.count >= 4
+            else { throw MediaError.unsupported("WHIP sends H.264 only") }
+            let client = try WHIPClient(url: url, profileLevelID: Array(sps[1...3]))
+            try client.connect(timeoutSeconds: timeout)
+            printError("codecs stream send: publishing \(input) to \(url) (session \(client.location ?? "?"))")
+            let pace = !parsed.flag("no-pace")
+            let start = monotonicSeconds()
+            var offset = 0.0
+            var passEnd = 0.0
+            var sent = 0
+            var pending: CompressedSample? = first
+            while StopSignal.requested == nil {
+                let next: CompressedSample
+                if let held = pending {
+                    next = held
+                    pending = nil
+                } else if let read = try feeder.next() {
+                    next = read
+                } else {
+                    guard parsed.flag("loop"), sent > 0 else { break }
+                    offset = passEnd
+                    feeder = try WHEPServe.Feeder(
+                        input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
+                    continue
+                }
+                let due = offset + max(0, next.dts.seconds.isFinite ? next.dts.seconds : Double(sent) / 30)
+                passEnd = max(passEnd, due + (next.duration.isValid ? next.duration.seconds : 1.0 / 30))
+                if pace {
+                    while monotonicSeconds() - start < due, StopSignal.requested == nil {
+                        try client.poll(
+                            timeoutMilliseconds: Int32(max(0, min(20, (due - (monotonicSeconds() - start)) * 1000))))
+                    }
+                }
+                try client.poll(timeoutMilliseconds: 0)
+                if client.takeKeyframeRequest() { feeder.requestKeyFrame() }
+                var sample = next
+                if offset > 0 {
+                    let shift = MediaTime(seconds: offset, timescale: 90000)
+                    sample.pts = next.pts + shift
+                    sample.dts = next.dts + shift
+                }
+                try client.send(sample)
+                sent += 1
+            }
+            // The end of the media, then late NACKs answered for a moment.
+            client.endStream()
+            let lingerEnd = monotonicSeconds() + 0.5
+            while monotonicSeconds() < lingerEnd { try client.poll(timeoutMilliseconds: 20) }
+            let deleted = try client.finish()
+            if let path = parsed.value("stats-json"), let s = client.sender?.statistics {
+                let json =
+                    "{\"framesSent\":\(s.framesSent),\"packetsSent\":\(s.packetsSent),\"nackCount\":\(s.nackCount),"
+                    + "\"pliCount\":\(s.pliCount),\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),"
+                    + "\"deleteStatus\":\(deleted ?? 0)}\n"
+                try? Data(json.utf8).write(to: URL(fileURLWithPath: path))
+            }
+            printError(
+                "codecs stream send: sent \(sent) access units; DELETE answered \(deleted.map(String.init) ?? "-")")
+            return 0
+        } catch {
+            printError("codecs stream send: \(error)")
+            return 1
+        }
+    }
+}
+
+/// Routes `stream serve --whep`, `stream receive whip://…` and `stream send
+/// … whip+http://…` to the WebRTC commands; nil for anything else.
+func runWebRTCStream(mode: String, _ arguments: [String]) -> Int32? {
+    switch mode {
+    case "serve" where arguments.contains("--whep"): return WHEPServe.run(arguments)
+    case "receive" where arguments.contains(where: { $0.hasPrefix("whip://") }): return WHIPReceive.run(arguments)
+    case "send" where arguments.contains(where: { $0.hasPrefix("whip+http://") }): return WHIPSend.run(arguments)
+    default: return nil
+    }
+}
