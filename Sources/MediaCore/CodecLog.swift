@@ -11,6 +11,7 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CustomStringConvertib
     /// Detail for finding a problem.
     case debug = 3
 
+    /// Whether `lhs` is more serious than `rhs` (`.error < .warning`).
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// "error", "warning", "info" or "debug".
