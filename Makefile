@@ -64,7 +64,7 @@ soak: bootstrap
 
 # DocC documentation of the public modules, without the DocC plugin: symbol
 # graphs from the compiler, one archive per module from the toolchain's docc
-# (catalogs in Documentation/), then one combined archive.
+# (each module's catalog, Sources/<Module>/<Module>.docc), then one combined archive.
 DOCC ?= $(shell command -v docc 2>/dev/null || echo "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/docc")
 DOC_MODULES = MediaCore FormatConv RTPPayload EncodeSession DecodeSession PixelTransfer MediaIO WebStreaming
 DOCS_BUILD = .build/docs-build
@@ -78,7 +78,7 @@ docs: bootstrap
 		graphs=$(DOCS_OUT)/symbol-graphs/$$module; mkdir -p $$graphs; \
 		cp .build/symbol-graphs/$$module.symbols.json $$graphs/; \
 		cp .build/symbol-graphs/$$module@*.symbols.json $$graphs/ 2>/dev/null || true; \
-		"$(DOCC)" convert Documentation/$$module.docc --additional-symbol-graph-dir $$graphs \
+		"$(DOCC)" convert Sources/$$module/$$module.docc --additional-symbol-graph-dir $$graphs \
 			--fallback-display-name $$module --fallback-bundle-identifier org.codecsessions.$$module \
 			--output-path $(DOCS_OUT)/$$module.doccarchive || exit 1; \
 	done

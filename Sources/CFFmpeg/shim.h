@@ -86,24 +86,32 @@ static inline int CFFmpeg_AV_LOG_ERROR(void) { return AV_LOG_ERROR; }
 static inline int CFFmpeg_PARSER_FLAG_COMPLETE_FRAMES(void) { return PARSER_FLAG_COMPLETE_FRAMES; }
 
 // NativeCodecs' av_log callback (Sources/NativeCodecs/HardwareLog.swift).
-// Swift cannot take a va_list in a C callback, so this one formats each line at
-// AV_LOG_ERROR or worse from a copy of the arguments and hands the text to
-// CodecSessions_hardwareLogLine (defined in Swift with @_cdecl); then every
-// message goes on to av_log_default_callback unchanged.
-void CodecSessions_hardwareLogLine(int level, const char *line);
-static inline void CFFmpeg_hardware_log_callback(void *avcl, int level, const char *fmt, va_list vl)
+// Swift cannot take a va_list in a C callback, so this one formats each line
+// at or above av_log_get_level() (AV_LOG_INFO unless changed), with its
+// "[name @ 0x…] " prefix, and hands the text, the level and the logging
+// context's name (the codec or format: "h264", "mov,mp4,m4a,3gp,3g2,mj2")
+// to CodecSessions_libavLogLine (defined in Swift with @_cdecl), which keeps
+// the errors of a capture and passes every line on to the library's log
+// handler. Nothing is written to standard error here.
+void CodecSessions_libavLogLine(int level, const char *name, const char *line);
+static inline void CFFmpeg_log_callback(void *avcl, int level, const char *fmt, va_list vl)
 {
-    if (level <= AV_LOG_ERROR) {
-        char line[1024];
-        int print_prefix = 1;
-        va_list copy;
-        va_copy(copy, vl);
-        av_log_format_line2(avcl, level, fmt, copy, line, (int)sizeof line, &print_prefix);
-        va_end(copy);
-        CodecSessions_hardwareLogLine(level, line);
+    if (level > av_log_get_level()) return;
+    char line[1024];
+    int print_prefix = 1;
+    va_list copy;
+    va_copy(copy, vl);
+    av_log_format_line2(avcl, level, fmt, copy, line, (int)sizeof line, &print_prefix);
+    va_end(copy);
+    const char *name = NULL;
+    if (avcl != NULL) {
+        const AVClass *cls = *(const AVClass **)avcl;
+        if (cls != NULL && cls->item_name != NULL) name = cls->item_name(avcl);
     }
-    av_log_default_callback(avcl, level, fmt, vl);
+    CodecSessions_libavLogLine(level, name, line);
 }
-static inline void CFFmpeg_install_hardware_log_callback(void) { av_log_set_callback(CFFmpeg_hardware_log_callback); }
+static inline void CFFmpeg_install_log_callback(void) { av_log_set_callback(CFFmpeg_log_callback); }
+static inline int CFFmpeg_AV_LOG_WARNING(void) { return AV_LOG_WARNING; }
+static inline int CFFmpeg_AV_LOG_INFO(void) { return AV_LOG_INFO; }
 
 #endif

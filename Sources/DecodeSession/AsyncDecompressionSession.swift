@@ -75,6 +75,36 @@ public final class AsyncDecompressionSession: Sendable {
         var discardedDecoded: [DropReport] = []
         /// Why a sample refused by the input queue was discarded (the latest purge).
         var discardReason = "discarded by flush()"
+        var innerRecoveries: [RecoveryReport] = []
+        /// What the decoding task sets on the inner session before each sample.
+        var frameFilter = FrameFilter.all
+        var temporalLevelLimit: Int?
+        var earliestPresentationTime: MediaTime?
+    }
+
+    /// Which pictures are decoded (``DecompressionSession/frameFilter``). A
+    /// change applies from the next sample the decoding task takes, samples
+    /// already queued included.
+    public var frameFilter: FrameFilter {
+        get { ledger.withLock { $0.frameFilter } }
+        set { ledger.withLock { $0.frameFilter = newValue } }
+    }
+
+    /// HEVC: the highest temporal layer decoded, nil for all
+    /// (``DecompressionSession/temporalLevelLimit``). A change applies from
+    /// the next sample the decoding task takes.
+    public var temporalLevelLimit: Int? {
+        get { ledger.withLock { $0.temporalLevelLimit } }
+        set { ledger.withLock { $0.temporalLevelLimit = newValue } }
+    }
+
+    /// The player's clock (``DecompressionSession/earliestPresentationTime``):
+    /// samples presented before it are late. A change applies from the next
+    /// sample the decoding task takes, so a player that sets it as it shows
+    /// pictures has the queued samples judged by its latest time.
+    public var earliestPresentationTime: MediaTime? {
+        get { ledger.withLock { $0.earliestPresentationTime } }
+        set { ledger.withLock { $0.earliestPresentationTime = newValue } }
     }
 
     /// Creates a session; the arguments are those of
@@ -192,8 +222,9 @@ public final class AsyncDecompressionSession: Sendable {
         }
     }
 
-    /// Drains the decoder: the remaining pictures are delivered and then
-    /// ``frames`` ends. No sample may follow.
+    /// Ends the stream (``DecompressionSession/finish()``): decodes what is
+    /// queued, drains the decoder, delivers the remaining pictures and then
+    /// ends ``frames``. No sample may follow.
     public func finish() async {
         let first = ledger.withLock { ledger -> Bool in
             defer { ledger.finished = true }
@@ -232,6 +263,12 @@ public final class AsyncDecompressionSession: Sendable {
         ledger.withLock { $0.innerDrops + $0.discardedQueued + $0.discardedDecoded }
     }
 
+    /// Where decoding resumed after each loss (``DecompressionSession/recoveries``),
+    /// as of the samples decoded so far.
+    public var recoveries: [RecoveryReport] {
+        ledger.withLock { $0.innerRecoveries }
+    }
+
     private static func run(
         _ session: DecompressionSession, input: BoundedChannel<Command>,
         output: BoundedChannel<SessionEvent<DecodedFrame>>,
@@ -240,10 +277,20 @@ public final class AsyncDecompressionSession: Sendable {
         func publish() {
             let statistics = session.statistics
             let drops = session.drops
+            let recoveries = session.recoveries
             ledger.withLock {
                 $0.inner = statistics
                 $0.innerDrops = drops
+                $0.innerRecoveries = recoveries
             }
+        }
+        func applyOptions() {
+            let (filter, limit, earliest) = ledger.withLock {
+                ($0.frameFilter, $0.temporalLevelLimit, $0.earliestPresentationTime)
+            }
+            if session.frameFilter != filter { session.frameFilter = filter }
+            session.temporalLevelLimit = limit
+            session.earliestPresentationTime = earliest
         }
         func send(_ frames: [DecodedFrame], generation: Int?) async {
             for frame in frames where !(await output.send(.element(frame), generation: generation)) {
@@ -262,6 +309,7 @@ public final class AsyncDecompressionSession: Sendable {
                     }
                     continue
                 }
+                applyOptions()
                 do {
                     let frames = try session.decode(sample, userValue: userValue)
                     publish()
@@ -272,6 +320,7 @@ public final class AsyncDecompressionSession: Sendable {
                 }
             case .loss(let reason, let generation):
                 guard generation == input.generation else { continue }
+                applyOptions()
                 do {
                     let frames = try session.reportLoss(reason)
                     publish()
@@ -289,6 +338,7 @@ public final class AsyncDecompressionSession: Sendable {
                 output.finish()
                 return
             case .finish:
+                applyOptions()
                 do {
                     let frames = try session.finish()
                     publish()

@@ -20,6 +20,7 @@ public struct DecoderOutputAttributes: Sendable, Hashable {
     /// The output height; nil keeps the stream's.
     public var height: Int?
 
+    /// Attributes with the given values; nil keeps the decoder's own.
     public init(pixelFormat: PixelFormat? = nil, width: Int? = nil, height: Int? = nil) {
         self.pixelFormat = pixelFormat
         self.width = width
@@ -66,6 +67,7 @@ public struct DecodedFrame: @unchecked Sendable {
     /// damaged picture that is still delivered.
     public var pictureHash: PictureHashCheck?
 
+    /// A frame with the given values.
     public init(
         pixelBuffer: PixelBuffer, pts: MediaTime, duration: MediaTime, isKeyframe: Bool, userValue: (any Sendable)?,
         hdr10: HDR10Metadata? = nil
@@ -91,6 +93,7 @@ public struct DecodeStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Samples inside the decoder whose picture has not come out yet.
     public var pending: Int = 0
 
+    /// Statistics with the given counts.
     public init(submitted: Int = 0, decoded: Int = 0, dropped: Int = 0, pending: Int = 0) {
         self.submitted = submitted
         self.decoded = decoded
@@ -98,6 +101,7 @@ public struct DecodeStatistics: Sendable, Hashable, CustomStringConvertible {
         self.pending = pending
     }
 
+    /// "submitted 30, decoded 28, dropped 2, pending 0".
     public var description: String {
         "submitted \(submitted), decoded \(decoded), dropped \(dropped), pending \(pending)"
     }
@@ -154,6 +158,7 @@ public struct DropReport: Sendable, Hashable, CustomStringConvertible {
     /// Why, in words.
     public var reason: String
 
+    /// A report with the given values.
     public init(pts: MediaTime, kind: Kind, reason: String) {
         self.pts = pts
         self.kind = kind
@@ -165,6 +170,7 @@ public struct DropReport: Sendable, Hashable, CustomStringConvertible {
         self.init(pts: pts, kind: .discarded, reason: reason)
     }
 
+    /// "pts 1/30: reason".
     public var description: String { "pts \(pts): \(reason)" }
 }
 
@@ -179,12 +185,14 @@ public struct RecoveryReport: Sendable, Hashable, CustomStringConvertible {
     /// What caused the loss, in words.
     public var cause: String
 
+    /// A report with the given values.
     public init(pts: MediaTime, droppedSamples: Int, cause: String) {
         self.pts = pts
         self.droppedSamples = droppedSamples
         self.cause = cause
     }
 
+    /// "resumed at pts 10/30 after 5 dropped sample(s): cause".
     public var description: String { "resumed at pts \(pts) after \(droppedSamples) dropped sample(s): \(cause)" }
 }
 
@@ -225,6 +233,7 @@ public struct PictureHashCheck: Sendable, Hashable, CustomStringConvertible {
     /// The hash of each component of the decoded picture, as hexadecimal digits.
     public var computed: [String]
 
+    /// A check with the given values.
     public init(method: Method, mismatchedComponents: [Int], expected: [String], computed: [String]) {
         self.method = method
         self.mismatchedComponents = mismatchedComponents
@@ -235,6 +244,7 @@ public struct PictureHashCheck: Sendable, Hashable, CustomStringConvertible {
     /// Whether every component matched.
     public var matches: Bool { mismatchedComponents.isEmpty }
 
+    /// "md5 matched", or the method and the components that differ.
     public var description: String {
         guard !matches else { return "\(method) matched" }
         let names = ["Y", "Cb", "Cr"]
@@ -257,12 +267,14 @@ public struct PictureHashStatistics: Sendable, Hashable, CustomStringConvertible
     /// and gray, little-endian, are read).
     public var unchecked = 0
 
+    /// Counts with the given values.
     public init(matched: Int = 0, mismatched: Int = 0, unchecked: Int = 0) {
         self.matched = matched
         self.mismatched = mismatched
         self.unchecked = unchecked
     }
 
+    /// "picture hashes: 30 matched, 0 mismatched, 0 without a hash".
     public var description: String {
         "picture hashes: \(matched) matched, \(mismatched) mismatched, \(unchecked) without a hash"
     }

@@ -11,9 +11,12 @@ import MediaCore
 /// ``detectionLimit`` bytes is an error; a shorter one is read as H.264 at
 /// its end, which the assembler then reports as dropped NAL units.
 public struct AccessUnitReader: Sendable {
+    /// How many bytes the codec is told from, when it is not known (256).
     public static let detectionWindow = 256
+    /// How many bytes without a start code make the stream an error (1 MiB).
     public static let detectionLimit = 1 << 20
 
+    /// The stream's codec: given, or told from the first bytes; nil until then.
     public private(set) var codec: CodecType?
     private let frameDuration: MediaTime?
     private var assembler: AccessUnitAssembler?
@@ -83,16 +86,22 @@ public protocol DecodedFrameSink {
 }
 
 extension DecodedFrameSink {
+    /// Never satisfied: the pipeline decodes the whole stream.
     public var isSatisfied: Bool { false }
+    /// Decodes every access unit, its timestamps unchanged.
     public mutating func willDecode(_ sample: inout CompressedSample) throws(MediaError) -> Bool { true }
+    /// Ignores format changes.
     public mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {}
 }
 
 /// A picture size in pixels.
 public struct PictureSize: Sendable, Hashable {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
 
+    /// A size of `width` × `height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
@@ -101,8 +110,11 @@ public struct PictureSize: Sendable, Hashable {
 
 /// How a ``DecodePipeline`` makes its ``DecompressionSession``.
 public struct StreamDecoderSettings: Sendable {
+    /// Where to decode (``DecompressionSession/requestedBackend``).
     public var decoder: CodecBackend = .automatic
+    /// The layout and size of the pictures (``DecompressionSession/outputAttributes``).
     public var output = DecoderOutputAttributes()
+    /// Software frame threads, nil or 0 for one per core.
     public var threadCount: Int? = nil
     /// Pictures of a later size are scaled to the first size (a Y4M file
     /// holds one): a new session starts at each size change.
@@ -115,6 +127,7 @@ public struct StreamDecoderSettings: Sendable {
     /// (``DecompressionSession/verifiesPictureHashes``).
     public var verifiesPictureHashes = false
 
+    /// Settings with the given values.
     public init(
         decoder: CodecBackend = .automatic, output: DecoderOutputAttributes = DecoderOutputAttributes(),
         threadCount: Int? = nil, keepsFirstPictureSize: Bool = false, seekTarget: MediaTime? = nil,
@@ -153,6 +166,7 @@ public struct StreamDecoder<Sink: DecodedFrameSink> {
     /// Parameter-set fields accepted although out of range, one line per
     /// distinct message, counted once per format they appeared in.
     public private(set) var warnings = ReasonTally()
+    /// Where the decoded frames and the pipeline's events go.
     public var sink: Sink
     private var reader: AccessUnitReader
     private let settings: StreamDecoderSettings
@@ -164,6 +178,8 @@ public struct StreamDecoder<Sink: DecodedFrameSink> {
     /// Time spent in the decoder, in seconds.
     public private(set) var decodeSeconds = 0.0
 
+    /// A pipeline for a stream of `codec` (nil: told from the first bytes), whose access units last
+    /// `frameDuration` when given, decoding with `settings` into `sink`.
     public init(codec: CodecType?, frameDuration: MediaTime? = nil, settings: StreamDecoderSettings, sink: Sink) {
         reader = AccessUnitReader(codec: codec, frameDuration: frameDuration)
         self.settings = settings

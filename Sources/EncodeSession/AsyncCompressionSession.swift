@@ -209,8 +209,9 @@ public final class AsyncCompressionSession: Sendable {
         try await push(.requestKeyFrame)
     }
 
-    /// Encodes everything queued, drains the encoder, ends ``samples`` and
-    /// returns the presentation times of frames the encoder dropped. Returns
+    /// Ends the stream (``CompressionSession/finish()``): encodes everything
+    /// queued, drains the encoder, ends ``samples`` and returns the
+    /// presentation times of frames the encoder dropped. Returns
     /// once the last sample is queued for the consumer, so ``samples`` must be
     /// read concurrently when more than `queueDepth` samples are still to come.
     @discardableResult

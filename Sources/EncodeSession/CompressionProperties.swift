@@ -1,6 +1,10 @@
 import MediaCore
 import NativeCodecs
 
+// Over 400 lines on purpose: one value type's forty-odd documented
+// properties (VideoToolbox's compression keys) and their checks, which read
+// best as one list.
+
 /// How a ``CompressionSession`` encodes: the VideoToolbox compression
 /// properties in Swift terms.
 ///
@@ -100,6 +104,7 @@ public struct CompressionProperties: Sendable, Hashable {
     /// The least and the most quantizer any block may get (0 … 51; x264
     /// and x265 `qpmin` / `qpmax`).
     public var minQP: Int?
+    /// The most quantizer any block may get (see ``minQP``).
     public var maxQP: Int?
     /// How many reference pictures the encoder may keep (1 … 16; x264
     /// `ref`, x265 `ref`).
@@ -183,6 +188,7 @@ public struct CompressionProperties: Sendable, Hashable {
         public var maxBitRate: Int
         /// Buffer size in bits, 1 000 … 1 000 000 000.
         public var bufferSize: Int
+        /// Limits with the given values.
         public init(maxBitRate: Int, bufferSize: Int) {
             self.maxBitRate = maxBitRate
             self.bufferSize = bufferSize

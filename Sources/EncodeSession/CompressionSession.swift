@@ -2,39 +2,11 @@ import FormatConv
 import MediaCore
 import NativeCodecs
 
-/// Per-frame requests for ``CompressionSession/encode(_:pts:duration:options:)``.
-public struct FrameOptions: Sendable, Hashable {
-    /// Code this frame as a keyframe (an H.264 IDR or HEVC IDR picture).
-    public var forceKeyFrame = false
-    public init(forceKeyFrame: Bool = false) { self.forceKeyFrame = forceKeyFrame }
-}
-
-/// A frame inside the encoder.
-private struct PendingFrame {
-    var pts: MediaTime
-    var duration: MediaTime
-    /// The next submitted frame's pts, once known.
-    var nextPTS: MediaTime?
-    /// A copy of the encoder's input, kept while a hardware encoder under
-    /// `.automatic` holds the frame, so software can encode it again if the
-    /// hardware fails before returning it.
-    var retained: PixelBuffer?
-}
-
-/// A switch from a failing hardware encoder to software in the middle of a
-/// stream (``CompressionSession/fallbacks``).
-public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
-    /// The number of frames submitted before the first one software encoded
-    /// (every frame from there on, and the frames the hardware still held,
-    /// are encoded by software; none is lost).
-    public var frameIndex: Int
-    /// The presentation time of the first frame software encoded.
-    public var pts: MediaTime
-    /// What the hardware reported.
-    public var reason: String
-
-    public var description: String { "frame \(frameIndex) (pts \(pts)): \(reason)" }
-}
+// CompressionSession's API and state. The rest of the type, by concern:
+// +Backend (which encoder opens, its parameter sets), +Fallback (failure
+// handling), +PixelsIn (accepted formats, frame checks), +Samples (samples
+// out), +Accounting (statistics), +Types. DecompressionSession mirrors this
+// layout.
 
 /// Turns raster frames into H.264 or HEVC samples: the role of
 /// VideoToolbox's `VTCompressionSession`.
@@ -80,24 +52,26 @@ public struct EncoderFallback: Sendable, Hashable, CustomStringConvertible {
 public final class CompressionSession {
     /// Picture size of every frame.
     public let width: Int
+    /// Picture height of every frame (see ``width``).
     public let height: Int
+    /// H.264 or HEVC.
     public let codec: CodecType
     /// The properties the session was created with (``setAverageBitRate(_:)``
     /// updates ``CompressionProperties/averageBitRate``).
-    public private(set) var properties: CompressionProperties
+    public internal(set) var properties: CompressionProperties
     /// SPS/PPS (H.264) or VPS/SPS/PPS (HEVC) of the samples the session
     /// produces; available right after creation. It changes only when a
     /// hardware encoder fails mid-stream under `.automatic` (see
     /// ``fallbacks``); every sample carries the description it was coded with.
-    public private(set) var formatDescription: FormatDescription
+    public internal(set) var formatDescription: FormatDescription
     /// The encoder in use by name: `"x264"`, `"x265"` or `"vaapi"`.
-    public private(set) var backend: String
+    public internal(set) var backend: String
     /// Where the session runs: `.software`, or `.vaapi(device:)` with the
     /// device it opened.
-    public private(set) var backendInUse: CodecBackend
+    public internal(set) var backendInUse: CodecBackend
     /// Why `.automatic` does not use hardware (at creation, or since a
     /// mid-stream failure); `nil` when it does or when software was asked for.
-    public private(set) var fallbackReason: String?
+    public internal(set) var fallbackReason: String?
     /// Mid-stream switches from a failing hardware encoder to software (under
     /// `.automatic` only), with the frame and the reason. After a switch the
     /// session continues in software from the first frame it had not
@@ -109,39 +83,41 @@ public final class CompressionSession {
     /// anchor picture waits for the B-pictures that precede it, which the
     /// encoder issues right after it). Decode times restart with the software
     /// encoder's at the switch.
-    public private(set) var fallbacks: [EncoderFallback] = []
+    public internal(set) var fallbacks: [EncoderFallback] = []
     /// Presentation times of frames the encoder took but never returned.
-    public private(set) var droppedFrames: [MediaTime] = []
+    public internal(set) var droppedFrames: [MediaTime] = []
 
     /// Ticks per second of the timestamps the backends see.
     static let backendTimescale: Int32 = 90_000
 
-    private var engine: (any EncoderBackend)?
+    var engine: (any EncoderBackend)?
     /// What the backends were opened with (a fallback opens software with it).
-    private let configuration: EncoderConfiguration
+    let configuration: EncoderConfiguration
     /// Whether a hardware failure may switch the session to software: the
     /// caller asked for `.automatic` and hardware is in use.
-    private var mayFallBack: Bool
-    private var framesSubmitted = 0
-    private let codedFormat: PixelFormat
-    private let defaultDuration: MediaTime
-    private var lastPTS: MediaTime?
-    private var lastTicks: Int64?
-    private var outputTimescale: Int32?
+    var mayFallBack: Bool
+    var framesSubmitted = 0
+    /// Samples handed to the caller (``statistics``' `encoded`).
+    var samplesReturned = 0
+    let codedFormat: PixelFormat
+    let defaultDuration: MediaTime
+    var lastPTS: MediaTime?
+    var lastTicks: Int64?
+    var outputTimescale: Int32?
     /// Frames given to the backend and not yet returned, by backend pts.
-    private var pending: [Int64: PendingFrame] = [:]
+    var pending: [Int64: PendingFrame] = [:]
     /// Samples a hardware encoder under `.automatic` returned that the caller
     /// has not received yet: a sample is released only once no frame
     /// presented before it is still inside the encoder (with B-frames, an
     /// anchor picture waits for the B-pictures before it), so a fallback
     /// encodes a whole reordering group again and the stream has no gap and
     /// no repeat in presentation order.
-    private var unreleased: [(ticks: Int64, entry: PendingFrame, sample: CompressedSample)] = []
-    private var previousTicks: Int64?
-    private var lastDuration: MediaTime?
-    private var keyFrameRequested = false
-    private var finished = false
-    private let inputConverter: InputConverter
+    var unreleased: [(ticks: Int64, entry: PendingFrame, sample: CompressedSample)] = []
+    var previousTicks: Int64?
+    var lastDuration: MediaTime?
+    var keyFrameRequested = false
+    var finished = false
+    let inputConverter: InputConverter
 
     /// Creates a session and opens its encoder.
     ///
@@ -182,40 +158,7 @@ public final class CompressionSession {
             frameRate: properties.frameRateFraction, keyFrameInterval: properties.resolvedKeyFrameInterval,
             pixelFormat: codedFormat)
 
-        var reason: String? = nil
-        var engine: (any EncoderBackend)? = nil
-        switch encoder {
-        case .software:
-            break
-        case .hardware, .vaapi:
-            guard let hardwareFactory else {
-                throw .unavailable("hardware encoding: no hardware encoder backend is built into this library")
-            }
-            var device: String? = nil
-            if case .vaapi(let path) = encoder { device = path }
-            engine = try hardwareFactory(configuration, device)
-        case .nvdec:
-            throw .unsupported(
-                "nvdec: NVDEC only decodes and CodecSessions has no NVENC encoder; encode with .software, .vaapi or "
-                    + ".automatic")
-        case .automatic:
-            if let hardwareFactory {
-                do throws(MediaError) {
-                    engine = try hardwareFactory(configuration, nil)
-                } catch {
-                    reason = error.message
-                }
-            } else {
-                reason = "no hardware encoder backend is built into this library"
-            }
-        }
-        let chosen: any EncoderBackend
-        if let engine {
-            chosen = engine
-        } else {
-            chosen = try EncoderBackends.software(configuration)
-        }
-
+        let (chosen, reason) = try Self.makeEncoder(encoder, configuration, hardwareFactory: hardwareFactory)
         formatDescription = try Self.description(codec, chosen.parameterSets, properties: properties)
         if let limit = properties.maxFrameDelayCount, chosen.maxFrameDelayCount > limit {
             throw .invalidArgument(
@@ -238,40 +181,6 @@ public final class CompressionSession {
         self.defaultDuration = MediaTime(value: Int64(rate.denominator), timescale: Int32(rate.numerator))
     }
 
-    /// The description of an encoder's parameter sets; in low-latency mode an
-    /// H.264 SPS says the stream has no reordering (``FormatDescription/withoutReordering()``);
-    /// it carries the HDR10 metadata the encoder writes as SEI; and for Constrained High it carries `constraint_set4_flag` and
-    /// `constraint_set5_flag` (the constraint byte follows `profile_idc`; the
-    /// bytes before it are not zero, so no emulation prevention changes).
-    private static func description(
-        _ codec: CodecType, _ parameterSets: [[UInt8]], properties: CompressionProperties
-    ) throws(MediaError) -> FormatDescription {
-        var description: FormatDescription
-        switch codec {
-        case .h264:
-            var sets = parameterSets
-            if properties.profile == .constrainedHigh {
-                for index in sets.indices where sets[index].count > 3 && sets[index][0] & 0x1F == 7 {
-                    sets[index][2] |= 0x08 | 0x04
-                }
-            }
-            description = try FormatDescription(h264ParameterSets: sets)
-            if properties.lowLatency { description = try description.withoutReordering() }
-        case .hevc:
-            description = try FormatDescription(hevcParameterSets: parameterSets)
-        }
-        // Every backend that accepts `hdr10` writes it as SEI (the others
-        // refuse it), so the description states what the stream carries.
-        description.hdr10 = properties.hdr10
-        return description
-    }
-
-    /// The most frames the encoder in use holds before it returns one (0:
-    /// one frame in, one out): x264's own count; for x265 its look-ahead,
-    /// B-frames and frame threads; for VA-API the B-frames and the packet
-    /// libavcodec keeps back outside low-latency mode.
-    public var maxFrameDelayCount: Int { engine?.maxFrameDelayCount ?? 0 }
-
     /// The frame rate of the base temporal layer (VideoToolbox's
     /// `BaseLayerFrameRate`): ``CompressionProperties/expectedFrameRate``
     /// (30 when unset) × ``CompressionProperties/baseLayerFrameRateFraction``;
@@ -280,66 +189,6 @@ public final class CompressionSession {
         guard let bFrames = properties.baseLayerBFrames else { return nil }
         let rate = properties.frameRateFraction
         return Double(rate.numerator) / Double(rate.denominator) / Double(bFrames + 1)
-    }
-
-    /// The pixel formats ``encode(_:pts:duration:options:)`` accepts: the
-    /// coded format (``CompressionProperties/pixelFormat``), its semi-planar
-    /// form too when that is I420 (NV12) or I010 (P010), and BGRA, which is
-    /// converted first.
-    public var acceptedPixelFormats: [PixelFormat] {
-        switch codedFormat {
-        case .i420: [.i420, .nv12, .bgra]
-        case .i010: [.i010, .p010, .bgra]
-        default: [codedFormat, .bgra]
-        }
-    }
-
-    /// A pool of buffers of the session's size in `format` (the first
-    /// accepted format by default), so frames can be filled without copies.
-    public func makePixelBufferPool(format: PixelFormat? = nil, capacity: Int = 8) throws(MediaError)
-        -> PixelBufferPool
-    {
-        let format = format ?? acceptedPixelFormats[0]
-        guard acceptedPixelFormats.contains(format) else {
-            throw .invalidArgument(
-                "pixel format \(format): this session takes \(acceptedPixelFormats.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
-        return try PixelBufferPool(width: width, height: height, format: format, capacity: capacity)
-    }
-
-    /// Checks that `frame` suits this session and that `pts` comes after the
-    /// last one; returns the backend timestamp.
-    func check(_ frame: PixelBuffer, pts: MediaTime) throws(MediaError) -> Int64 {
-        try Self.check(
-            frame, pts: pts, after: lastPTS, width: width, height: height, formats: acceptedPixelFormats)
-        let ticks = pts.converted(toTimescale: Self.backendTimescale).value
-        if let lastTicks, ticks <= lastTicks {
-            throw MediaError(
-                .invalidTimestamp, "pts \(pts) is less than 1/\(Self.backendTimescale) s after the previous frame")
-        }
-        return ticks
-    }
-
-    /// The checks both sessions make before a frame is queued or encoded:
-    /// its size, its pixel format, and a valid `pts` later than `lastPTS`.
-    static func check(
-        _ frame: PixelBuffer, pts: MediaTime, after lastPTS: MediaTime?, width: Int, height: Int,
-        formats: [PixelFormat]
-    ) throws(MediaError) {
-        guard frame.width == width, frame.height == height else {
-            throw .invalidArgument(
-                "frame size \(frame.width)x\(frame.height): this session encodes \(width)x\(height) frames")
-        }
-        guard formats.contains(frame.format) else {
-            throw .unsupported(
-                "pixel format \(frame.format): this session takes \(formats.map(\.rawValue).joined(separator: ", ")); "
-                    + "convert with PixelTransfer")
-        }
-        guard pts.isValid else { throw MediaError(.invalidTimestamp, "pts is invalid; every frame needs one") }
-        if let lastPTS, pts <= lastPTS {
-            throw MediaError(.invalidTimestamp, "pts \(pts) does not come after the previous frame's pts \(lastPTS)")
-        }
     }
 
     /// Encodes one frame and returns the samples that are complete, in
@@ -399,44 +248,12 @@ public final class CompressionSession {
         return try samples(from: frames)
     }
 
-    /// Replaces the failed hardware encoder by software: encodes again, from
-    /// a forced keyframe, every frame the hardware had not returned (the
-    /// current one included), under a new format description when the
-    /// software encoder's parameter sets differ.
-    private func fallBackToSoftware(after error: MediaError) throws(MediaError) -> [CompressedSample] {
-        let failed = backend
-        let software = try EncoderBackends.software(configuration)
-        let description = try Self.description(codec, software.parameterSets, properties: properties)
-        // Frames inside the hardware and hardware samples not yet released
-        // are all encoded again, in presentation order.
-        for (ticks, entry, _) in unreleased { pending[ticks] = entry }
-        unreleased.removeAll()
-        let held = pending.sorted { $0.key < $1.key }
-        let reason = "\(failed) failed: \(error.message)"
-        fallbacks.append(
-            EncoderFallback(
-                frameIndex: framesSubmitted - held.count, pts: held.first?.value.pts ?? lastPTS ?? .zero,
-                reason: reason))
-        engine = software
-        mayFallBack = false
-        backend = software.name
-        backendInUse = software.backendInUse
-        fallbackReason = reason + "; continuing in software"
-        formatDescription = description
-        var frames: [EncodedFrame] = []
-        for (index, (ticks, entry)) in held.enumerated() {
-            guard let input = entry.retained else {
-                throw .backendFailure("\(reason); frame at pts \(entry.pts) was not kept and cannot be encoded again")
-            }
-            pending[ticks]?.retained = nil
-            frames += try software.encode(input, pts: ticks, forceKeyFrame: index == 0)
-        }
-        return try samples(from: frames)
-    }
-
-    /// Drains the encoder: returns every sample still inside it, in decode
-    /// order. Frames that never came out are added to ``droppedFrames``.
-    /// The session takes no more frames afterwards.
+    /// Ends the stream: drains the encoder and returns every sample still
+    /// inside it, in decode order. This is what `finish()` means on every
+    /// session, encoding or decoding: nothing stays inside, and what never
+    /// came out is accounted for — here each frame the encoder took but never
+    /// returned is added to ``droppedFrames``. A compression session takes no
+    /// more frames afterwards.
     public func finish() throws(MediaError) -> [CompressedSample] {
         let engine = try activeEngine()
         finished = true
@@ -448,6 +265,7 @@ public final class CompressionSession {
             result += try samples(from: try self.engine!.finish())
         }
         result += unreleased.map(\.sample)  // the encoder is drained: nothing before them can come out
+        samplesReturned += unreleased.count
         unreleased.removeAll()
         droppedFrames.append(contentsOf: pending.values.map(\.pts).sorted())
         pending.removeAll()
@@ -497,77 +315,11 @@ public final class CompressionSession {
     /// discarded (call ``finish()`` first to keep them).
     public func invalidate() { engine = nil }
 
-    private func activeEngine() throws(MediaError) -> any EncoderBackend {
+    func activeEngine() throws(MediaError) -> any EncoderBackend {
         guard let engine else { throw MediaError(.invalidated, "the compression session was invalidated") }
         guard !finished else {
             throw MediaError(.invalidated, "the compression session was finished; create a new one to encode more")
         }
         return engine
-    }
-
-    private func samples(from frames: [EncodedFrame]) throws(MediaError) -> [CompressedSample] {
-        let converted = try convert(frames)
-        guard mayFallBack else { return converted.map(\.sample) }
-        unreleased += converted
-        let oldestInside = pending.keys.min()
-        var count = 0
-        while count < unreleased.count, oldestInside.map({ unreleased[count].ticks < $0 }) ?? true { count += 1 }
-        let released = unreleased.prefix(count).map(\.sample)
-        unreleased.removeFirst(count)
-        return released
-    }
-
-    private func convert(_ frames: [EncodedFrame]) throws(MediaError) -> [(
-        ticks: Int64, entry: PendingFrame, sample: CompressedSample
-    )] {
-        var result: [(ticks: Int64, entry: PendingFrame, sample: CompressedSample)] = []
-        result.reserveCapacity(frames.count)
-        for frame in frames {
-            guard let entry = pending.removeValue(forKey: frame.pts) else {
-                throw .backendFailure("\(backend): returned a picture with pts \(frame.pts), which was never submitted")
-            }
-            var duration = entry.duration
-            if !duration.isValid {
-                duration = entry.nextPTS.map { $0 - entry.pts } ?? lastDuration ?? defaultDuration
-            }
-            lastDuration = duration
-            let data = try stripParameterSets(frame.data)
-            var sample = CompressedSample(
-                data: data, formatDescription: formatDescription, pts: entry.pts, dts: decodeTime(frame.dts),
-                duration: duration, isKeyframe: frame.isKeyframe, dependsOnOthers: frame.dependsOnOthers)
-            sample.encoderPSNR = frame.psnr
-            result.append((frame.pts, entry, sample))
-        }
-        return result
-    }
-
-    /// The decode time in the caller's timescale when it converts exactly.
-    private func decodeTime(_ ticks: Int64) -> MediaTime {
-        let time = MediaTime(value: ticks, timescale: Self.backendTimescale)
-        if let outputTimescale {
-            let converted = time.converted(toTimescale: outputTimescale)
-            if converted == time { return converted }
-        }
-        return time
-    }
-
-    /// Removes parameter sets and access unit delimiters from a
-    /// length-prefixed access unit (they belong in the format description,
-    /// ISO/IEC 14496-15 5.3.2 / 8.3.2); SEI and slices stay.
-    private func stripParameterSets(_ data: [UInt8]) throws(MediaError) -> [UInt8] {
-        let ranges = try LengthPrefixed.nalUnitRanges(in: data, lengthSize: 4, codec: codec)
-        let kept = ranges.filter { range in
-            let header = data[range.lowerBound]
-            switch codec {
-            case .h264:
-                let type = H264NALUnitType(rawValue: header)
-                return !type.isParameterSet && type != .accessUnitDelimiter
-            case .hevc:
-                let type = HEVCNALUnitType(rawValue: header >> 1)
-                return !type.isParameterSet && type != .accessUnitDelimiter
-            }
-        }
-        if kept.count == ranges.count { return data }
-        return try LengthPrefixed.write(kept.map { data[$0] }, lengthSize: 4)
     }
 }

@@ -14,6 +14,7 @@ public struct EncoderPropertyInfo: Sendable, Hashable {
 
     /// The ``CompressionProperties`` member (`"averageBitRate"`).
     public var name: String
+    /// The kind of value it takes.
     public var type: ValueType
     /// Whether it may be set before the session opens (every property listed may).
     public var isSettable: Bool
@@ -21,10 +22,12 @@ public struct EncoderPropertyInfo: Sendable, Hashable {
     public var isSettableWhileEncoding: Bool
     /// The smallest and largest value, for numbers.
     public var minimum: Double?
+    /// The largest value, for numbers (see ``minimum``).
     public var maximum: Double?
     /// The values allowed, for strings and enumerations.
     public var allowedValues: [String]?
 
+    /// A description with the given values.
     public init(
         name: String, type: ValueType, isSettableWhileEncoding: Bool = false, minimum: Double? = nil,
         maximum: Double? = nil, allowedValues: [String]? = nil

@@ -104,6 +104,7 @@ package final class Demuxer {
     package init(path: String) throws(MediaError) {
         let packet = try LibavPacket()
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        HardwareLog.installLogCallback()
         let opened = avformat_open_input(&context, path, nil, nil)
         guard opened >= 0, let context else {
             throw Libav.error(opened, while: "opening '\(path)'")
@@ -145,6 +146,7 @@ package final class Demuxer {
     ) throws(MediaError) {
         _ = Libav.networkReady
         let packet = try LibavPacket()
+        HardwareLog.installLogCallback()
         guard var context = avformat_alloc_context() else {
             throw MediaError(.outOfMemory, "avformat_alloc_context failed")
         }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import MediaCore
 
 #if canImport(Glibc)
     import Glibc
@@ -16,20 +17,26 @@ import CFFmpeg
 /// messages (forwarded by libavutil's VA-API device) all log on the thread
 /// that called into libavcodec.
 ///
-/// The first capture installs a process-wide `av_log` callback (libavutil
-/// offers no other hook) that passes every message on to
-/// `av_log_default_callback`, so FFmpeg's own output does not change; an
-/// application that installs its own callback afterwards turns the capture
-/// off, and errors then carry libavcodec's return code only.
+/// The first capture, or the first FFmpeg object NativeCodecs makes
+/// (``installLogCallback()``), installs a process-wide `av_log` callback
+/// (libavutil offers no other hook) that passes every line at or above
+/// `av_log_get_level()` to MediaCore's ``CodecLog`` handler instead of
+/// standard error; an application that installs its own callback afterwards
+/// turns the capture and the forwarding off, and errors then carry
+/// libavcodec's return code only.
 package enum HardwareLog {
     /// The per-thread slot holding the capture in progress (a retained ``Lines``).
     private static let slot: pthread_key_t = {
         var key = pthread_key_t()
         let created = pthread_key_create(&key, nil)
         precondition(created == 0, "pthread_key_create failed: \(created)")
-        CFFmpeg_install_hardware_log_callback()
+        CFFmpeg_install_log_callback()
         return key
     }()
+
+    /// Installs the `av_log` callback (once; later calls do nothing), so that
+    /// FFmpeg's lines go to ``CodecLog`` rather than standard error.
+    package static func installLogCallback() { _ = slot }
 
     /// The lines of one capture.
     final class Lines {
@@ -74,14 +81,30 @@ package enum HardwareLog {
     }
 }
 
-/// Receives each line at `AV_LOG_ERROR` or worse from the shim's `av_log`
-/// callback (`CFFmpeg_hardware_log_callback`, which has already passed the
-/// message on to `av_log_default_callback`) and keeps it when this thread is
-/// capturing. It lives in this module, the only one that imports CFFmpeg, so
-/// the C shim calls no higher module.
-@_cdecl("CodecSessions_hardwareLogLine")
-func hardwareLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
-    guard let line, let lines = HardwareLog.current() else { return }
+/// Receives each line FFmpeg logs from the shim's `av_log` callback
+/// (`CFFmpeg_log_callback`): keeps it when it is an error and this thread is
+/// capturing, and hands it to ``CodecLog`` with its level and the name of the
+/// codec or format that logged it. It lives in this module, the only one
+/// that imports CFFmpeg, so the C shim calls no higher module.
+@_cdecl("CodecSessions_libavLogLine")
+func libavLogLine(_ level: Int32, _ name: UnsafePointer<CChar>?, _ line: UnsafePointer<CChar>?) {
+    guard let line else { return }
+    let capture = level <= CFFmpeg_AV_LOG_ERROR() ? HardwareLog.current() : nil
+    let handler = CodecLog.handler
+    // Nobody listens: no text is made.
+    guard capture != nil || handler != nil else { return }
     let message = HardwareLog.message(of: String(cString: line))
-    if !message.isEmpty { lines.lines.append(message) }
+    guard !message.isEmpty else { return }
+    capture?.lines.append(message)
+    guard let handler else { return }
+    let logLevel: LogLevel =
+        switch level {
+        case ...CFFmpeg_AV_LOG_ERROR(): .error
+        case ...CFFmpeg_AV_LOG_WARNING(): .warning
+        case ...CFFmpeg_AV_LOG_INFO(): .info
+        default: .debug
+        }
+    handler(
+        LogMessage(
+            level: logLevel, subsystem: name.map { "ffmpeg." + String(cString: $0) } ?? "ffmpeg", message: message))
 }

@@ -52,6 +52,7 @@ package final class LibavcodecDecoder {
         guard let decoder = avcodec_find_decoder(id) else {
             throw .unavailable("libavcodec has no \(codec) decoder")
         }
+        HardwareLog.installLogCallback()
         guard var context = Optional(avcodec_alloc_context3(decoder)), let allocated = context else {
             throw MediaError(.outOfMemory, "avcodec_alloc_context3 failed")
         }

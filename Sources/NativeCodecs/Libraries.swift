@@ -33,6 +33,7 @@ package enum NativeLibraries {
         guard let decoder = avcodec_find_decoder(codecID(codec)) else {
             return "libavcodec \(Libav.versionText(avcodec_version())) was built without a \(codec) decoder"
         }
+        HardwareLog.installLogCallback()
         guard let context = avcodec_alloc_context3(decoder) else { return "avcodec_alloc_context3: out of memory" }
         var owned: UnsafeMutablePointer<AVCodecContext>? = context
         defer { avcodec_free_context(&owned) }

@@ -71,6 +71,7 @@ package final class Muxer {
     package init(path: String, formatName: String) throws(MediaError) {
         let packet = try LibavPacket()
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        HardwareLog.installLogCallback()
         let allocated = avformat_alloc_output_context2(&context, nil, formatName, path)
         guard allocated >= 0, let context else {
             throw Libav.error(allocated, while: "creating a \(formatName) muxer for '\(path)'")
@@ -105,6 +106,7 @@ package final class Muxer {
         _ = Libav.networkReady
         let packet = try LibavPacket()
         var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        HardwareLog.installLogCallback()
         let allocated = avformat_alloc_output_context2(&context, nil, formatName, url)
         guard allocated >= 0, let context else {
             throw Libav.error(allocated, while: "creating a \(formatName) muxer for '\(url)'")

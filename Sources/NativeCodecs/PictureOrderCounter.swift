@@ -22,6 +22,7 @@ package final class PictureOrderCounter {
         guard let parser = av_parser_init(Int32(NativeLibraries.codecID(codec).rawValue)) else {
             throw .unavailable("libavcodec has no \(codec) parser")
         }
+        HardwareLog.installLogCallback()
         guard let context = avcodec_alloc_context3(nil) else {
             av_parser_close(parser)
             throw MediaError(.outOfMemory, "avcodec_alloc_context3 failed")

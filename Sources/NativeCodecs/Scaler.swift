@@ -45,6 +45,7 @@ package final class Scaler {
         // Accurate rounding and full chroma interpolation keep RGB conversions
         // close to the exact BT.601 result.
         flags |= CFFmpeg_SWS_ACCURATE_RND() | CFFmpeg_SWS_FULL_CHR_H_INT()
+        HardwareLog.installLogCallback()
         guard
             let context = sws_getContext(
                 Int32(key.sourceWidth), Int32(key.sourceHeight), key.sourceFormat.avPixelFormat,

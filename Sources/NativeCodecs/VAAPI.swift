@@ -58,12 +58,24 @@ private final class LibvaMessages {
     var lines: [String] = []
 }
 
-private let libvaMessageCallback: VAMessageCallback = { context, message in
+/// Keeps one libva message and hands it to ``CodecLog`` (subsystem "libva").
+private func collectLibvaMessage(
+    _ context: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?, level: LogLevel
+) {
     guard let context, let message else { return }
     let sink = Unmanaged<LibvaMessages>.fromOpaque(context).takeUnretainedValue()
     var text = String(cString: message)
     while text.last == "\n" { text.removeLast() }
     sink.lines.append(text)
+    CodecLog.log(level, subsystem: "libva", text)
+}
+
+private let libvaErrorCallback: VAMessageCallback = { context, message in
+    collectLibvaMessage(context, message, level: .error)
+}
+
+private let libvaInfoCallback: VAMessageCallback = { context, message in
+    collectLibvaMessage(context, message, level: .info)
 }
 
 /// One opened DRM device and its initialized `VADisplay`; `deinit` terminates
@@ -94,8 +106,8 @@ package final class VAAPIDisplay {
         }
         let messages = LibvaMessages()
         let context = Unmanaged.passUnretained(messages).toOpaque()
-        _ = vaSetErrorCallback(display, libvaMessageCallback, context)
-        _ = vaSetInfoCallback(display, libvaMessageCallback, context)
+        _ = vaSetErrorCallback(display, libvaErrorCallback, context)
+        _ = vaSetInfoCallback(display, libvaInfoCallback, context)
         var major: Int32 = 0
         var minor: Int32 = 0
         let status = vaInitialize(display, &major, &minor)

@@ -2,6 +2,9 @@ import CX264
 import FormatConv
 import MediaCore
 
+// Over 400 lines on purpose: x264_param_t is filled from the settings field by
+// field in one place, next to the calls that use it.
+
 #if canImport(Glibc)
     import Glibc
 #endif

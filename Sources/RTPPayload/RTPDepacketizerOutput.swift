@@ -19,6 +19,7 @@ public struct RTPLossEvent: Sendable, Hashable {
     /// How many consecutive packets are missing.
     public var count: Int
 
+    /// An event with the given values.
     public init(firstSequenceNumber: UInt16, count: Int) {
         self.firstSequenceNumber = firstSequenceNumber
         self.count = count
@@ -28,8 +29,11 @@ public struct RTPLossEvent: Sendable, Hashable {
 /// Why the depacketizer dropped a packet or an access unit: an extensible
 /// set of kinds to match on (``RTPDropReport/reason``), beside the words.
 public struct RTPDropReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The reason's name (`"packetLoss"`).
     public var rawValue: String
+    /// The reason named `rawValue`.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The name.
     public var description: String { rawValue }
 
     // Access units.
@@ -88,6 +92,7 @@ public struct RTPDropReport: Sendable, Hashable, CustomStringConvertible {
     /// could not be read).
     public var nalUnitCount: Int
 
+    /// "reason: message".
     public var description: String { "\(reason): \(message)" }
 }
 

@@ -1,3 +1,5 @@
+import MediaCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -31,6 +33,13 @@ let commands: [String: ([String]) -> Int32] = [
     "stream": runStream,
     "demo": runDemo,
 ]
+
+// The library writes nothing to standard error itself; the tool prints
+// FFmpeg's lines there, as FFmpeg's own logger did (the sessions' messages are
+// in the tool's own reports).
+CodecLog.handler = { message in
+    if message.subsystem.hasPrefix("ffmpeg") { writeError("[\(message.subsystem)] \(message.message)\n") }
+}
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {

@@ -82,6 +82,53 @@ import Testing
         #expect(session.drops.allSatisfy { $0.reason.contains("flush") })
     }
 
+    /// What the synchronous session offers, on the asynchronous one:
+    /// `frameFilter` (only the keyframes come out, exactly as ffmpeg decodes
+    /// them) and `recoveries` after `reportLoss`.
+    @Test func frameFilterAndRecoveriesAsOnTheSynchronousSession() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try TestStreams.make(
+            "aoptions", in: directory, codec: .h264, frames: 30,
+            encoderArgs: ["-bf", "0", "-g", "10", "-sc_threshold", "0"])
+        let samples = try TestStreams.samples(ofFile: path, codec: .h264)
+        let expected = try ffmpegFrameMD5(path: path, everyFrame: true, pixelFormat: "yuv420p")
+        #expect(samples.map(\.isKeyframe).enumerated().filter { $0.element }.map(\.offset) == [0, 10, 20])
+        func collect(_ session: AsyncDecompressionSession) -> Task<[DecodedFrame], any Error> {
+            Task {
+                var frames: [DecodedFrame] = []
+                for try await frame in session.frames { frames.append(frame) }
+                return frames
+            }
+        }
+
+        let filtered = try AsyncDecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, threadCount: 1)
+        filtered.frameFilter = .keyframes
+        #expect(filtered.frameFilter == .keyframes)
+        let keyframes = collect(filtered)
+        for sample in samples { try await filtered.decode(sample) }
+        await filtered.finish()
+        #expect(try await keyframes.value.map { md5Hex($0.pixelBuffer) } == [expected[0], expected[10], expected[20]])
+        #expect(filtered.statistics == DecodeStatistics(submitted: 30, decoded: 3, dropped: 27))
+        #expect(filtered.drops.filter { $0.kind == .filtered }.count == 27)
+
+        // Samples 13 and 14 never arrive: the loss is reported in their place.
+        let lossy = try AsyncDecompressionSession(
+            formatDescription: samples[0].formatDescription, decoder: .software, threadCount: 1)
+        let frames = collect(lossy)
+        for sample in samples[0..<13] { try await lossy.decode(sample) }
+        try await lossy.reportLoss("packets lost")
+        for sample in samples[15...] { try await lossy.decode(sample) }
+        await lossy.finish()
+        #expect(try await frames.value.map { md5Hex($0.pixelBuffer) } == Array(expected[0..<13] + expected[20...]))
+        let recoveries = lossy.recoveries
+        #expect(recoveries.count == 1)
+        #expect(recoveries.first?.pts == samples[20].pts)
+        // Samples 15 to 19 waited for the keyframe.
+        #expect(recoveries.first?.droppedSamples == 5)
+    }
+
     @Test func queueDepthIsCheckedLikeTheEncoder() throws {
         let encoder = try CompressionSession(width: 160, height: 120, codec: .h264, encoder: .software)
         #expect(throws: MediaError.invalidArgument("queueDepth 0: must be from 1 to 1024")) {

@@ -266,6 +266,32 @@ import Testing
         #expect(samples.contains { $0.dependsOnOthers })
     }
 
+    /// The encoder's twin of `DecodeStatistics`: after every call the counts
+    /// add up, `encoded` is the number of samples this test received, and at
+    /// the end every frame is encoded.
+    @Test(arguments: [CodecType.h264, .hevc])
+    func statisticsAccountForEveryFrame(codec: CodecType) throws {
+        let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 20)
+        let session = try CompressionSession(
+            width: Self.width, height: Self.height, codec: codec, encoder: .software,
+            properties: Self.properties { $0.maxBFrames = 3 })
+        var received = 0
+        var held = 0
+        for index in 0..<20 {
+            received += try session.encode(clip.frame(at: index), pts: clip.presentationTime(ofFrame: index)).count
+            let statistics = session.statistics
+            #expect(statistics.submitted == index + 1)
+            #expect(statistics.encoded == received)
+            #expect(statistics.dropped == 0)
+            #expect(statistics.pending == index + 1 - received)
+            held = max(held, statistics.pending)
+        }
+        #expect(held > 0, "the encoder held no frame back: the test would not see pending frames")
+        received += try session.finish().count
+        #expect(received == 20)
+        #expect(session.statistics == EncodeStatistics(submitted: 20, encoded: 20))
+    }
+
     @Test(arguments: [CodecType.h264, .hevc])
     func withoutReorderingOutputIsInPresentationOrder(codec: CodecType) throws {
         let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 20)

@@ -1,3 +1,7 @@
+// Over 400 lines on purpose: the assembler is one state machine (append,
+// NAL units, emit, compaction) over private state; the access unit boundary
+// rules are in AccessUnitAssembler+Boundary.swift.
+
 /// What ``AccessUnitAssembler`` produces.
 public enum AssemblerOutput: Sendable {
     /// A complete access unit in length-prefixed form.
@@ -64,6 +68,7 @@ public struct AccessUnitAssembler: Sendable {
     /// largest coded picture of an 8K stream at high quality.
     public static let defaultMaximumAccessUnitSize = 64 << 20
 
+    /// The stream's codec.
     public let codec: CodecType
     /// The most bytes one access unit in progress may hold (see the type's notes).
     public let maximumAccessUnitSize: Int

@@ -49,6 +49,7 @@ public enum AnnexB {
         /// Where the start code begins: `range.lowerBound - startCodeLength`.
         public var startCodeOffset: Int { range.lowerBound - startCodeLength }
 
+        /// A location with the given values.
         public init(range: Range<Int>, startCodeLength: Int) {
             self.range = range
             self.startCodeLength = startCodeLength
@@ -66,11 +67,13 @@ public enum AnnexB {
         /// The buffer being scanned.
         public let bytes: [UInt8]
 
+        /// Walks the NAL units of ``bytes`` in order.
         public struct Iterator: IteratorProtocol {
             let bytes: [UInt8]
             /// The offset of the next `00 00 01` to consider, or `bytes.count`.
             var nextStartCode: Int?
 
+            /// The next NAL unit, or nil after the last.
             public mutating func next() -> NALUnitLocation? {
                 bytes.withUnsafeBytes { buffer in
                     var startCode = nextStartCode ?? AnnexB.findStartCode(in: buffer, from: 0)
@@ -88,6 +91,7 @@ public enum AnnexB {
             }
         }
 
+        /// An iterator from the first NAL unit.
         public func makeIterator() -> Iterator { Iterator(bytes: bytes, nextStartCode: nil) }
     }
 

@@ -45,6 +45,7 @@ public struct AnnexBWriter: Sendable {
     /// that the per-sample check copies no description).
     private var lastWritten: (codec: CodecType, record: [UInt8])?
 
+    /// A writer that puts parameter sets in the stream as `policy` says, with access unit delimiters when asked.
     public init(policy: ParameterSetPolicy = .beforeEveryKeyframe, insertAccessUnitDelimiters: Bool = false) {
         self.policy = policy
         self.insertAccessUnitDelimiters = insertAccessUnitDelimiters

@@ -26,6 +26,7 @@ public struct CompressedSample: Sendable {
     /// VideoToolbox's `CalculateMeanSquaredError`); nil otherwise.
     public var encoderPSNR: PictureQuality.PSNR?
 
+    /// A sample with the given values.
     public init(
         data: [UInt8], formatDescription: FormatDescription, pts: MediaTime, dts: MediaTime,
         duration: MediaTime, isKeyframe: Bool, dependsOnOthers: Bool = true

@@ -147,11 +147,13 @@ public struct FormatDescription: Sendable, Hashable {
         return parameterSets[index]
     }
 
+    /// Whether two descriptions have the same codec, decoder configuration record and HDR10 metadata.
     public static func == (lhs: FormatDescription, rhs: FormatDescription) -> Bool {
         (lhs.storage === rhs.storage || (lhs.codec == rhs.codec && lhs.record == rhs.record))
             && lhs.hdr10 == rhs.hdr10
     }
 
+    /// Hashes what `==` compares: the codec, the record and the HDR10 metadata.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(codec)
         hasher.combine(record)
@@ -172,6 +174,7 @@ public struct VideoSignalType: Sendable, Hashable {
     /// `matrix_coefficients` (Table E-5); 2 (unspecified) when not described.
     public var matrixCoefficients: Int
 
+    /// A description with the given values.
     public init(
         videoFormat: Int = 5, fullRange: Bool = false, colorPrimaries: Int = 2, transferCharacteristics: Int = 2,
         matrixCoefficients: Int = 2

@@ -26,6 +26,7 @@ public struct ParameterSetStore: Sendable, Hashable {
     /// The SPS id most recently stored or changed.
     public private(set) var lastUpdatedSequenceParameterSetID: Int?
 
+    /// An empty store for `codec`, describing samples with `nalUnitHeaderLength`-byte lengths.
     public init(codec: CodecType, nalUnitHeaderLength: Int = 4) {
         self.codec = codec
         self.nalUnitHeaderLength = nalUnitHeaderLength

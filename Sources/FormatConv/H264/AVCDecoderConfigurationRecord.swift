@@ -9,13 +9,19 @@ public struct AVCDecoderConfigurationRecord: Sendable, Hashable {
     /// Main, Extended); every other profile gets it.
     public static let profilesWithoutExtension: Set<Int> = [66, 77, 88]
 
+    /// `configurationVersion` (1).
     public var configurationVersion: Int = 1
+    /// `AVCProfileIndication`: `profile_idc` of the SPS.
     public var AVCProfileIndication: Int
+    /// `profile_compatibility` (ISO/IEC 14496-15 5.3.3.1.2).
     public var profile_compatibility: Int
+    /// `AVCLevelIndication`: `level_idc` of the SPS.
     public var AVCLevelIndication: Int
     /// The sample length-prefix size minus one (0, 1 or 3; 2 is not usable).
     public var lengthSizeMinusOne: Int
+    /// The SPS NAL units, each with its header.
     public var sequenceParameterSets: [[UInt8]]
+    /// The PPS NAL units, each with its header.
     public var pictureParameterSets: [[UInt8]]
     /// The High-profile extension; nil when absent or cut short.
     public var highProfileExtension: HighProfileExtension?
@@ -29,14 +35,19 @@ public struct AVCDecoderConfigurationRecord: Sendable, Hashable {
 
     /// The extension after the PPS array for profiles other than 66/77/88.
     public struct HighProfileExtension: Sendable, Hashable {
+        /// `chroma_format` (ISO/IEC 14496-15 5.3.3.1.2).
         public var chroma_format: Int
+        /// `bit_depth_luma_minus8` (ISO/IEC 14496-15 5.3.3.1.2).
         public var bit_depth_luma_minus8: Int
+        /// `bit_depth_chroma_minus8` (ISO/IEC 14496-15 5.3.3.1.2).
         public var bit_depth_chroma_minus8: Int
+        /// The SPS extension NAL units, each with its header.
         public var sequenceParameterSetExtensions: [[UInt8]]
         /// Reserved bits above chroma_format (6), bit_depth_luma_minus8 (5) and
         /// bit_depth_chroma_minus8 (5), as found.
         public var reservedBits: [UInt8] = [0b11_1111, 0b1_1111, 0b1_1111]
 
+        /// Fields with the given values.
         public init(
             chroma_format: Int, bit_depth_luma_minus8: Int, bit_depth_chroma_minus8: Int,
             sequenceParameterSetExtensions: [[UInt8]] = []

@@ -4,6 +4,7 @@
 /// is representable, including the reserved and unspecified ones, so a
 /// scanner never has to reject a stream just because a type is new to it.
 public struct H264NALUnitType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The `nal_unit_type`, 0 to 31.
     public var rawValue: UInt8
     /// Masks `rawValue` to the 5 bits of `nal_unit_type`.
     public init(rawValue: UInt8) { self.rawValue = rawValue & 0x1F }
@@ -76,6 +77,7 @@ public struct H264NALUnitType: RawRepresentable, Sendable, Hashable, CustomStrin
         }
     }
 
+    /// "IDR (5)".
     public var description: String { "\(name) (\(rawValue))" }
 
     /// Whether the type is a VCL NAL unit of the primary coded picture

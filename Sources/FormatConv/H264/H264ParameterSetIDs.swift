@@ -1,7 +1,9 @@
 /// The leading fields of an H.264 picture parameter set (H.264 7.3.2.2):
 /// its own id and the id of the SPS it refers to.
 public struct H264PictureParameterSetIDs: Sendable, Hashable {
+    /// `pic_parameter_set_id` (H.264 7.4.2.2).
     public var pic_parameter_set_id: Int
+    /// `seq_parameter_set_id` (H.264 7.4.2.2, 7.4.2.1.2).
     public var seq_parameter_set_id: Int
 
     /// Parses the ids of a PPS NAL unit (header byte included, EPBs kept).
@@ -18,6 +20,7 @@ public struct H264PictureParameterSetIDs: Sendable, Hashable {
 
 /// The id of an H.264 sequence parameter set extension (H.264 7.3.2.1.2).
 public struct H264SequenceParameterSetExtensionID: Sendable, Hashable {
+    /// `seq_parameter_set_id` (H.264 7.4.2.2, 7.4.2.1.2).
     public var seq_parameter_set_id: Int
 
     /// Parses the id of an SPS-extension NAL unit (type 13, header included).

@@ -9,34 +9,60 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
     /// Predictive, CAVLC 4:4:4 Intra, the scalable, multiview and depth profiles.
     public static let highProfiles: Set<Int> = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]
 
+    /// `profile_idc` (H.264 7.4.2.1.1).
     public var profile_idc: Int
     /// `constraint_set0_flag` … `constraint_set5_flag` and `reserved_zero_2bits`:
     /// the byte after `profile_idc` as coded (bit 7 is constraint_set0_flag).
     public var constraintFlags: Int
+    /// `level_idc` (H.264 7.4.2.1.1).
     public var level_idc: Int
+    /// `seq_parameter_set_id` (H.264 7.4.2.1.1).
     public var seq_parameter_set_id: Int
+    /// `chroma_format_idc` (H.264 7.4.2.1.1).
     public var chroma_format_idc: Int = 1
+    /// `separate_colour_plane_flag` (H.264 7.4.2.1.1).
     public var separate_colour_plane_flag = false
+    /// `bit_depth_luma_minus8` (H.264 7.4.2.1.1).
     public var bit_depth_luma_minus8 = 0
+    /// `bit_depth_chroma_minus8` (H.264 7.4.2.1.1).
     public var bit_depth_chroma_minus8 = 0
+    /// `qpprime_y_zero_transform_bypass_flag` (H.264 7.4.2.1.1).
     public var qpprime_y_zero_transform_bypass_flag = false
+    /// `seq_scaling_matrix_present_flag` (H.264 7.4.2.1.1).
     public var seq_scaling_matrix_present_flag = false
+    /// `log2_max_frame_num_minus4` (H.264 7.4.2.1.1).
     public var log2_max_frame_num_minus4 = 0
+    /// `pic_order_cnt_type` (H.264 7.4.2.1.1).
     public var pic_order_cnt_type = 0
+    /// `log2_max_pic_order_cnt_lsb_minus4` (H.264 7.4.2.1.1).
     public var log2_max_pic_order_cnt_lsb_minus4 = 0
+    /// `delta_pic_order_always_zero_flag` (H.264 7.4.2.1.1).
     public var delta_pic_order_always_zero_flag = false
+    /// `max_num_ref_frames` (H.264 7.4.2.1.1).
     public var max_num_ref_frames = 0
+    /// `gaps_in_frame_num_value_allowed_flag` (H.264 7.4.2.1.1).
     public var gaps_in_frame_num_value_allowed_flag = false
+    /// `pic_width_in_mbs_minus1` (H.264 7.4.2.1.1).
     public var pic_width_in_mbs_minus1 = 0
+    /// `pic_height_in_map_units_minus1` (H.264 7.4.2.1.1).
     public var pic_height_in_map_units_minus1 = 0
+    /// `frame_mbs_only_flag` (H.264 7.4.2.1.1).
     public var frame_mbs_only_flag = true
+    /// `mb_adaptive_frame_field_flag` (H.264 7.4.2.1.1).
     public var mb_adaptive_frame_field_flag = false
+    /// `direct_8x8_inference_flag` (H.264 7.4.2.1.1).
     public var direct_8x8_inference_flag = false
+    /// `frame_cropping_flag` (H.264 7.4.2.1.1).
     public var frame_cropping_flag = false
+    /// `frame_crop_left_offset` (H.264 7.4.2.1.1).
     public var frame_crop_left_offset = 0
+    /// `frame_crop_right_offset` (H.264 7.4.2.1.1).
     public var frame_crop_right_offset = 0
+    /// `frame_crop_top_offset` (H.264 7.4.2.1.1).
     public var frame_crop_top_offset = 0
+    /// `frame_crop_bottom_offset` (H.264 7.4.2.1.1).
     public var frame_crop_bottom_offset = 0
+    /// The VUI parameters, when `vui_parameters_present_flag` is 1 (H.264 E.1.1).
     public var vui: VUI?
     /// Where fields sit in the RBSP, in bits from its first byte, for
     /// ``rewritingForNoReordering(nal:)``: `vui_parameters_present_flag`,
@@ -51,20 +77,35 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
 
     /// H.264 E.1.1 video usability information (the parts that describe the format).
     public struct VUI: Sendable, Hashable {
+        /// `aspect_ratio_idc` (with `sar_width` / `sar_height`), when present (H.264 E.2.1).
         public var sampleAspectRatio: SampleAspectRatio?
+        /// `overscan_appropriate_flag` (H.264 E.2.1).
         public var overscan_appropriate_flag: Bool?
+        /// The video signal type fields, when `video_signal_type_present_flag` is 1 (H.264 E.2.1).
         public var videoSignal: VideoSignalType?
+        /// `chroma_sample_loc_type_top_field` (H.264 E.2.1).
         public var chroma_sample_loc_type_top_field: Int?
+        /// `chroma_sample_loc_type_bottom_field` (H.264 E.2.1).
         public var chroma_sample_loc_type_bottom_field: Int?
+        /// `num_units_in_tick` (H.264 E.2.1).
         public var num_units_in_tick: UInt32?
+        /// `time_scale` (H.264 E.2.1).
         public var time_scale: UInt32?
+        /// `fixed_frame_rate_flag` (H.264 E.2.1).
         public var fixed_frame_rate_flag = false
+        /// `nal_hrd_parameters_present_flag` (H.264 E.2.1).
         public var nal_hrd_parameters_present_flag = false
+        /// `vcl_hrd_parameters_present_flag` (H.264 E.2.1).
         public var vcl_hrd_parameters_present_flag = false
+        /// `low_delay_hrd_flag` (H.264 E.2.1).
         public var low_delay_hrd_flag = false
+        /// `pic_struct_present_flag` (H.264 E.2.1).
         public var pic_struct_present_flag = false
+        /// `bitstream_restriction_flag` (H.264 E.2.1).
         public var bitstream_restriction_flag = false
+        /// `max_num_reorder_frames` (H.264 E.2.1).
         public var max_num_reorder_frames: Int?
+        /// `max_dec_frame_buffering` (H.264 E.2.1).
         public var max_dec_frame_buffering: Int?
     }
 

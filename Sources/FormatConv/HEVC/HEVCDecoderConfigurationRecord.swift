@@ -6,23 +6,41 @@
 /// ``init(parameterSets:arrayCompleteness:lengthSizeMinusOne:)`` derives the header
 /// fields from the parameter sets the way FFmpeg's `ff_isom_write_hvcc` does.
 public struct HEVCDecoderConfigurationRecord: Sendable, Hashable {
+    /// `configurationVersion` (1).
     public var configurationVersion: Int = 1
+    /// `general_profile_space` (ISO/IEC 14496-15 8.3.3.1.2).
     public var general_profile_space: Int = 0
+    /// `general_tier_flag` (ISO/IEC 14496-15 8.3.3.1.2).
     public var general_tier_flag: Int = 0
+    /// `general_profile_idc` (ISO/IEC 14496-15 8.3.3.1.2).
     public var general_profile_idc: Int = 0
+    /// `general_profile_compatibility_flags` (ISO/IEC 14496-15 8.3.3.1.2).
     public var general_profile_compatibility_flags: UInt32 = 0xFFFF_FFFF
+    /// `general_constraint_indicator_flags` (ISO/IEC 14496-15 8.3.3.1.2).
     public var general_constraint_indicator_flags: UInt64 = 0xFFFF_FFFF_FFFF
+    /// `general_level_idc` (ISO/IEC 14496-15 8.3.3.1.2).
     public var general_level_idc: Int = 0
+    /// `min_spatial_segmentation_idc` (ISO/IEC 14496-15 8.3.3.1.2).
     public var min_spatial_segmentation_idc: Int = 0
+    /// `parallelismType` (ISO/IEC 14496-15 8.3.3.1.2).
     public var parallelismType: Int = 0
+    /// `chromaFormat`: `chroma_format_idc` of the SPS.
     public var chromaFormat: Int = 0
+    /// `bitDepthLumaMinus8`: `bit_depth_luma_minus8` of the SPS.
     public var bitDepthLumaMinus8: Int = 0
+    /// `bitDepthChromaMinus8`: `bit_depth_chroma_minus8` of the SPS.
     public var bitDepthChromaMinus8: Int = 0
+    /// `avgFrameRate`, in frames per 256 seconds (0: unspecified).
     public var avgFrameRate: Int = 0
+    /// `constantFrameRate` (0: not known to be constant).
     public var constantFrameRate: Int = 0
+    /// `numTemporalLayers` (0: unknown).
     public var numTemporalLayers: Int = 0
+    /// `temporalIdNested`: `sps_temporal_id_nesting_flag`.
     public var temporalIdNested: Int = 0
+    /// `lengthSizeMinusOne`: the samples' NAL unit length size less one.
     public var lengthSizeMinusOne: Int = 3
+    /// The arrays of parameter sets and SEI NAL units.
     public var arrays: [NALUnitArray] = []
     /// Reserved bits as found, in record order: above min_spatial_segmentation_idc
     /// (4 bits), parallelismType (6), chromaFormat (6), bitDepthLumaMinus8 (5) and
@@ -37,9 +55,12 @@ public struct HEVCDecoderConfigurationRecord: Sendable, Hashable {
         public var array_completeness: Bool
         /// The reserved bit between array_completeness and NAL_unit_type (0).
         public var reserved: Bool = false
+        /// `NAL_unit_type` (ISO/IEC 14496-15 8.3.3.1.2).
         public var NAL_unit_type: Int
+        /// The NAL units of the array, each with its header.
         public var nalUnits: [[UInt8]]
 
+        /// An array with the given values.
         public init(array_completeness: Bool, NAL_unit_type: Int, nalUnits: [[UInt8]]) {
             self.array_completeness = array_completeness
             self.NAL_unit_type = NAL_unit_type
@@ -51,6 +72,15 @@ public struct HEVCDecoderConfigurationRecord: Sendable, Hashable {
     public var nalUnits: [[UInt8]] { arrays.flatMap(\.nalUnits) }
 
     /// Parses an `hvcC` record.
+    /// `numTemporalLayers` read straight from the bytes of an hvcC record
+    /// (byte 21, bits 5…3; ISO/IEC 14496-15 8.3.3.1.2), without parsing the
+    /// rest; nil when the record is too short.
+    package static func numTemporalLayers(inRecord bytes: [UInt8]) -> Int? {
+        guard bytes.count > 21 else { return nil }
+        return Int(bytes[21] >> 3) & 0b111
+    }
+
+    /// Parses an hvcC record; throws `.invalidData` naming the field that does not fit.
     public init(bytes: [UInt8]) throws(MediaError) {
         var c = ByteCursor(bytes, context: "hvcC")
         configurationVersion = Int(try c.u8("configurationVersion"))

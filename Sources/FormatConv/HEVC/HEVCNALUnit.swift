@@ -3,25 +3,42 @@
 /// An extensible struct: every value from 0 to 63 is representable, so
 /// reserved and unspecified types pass through scanners untouched.
 public struct HEVCNALUnitType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The `nal_unit_type`, 0 to 63.
     public var rawValue: UInt8
     /// Masks `rawValue` to the 6 bits of `nal_unit_type`.
     public init(rawValue: UInt8) { self.rawValue = rawValue & 0x3F }
 
+    /// TRAIL_N, a trailing picture, sub-layer non-reference (type 0)
     public static let trailN = HEVCNALUnitType(rawValue: 0)
+    /// TRAIL_R, a trailing picture (type 1)
     public static let trailR = HEVCNALUnitType(rawValue: 1)
+    /// TSA_N, a temporal sub-layer access picture, sub-layer non-reference (type 2)
     public static let tsaN = HEVCNALUnitType(rawValue: 2)
+    /// TSA_R, a temporal sub-layer access picture (type 3)
     public static let tsaR = HEVCNALUnitType(rawValue: 3)
+    /// STSA_N, a step-wise temporal sub-layer access picture, sub-layer non-reference (type 4)
     public static let stsaN = HEVCNALUnitType(rawValue: 4)
+    /// STSA_R, a step-wise temporal sub-layer access picture (type 5)
     public static let stsaR = HEVCNALUnitType(rawValue: 5)
+    /// RADL_N, a random access decodable leading picture, sub-layer non-reference (type 6)
     public static let radlN = HEVCNALUnitType(rawValue: 6)
+    /// RADL_R, a random access decodable leading picture (type 7)
     public static let radlR = HEVCNALUnitType(rawValue: 7)
+    /// RASL_N, a random access skipped leading picture, sub-layer non-reference (type 8)
     public static let raslN = HEVCNALUnitType(rawValue: 8)
+    /// RASL_R, a random access skipped leading picture (type 9)
     public static let raslR = HEVCNALUnitType(rawValue: 9)
+    /// BLA_W_LP, a broken link access picture that may have leading pictures (type 16)
     public static let blaWithLeadingPictures = HEVCNALUnitType(rawValue: 16)
+    /// BLA_W_RADL, a broken link access picture with decodable leading pictures only (type 17)
     public static let blaWithRADL = HEVCNALUnitType(rawValue: 17)
+    /// BLA_N_LP, a broken link access picture without leading pictures (type 18)
     public static let blaNoLeadingPictures = HEVCNALUnitType(rawValue: 18)
+    /// IDR_W_RADL, an IDR picture that may have decodable leading pictures (type 19)
     public static let idrWithRADL = HEVCNALUnitType(rawValue: 19)
+    /// IDR_N_LP, an IDR picture without leading pictures (type 20)
     public static let idrNoLeadingPictures = HEVCNALUnitType(rawValue: 20)
+    /// CRA_NUT, a clean random access picture (type 21)
     public static let cra = HEVCNALUnitType(rawValue: 21)
     /// Video parameter set.
     public static let vps = HEVCNALUnitType(rawValue: 32)
@@ -57,6 +74,7 @@ public struct HEVCNALUnitType: RawRepresentable, Sendable, Hashable, CustomStrin
     /// The spec's mnemonic from H.265 Table 7-1 ("IDR_W_RADL", "CRA_NUT", "SPS").
     public var name: String { Self.names[Int(rawValue)] }
 
+    /// "CRA_NUT (21)".
     public var description: String { "\(name) (\(rawValue))" }
 
     /// Whether the type is a VCL NAL unit (types 0 to 31).
@@ -65,6 +83,17 @@ public struct HEVCNALUnitType: RawRepresentable, Sendable, Hashable, CustomStrin
     /// Whether the type is an intra random access point, types 16 to 23
     /// (H.265 3.73): BLA, IDR, CRA and the reserved IRAP types.
     public var isIRAP: Bool { (16...23).contains(rawValue) }
+
+    /// Whether the type is a broken link access picture, types 16 to 18
+    /// (H.265 3.8): an IRAP whose RASL pictures are never output.
+    public var isBLA: Bool { (16...18).contains(rawValue) }
+
+    /// Whether the type is an IDR picture, types 19 and 20 (H.265 3.67).
+    public var isIDR: Bool { rawValue == 19 || rawValue == 20 }
+
+    /// Whether the type is a random access skipped leading picture, types 8
+    /// and 9 (H.265 3.117): it may refer to pictures before its IRAP.
+    public var isRASL: Bool { rawValue == 8 || rawValue == 9 }
 
     /// Whether the type is a sub-layer non-reference picture (H.265 3.152):
     /// the even VCL types 0, 2, …, 14. No picture of the same sub-layer uses it

@@ -2,12 +2,19 @@
 /// `tiles_enabled_flag` and `entropy_coding_sync_enabled_flag` — what the hvcC
 /// `parallelismType` and parameter-set tracking need.
 public struct HEVCPictureParameterSet: Sendable, Hashable {
+    /// `pps_pic_parameter_set_id` (H.265 7.4.3.3).
     public var pps_pic_parameter_set_id: Int
+    /// `pps_seq_parameter_set_id` (H.265 7.4.3.3).
     public var pps_seq_parameter_set_id: Int
+    /// `dependent_slice_segments_enabled_flag` (H.265 7.4.3.3).
     public var dependent_slice_segments_enabled_flag: Bool
+    /// `output_flag_present_flag` (H.265 7.4.3.3).
     public var output_flag_present_flag: Bool
+    /// `num_extra_slice_header_bits` (H.265 7.4.3.3).
     public var num_extra_slice_header_bits: Int
+    /// `tiles_enabled_flag` (H.265 7.4.3.3).
     public var tiles_enabled_flag: Bool
+    /// `entropy_coding_sync_enabled_flag` (H.265 7.4.3.3).
     public var entropy_coding_sync_enabled_flag: Bool
 
     /// Parses a PPS NAL unit (2-byte header included, EPBs kept).

@@ -1,14 +1,18 @@
 /// The general part of an HEVC profile_tier_level() (H.265 7.3.3), which VPS and
 /// SPS both carry. Sub-layer profiles and levels are read and skipped.
 public struct HEVCProfileTierLevel: Sendable, Hashable {
+    /// `general_profile_space` (H.265 7.4.4).
     public var general_profile_space: Int
+    /// `general_tier_flag` (H.265 7.4.4).
     public var general_tier_flag: Int
+    /// `general_profile_idc` (H.265 7.4.4).
     public var general_profile_idc: Int
     /// `general_profile_compatibility_flag[0...31]`, flag 0 in the top bit.
     public var general_profile_compatibility_flags: UInt32
     /// The 48 bits from `general_progressive_source_flag` through
     /// `general_inbld_flag` / `general_reserved_zero_bit`.
     public var general_constraint_indicator_flags: UInt64
+    /// `general_level_idc` (H.265 7.4.4).
     public var general_level_idc: Int
 
     /// Reads profile_tier_level(1, maxNumSubLayersMinus1).

@@ -3,30 +3,51 @@
 /// scaling lists, reference picture sets and HRD parameters are read and
 /// range-checked but not stored. The SPS extensions after the VUI are not read.
 public struct HEVCSequenceParameterSet: Sendable, Hashable {
+    /// `sps_video_parameter_set_id` (H.265 7.4.3.2.1).
     public var sps_video_parameter_set_id: Int
+    /// `sps_max_sub_layers_minus1` (H.265 7.4.3.2.1).
     public var sps_max_sub_layers_minus1: Int
+    /// `sps_temporal_id_nesting_flag` (H.265 7.4.3.2.1).
     public var sps_temporal_id_nesting_flag: Bool
+    /// `profile_tier_level( 1, sps_max_sub_layers_minus1 )` (H.265 7.3.3).
     public var profileTierLevel: HEVCProfileTierLevel
+    /// `sps_seq_parameter_set_id` (H.265 7.4.3.2.1).
     public var sps_seq_parameter_set_id: Int
+    /// `chroma_format_idc` (H.265 7.4.3.2.1).
     public var chroma_format_idc: Int
+    /// `separate_colour_plane_flag` (H.265 7.4.3.2.1).
     public var separate_colour_plane_flag = false
+    /// `pic_width_in_luma_samples` (H.265 7.4.3.2.1).
     public var pic_width_in_luma_samples: Int
+    /// `pic_height_in_luma_samples` (H.265 7.4.3.2.1).
     public var pic_height_in_luma_samples: Int
+    /// `conf_win_left_offset` (H.265 7.4.3.2.1).
     public var conf_win_left_offset = 0
+    /// `conf_win_right_offset` (H.265 7.4.3.2.1).
     public var conf_win_right_offset = 0
+    /// `conf_win_top_offset` (H.265 7.4.3.2.1).
     public var conf_win_top_offset = 0
+    /// `conf_win_bottom_offset` (H.265 7.4.3.2.1).
     public var conf_win_bottom_offset = 0
+    /// `bit_depth_luma_minus8` (H.265 7.4.3.2.1).
     public var bit_depth_luma_minus8: Int
+    /// `bit_depth_chroma_minus8` (H.265 7.4.3.2.1).
     public var bit_depth_chroma_minus8: Int
+    /// `log2_max_pic_order_cnt_lsb_minus4` (H.265 7.4.3.2.1).
     public var log2_max_pic_order_cnt_lsb_minus4: Int
     /// `sps_max_dec_pic_buffering_minus1[i]` for every sub-layer.
     public var sps_max_dec_pic_buffering_minus1: [Int] = []
     /// `sps_max_num_reorder_pics[i]` for every sub-layer.
     public var sps_max_num_reorder_pics: [Int] = []
+    /// `num_short_term_ref_pic_sets` (H.265 7.4.3.2.1).
     public var num_short_term_ref_pic_sets = 0
+    /// `long_term_ref_pics_present_flag` (H.265 7.4.3.2.1).
     public var long_term_ref_pics_present_flag = false
+    /// `sps_temporal_mvp_enabled_flag` (H.265 7.4.3.2.1).
     public var sps_temporal_mvp_enabled_flag = false
+    /// `strong_intra_smoothing_enabled_flag` (H.265 7.4.3.2.1).
     public var strong_intra_smoothing_enabled_flag = false
+    /// The VUI parameters, when `vui_parameters_present_flag` is 1 (H.265 E.2.1).
     public var vui: VUI?
     /// Fields decoding does not need that were out of range (or a VUI cut
     /// short) and were accepted anyway, one message each; empty for a clean SPS.
@@ -34,16 +55,27 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
 
     /// H.265 E.2.1 video usability information (the parts that describe the format).
     public struct VUI: Sendable, Hashable {
+        /// `aspect_ratio_idc` (with `sar_width` / `sar_height`), when present (H.265 E.3.1).
         public var sampleAspectRatio: SampleAspectRatio?
+        /// The video signal type fields, when `video_signal_type_present_flag` is 1 (H.265 E.3.1).
         public var videoSignal: VideoSignalType?
+        /// `chroma_sample_loc_type_top_field` (H.265 E.3.1).
         public var chroma_sample_loc_type_top_field: Int?
+        /// `chroma_sample_loc_type_bottom_field` (H.265 E.3.1).
         public var chroma_sample_loc_type_bottom_field: Int?
+        /// `field_seq_flag` (H.265 E.3.1).
         public var field_seq_flag = false
+        /// `frame_field_info_present_flag` (H.265 E.3.1).
         public var frame_field_info_present_flag = false
+        /// `vui_num_units_in_tick` (H.265 E.3.1).
         public var vui_num_units_in_tick: UInt32?
+        /// `vui_time_scale` (H.265 E.3.1).
         public var vui_time_scale: UInt32?
+        /// `vui_hrd_parameters_present_flag` (H.265 E.3.1).
         public var vui_hrd_parameters_present_flag = false
+        /// `bitstream_restriction_flag` (H.265 E.3.1).
         public var bitstream_restriction_flag = false
+        /// `min_spatial_segmentation_idc` (H.265 E.3.1).
         public var min_spatial_segmentation_idc: Int?
     }
 

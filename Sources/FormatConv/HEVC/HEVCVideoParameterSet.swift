@@ -2,12 +2,19 @@
 /// and sub-layer counts and the general profile, tier and level. The rest
 /// (timing, HRD, extensions) does not describe the format and is not read.
 public struct HEVCVideoParameterSet: Sendable, Hashable {
+    /// `vps_video_parameter_set_id` (H.265 7.4.3.1).
     public var vps_video_parameter_set_id: Int
+    /// `vps_base_layer_internal_flag` (H.265 7.4.3.1).
     public var vps_base_layer_internal_flag: Bool
+    /// `vps_base_layer_available_flag` (H.265 7.4.3.1).
     public var vps_base_layer_available_flag: Bool
+    /// `vps_max_layers_minus1` (H.265 7.4.3.1).
     public var vps_max_layers_minus1: Int
+    /// `vps_max_sub_layers_minus1` (H.265 7.4.3.1).
     public var vps_max_sub_layers_minus1: Int
+    /// `vps_temporal_id_nesting_flag` (H.265 7.4.3.1).
     public var vps_temporal_id_nesting_flag: Bool
+    /// `profile_tier_level( 1, vps_max_sub_layers_minus1 )` (H.265 7.3.3).
     public var profileTierLevel: HEVCProfileTierLevel
 
     /// Parses a VPS NAL unit (2-byte header included, EPBs kept).

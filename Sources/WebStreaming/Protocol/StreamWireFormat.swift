@@ -3,7 +3,7 @@ import MediaCore
 import RTPPayload
 
 /// What `codecs stream serve --http` sends on its WebSocket, one message at a
-/// time (documented in Documentation/WebStreaming.docc/WebStreaming.md):
+/// time (documented in Sources/WebStreaming/WebStreaming.docc/WebStreaming.md):
 ///
 /// 1. a **configuration** text message, a JSON object:
 ///    `{"type":"config","codec":"avc1.64001f","format":"avc","description":"AU0…",

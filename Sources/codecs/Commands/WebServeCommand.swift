@@ -28,7 +28,7 @@ enum WebServe {
           --max-clients N            WebSocket clients at once (default 64)
           --max-queue BYTES          bytes queued for all clients together (default 67108864)
           --stats-json FILE          write the final statistics (the /stats object) to FILE
-        The wire format is described in Documentation/WebStreaming.docc/WebStreaming.md.
+        The wire format is described in Sources/WebStreaming/WebStreaming.docc/WebStreaming.md.
         """
 
     /// Host and port from `HOST:PORT`, `:PORT` or `PORT`.
