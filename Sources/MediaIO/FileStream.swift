@@ -6,15 +6,16 @@ import MediaCore
     import Musl
 #endif
 
-/// The text of `errno` value `code`.
-func systemErrorText(_ code: Int32) -> String {
+/// The text of `errno` value `code` (the current `errno` by default), for
+/// messages; the one place the package turns an `errno` into words.
+package func systemErrorText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }
 
 /// The descriptor of `path` opened with `flags` (new files get mode 0644), or
 /// `standardDescriptor` when `path` is `"-"`; `owned` says whether it must be
 /// closed. `purpose` ("reading", "writing") goes into the error message.
-private func openDescriptor(
+package func openDescriptor(
     _ path: String, flags: Int32, standardDescriptor: Int32, purpose: String
 ) throws(MediaError) -> (descriptor: Int32, owned: Bool) {
     guard path != "-" else { return (standardDescriptor, false) }

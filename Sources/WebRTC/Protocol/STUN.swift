@@ -296,8 +296,8 @@ public enum STUNAttributeType {
 }
 
 /// HMAC-SHA1 (RFC 2104) over ``SHA1``.
-public enum HMACSHA1 {
-    public static func authenticate(key: [UInt8], message: [UInt8]) -> [UInt8] {
+package enum HMACSHA1 {
+    package static func authenticate(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var block = key.count > 64 ? SHA1.hash(key) : key
         block += [UInt8](repeating: 0, count: 64 - block.count)
         let inner = SHA1.hash(block.map { $0 ^ 0x36 } + message)
@@ -307,14 +307,14 @@ public enum HMACSHA1 {
 
 /// CRC-32 with the ISO-HDLC polynomial (reflected 0xEDB88320), as zlib and
 /// STUN's FINGERPRINT compute it.
-public enum CRC32 {
+package enum CRC32 {
     private static let table: [UInt32] = (0..<256).map { index in
         var value = UInt32(index)
         for _ in 0..<8 { value = value & 1 != 0 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
         return value
     }
 
-    public static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
+    package static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
         return crc ^ 0xFFFF_FFFF

@@ -1,4 +1,5 @@
 import MediaCore
+import MediaIO
 
 #if canImport(Glibc)
     import Glibc
@@ -34,11 +35,6 @@ protocol ByteSink: AnyObject {
     func close() throws(MediaError)
 }
 
-/// The text of `errno` value `code`, for messages.
-func systemErrorText(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
-}
-
 /// A file read with `read(2)`; `-` is standard input, which is read but
 /// never closed.
 final class FileByteSource: ByteSource {
@@ -47,7 +43,7 @@ final class FileByteSource: ByteSource {
 
     init(path: String) throws(MediaError) {
         self.path = path
-        descriptor = try openFile(path, flags: O_RDONLY, standardDescriptor: 0, purpose: "reading")
+        descriptor = try openDescriptor(path, flags: O_RDONLY, standardDescriptor: 0, purpose: "reading").descriptor
     }
 
     deinit { close() }
@@ -74,8 +70,9 @@ final class FileByteSink: ByteSink {
 
     init(path: String) throws(MediaError) {
         self.path = path
-        descriptor = try openFile(
-            path, flags: O_WRONLY | O_CREAT | O_TRUNC, standardDescriptor: 1, purpose: "writing")
+        descriptor = try openDescriptor(
+            path, flags: O_WRONLY | O_CREAT | O_TRUNC, standardDescriptor: 1, purpose: "writing"
+        ).descriptor
     }
 
     deinit {
@@ -145,18 +142,4 @@ func writeAll(
         }
     }
     if code != 0 { throw MediaError(.system, "\(failure()): \(systemErrorText(code))") }
-}
-
-/// The descriptor of `path` opened with `flags` (new files get mode 0644),
-/// or `standardDescriptor` for `-`. `purpose` ("reading", "writing") goes
-/// into the error message.
-private func openFile(_ path: String, flags: Int32, standardDescriptor: Int32, purpose: String) throws(MediaError)
-    -> Int32
-{
-    guard path != "-" else { return standardDescriptor }
-    let descriptor = open(path, flags | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else {
-        throw MediaError(.system, "\(path): cannot open for \(purpose): \(systemErrorText())")
-    }
-    return descriptor
 }
