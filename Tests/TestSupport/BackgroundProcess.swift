@@ -83,7 +83,7 @@ public func freeRTPPortPair() throws -> UInt16 {
 /// receiver is ready), trying to bind it every 20 ms; false after `timeout`
 /// seconds.
 @discardableResult
-public func waitUntilUDPPortIsBound(_ port: UInt16, timeout: Double = 10) -> Bool {
+public func waitUntilUDPPortIsBound(_ port: UInt16, timeout: Double = 30) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         guard let probe = try? UDPSocket(bindingTo: "127.0.0.1", port: port) else { return true }
