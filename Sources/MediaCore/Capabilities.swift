@@ -9,6 +9,7 @@ public struct VAAPIReport: Sendable, Hashable {
     /// Why no device could be used; nil when at least one answered.
     public var unavailableReason: String?
 
+    /// Creates a report of `devices`, with `unavailableReason` saying why none could be used.
     public init(devices: [VAAPIDeviceInfo] = [], unavailableReason: String? = nil) {
         self.devices = devices
         self.unavailableReason = unavailableReason
@@ -53,11 +54,13 @@ public struct VAAPIDeviceInfo: Sendable, Hashable {
     /// Why the device could not be opened; nil when it answered.
     public var unavailableReason: String?
 
+    /// Creates the entry for the render node at `path`, with nothing probed yet.
     public init(path: String) { self.path = path }
 }
 
 /// One profile of a VA-API device and the entrypoints it offers for it.
 public struct VAAPIProfileInfo: Sendable, Hashable {
+    /// Whether the profile is an H.264 or an HEVC one.
     public var codec: CodecType
     /// The profile's name without its codec (`"High"`, `"Main10"`).
     public var profile: String
@@ -71,6 +74,7 @@ public struct VAAPIProfileInfo: Sendable, Hashable {
     /// YUY2 and Y210 surfaces.
     public var pixelFormats: [PixelFormat]
 
+    /// Creates the entry for `profile` of `codec` with the entrypoints and surface layouts the device offers for it.
     public init(codec: CodecType, profile: String, entrypoints: [String], pixelFormats: [PixelFormat] = []) {
         self.codec = codec
         self.profile = profile
@@ -89,6 +93,7 @@ public struct CodecBackendInfo: Sendable, Hashable {
     /// `"x264"`, `"x265"`, `"h264_vaapi"`, `"hevc_vaapi"`, `"libavcodec"`,
     /// `"vaapi"`, `"nvdec"`.
     public var name: String
+    /// The codec it encodes or decodes.
     public var codec: CodecType
     /// Whether it runs on the CPU or on a device.
     public var isHardware: Bool
@@ -103,6 +108,7 @@ public struct CodecBackendInfo: Sendable, Hashable {
     /// entrypoint (`EncSliceLP`): the session opens libavcodec's `low_power` mode.
     public var usesLowPowerEntrypoint = false
 
+    /// Creates the entry for the backend `name`; pass nil for `unavailableReason` when a session can open it.
     public init(name: String, codec: CodecType, isHardware: Bool, unavailableReason: String?) {
         self.name = name
         self.codec = codec
@@ -110,6 +116,7 @@ public struct CodecBackendInfo: Sendable, Hashable {
         self.unavailableReason = unavailableReason
     }
 
+    /// Whether a session can open it now (``unavailableReason`` is nil).
     public var isAvailable: Bool { unavailableReason == nil }
 }
 
@@ -122,15 +129,20 @@ public struct LibraryVersions: Sendable, Hashable {
     /// The full build strings where a library has one (x264's and x265's).
     public var builds: [Entry]
 
+    /// A library's name and its version or build string.
     public struct Entry: Sendable, Hashable {
+        /// The library's name (`"x264"`, `"libavcodec"`, …).
         public var library: String
+        /// The version the library reports at run time (`"59.37.100"`), or its full build string.
         public var version: String
+        /// Creates an entry for `library` at `version`.
         public init(library: String, version: String) {
             self.library = library
             self.version = version
         }
     }
 
+    /// Creates the table from the libraries' versions and build strings.
     public init(versions: [Entry], builds: [Entry]) {
         self.versions = versions
         self.builds = builds

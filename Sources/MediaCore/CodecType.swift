@@ -5,6 +5,7 @@ public enum CodecType: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// H.265 / HEVC (ITU-T H.265).
     case hevc
 
+    /// `"h264"` or `"hevc"`, the raw value.
     public var description: String { rawValue }
 
     /// The number of bytes in a NAL unit header: 1 for H.264, 2 for HEVC.

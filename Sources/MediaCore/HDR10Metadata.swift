@@ -23,8 +23,11 @@
 public struct HDR10Metadata: Sendable, Hashable {
     /// A CIE 1931 xy chromaticity.
     public struct Chromaticity: Sendable, Hashable {
+        /// The x coordinate, 0 to 1, stored in steps of 0.00002.
         public var x: Double
+        /// The y coordinate, 0 to 1, stored in steps of 0.00002.
         public var y: Double
+        /// Creates the chromaticity (`x`, `y`).
         public init(x: Double, y: Double) {
             self.x = x
             self.y = y
@@ -33,14 +36,20 @@ public struct HDR10Metadata: Sendable, Hashable {
 
     /// The display the content was mastered on.
     public struct MasteringDisplay: Sendable, Hashable {
+        /// The chromaticity of the display's red primary.
         public var red: Chromaticity
+        /// The chromaticity of the display's green primary.
         public var green: Chromaticity
+        /// The chromaticity of the display's blue primary.
         public var blue: Chromaticity
+        /// The chromaticity of the display's white point (D65 is 0.3127, 0.3290).
         public var whitePoint: Chromaticity
         /// cd/m².
         public var maxLuminance: Double
+        /// The display's darkest level in cd/m², stored in steps of 0.0001.
         public var minLuminance: Double
 
+        /// Creates a mastering display from its three primaries, white point and luminance range in cd/m².
         public init(
             red: Chromaticity, green: Chromaticity, blue: Chromaticity, whitePoint: Chromaticity,
             maxLuminance: Double, minLuminance: Double
@@ -64,17 +73,23 @@ public struct HDR10Metadata: Sendable, Hashable {
     /// The brightest pixel (MaxCLL) and the brightest frame average
     /// (MaxFALL) of the content, cd/m².
     public struct ContentLightLevel: Sendable, Hashable {
+        /// MaxCLL: the brightest pixel in the content, in cd/m².
         public var maxContentLightLevel: Int
+        /// MaxFALL: the highest frame-average light level in the content, in cd/m².
         public var maxFrameAverageLightLevel: Int
+        /// Creates the light levels from MaxCLL and MaxFALL in cd/m².
         public init(maxContentLightLevel: Int, maxFrameAverageLightLevel: Int) {
             self.maxContentLightLevel = maxContentLightLevel
             self.maxFrameAverageLightLevel = maxFrameAverageLightLevel
         }
     }
 
+    /// The mastering display's colour volume (SEI 137, `mdcv`); nil when the stream does not carry it.
     public var masteringDisplay: MasteringDisplay?
+    /// The content light levels (SEI 144, `clli`); nil when the stream does not carry them.
     public var contentLightLevel: ContentLightLevel?
 
+    /// Creates metadata with either part, both, or neither.
     public init(masteringDisplay: MasteringDisplay? = nil, contentLightLevel: ContentLightLevel? = nil) {
         self.masteringDisplay = masteringDisplay
         self.contentLightLevel = contentLightLevel

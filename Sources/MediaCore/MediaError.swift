@@ -8,7 +8,9 @@
 public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure. Match on this, not on the message.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The code's name (`"invalidData"`), stable across releases.
         public var rawValue: String
+        /// Creates a code from its name; use the static members unless matching a code from a newer release.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// An argument or property is out of range; the message names it and the range.
@@ -39,6 +41,7 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
         /// the message names the URL and the wait.
         public static let timedOut = Code(rawValue: "timedOut")
 
+        /// The code's name, ``rawValue``.
         public var description: String { rawValue }
     }
 
@@ -53,6 +56,8 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// x265 return value, an `errno`), kept unchanged; nil with ``library``.
     public var status: Int?
 
+    /// Creates an error with `code` and `message`; `library` and `status` name the C library that failed and its own
+    /// status code.
     public init(_ code: Code, _ message: String, library: String? = nil, status: Int? = nil) {
         self.code = code
         self.message = message
@@ -60,11 +65,17 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
         self.status = status
     }
 
+    /// `code: message`, such as `invalidData: truncated NAL unit at offset 12`.
     public var description: String { "\(code): \(message)" }
 
+    /// An ``Code/invalidArgument`` error with `message`.
     public static func invalidArgument(_ message: String) -> MediaError { MediaError(.invalidArgument, message) }
+    /// An ``Code/invalidData`` error with `message`.
     public static func invalidData(_ message: String) -> MediaError { MediaError(.invalidData, message) }
+    /// An ``Code/unsupported`` error with `message`.
     public static func unsupported(_ message: String) -> MediaError { MediaError(.unsupported, message) }
+    /// An ``Code/unavailable`` error with `message`.
     public static func unavailable(_ message: String) -> MediaError { MediaError(.unavailable, message) }
+    /// A ``Code/backendFailure`` error with `message`.
     public static func backendFailure(_ message: String) -> MediaError { MediaError(.backendFailure, message) }
 }

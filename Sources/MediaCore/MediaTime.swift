@@ -74,6 +74,8 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return MediaTime(value: Self.clamp(quotient), timescale: newScale)
     }
 
+    /// Whether `lhs` is earlier than `rhs`, compared exactly across timescales; an invalid time sorts before every
+    /// valid one.
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
         switch (lhs.isValid, rhs.isValid) {
         case (false, false): return false
@@ -84,6 +86,7 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         }
     }
 
+    /// Whether both are the same instant (`1/30 == 1000/30000`); two invalid times are equal.
     public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool {
         switch (lhs.isValid, rhs.isValid) {
         case (false, false): return true
@@ -93,6 +96,7 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         }
     }
 
+    /// Hashes the reduced fraction, so equal times at different timescales hash alike.
     public func hash(into hasher: inout Hasher) {
         // Equal times must hash equally: hash the reduced fraction.
         guard isValid else {
@@ -121,9 +125,12 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return MediaTime(value: clamp(Int128(lhs.value) * Int128(rhs)), timescale: lhs.timescale)
     }
 
+    /// Adds `rhs` to `lhs`; the result is invalid if either is.
     public static func += (lhs: inout MediaTime, rhs: MediaTime) { lhs = lhs + rhs }
+    /// Subtracts `rhs` from `lhs`; the result is invalid if either is.
     public static func -= (lhs: inout MediaTime, rhs: MediaTime) { lhs = lhs - rhs }
 
+    /// `value/timescale` (`"1001/30000"`), or `"invalid"`.
     public var description: String {
         isValid ? "\(value)/\(timescale)" : "invalid"
     }

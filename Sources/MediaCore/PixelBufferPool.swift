@@ -14,8 +14,11 @@ import Synchronization
 ///
 /// The pool is safe to use from several threads at once.
 public final class PixelBufferPool: Sendable {
+    /// The width in pixels of every buffer the pool hands out.
     public let width: Int
+    /// The height in pixels of every buffer the pool hands out.
     public let height: Int
+    /// The pixel layout of every buffer the pool hands out.
     public let format: PixelFormat
     /// The most buffers the pool will have alive at once.
     public let capacity: Int

@@ -61,6 +61,7 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         }
     }
 
+    /// The raw value, such as `"nv12"` or `"i420"`.
     public var description: String { rawValue }
 
     /// The chroma sampling of a Y'CbCr format; nil for `.bgra`.

@@ -15,23 +15,31 @@ package enum SessionEvent<Element: Sendable>: Sendable {
 /// producer — memory stays bounded, so consume concurrently with producing.
 /// One iterator at a time.
 public struct SessionOutput<Element: Sendable>: AsyncSequence, Sendable {
+    /// Iteration throws only ``MediaError``, the failure that stopped the session.
     public typealias Failure = MediaError
 
     let channel: BoundedChannel<SessionEvent<Element>>
 
     package init(channel: BoundedChannel<SessionEvent<Element>>) { self.channel = channel }
 
+    /// Returns the iterator; use one at a time.
     public func makeAsyncIterator() -> Iterator { Iterator(channel: channel) }
 
+    /// Reads the session's output queue, waiting while it is empty.
     public struct Iterator: AsyncIteratorProtocol {
+        /// Iteration throws only ``MediaError``, the failure that stopped the session.
         public typealias Failure = MediaError
 
         let channel: BoundedChannel<SessionEvent<Element>>
 
+        /// The next result, waiting for one; nil once the session has finished or been invalidated. Throws the failure
+        /// that stopped the session.
         public mutating func next() async throws(MediaError) -> Element? {
             try await Self.take(from: channel)
         }
 
+        /// The next result, waiting for one on `actor`'s isolation; nil once the session has finished or been
+        /// invalidated. Throws the failure that stopped the session.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(MediaError) -> Element? {
             try await Self.take(from: channel)
         }
