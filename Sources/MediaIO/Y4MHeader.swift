@@ -107,6 +107,7 @@ public struct Y4MHeader: Sendable, Hashable {
         return total
     }
 
+    /// Whether both headers have the same fields and comments.
     public static func == (lhs: Y4MHeader, rhs: Y4MHeader) -> Bool {
         lhs.width == rhs.width && lhs.height == rhs.height && lhs.frameRate == rhs.frameRate
             && lhs.pixelFormat == rhs.pixelFormat && lhs.interlacing == rhs.interlacing
@@ -115,6 +116,7 @@ public struct Y4MHeader: Sendable, Hashable {
             && lhs.colorSpaceTag == rhs.colorSpaceTag && lhs.comments == rhs.comments
     }
 
+    /// Hashes the same fields that equality compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(width)
         hasher.combine(height)

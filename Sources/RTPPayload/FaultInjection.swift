@@ -83,9 +83,13 @@ public struct PacketFaultInjector: Sendable {
     public struct Statistics: Sendable, Hashable {
         /// Packets given to ``process(_:)``.
         public var packets = 0
+        /// Packets dropped.
         public var dropped = 0
+        /// Packets sent twice.
         public var duplicated = 0
+        /// Packets held back and released after later ones.
         public var reordered = 0
+        /// Packets cut short.
         public var truncated = 0
         /// The indexes of the dropped packets, ascending.
         public var droppedIndexes: [Int] = []

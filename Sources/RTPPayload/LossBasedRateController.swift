@@ -12,7 +12,9 @@
 public struct LossBasedRateController: Sendable, Hashable {
     /// The rate now, in bits per second.
     public private(set) var rate: Int
+    /// The lowest rate it will ask for, in bits per second.
     public let minimum: Int
+    /// The highest rate it will ask for, in bits per second.
     public let maximum: Int
 
     /// - Parameters:

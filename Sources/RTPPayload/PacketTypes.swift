@@ -58,9 +58,12 @@ public struct RTPPacketBatch: Sendable, RandomAccessCollection {
     /// Where each packet lies in ``bytes``.
     public private(set) var ranges: [Range<Int>] = []
 
+    /// Creates an empty batch.
     public init() {}
 
+    /// Always 0.
     public var startIndex: Int { 0 }
+    /// The number of packets in the batch.
     public var endIndex: Int { ranges.count }
     /// The packet at `position`, sharing the batch's storage.
     public subscript(position: Int) -> ArraySlice<UInt8> { bytes[ranges[position]] }

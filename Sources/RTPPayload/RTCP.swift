@@ -20,6 +20,8 @@ public struct RTCPReportBlock: Sendable, Hashable {
     /// DLSR: the delay since that SR was received, in 1/65536 s.
     public var delaySinceLastSenderReport: UInt32
 
+    /// Creates a report block about `ssrc`; the other fields default to zero, which reads as "nothing lost, no sender
+    /// report received".
     public init(
         ssrc: UInt32, fractionLost: UInt8 = 0, cumulativeLost: Int32 = 0, extendedHighestSequenceNumber: UInt32 = 0,
         jitter: UInt32 = 0, lastSenderReport: UInt32 = 0, delaySinceLastSenderReport: UInt32 = 0
@@ -113,8 +115,11 @@ public enum RTCPPacket: Sendable, Hashable {
 
     /// A source and its CNAME (RFC 3550 6.5.1).
     public struct SourceName: Sendable, Hashable {
+        /// The source's SSRC.
         public var ssrc: UInt32
+        /// The source's canonical name, which stays the same when its SSRC changes.
         public var cname: String
+        /// Creates the SDES entry giving `ssrc` the name `cname`.
         public init(ssrc: UInt32, cname: String) {
             self.ssrc = ssrc
             self.cname = cname
@@ -124,8 +129,11 @@ public enum RTCPPacket: Sendable, Hashable {
     /// One FIR entry: the source asked for a keyframe and the command
     /// sequence number (which increases per new request).
     public struct FullIntraRequestEntry: Sendable, Hashable {
+        /// The SSRC of the media source asked for a keyframe.
         public var ssrc: UInt32
+        /// The command sequence number; a repeated request keeps it, a new request increases it (wrapping at 256).
         public var sequenceNumber: UInt8
+        /// Creates a FIR entry asking `ssrc` for a keyframe.
         public init(ssrc: UInt32, sequenceNumber: UInt8) {
             self.ssrc = ssrc
             self.sequenceNumber = sequenceNumber

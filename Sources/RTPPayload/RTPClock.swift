@@ -20,8 +20,10 @@ public protocol RTPClock: Sendable {
 public struct RTPMonotonicClock: RTPClock {
     private let origin: ContinuousClock.Instant
 
+    /// Creates a clock that reads zero now.
     public init() { origin = ContinuousClock.now }
 
+    /// The nanoseconds since the clock was made, at timescale 1 000 000 000.
     public var now: MediaTime {
         let elapsed = ContinuousClock.now - origin
         let (seconds, attoseconds) = elapsed.components
@@ -41,6 +43,7 @@ public final class RTPManualClock: RTPClock {
     /// A clock that reads `start` until it is advanced.
     public init(start: MediaTime = MediaTime(value: 0, timescale: 1_000_000_000)) { time = Mutex(start) }
 
+    /// The time the clock was started at plus every advance so far.
     public var now: MediaTime { time.withLock { $0 } }
 
     /// Moves the clock forward by `interval` (a negative interval is a

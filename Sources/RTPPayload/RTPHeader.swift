@@ -51,6 +51,7 @@ public struct RTPHeader: Sendable, Hashable {
         self.paddingLength = paddingLength
     }
 
+    /// Whether both headers have the same fields, extension and padding.
     public static func == (lhs: RTPHeader, rhs: RTPHeader) -> Bool {
         lhs.marker == rhs.marker && lhs.payloadType == rhs.payloadType && lhs.sequenceNumber == rhs.sequenceNumber
             && lhs.timestamp == rhs.timestamp && lhs.ssrc == rhs.ssrc && lhs.csrcs == rhs.csrcs
@@ -58,6 +59,7 @@ public struct RTPHeader: Sendable, Hashable {
             && lhs.headerExtension?.data == rhs.headerExtension?.data && lhs.paddingLength == rhs.paddingLength
     }
 
+    /// Hashes the header's fields.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(sequenceNumber)
         hasher.combine(timestamp)

@@ -117,6 +117,8 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         /// knows the SSRC and reports first could claim it).
         public var rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)?
 
+        /// Creates a receiver's settings for a stream of `codec`; every other setting has a default suited to a 90 kHz
+        /// video stream.
         public init(
             codec: CodecType, payloadType: UInt8? = nil, expectedSSRC: UInt32? = nil,
             ssrc: UInt32 = UInt32.random(in: 1...UInt32.max), cname: String = "codecsessions",
@@ -169,6 +171,8 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         /// The most missing packets tracked at once.
         public var maximumTracked: Int
 
+        /// Creates NACK settings: by default a gap is asked for after 10 ms, again at most every 20 ms, with up to 512
+        /// packets tracked. Traps when `maximumTracked` is below 1.
         public init(
             reorderTolerance: MediaTime = MediaTime(value: 10, timescale: 1000),
             retryInterval: MediaTime = MediaTime(value: 20, timescale: 1000),

@@ -35,6 +35,7 @@ public struct RTPReceiverStatistics: Sendable {
     private var receivedPrior: Int64 = 0
     private var lastSenderReport: (middle: UInt32, arrival: MediaTime)?
 
+    /// Creates statistics for the source `ssrc`, whose RTP timestamps tick at `clockRate` per second.
     public init(ssrc: UInt32, clockRate: Int32 = 90_000) {
         self.ssrc = ssrc
         self.clockRate = clockRate

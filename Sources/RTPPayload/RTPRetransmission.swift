@@ -17,6 +17,7 @@ public struct RTPRetransmission: Sendable, Hashable {
     /// The sequence number of the first RTX packet (sender side).
     public var initialSequenceNumber: UInt16
 
+    /// Creates an RTX stream of `payloadType`; traps when the payload type does not fit 7 bits.
     public init(payloadType: UInt8, ssrc: UInt32? = nil, initialSequenceNumber: UInt16 = 0) {
         precondition(payloadType < 128, "the RTP payload type is 7 bits")
         self.payloadType = payloadType

@@ -85,6 +85,7 @@ public struct RTPOutboundStreamStatistics: Sendable, Hashable {
     /// Sender reports sent.
     public var senderReportsSent = 0
 
+    /// Creates statistics for the stream `ssrc` with every count at zero.
     public init(ssrc: UInt32) { self.ssrc = ssrc }
 }
 
@@ -172,6 +173,7 @@ public struct RTPInboundStreamStatistics: Sendable, Hashable {
         /// BYE packets not for the stream's SSRC or not from its source.
         public var refusedGoodbye = 0
 
+        /// Creates counts that are all zero.
         public init() {}
 
         /// All RTP datagrams ignored.
@@ -180,6 +182,7 @@ public struct RTPInboundStreamStatistics: Sendable, Hashable {
         }
     }
 
+    /// Creates statistics with every count at zero and no source yet.
     public init() {}
 }
 
@@ -210,5 +213,6 @@ public struct RTPRemoteInboundStreamStatistics: Sendable, Hashable {
     /// Report blocks about this stream received.
     public var reportsReceived = 0
 
+    /// Creates statistics for the stream `ssrc` before any report about it.
     public init(ssrc: UInt32) { self.ssrc = ssrc }
 }

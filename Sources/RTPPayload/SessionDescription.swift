@@ -62,8 +62,11 @@ public struct RTPSessionDescription: Sendable, Hashable {
 
     /// One `name=value` pair of an `a=fmtp` line.
     public struct FormatParameter: Sendable, Hashable {
+        /// The parameter's name, such as `profile-level-id` or `sprop-parameter-sets`.
         public var name: String
+        /// The parameter's value, as written after `=`.
         public var value: String
+        /// Creates the pair `name=value`.
         public init(name: String, value: String) {
             self.name = name
             self.value = value

@@ -56,6 +56,7 @@ public enum ContainerFormat: String, Sendable, CaseIterable, CustomStringConvert
         }
     }
 
+    /// The container's usual name: `"MP4"`, `"QuickTime"`, `"Matroska"` or `"MPEG-TS"`.
     public var description: String {
         switch self {
         case .mp4: return "MP4"

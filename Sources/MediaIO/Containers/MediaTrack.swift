@@ -14,6 +14,7 @@ public enum MediaTrackKind: String, Sendable, CaseIterable, CustomStringConverti
     /// A track libavformat cannot classify.
     case unknown
 
+    /// The raw value, such as `"video"` or `"subtitle"`.
     public var description: String { rawValue }
 }
 
@@ -27,6 +28,7 @@ public enum MediaTrackKind: String, Sendable, CaseIterable, CustomStringConverti
 public struct MediaTrack: Sendable, CustomStringConvertible {
     /// The track's index among the file's tracks.
     public let index: Int
+    /// What the track holds: video, audio, subtitles, data or an attachment.
     public let kind: MediaTrackKind
     /// libavcodec's name for the codec: `"h264"`, `"aac"`, `"opus"`,
     /// `"mp3"`, `"mov_text"`, `"subrip"`; `"none"` when libavcodec knows no
@@ -44,12 +46,14 @@ public struct MediaTrack: Sendable, CustomStringConvertible {
     public let codecConfiguration: [UInt8]
     /// Audio: samples per second and channels; nil for other kinds.
     public let sampleRate: Int?
+    /// Audio: the number of channels; nil for other kinds.
     public let channelCount: Int?
     /// Audio: samples per frame when the codec's frames have a fixed size
     /// (1024 for AAC, 1152 for MP3 layer III), nil otherwise.
     public let samplesPerFrame: Int?
     /// Video: the coded picture size; nil for other kinds.
     public let width: Int?
+    /// Video: the coded picture height in pixels; nil for other kinds.
     public let height: Int?
     /// A cover image stored as a video track of one picture.
     public let isAttachedPicture: Bool
@@ -122,9 +126,11 @@ public struct TrackPacket: Sendable {
     public var data: [UInt8]
     /// Presentation and decode times; `.invalid` when the container has none.
     public var pts: MediaTime
+    /// The decode time; `.invalid` when the container has none.
     public var dts: MediaTime
     /// The duration; `.invalid` when unknown.
     public var duration: MediaTime
+    /// Whether the container marks the packet as a keyframe (a random-access point).
     public var isKeyframe: Bool
     /// Whether the demuxer found the payload damaged (`AV_PKT_FLAG_CORRUPT`:
     /// an MPEG-TS continuity error, a truncated read).

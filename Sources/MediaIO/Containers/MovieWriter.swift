@@ -17,6 +17,8 @@ public struct MovieWriterOptions: Sendable {
     /// MPEG-TS: where parameter sets go in the Annex-B stream.
     public var parameterSets: ParameterSetPolicy
 
+    /// Creates options; the defaults pick the container from the file name and write a plain MP4 with parameter sets
+    /// before every keyframe in MPEG-TS.
     public init(
         container: ContainerFormat? = nil, fastStart: Bool = false, fragmented: Bool = false,
         parameterSets: ParameterSetPolicy = .beforeEveryKeyframe

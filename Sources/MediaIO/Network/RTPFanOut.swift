@@ -49,6 +49,7 @@ public final class RTPFanOutSender {
     public private(set) var destinations: [UDPSocket.Address]
     /// Whether runs of packets go as segmented messages (UDP GSO).
     public let usesSegmentation: Bool
+    /// What was sent so far: samples, packets, datagrams, bytes and system calls.
     public private(set) var statistics = Statistics()
 
     /// Opens a UDP socket on `host` (port 0) for the stream.

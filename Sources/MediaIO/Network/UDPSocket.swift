@@ -24,6 +24,7 @@ public final class UDPSocket: @unchecked Sendable {
     public struct Address: Sendable, Hashable, CustomStringConvertible {
         /// The address in numeric form (`127.0.0.1`, `::1`).
         public var host: String
+        /// The UDP port number.
         public var port: UInt16
 
         /// Resolves `host` (a numeric IPv4 or IPv6 address, or a name such as

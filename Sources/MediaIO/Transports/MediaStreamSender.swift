@@ -39,6 +39,7 @@ public final class MediaStreamSender {
         /// RTP with a rate controller: the new target bit rate.
         public var targetBitRate: Int?
 
+        /// Creates feedback that asks for nothing.
         public init() {}
 
         /// Adds what `later` says.
@@ -59,6 +60,8 @@ public final class MediaStreamSender {
         /// The local port RTCP leaves from (0: one the system picks).
         public var rtcpPort: Int
 
+        /// Creates RTP options; by default the sender session uses its defaults, nothing is dropped and RTCP leaves
+        /// from a port the system picks.
         public init(
             configuration: ((CodecType) -> RTPSenderSession.Configuration)? = nil,
             faultInjector: PacketFaultInjector? = nil, rtcpPort: Int = 0

@@ -36,6 +36,9 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// No reconnection: the first error ends the stream.
     public static let never = ReconnectPolicy(maximumAttempts: 0)
 
+    /// Creates a policy of at most `maximumAttempts` reconnections, waiting `initialDelay` seconds before the first and
+    /// each wait `multiplier` times longer, up to `maximumDelay` seconds. Traps when `maximumAttempts` is negative,
+    /// `maximumDelay` is below `initialDelay` or `multiplier` is below 1.
     public init(maximumAttempts: Int, initialDelay: Double = 0.5, maximumDelay: Double = 8, multiplier: Double = 2) {
         precondition(maximumAttempts >= 0, "maximumAttempts cannot be negative")
         precondition(initialDelay >= 0 && maximumDelay >= initialDelay && multiplier >= 1, "invalid back-off")
@@ -66,6 +69,7 @@ public struct Reconnector: Sendable, Hashable {
     /// Reconnections so far.
     public private(set) var attempts = 0
 
+    /// Creates a reconnector that has made no attempts yet.
     public init(policy: ReconnectPolicy) { self.policy = policy }
 
     /// The seconds to wait before opening the stream again after `error`

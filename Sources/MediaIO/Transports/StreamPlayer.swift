@@ -42,6 +42,7 @@ import NativeCodecs
 public final class StreamPlayer {
     /// The URL (or HLS playlist) being played.
     public let url: String
+    /// The transport the URL's scheme chose.
     public let transport: StreamTransport
     /// The stream's codec.
     public let codec: CodecType
@@ -49,6 +50,7 @@ public final class StreamPlayer {
     public let formatDescription: FormatDescription
     /// Every track of the stream, and the index of the video track read as samples.
     public var tracks: [MediaTrack] { reader.tracks }
+    /// The index in ``tracks`` of the video track read as samples.
     public var trackIndex: Int { reader.trackIndex }
     /// Access units skipped before the first decodable keyframe.
     public var skippedBeforeKeyframe: Int { reader.skippedBeforeKeyframe }

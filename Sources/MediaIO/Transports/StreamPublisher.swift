@@ -44,6 +44,7 @@ import NativeCodecs
 public final class StreamPublisher {
     /// The URL (or HLS playlist path) being published to.
     public let url: String
+    /// The transport the URL's scheme chose.
     public let transport: StreamTransport
     /// Samples sent so far.
     public private(set) var sampleCount = 0

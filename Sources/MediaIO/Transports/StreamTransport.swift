@@ -59,6 +59,7 @@ public enum StreamTransport: String, Sendable, CaseIterable, CustomStringConvert
     /// that takes ANNOUNCE/RECORD) and RTMP (a server that takes a publish).
     public var canListen: Bool { self == .srt || self == .rtsp || self == .rtmp }
 
+    /// The transport's name: `"SRT"`, `"MPEG-TS over UDP"`, `"RTSP"`, `"RTMP"` or `"HLS"`.
     public var description: String {
         switch self {
         case .srt: return "SRT"
@@ -134,6 +135,8 @@ public struct StreamOptions: Sendable {
     /// every segment, which makes a finished playlist a whole recording).
     public var hlsListSize: Int
 
+    /// Creates options; timeouts are in seconds (nil waits for ever), and the defaults connect rather than listen, use
+    /// RTSP over TCP and cut 1 s HLS segments into an unbounded playlist.
     public init(
         openTimeout: Double? = 10, ioTimeout: Double? = 10, listen: Bool = false, rtspTransport: RTSPTransport = .tcp,
         hlsSegmentDuration: Double = 1, hlsListSize: Int = 0
