@@ -80,7 +80,7 @@ public struct RTPSenderSession: Sendable {
         public var cname: String
 
         /// Creates a sender's settings around `packetizer`; the defaults keep 1024 packets or 2 MiB for retransmission,
-        /// send no RTX stream and leave the rate alone.  Traps on an empty history, a sender report interval that is
+        /// send no RTX stream and leave the rate alone. Traps on an empty history, a sender report interval that is
         /// not positive, or an RTX payload type equal to the media's.
         public init(
             packetizer: RTPPacketizer.Configuration, retransmission: RTPRetransmission? = nil,

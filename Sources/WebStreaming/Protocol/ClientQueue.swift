@@ -46,6 +46,8 @@ public struct ClientQueue: Sendable {
     /// Bytes queued and not yet written.
     public private(set) var queuedBytes = 0
 
+    /// Creates an empty queue that makes its client skip once more than `maximumBytes` are queued; it waits for a first
+    /// keyframe.
     public init(maximumBytes: Int) { self.maximumBytes = maximumBytes }
 
     /// Whether nothing waits to be written.

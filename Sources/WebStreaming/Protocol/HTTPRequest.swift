@@ -152,11 +152,13 @@ public struct HTTPRequest: Sendable, Hashable {
         return .complete(request, consumed: end + 4 - bytes.startIndex)
     }
 
+    /// Whether both have the same method, target, version and header fields in the same order.
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.target == rhs.target && lhs.minorVersion == rhs.minorVersion
             && lhs.fields.map(\.name) == rhs.fields.map(\.name) && lhs.fields.map(\.value) == rhs.fields.map(\.value)
     }
 
+    /// Hashes the same parts that equality compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(method)
         hasher.combine(target)

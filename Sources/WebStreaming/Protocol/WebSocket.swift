@@ -37,19 +37,29 @@ public enum WebSocket {
 
     /// Why an upgrade request was refused.
     public struct HandshakeRefusal: Error, Sendable, Hashable {
+        /// The HTTP status to answer with (`400`, `426` …).
         public var status: Int
+        /// What was wrong with the request, for the response body and logs.
         public var reason: String
     }
 
     /// Frame opcodes (RFC 6455 5.2, 11.8).
     public struct Opcode: RawRepresentable, Sendable, Hashable {
+        /// The 4-bit opcode of the frame's first byte.
         public var rawValue: UInt8
+        /// Creates the opcode `rawValue` (0 to 15).
         public init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// A later fragment of a message (0).
         public static let continuation = Opcode(rawValue: 0)
+        /// A UTF-8 text message (1).
         public static let text = Opcode(rawValue: 1)
+        /// A binary message (2).
         public static let binary = Opcode(rawValue: 2)
+        /// The closing handshake (8).
         public static let close = Opcode(rawValue: 8)
+        /// A ping, to be answered with a pong carrying the same payload (9).
         public static let ping = Opcode(rawValue: 9)
+        /// A pong, the answer to a ping (10).
         public static let pong = Opcode(rawValue: 10)
         /// Close, ping and pong (opcodes 8…15).
         public var isControl: Bool { rawValue & 8 != 0 }
@@ -57,10 +67,15 @@ public enum WebSocket {
 
     /// Close status codes (RFC 6455 7.4.1).
     public enum CloseCode {
+        /// 1000: the purpose of the connection was fulfilled.
         public static let normal: UInt16 = 1000
+        /// 1001: the server is going away (shutting down).
         public static let goingAway: UInt16 = 1001
+        /// 1002: the peer broke the protocol.
         public static let protocolError: UInt16 = 1002
+        /// 1007: a text message was not UTF-8.
         public static let invalidPayload: UInt16 = 1007
+        /// 1009: a message was longer than the reader takes.
         public static let messageTooBig: UInt16 = 1009
     }
 
@@ -110,6 +125,7 @@ public enum WebSocket {
     /// a message; a message is at most ``maximumMessageBytes`` long; text
     /// must be UTF-8. After a `.failure` or `.close` it reads nothing more.
     public struct FrameReader: Sendable {
+        /// The longest message, in bytes, the reader assembles; a longer one fails with code 1009.
         public let maximumMessageBytes: Int
         private var buffer: [UInt8] = []
         private var bufferStart = 0
@@ -117,6 +133,7 @@ public enum WebSocket {
         private var fragments: [UInt8] = []
         private var ended = false
 
+        /// Creates a reader that takes messages of up to `maximumMessageBytes` bytes.
         public init(maximumMessageBytes: Int = 65536) { self.maximumMessageBytes = maximumMessageBytes }
 
         /// Bytes received and not yet made into events.

@@ -58,6 +58,8 @@ public final class WebStreamServer {
         /// Seconds a connection may take to send its request head.
         public var requestTimeoutSeconds = 10.0
 
+        /// Creates a configuration that listens on `host` (a numeric IPv4 address) and `port` (0: any free port), with
+        /// the default page and bounds.
         public init(host: String = "127.0.0.1", port: Int = 0) {
             self.host = host
             self.port = port
@@ -66,29 +68,50 @@ public final class WebStreamServer {
 
     /// Figures for one WebSocket client.
     public struct ClientStatistics: Sendable, Hashable {
+        /// The number the server gave the connection, unique while it runs.
         public var id: Int
+        /// The client's address and port, as text.
         public var peer: String
+        /// Access units queued for the client (sent, or being sent).
         public var accessUnitsSent: Int
+        /// Bytes written to the client's socket so far.
         public var bytesSent: Int
+        /// Times the client fell behind and skipped to a keyframe.
         public var skips: Int
+        /// Access units dropped by those skips.
         public var accessUnitsSkipped: Int
+        /// Bytes queued for the client and not yet written.
         public var queuedBytes: Int
     }
 
     /// Figures for the whole server, readable at any time.
     public struct Statistics: Sendable, Hashable {
+        /// The stream's RFC 6381 codec string (`avc1.64001f`), nil until the first access unit was sent.
         public var codecString: String?
+        /// Access units given to ``WebStreamServer/send(_:captureMicroseconds:)`` so far.
         public var accessUnits = 0
+        /// Keyframes among them.
         public var keyframes = 0
+        /// Payload bytes of those access units.
         public var bytes = 0
+        /// WebSocket clients connected now.
         public var clientsConnected = 0
+        /// WebSocket clients accepted since the server started.
         public var clientsServed = 0
+        /// Connections turned away: WebSocket clients past the limit (`503`) and connections past the pending-request
+        /// limit.
         public var clientsRefused = 0
+        /// Requests whose head was read in full, WebSocket upgrades included.
         public var httpRequests = 0
+        /// Requests answered with an error status, or that were malformed or too slow.
         public var httpErrors = 0
+        /// Skips to a keyframe over all clients, those gone included.
         public var skips = 0
+        /// Access units dropped by those skips.
         public var accessUnitsSkipped = 0
+        /// Bytes queued and not yet written, over all clients connected now.
         public var totalQueuedBytes = 0
+        /// The figures of each client connected now.
         public var clients: [ClientStatistics] = []
     }
 
@@ -120,6 +143,7 @@ public final class WebStreamServer {
         }
     }
 
+    /// The settings the server was started with.
     public let configuration: Configuration
     /// The port the server listens on.
     public let port: Int
