@@ -31,7 +31,9 @@ public struct ICELiteAgent: Sendable {
         case ignored(String)
     }
 
+    /// Our ice-ufrag, which requests' USERNAME must start with.
     public let localUsernameFragment: String
+    /// Our ice-pwd, the key of MESSAGE-INTEGRITY in both directions.
     public let localPassword: String
     /// The peer's ice-ufrag from its SDP; nil accepts any remote part.
     public var remoteUsernameFragment: String?
@@ -50,6 +52,7 @@ public struct ICELiteAgent: Sendable {
     /// Datagrams ignored.
     public private(set) var requestsIgnored = 0
 
+    /// Creates an agent with our credentials, no address selected and no remote ice-ufrag required.
     public init(localUsernameFragment: String, localPassword: String) {
         self.localUsernameFragment = localUsernameFragment
         self.localPassword = localPassword

@@ -6,8 +6,10 @@ import WebStreaming
 public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address bytes in network order: 4 for IPv4, 16 for IPv6.
     public var host: [UInt8]
+    /// The UDP port.
     public var port: UInt16
 
+    /// Creates an address; traps unless `host` has 4 or 16 bytes.
     public init(host: [UInt8], port: UInt16) {
         precondition(host.count == 4 || host.count == 16, "a UDP address has 4 or 16 address bytes")
         self.host = host
@@ -21,6 +23,7 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
             .joined(separator: ":")
     }
 
+    /// `a.b.c.d:port` for IPv4, `[x:x:…]:port` for IPv6.
     public var description: String { host.count == 4 ? "\(hostText):\(port)" : "[\(hostText)]:\(port)" }
 }
 
@@ -53,9 +56,12 @@ public struct STUNMessage: Sendable, Hashable {
 
     /// One attribute: its type and its value without padding.
     public struct Attribute: Sendable, Hashable {
+        /// The attribute type (``STUNAttributeType``).
         public var type: UInt16
+        /// The value's bytes, without the padding to 4 bytes.
         public var value: [UInt8]
 
+        /// Creates an attribute of `type` with `value`.
         public init(type: UInt16, value: [UInt8]) {
             self.type = type
             self.value = value
@@ -69,10 +75,13 @@ public struct STUNMessage: Sendable, Hashable {
     /// The most bytes a message may have here (a UDP datagram's worth).
     public static let maximumBytes = 1500
 
+    /// The 12-bit method (``bindingMethod`` for ICE).
     public var method: UInt16
+    /// Request, indication, success or error response.
     public var messageClass: MessageClass
     /// 12 bytes.
     public var transactionID: [UInt8]
+    /// The attributes in order; when parsed, those after MESSAGE-INTEGRITY other than FINGERPRINT are left out.
     public var attributes: [Attribute]
     /// The bytes as parsed (empty for a message built here).
     public private(set) var raw: [UInt8] = []
@@ -81,6 +90,7 @@ public struct STUNMessage: Sendable, Hashable {
     /// Where FINGERPRINT's attribute header starts in ``raw``.
     public private(set) var fingerprintOffset: Int?
 
+    /// Creates a message to encode; traps unless `transactionID` has 12 bytes and `method` fits 12 bits.
     public init(method: UInt16, messageClass: MessageClass, transactionID: [UInt8], attributes: [Attribute] = []) {
         precondition(transactionID.count == 12, "a STUN transaction ID has 12 bytes")
         precondition(method < 0x1000, "a STUN method has 12 bits")
@@ -283,15 +293,25 @@ extension STUNMessage.Attribute {
 
 /// STUN attribute types used here (RFC 8489 18.3, RFC 8445 16.1).
 public enum STUNAttributeType {
+    /// USERNAME: `remote-ufrag:local-ufrag` in ICE.
     public static let username: UInt16 = 0x0006
+    /// MESSAGE-INTEGRITY: HMAC-SHA1 over the message, 20 bytes.
     public static let messageIntegrity: UInt16 = 0x0008
+    /// ERROR-CODE: class, number and reason phrase.
     public static let errorCode: UInt16 = 0x0009
+    /// XOR-MAPPED-ADDRESS: the request's source address, masked with the magic cookie and transaction ID.
     public static let xorMappedAddress: UInt16 = 0x0020
+    /// PRIORITY: the priority a peer-reflexive candidate would get (ICE).
     public static let priority: UInt16 = 0x0024
+    /// USE-CANDIDATE: the controlling agent nominates the pair (ICE).
     public static let useCandidate: UInt16 = 0x0025
+    /// SOFTWARE: the sender's name and version, as text.
     public static let software: UInt16 = 0x8022
+    /// FINGERPRINT: the CRC-32 of the message XOR 0x5354554E, the last attribute.
     public static let fingerprint: UInt16 = 0x8028
+    /// ICE-CONTROLLED: the sender is the controlled agent, with its tie breaker.
     public static let iceControlled: UInt16 = 0x8029
+    /// ICE-CONTROLLING: the sender is the controlling agent, with its tie breaker.
     public static let iceControlling: UInt16 = 0x802A
 }
 

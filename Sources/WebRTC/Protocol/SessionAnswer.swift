@@ -4,6 +4,7 @@ import MediaCore
 public struct NegotiatedVideo: Sendable, Hashable {
     /// Index of the video section in the offer.
     public var sectionIndex: Int
+    /// The section's mid, `"0"` when the offer gave none; the answer's BUNDLE group names it.
     public var mid: String
     /// The H.264 payload type chosen from the offer.
     public var payloadType: UInt8
@@ -13,14 +14,20 @@ public struct NegotiatedVideo: Sendable, Hashable {
     public var offeredProfileLevelID: String
     /// Feedback the offer lists for the payload type.
     public var nack: Bool
+    /// Whether the offer lists `nack pli` (picture loss indication).
     public var pictureLossIndication: Bool
+    /// Whether the offer lists `ccm fir` (full intra request).
     public var fullIntraRequest: Bool
+    /// Whether the offer has `a=rtcp-rsize` (reduced-size RTCP).
     public var reducedSizeRTCP: Bool
     /// extmap ids the offer gave the playout-delay and abs-capture-time
     /// extensions (one-byte ids 1–14 only).
     public var playoutDelayID: UInt8?
+    /// The extmap id the offer gave abs-capture-time; nil when it did not offer it.
     public var absoluteCaptureTimeID: UInt8?
+    /// The peer's ice-ufrag, which its connectivity checks carry.
     public var remoteUsernameFragment: String
+    /// The peer's ice-pwd, the key its checks are signed with.
     public var remotePassword: String
     /// The sha-256 fingerprint of the peer's certificate.
     public var remoteFingerprint: [UInt8]
@@ -31,18 +38,26 @@ public struct NegotiatedVideo: Sendable, Hashable {
 /// Our side of an answer: credentials, certificate fingerprint, candidate
 /// and SSRCs.
 public struct AnswerParameters: Sendable, Hashable {
+    /// Our ice-ufrag.
     public var usernameFragment: String
+    /// Our ice-pwd.
     public var password: String
     /// SHA-256 of our DTLS certificate.
     public var fingerprint: [UInt8]
     /// The host candidate: a numeric IPv4 address and port.
     public var candidateHost: String
+    /// The host candidate's UDP port.
     public var candidatePort: Int
+    /// The SSRC our media is sent with.
     public var ssrc: UInt32
+    /// The SSRC of our RTX stream; nil sends no RTX.
     public var retransmissionSSRC: UInt32?
+    /// The SDES CNAME the answer lists for our SSRCs.
     public var cname: String
+    /// The `o=` line's session id.
     public var sessionID: UInt64
 
+    /// Creates our side of an answer; the session id is drawn at random unless given.
     public init(
         usernameFragment: String, password: String, fingerprint: [UInt8], candidateHost: String, candidatePort: Int,
         ssrc: UInt32, retransmissionSSRC: UInt32?, cname: String = "codecsessions",
@@ -62,7 +77,9 @@ public struct AnswerParameters: Sendable, Hashable {
 
 /// The URIs of the header extensions we send (RFC 8285 extmap).
 public enum HeaderExtensionURI {
+    /// The playout-delay extension's URI.
     public static let playoutDelay = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
+    /// The abs-capture-time extension's URI.
     public static let absoluteCaptureTime = "http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time"
 }
 

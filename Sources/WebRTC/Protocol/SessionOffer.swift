@@ -19,11 +19,13 @@ public struct SessionOffer: Sendable, Hashable {
     public struct MediaSection: Sendable, Hashable {
         /// `video`, `audio`, `application`.
         public var kind: String
+        /// The port of the `m=` line (0 marks a rejected section).
         public var port: Int
         /// `UDP/TLS/RTP/SAVPF`.
         public var transportProtocol: String
         /// The formats in the order offered (payload types for RTP).
         public var formats: [String]
+        /// The section's `a=mid`, nil when it has none.
         public var mid: String?
         /// sendrecv, sendonly, recvonly, inactive (sendrecv when absent).
         public var direction = "sendrecv"
@@ -35,21 +37,29 @@ public struct SessionOffer: Sendable, Hashable {
         public var feedback: [Int: [String]] = [:]
         /// extmap: id and URI.
         public var extensions: [(id: Int, uri: String)] = []
+        /// Whether the section has `a=rtcp-mux` (RTCP on the RTP port).
         public var rtcpMux = false
+        /// Whether the section has `a=rtcp-rsize` (reduced-size RTCP allowed).
         public var rtcpReducedSize = false
+        /// The section's own `a=ice-ufrag`; see ``SessionOffer/usernameFragment(_:)`` for the one that applies.
         public var iceUsernameFragment: String?
+        /// The section's own `a=ice-pwd`; see ``SessionOffer/password(_:)`` for the one that applies.
         public var icePassword: String?
+        /// The section's own `a=fingerprint`: the hash name, lowercased (`sha-256`), and its bytes.
         public var fingerprint: (algorithm: String, value: [UInt8])?
+        /// The section's own `a=setup` (`actpass`, `active`, `passive`).
         public var setup: String?
         /// UDP host candidates (`a=candidate`, component 1), numeric
         /// addresses only.
         public var candidates: [(host: String, port: Int)] = []
 
+        /// Whether kind, port, formats, mid, direction and ice-ufrag agree; other attributes are not compared.
         public static func == (lhs: Self, rhs: Self) -> Bool {
             lhs.kind == rhs.kind && lhs.port == rhs.port && lhs.formats == rhs.formats && lhs.mid == rhs.mid
                 && lhs.direction == rhs.direction && lhs.iceUsernameFragment == rhs.iceUsernameFragment
         }
 
+        /// Hashes the kind, formats and mid.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(kind)
             hasher.combine(formats)
@@ -57,10 +67,14 @@ public struct SessionOffer: Sendable, Hashable {
         }
     }
 
+    /// The longest offer read, in bytes of UTF-8.
     public static let maximumBytes = 65536
+    /// The most media sections read.
     public static let maximumSections = 16
+    /// The most payload types read per section.
     public static let maximumFormats = 64
 
+    /// The media sections in the order offered.
     public var sections: [MediaSection] = []
     /// The mids of `a=group:BUNDLE`.
     public var bundle: [String] = []
@@ -69,7 +83,9 @@ public struct SessionOffer: Sendable, Hashable {
     var sessionFingerprint: (algorithm: String, value: [UInt8])?
     var sessionSetup: String?
 
+    /// Whether both offers have equal sections and the same BUNDLE group.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.sections == rhs.sections && lhs.bundle == rhs.bundle }
+    /// Hashes the sections.
     public func hash(into hasher: inout Hasher) { hasher.combine(sections) }
 
     /// Reads an offer.
@@ -174,10 +190,13 @@ public struct SessionOffer: Sendable, Hashable {
     public func usernameFragment(_ section: MediaSection) -> String? {
         section.iceUsernameFragment ?? sessionUsernameFragment
     }
+    /// The ICE password for `section` (its own, else the session's).
     public func password(_ section: MediaSection) -> String? { section.icePassword ?? sessionPassword }
+    /// The certificate fingerprint for `section` (its own, else the session's).
     public func fingerprint(_ section: MediaSection) -> (algorithm: String, value: [UInt8])? {
         section.fingerprint ?? sessionFingerprint
     }
+    /// The DTLS role attribute for `section` (its own, else the session's).
     public func setup(_ section: MediaSection) -> String? { section.setup ?? sessionSetup }
 
     private static func attribute(_ value: Substring) -> (Substring, Substring) {

@@ -2,15 +2,21 @@
 /// request line, the header fields and a `Content-Length` body of at most
 /// ``maximumBodyBytes`` (no chunked bodies).
 public struct WHEPRequest: Sendable, Hashable {
+    /// The request method (`GET`, `POST`, `DELETE` …).
     public var method: String
+    /// The request target's path.
     public var path: String
     /// Header fields, names lowercased.
     public var fields: [String: String]
+    /// The body, `Content-Length` bytes long; empty when there is none.
     public var body: [UInt8]
 
+    /// The most bytes of request line and header fields read before the request is refused.
     public static let maximumHeadBytes = 8192
+    /// The longest body taken, in bytes.
     public static let maximumBodyBytes = 65536
 
+    /// What reading the bytes received so far gave.
     public enum Outcome: Sendable, Hashable {
         case complete(WHEPRequest)
         case incomplete

@@ -83,7 +83,9 @@ public final class DTLSCertificate: @unchecked Sendable {
 /// The SRTP keys a DTLS-SRTP handshake exported (RFC 5764 4.2): each side's
 /// master key (16 bytes) followed by its master salt (14 bytes).
 public struct SRTPKeyingMaterial: Sendable, Hashable {
+    /// The DTLS client's 16-byte SRTP master key followed by its 14-byte master salt; protects what the client sends.
     public var clientKeyAndSalt: [UInt8]
+    /// The DTLS server's 16-byte SRTP master key followed by its 14-byte master salt; protects what the server sends.
     public var serverKeyAndSalt: [UInt8]
 
     /// Splits the 60 bytes of `EXTRACTOR-dtls_srtp` for
@@ -112,11 +114,13 @@ public struct SRTPKeyingMaterial: Sendable, Hashable {
 /// Retransmission timers run from ``poll(at:)``-style calls to
 /// ``handleTimeout()``.
 public final class DTLSEndpoint {
+    /// Which side of the handshake the endpoint takes; a WHEP or WHIP endpoint (`a=setup:passive`) is the server.
     public enum Role: Sendable { case server, client }
 
     /// The largest datagram written (and the MTU OpenSSL is told).
     public static let maximumDatagramSize = 1200
 
+    /// The side of the handshake this endpoint takes.
     public let role: Role
     /// True once the handshake is done and the peer's fingerprint matched.
     public private(set) var isConnected = false

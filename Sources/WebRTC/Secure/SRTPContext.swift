@@ -19,12 +19,14 @@ private let srtpLibraryStatus: Int32 = Int32(bitPattern: srtp_init().rawValue)
 /// with its original sequence number). Any SSRC is accepted (libsrtp's
 /// `ssrc_any_*` policies).
 public final class SRTPContext {
+    /// Whether the context protects packets to send or checks and decrypts packets received.
     public enum Direction: Sendable { case outbound, inbound }
 
     /// Packets remembered per SSRC against replays.
     public static let replayWindow: UInt = 1024
 
     private var session: srtp_t?
+    /// The direction the context was made for.
     public let direction: Direction
 
     /// - Parameter keyAndSalt: the 16-byte master key then the 14-byte

@@ -36,6 +36,7 @@ import RTPPayload
 /// a publisher POSTs an offer that sends H.264 to that path, its session URL
 /// is below it, and what it sends comes out of ``takeReceivedSamples()``.
 public final class WHEPServer {
+    /// What the server listens on and its limits.
     public struct Configuration: Sendable {
         /// A numeric IPv4 address for HTTP and media; loopback by default.
         public var host = "127.0.0.1"
@@ -43,11 +44,13 @@ public final class WHEPServer {
         public var port = 0
         /// The UDP media port; 0 picks a free one.
         public var mediaPort = 0
+        /// Viewers at once; one more gets `503`.
         public var maximumViewers = 16
         /// Chance in [0, 1) that a first transmission of a media packet is
         /// dropped on purpose (seeded by ``lossSeed`` per viewer), to
         /// exercise NACK repair; 0 in normal use.
         public var lossProbability = 0.0
+        /// The seed of each viewer's drop sequence, so that a run with loss can be repeated.
         public var lossSeed: UInt64 = 1
         /// The WHIP endpoint's path (`/live`), or nil for none: publishers
         /// POST an offer that sends H.264 there and their access units come
@@ -56,6 +59,8 @@ public final class WHEPServer {
         /// Publishers at once.
         public var maximumPublishers = 1
 
+        /// Creates a configuration for `host` (a numeric IPv4 address), the HTTP `port` and the UDP `mediaPort` (0: a
+        /// free one), serving WHEP only.
         public init(host: String = "127.0.0.1", port: Int = 0, mediaPort: Int = 0) {
             self.host = host
             self.port = port
@@ -63,8 +68,11 @@ public final class WHEPServer {
         }
     }
 
+    /// The settings the server was started with.
     public let configuration: Configuration
+    /// The HTTP port the server listens on (the one picked when ``Configuration/port`` was 0).
     public private(set) var httpPort = 0
+    /// The UDP port media, ICE and DTLS use (the one picked when ``Configuration/mediaPort`` was 0).
     public private(set) var mediaPort = 0
     /// Called with one line per notable event (viewer joined, left, refused).
     public var log: (String) -> Void = { _ in }
@@ -83,8 +91,11 @@ public final class WHEPServer {
     private let ntpOffset: MediaTime
     /// Datagrams from addresses no viewer owns, and refused requests.
     public private(set) var strayDatagrams = 0
+    /// The reasons for the last offers refused (at most 64, oldest first).
     public private(set) var refusedOffers: [String] = []
 
+    /// Opens the HTTP listener and the UDP media socket, both non-blocking. Throws `.invalidArgument` for a host that
+    /// is not a numeric IPv4 address and `.system` when a socket cannot be made, bound or listened on.
     public init(_ configuration: Configuration) throws(MediaError) {
         self.configuration = configuration
         var address = sockaddr_in()

@@ -25,8 +25,11 @@ import RTPPayload
 /// candidate is found from its own checks (a peer-reflexive candidate); no
 /// trickle ICE, TURN or ICE restarts.
 public final class WHIPClient {
+    /// The endpoint's host, from the URL.
     public let host: String
+    /// The endpoint's HTTP port, from the URL.
     public let port: Int
+    /// The path the offer is POSTed to, from the URL (`/` when it has none).
     public let path: String
     /// The session URL the endpoint answered (`Location`).
     public private(set) var location: String?
@@ -34,6 +37,7 @@ public final class WHIPClient {
     public private(set) var sender: RTPSenderSession?
     /// Datagrams refused, per reason.
     public private(set) var refusals: [String: Int] = [:]
+    /// Whether the DTLS handshake is done and SRTP keys are in place, so media flows.
     public private(set) var isConnected = false
 
     private let udp: Int32

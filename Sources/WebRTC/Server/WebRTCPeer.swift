@@ -21,6 +21,7 @@ public final class WebRTCPeer {
         case keyframeRequested
     }
 
+    /// Where the peer's connection stands.
     public enum State: Sendable, Hashable {
         /// Waiting for ICE checks and the DTLS handshake.
         case connecting
@@ -32,8 +33,11 @@ public final class WebRTCPeer {
 
     /// The id in the session URL.
     public let id: String
+    /// What the offer and our stream agreed on.
     public let video: NegotiatedVideo
+    /// The peer's ICE-lite agent: its credentials, selected address and consent.
     public private(set) var ice: ICELiteAgent
+    /// Connecting until the DTLS handshake gives SRTP keys, then connected until closed.
     public private(set) var state = State.connecting
     /// The sender session (its statistics: packets, NACKs, PLIs, RTX).
     public private(set) var sender: RTPSenderSession
@@ -67,6 +71,7 @@ public final class WebRTCPeer {
     /// sending began (the time its abs-capture-time carries): a viewer's per-frame RTP timestamp (e.g.
     /// `requestVideoFrameCallback`'s `rtpTimestamp`) maps to its send time.
     public private(set) var sentFrames: [(rtpTimestamp: UInt32, wallSeconds: Double)] = []
+    /// How many frames ``sentFrames`` keeps.
     public static let sentFrameLimit = 2048
 
     private let dtls: DTLSEndpoint
@@ -115,6 +120,7 @@ public final class WebRTCPeer {
     /// The RTX SSRC, when RTX was negotiated.
     public var retransmissionSSRC: UInt32? { sender.configuration.retransmission?.ssrc }
 
+    /// Whether the peer has closed (``state`` is `.closed`).
     public var isClosed: Bool { if case .closed = state { true } else { false } }
 
     private func refuse(_ reason: String) { refusals[reason, default: 0] += 1 }
