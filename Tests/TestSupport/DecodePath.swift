@@ -14,6 +14,7 @@ public enum DecodePath: String, Sendable, CaseIterable, CustomStringConvertible 
     case software
     case hardware
 
+    /// `"software"` or `"hardware"`, as test names and messages print it.
     public var description: String { rawValue }
 
     /// The backend the tool's summary names when every picture came this way.

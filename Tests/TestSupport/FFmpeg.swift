@@ -36,15 +36,25 @@ public func parseFrameMD5(_ text: String) -> [String] {
 /// One stream as `ffprobe -show_streams` reports it: the fields tests use,
 /// decoded from its JSON.
 public struct ProbedStream: Decodable, Sendable {
+    /// The stream's index in the file (`index`).
     public var index: Int
+    /// FFmpeg's short name of the codec (`codec_name`: `h264`, `hevc`, `aac`).
     public var codecName: String?
+    /// `video`, `audio`, `subtitle` or `data` (`codec_type`).
     public var codecType: String?
+    /// The codec profile as ffprobe names it (`High`, `Main 10`).
     public var profile: String?
+    /// The picture width in pixels; nil for streams without pictures.
     public var width: Int?
+    /// The picture height in pixels; nil for streams without pictures.
     public var height: Int?
+    /// FFmpeg's pixel format name (`pix_fmt`: `yuv420p`, `nv12`).
     public var pixelFormat: String?
+    /// The codec level as ffprobe prints it (H.264: 31 for 3.1; HEVC: 30 × the level).
     public var level: Int?
+    /// Frames ffprobe read (`nb_read_frames`, present with `-count_frames`).
     public var frameCount: Int?
+    /// The average frame rate as a fraction (`avg_frame_rate`: `30/1`, `0/0` when unknown).
     public var averageFrameRate: String?
 
     enum CodingKeys: String, CodingKey {
@@ -58,6 +68,7 @@ public struct ProbedStream: Decodable, Sendable {
         case averageFrameRate = "avg_frame_rate"
     }
 
+    /// Decodes one entry of ffprobe's `streams` array; counts printed as strings are read as numbers.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         index = try container.decode(Int.self, forKey: .index)

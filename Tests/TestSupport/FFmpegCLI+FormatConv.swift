@@ -6,26 +6,38 @@ import Foundation
 public enum FFmpegReference {
     /// What ffprobe `-show_streams -of json` says about the first video stream.
     public struct ProbedVideo: Sendable {
+        /// `h264` or `hevc`.
         public var codecName: String
+        /// The profile as ffprobe names it (`High`, `Main 10`); empty when missing.
         public var profileName: String
+        /// The level as ffprobe prints it (H.264: 31 for 3.1; HEVC: 30 × the level).
         public var level: Int
+        /// The display width in pixels.
         public var width: Int
+        /// The display height in pixels.
         public var height: Int
+        /// The coded width in pixels (the display width rounded up to whole macroblocks or coding blocks).
         public var codedWidth: Int
+        /// The coded height in pixels.
         public var codedHeight: Int
+        /// FFmpeg's pixel format name (`yuv420p`, `yuv420p10le`).
         public var pixelFormat: String
     }
 
     /// An encoded clip: its Annex-B elementary stream and the configuration
     /// record FFmpeg's MP4 muxer wrote for it.
     public struct Clip: Sendable {
+        /// The clip as an Annex-B elementary stream, parameter sets in band.
         public var annexB: [UInt8]
+        /// The avcC or hvcC record FFmpeg's MP4 muxer wrote for the clip.
         public var mp4Record: [UInt8]
+        /// What ffprobe says about the clip's video stream.
         public var probe: ProbedVideo
     }
 
     /// A reference clip that could not be made or read.
     public struct Failure: Error, CustomStringConvertible {
+        /// What could not be made or read, in words.
         public var description: String
     }
 

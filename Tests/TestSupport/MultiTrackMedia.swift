@@ -7,11 +7,16 @@ public enum MultiTrackMedia {
     /// An audio track to encode: an FFmpeg encoder, its sample rate, a
     /// language, and the sine's frequency (each track sounds different).
     public struct Audio: Sendable, CustomStringConvertible {
+        /// The FFmpeg encoder's name (`aac`, `libopus`, `libmp3lame`).
         public var encoder: String
+        /// Samples per second.
         public var sampleRate: Int
+        /// The language tag written to the track (`eng`); nil writes none.
         public var language: String?
+        /// The sine's frequency in Hz.
         public var frequency: Int
 
+        /// Creates an audio track from `encoder`; by default 48 kHz, no language, a 440 Hz sine.
         public init(_ encoder: String, sampleRate: Int = 48_000, language: String? = nil, frequency: Int = 440) {
             self.encoder = encoder
             self.sampleRate = sampleRate
@@ -28,6 +33,7 @@ public enum MultiTrackMedia {
             }
         }
 
+        /// The ``codecName``, which names the track in test output.
         public var description: String { codecName }
     }
 
@@ -97,8 +103,11 @@ public enum MultiTrackMedia {
 
     /// One packet as `ffprobe -show_packets` lists it.
     public struct Packet: Sendable {
+        /// The index of the stream the packet belongs to.
         public var stream: Int
+        /// The presentation time in seconds; nil when ffprobe printed none.
         public var pts: Double?
+        /// The duration in seconds; nil when ffprobe printed none.
         public var duration: Double?
     }
 

@@ -6,7 +6,9 @@ import Foundation
 
 /// A failure to start or finish an external tool.
 public struct ProcessError: Error, CustomStringConvertible {
+    /// What failed, in words: a tool not found, an exit status, output that did not fit.
     public var description: String
+    /// Creates the error with the text `description`.
     public init(_ description: String) { self.description = description }
 }
 
