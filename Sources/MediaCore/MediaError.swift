@@ -10,7 +10,7 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         /// The code's name (`"invalidData"`), stable across releases.
         public var rawValue: String
-        /// Creates a code from its name; use the static members unless matching a code from a newer release.
+        /// Creates a code from its name; the static members are the codes CodecSessions throws.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// An argument or property is out of range; the message names it and the range.

@@ -43,7 +43,7 @@ public final class RTPManualClock: RTPClock {
     /// A clock that reads `start` until it is advanced.
     public init(start: MediaTime = MediaTime(value: 0, timescale: 1_000_000_000)) { time = Mutex(start) }
 
-    /// The time the clock was started at plus every advance so far.
+    /// The time it was started at, moved on by every ``advance(by:)`` and ``set(_:)`` since.
     public var now: MediaTime { time.withLock { $0 } }
 
     /// Moves the clock forward by `interval` (a negative interval is a

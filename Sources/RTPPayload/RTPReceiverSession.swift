@@ -117,8 +117,9 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         /// knows the SSRC and reports first could claim it).
         public var rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)?
 
-        /// Creates a receiver's settings for a stream of `codec`; every other setting has a default suited to a 90 kHz
-        /// video stream.
+        /// Creates a receiver's settings for a stream of `codec`, with a random SSRC and a 50 ms jitter buffer unless
+        /// given. Traps on a negative jitter buffer delay, a jitter buffer under 16 packets or 1500 bytes, a
+        /// `minimumSequential` outside 1 to 4, a report interval that is not positive or an empty history.
         public init(
             codec: CodecType, payloadType: UInt8? = nil, expectedSSRC: UInt32? = nil,
             ssrc: UInt32 = UInt32.random(in: 1...UInt32.max), cname: String = "codecsessions",

@@ -16,9 +16,9 @@ public enum FFmpegReference {
         public var width: Int
         /// The display height in pixels.
         public var height: Int
-        /// The coded width in pixels (the display width rounded up to whole macroblocks or coding blocks).
+        /// The coded width in pixels, as ffprobe reports it (`coded_width`).
         public var codedWidth: Int
-        /// The coded height in pixels.
+        /// The coded height in pixels, as ffprobe reports it (`coded_height`).
         public var codedHeight: Int
         /// FFmpeg's pixel format name (`yuv420p`, `yuv420p10le`).
         public var pixelFormat: String

@@ -17,8 +17,8 @@ public struct MovieWriterOptions: Sendable {
     /// MPEG-TS: where parameter sets go in the Annex-B stream.
     public var parameterSets: ParameterSetPolicy
 
-    /// Creates options; the defaults pick the container from the file name and write a plain MP4 with parameter sets
-    /// before every keyframe in MPEG-TS.
+    /// Creates options; by default the container follows the file name's extension, an MP4 is neither fast-start nor
+    /// fragmented, and MPEG-TS carries the parameter sets before every keyframe.
     public init(
         container: ContainerFormat? = nil, fastStart: Bool = false, fragmented: Bool = false,
         parameterSets: ParameterSetPolicy = .beforeEveryKeyframe

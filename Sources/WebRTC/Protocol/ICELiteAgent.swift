@@ -33,7 +33,7 @@ public struct ICELiteAgent: Sendable {
 
     /// Our ice-ufrag, which requests' USERNAME must start with.
     public let localUsernameFragment: String
-    /// Our ice-pwd, the key of MESSAGE-INTEGRITY in both directions.
+    /// Our ice-pwd: the key of MESSAGE-INTEGRITY on requests sent to us and on our responses.
     public let localPassword: String
     /// The peer's ice-ufrag from its SDP; nil accepts any remote part.
     public var remoteUsernameFragment: String?

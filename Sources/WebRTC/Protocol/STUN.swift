@@ -293,7 +293,7 @@ extension STUNMessage.Attribute {
 
 /// STUN attribute types used here (RFC 8489 18.3, RFC 8445 16.1).
 public enum STUNAttributeType {
-    /// USERNAME: `remote-ufrag:local-ufrag` in ICE.
+    /// USERNAME: in ICE, the receiver's ice-ufrag, a colon and the sender's.
     public static let username: UInt16 = 0x0006
     /// MESSAGE-INTEGRITY: HMAC-SHA1 over the message, 20 bytes.
     public static let messageIntegrity: UInt16 = 0x0008
