@@ -102,7 +102,7 @@ enum WHEPServe {
             server.log = { printError("codecs stream serve: \($0)") }
             var feeder = try WebServe.Feeder(
                 input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-            guard var first = try feeder.next() else { throw MediaError.invalidData("\(input) holds no frames") }
+            guard let first = try feeder.next() else { throw MediaError.invalidData("\(input) holds no frames") }
             guard first.formatDescription.codec == .h264 else {
                 throw MediaError.unsupported("--whep sends H.264 only")
             }
@@ -114,45 +114,19 @@ enum WHEPServe {
                 try server.poll(timeoutMilliseconds: 50)
             }
             _ = server.takeKeyframeRequest()  // the held first sample is a keyframe
-            let pace = !parsed.flag("no-pace")
-            let start = monotonicSeconds()
-            var offset = 0.0
-            var passEnd = 0.0
-            var sent = 0
-            var pending: CompressedSample? = first
-            while StopSignal.requested == nil {
-                let next: CompressedSample
-                if let held = pending {
-                    next = held
-                    pending = nil
-                } else if let read = try feeder.next() {
-                    next = read
-                } else {
-                    guard parsed.flag("loop"), sent > 0 else { break }
-                    offset = passEnd
-                    feeder = try WebServe.Feeder(
-                        input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-                    continue
-                }
-                let due = offset + max(0, next.dts.seconds.isFinite ? next.dts.seconds : Double(sent) / 30)
-                passEnd = max(passEnd, due + (next.duration.isValid ? next.duration.seconds : 1.0 / 30))
-                if pace {
-                    while monotonicSeconds() - start < due, StopSignal.requested == nil {
-                        let wait = Int32(max(0, min(20, (due - (monotonicSeconds() - start)) * 1000)))
-                        try server.poll(timeoutMilliseconds: wait)
-                    }
-                }
-                try server.poll(timeoutMilliseconds: 0)
-                if server.takeKeyframeRequest() { feeder.requestKeyFrame() }
-                first = next
-                if offset > 0 {
-                    let shift = MediaTime(seconds: offset, timescale: 90000)
-                    first.pts = next.pts + shift
-                    first.dts = next.dts + shift
-                }
-                server.send(first)
-                sent += 1
+            var feed = WebServe.PacedFeed(
+                feeder, first: first, loop: parsed.flag("loop"), pace: !parsed.flag("no-pace")
+            ) { () throws(MediaError) in
+                try WebServe.Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
             }
+            while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
+                try server.poll(timeoutMilliseconds: milliseconds)
+            }) {
+                try server.poll(timeoutMilliseconds: 0)
+                if server.takeKeyframeRequest() { feed.requestKeyFrame() }
+                server.send(sample)
+            }
+            let sent = feed.count
             server.endStream()
             let lingerEnd = monotonicSeconds() + linger
             while monotonicSeconds() < lingerEnd, StopSignal.requested == nil {

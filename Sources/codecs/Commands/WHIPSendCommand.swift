@@ -81,45 +81,19 @@ enum WHIPSend {
             let client = try WHIPClient(url: url, profileLevelID: Array(sps[1...3]))
             try client.connect(timeoutSeconds: timeout)
             printError("codecs stream send: publishing \(input) to \(url) (session \(client.location ?? "?"))")
-            let pace = !parsed.flag("no-pace")
-            let start = monotonicSeconds()
-            var offset = 0.0
-            var passEnd = 0.0
-            var sent = 0
-            var pending: CompressedSample? = first
-            while StopSignal.requested == nil {
-                let next: CompressedSample
-                if let held = pending {
-                    next = held
-                    pending = nil
-                } else if let read = try feeder.next() {
-                    next = read
-                } else {
-                    guard parsed.flag("loop"), sent > 0 else { break }
-                    offset = passEnd
-                    feeder = try WebServe.Feeder(
-                        input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-                    continue
-                }
-                let due = offset + max(0, next.dts.seconds.isFinite ? next.dts.seconds : Double(sent) / 30)
-                passEnd = max(passEnd, due + (next.duration.isValid ? next.duration.seconds : 1.0 / 30))
-                if pace {
-                    while monotonicSeconds() - start < due, StopSignal.requested == nil {
-                        try client.poll(
-                            timeoutMilliseconds: Int32(max(0, min(20, (due - (monotonicSeconds() - start)) * 1000))))
-                    }
-                }
-                try client.poll(timeoutMilliseconds: 0)
-                if client.takeKeyframeRequest() { feeder.requestKeyFrame() }
-                var sample = next
-                if offset > 0 {
-                    let shift = MediaTime(seconds: offset, timescale: 90000)
-                    sample.pts = next.pts + shift
-                    sample.dts = next.dts + shift
-                }
-                try client.send(sample)
-                sent += 1
+            var feed = WebServe.PacedFeed(
+                feeder, first: first, loop: parsed.flag("loop"), pace: !parsed.flag("no-pace")
+            ) { () throws(MediaError) in
+                try WebServe.Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
             }
+            while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
+                try client.poll(timeoutMilliseconds: milliseconds)
+            }) {
+                try client.poll(timeoutMilliseconds: 0)
+                if client.takeKeyframeRequest() { feed.requestKeyFrame() }
+                try client.send(sample)
+            }
+            let sent = feed.count
             // The end of the media, then late NACKs answered for a moment.
             client.endStream()
             let lingerEnd = monotonicSeconds() + 0.5

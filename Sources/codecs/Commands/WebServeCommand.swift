@@ -87,41 +87,21 @@ enum WebServe {
             printError(
                 "codecs stream serve: \(input) on http://\(configuration.host):\(server.port)/ "
                     + "(stream at ws://\(configuration.host):\(server.port)/stream, statistics at /stats)")
-            var feeder = try Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
+            let feeder = try Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
             while server.clientCount < waitClients, StopSignal.requested == nil {
                 try server.poll(timeoutMilliseconds: 50)
             }
-            let pace = !parsed.flag("no-pace")
-            let start = monotonicSeconds()
-            var offset = 0.0
-            var passEnd = 0.0
-            var sent = 0
-            while StopSignal.requested == nil {
-                guard let sample = try feeder.next() else {
-                    guard parsed.flag("loop"), sent > 0 else { break }
-                    offset = passEnd
-                    feeder = try Feeder(
-                        input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-                    continue
-                }
-                let due = offset + max(0, sample.dts.seconds.isFinite ? sample.dts.seconds : Double(sent) / 30)
-                passEnd = max(passEnd, due + (sample.duration.isValid ? sample.duration.seconds : 1.0 / 30))
-                if pace {
-                    while monotonicSeconds() - start < due, StopSignal.requested == nil {
-                        let wait = Int32(max(0, min(50, (due - (monotonicSeconds() - start)) * 1000)))
-                        try server.poll(timeoutMilliseconds: wait)
-                    }
-                }
-                try server.poll(timeoutMilliseconds: 0)
-                var shifted = sample
-                if offset > 0 {
-                    let shift = MediaTime(seconds: offset, timescale: 90000)
-                    shifted.pts = sample.pts + shift
-                    shifted.dts = sample.dts + shift
-                }
-                server.send(shifted)
-                sent += 1
+            var feed = PacedFeed(feeder, loop: parsed.flag("loop"), pace: !parsed.flag("no-pace")) {
+                () throws(MediaError) in
+                try Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
             }
+            while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
+                try server.poll(timeoutMilliseconds: milliseconds)
+            }) {
+                try server.poll(timeoutMilliseconds: 0)
+                server.send(sample)
+            }
+            let sent = feed.count
             let statistics = server.statisticsJSON()
             server.close(drainSeconds: 5)
             if let path = parsed.value("stats-json") {
@@ -133,6 +113,79 @@ enum WebServe {
             printError("codecs stream serve: \(error)")
             return 1
         }
+    }
+
+    /// The samples of a ``Feeder`` in decode order, each handed out once it
+    /// is due (its decode time after the start, when pacing) with its times
+    /// moved onto the stream's clock; with `loop`, IN again from the start,
+    /// its times shifted past the pass before. `serve --http`, `serve
+    /// --whep` and WHIP publishing share it.
+    struct PacedFeed {
+        private(set) var feeder: Feeder
+        private let reopen: () throws(MediaError) -> Feeder
+        private let loop: Bool
+        private let pace: Bool
+        private var held: CompressedSample?
+        private let start = monotonicSeconds()
+        private var offset = 0.0
+        private var passEnd = 0.0
+        /// Samples handed out so far.
+        private(set) var count = 0
+
+        /// `first`, when given, is a sample already read from `feeder`
+        /// (handed out first); `reopen` makes a new feeder for the next pass.
+        init(
+            _ feeder: Feeder, first: CompressedSample? = nil, loop: Bool, pace: Bool,
+            reopen: @escaping () throws(MediaError) -> Feeder
+        ) {
+            self.feeder = feeder
+            self.held = first
+            self.loop = loop
+            self.pace = pace
+            self.reopen = reopen
+        }
+
+        /// The next sample once it is due, calling `wait` with at most 20 ms
+        /// while it is not (the caller's network poll); nil at the end of IN
+        /// (of the first pass that sent anything, without `loop`) or on a
+        /// stop signal.
+        mutating func next(
+            waiting wait: (_ milliseconds: Int32) throws(MediaError) -> Void
+        ) throws(MediaError) -> CompressedSample? {
+            while StopSignal.requested == nil {
+                let next: CompressedSample
+                if let sample = held {
+                    next = sample
+                    held = nil
+                } else if let read = try feeder.next() {
+                    next = read
+                } else {
+                    guard loop, count > 0 else { return nil }
+                    offset = passEnd
+                    feeder = try reopen()
+                    continue
+                }
+                let due = offset + max(0, next.dts.seconds.isFinite ? next.dts.seconds : Double(count) / 30)
+                passEnd = max(passEnd, due + (next.duration.isValid ? next.duration.seconds : 1.0 / 30))
+                if pace {
+                    while monotonicSeconds() - start < due, StopSignal.requested == nil {
+                        try wait(Int32(max(0, min(20, (due - (monotonicSeconds() - start)) * 1000))))
+                    }
+                }
+                var sample = next
+                if offset > 0 {
+                    let shift = MediaTime(seconds: offset, timescale: 90000)
+                    sample.pts = next.pts + shift
+                    sample.dts = next.dts + shift
+                }
+                count += 1
+                return sample
+            }
+            return nil
+        }
+
+        /// Asks the live encoder for a keyframe (see ``Feeder/requestKeyFrame()``).
+        func requestKeyFrame() { feeder.requestKeyFrame() }
     }
 
     /// Samples in decode order from an encoded file (as they are, timed by
