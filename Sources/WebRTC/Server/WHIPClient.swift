@@ -145,10 +145,9 @@ public final class WHIPClient {
 
     // MARK: - HTTP
 
-    /// One HTTP/1.1 request on a fresh connection; the status, header
-    /// fields (lowercased names) and body.
+    /// One HTTP/1.1 request on a fresh connection, and the response.
     func request(method: String, target: String, body: String? = nil, timeoutSeconds: Int = 10) throws(MediaError)
-        -> (status: Int, fields: [String: String], body: String)
+        -> WHIPResponse
     {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
@@ -188,22 +187,7 @@ public final class WHIPClient {
             guard count > 0 else { break }
             response += buffer[0..<count]
         }
-        let terminator: [UInt8] = [13, 10, 13, 10]
-        guard response.count >= 4,
-            let split = (0...(response.count - 4)).first(where: { response[$0..<($0 + 4)].elementsEqual(terminator) })
-        else { throw MediaError(.invalidData, "WHIP endpoint sent no complete HTTP response") }
-        let responseHead = String(decoding: response[0..<split], as: UTF8.self)
-        let lines = responseHead.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
-            throw MediaError(.invalidData, "WHIP endpoint sent a malformed status line")
-        }
-        var fields: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = String(line[line.index(after: colon)...].trimmingSpaces)
-        }
-        return (status, fields, String(decoding: response[(split + 4)...], as: UTF8.self))
+        return try WHIPResponse.parse(response)
     }
 
     // MARK: - Connecting
