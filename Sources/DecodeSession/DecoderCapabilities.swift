@@ -12,14 +12,14 @@ extension DecompressionSession {
     /// device from the device rule (`vaapiDevice`, else `CODECS_VAAPI_DEVICE`,
     /// else the first DRM render node) that opens and offers the `VLD`
     /// entrypoint for the codec; for NVDEC, the `cuda` hwaccel or cuvid and a
-    /// CUDA device (`cudaDevice`, default 0) that opens.
+    /// CUDA device (`nvdecDevice`, default 0) that opens.
     ///
     /// Each entry lists the pixel formats its pictures come out in
     /// (``supportedPixelFormats(forDecoder:codec:)``); for VA-API, those the
     /// probed device offers for the codec's decode profiles (NV12 from
     /// `VA_RT_FORMAT_YUV420`, P010 from `VA_RT_FORMAT_YUV420_10`, which
     /// HEVC Main10 uses).
-    public static func decoders(vaapiDevice: String? = nil, cudaDevice: String? = nil) -> [CodecBackendInfo] {
+    public static func decoders(vaapiDevice: String? = nil, nvdecDevice: Int? = nil) -> [CodecBackendInfo] {
         let vaapi = VAAPIReport.probe(explicitDevice: vaapiDevice)
         var vaapiDeviceReason: String?
         do throws(MediaError) {
@@ -29,7 +29,7 @@ extension DecompressionSession {
         }
         var cudaReason: String?
         do throws(MediaError) {
-            _ = try HardwareDevice.cuda(index: cudaDevice, kind: .decoderHardwareDevice)
+            _ = try HardwareDevice.cuda(index: nvdecDevice, kind: .decoderHardwareDevice)
         } catch {
             cudaReason = error.message
         }
@@ -37,7 +37,7 @@ extension DecompressionSession {
         for codec in CodecType.allCases {
             result.append(
                 CodecBackendInfo(
-                    name: "libavcodec", codec: codec, isHardware: false,
+                    name: BackendNames.libavcodec, codec: codec, isHardware: false,
                     unavailableReason: NativeLibraries.softwareDecoderUnavailableReason(codec)))
         }
         for codec in CodecType.allCases {
@@ -45,16 +45,20 @@ extension DecompressionSession {
             if reason == nil, vaapi.device(offering: "VLD", for: codec) == nil {
                 reason = "no VA-API device offers VLD (decode) for \(codec)"
             }
-            result.append(CodecBackendInfo(name: "vaapi", codec: codec, isHardware: true, unavailableReason: reason))
+            result.append(
+                CodecBackendInfo(name: BackendNames.vaapi, codec: codec, isHardware: true, unavailableReason: reason))
         }
         for codec in CodecType.allCases {
             let reason = NativeLibraries.nvdecHwaccelUnavailableReason(codec) ?? cudaReason
-            result.append(CodecBackendInfo(name: "nvdec", codec: codec, isHardware: true, unavailableReason: reason))
+            result.append(
+                CodecBackendInfo(name: BackendNames.nvdec, codec: codec, isHardware: true, unavailableReason: reason))
         }
         for index in result.indices {
             let entry = result[index]
             result[index].pixelFormats = supportedPixelFormats(forDecoder: entry.name, codec: entry.codec) ?? []
-            if entry.name == "vaapi", let surfaces = vaapi.surfaceFormats(for: entry.codec, entrypoints: ["VLD"]) {
+            if entry.name == BackendNames.vaapi,
+                let surfaces = vaapi.surfaceFormats(for: entry.codec, entrypoints: ["VLD"])
+            {
                 result[index].pixelFormats = result[index].pixelFormats.filter(surfaces.contains)
             }
         }
@@ -75,12 +79,12 @@ extension DecompressionSession {
     /// driver).
     public static func supportedPixelFormats(forDecoder name: String, codec: CodecType) -> [PixelFormat]? {
         switch name {
-        case "libavcodec":
+        case BackendNames.libavcodec:
             return PixelFormat.allCases.filter { format in
                 format.isPlanarYCbCr
                     && (codec == .hevc || (format.chromaSubsampling != .monochrome && format.bitDepth <= 10))
             }
-        case "vaapi", "nvdec": return [.nv12, .p010]
+        case BackendNames.vaapi, BackendNames.nvdec: return [.nv12, .p010]
         default: return nil
         }
     }

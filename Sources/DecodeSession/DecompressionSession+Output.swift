@@ -9,15 +9,14 @@ extension DecompressionSession {
     func feed(_ data: [UInt8], token: Int64, isKeyframe: Bool, into output: inout [DecodedFrame])
         throws(MediaError)
     {
-        do throws(DecoderFailure) {
+        do throws(MediaError) {
             var attempts = 0
             while try !decoder.send(data, token: token, isKeyframe: isKeyframe) {
                 // The decoder is full: take its pictures, then send again.
                 attempts += 1
                 guard attempts < 64 else {
-                    throw DecoderFailure(
-                        "\(decoder.name) decoder: still full after returning its pictures 64 times",
-                        isInvalidData: false)
+                    throw .backendFailure(
+                        "\(decoder.name) decoder: still full after returning its pictures 64 times")
                 }
                 try receiveAll(into: &output)
             }
@@ -28,7 +27,7 @@ extension DecompressionSession {
         noteSoftwareFallback()
     }
 
-    func receiveAll(into output: inout [DecodedFrame]) throws(DecoderFailure) {
+    func receiveAll(into output: inout [DecodedFrame]) throws(MediaError) {
         while let picture = try decoder.receive() {
             deliver(picture, into: &output)
         }
@@ -115,7 +114,7 @@ extension DecompressionSession {
         }
         // Drain the old decoder so its pictures (old size) come first.
         if !pending.isEmpty {
-            do throws(DecoderFailure) {
+            do throws(MediaError) {
                 try decoder.sendEndOfStream()
                 try receiveAll(into: &output)
             } catch {
@@ -165,7 +164,11 @@ extension DecompressionSession {
         if let adopted {
             try transfer.transfer(adopted, into: destination)
         } else {
-            try picture.convert(into: destination, using: transfer)
+            try picture.withPlanes { planes, format throws(MediaError) in
+                try transfer.transfer(
+                    planes: planes, libavFormat: format, width: pictureWidth, height: pictureHeight,
+                    into: destination)
+            }
         }
         return destination
     }

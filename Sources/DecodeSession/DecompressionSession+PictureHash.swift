@@ -1,5 +1,6 @@
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 // Checking decoded pictures against HEVC's decoded picture hash SEI
 // (``DecompressionSession/verifiesPictureHashes``).

@@ -1,10 +1,11 @@
 import FormatConv
 import MediaCore
+import NativeCodecs
 
 // Failure handling: waiting for a keyframe after damage or loss, rebuilding
 // a failed decoder and replaying the samples kept since the last keyframe.
 extension DecompressionSession {
-    func handleFailure(_ failure: DecoderFailure, into output: inout [DecodedFrame]) throws(MediaError) {
+    func handleFailure(_ failure: MediaError, into output: inout [DecodedFrame]) throws(MediaError) {
         if let refusal = decoder.hardwareRefused {
             dropAllPending(refusal, kind: .decoderFailure)
             throw .unavailable(refusal)
@@ -13,23 +14,23 @@ extension DecompressionSession {
         if onHardware, requestedBackend.isHardware {
             // Hardware only: no software fallback. The samples in flight are
             // lost; the decoder starts again at the next keyframe.
-            let reason = decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure)")
+            let reason = decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure.message)")
             dropAllPending(reason, kind: .decoderFailure)
             decoder.flush()
             replay.reset()
             resync = Resync(reason: reason, damagedFrom: nil)
             throw .backendFailure(reason + " (automatic decoder selection would continue in software)")
         }
-        if !replaying && (onHardware || !failure.isInvalidData) {
+        if !replaying && (onHardware || failure.code != .invalidData) {
             let what =
                 onHardware
-                ? decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure)")
-                : "the decoder failed: \(failure)"
+                ? decoder.withHardwareErrors("\(decoder.name) decoding failed: \(failure.message)")
+                : "the decoder failed: \(failure.message)"
             rebuildAndReplay(reason: what, disableHardware: onHardware, into: &output)
             return
         }
         // Bad data: drop from the oldest picture still inside the decoder.
-        beginResync(failure.description, from: pending.keys.min() ?? nextToken)
+        beginResync(failure.message, from: pending.keys.min() ?? nextToken)
     }
 
     /// Builds a software decoder and decodes again the samples kept since the
@@ -82,7 +83,7 @@ extension DecompressionSession {
     func resynchronize(into output: inout [DecodedFrame]) {
         let reason = resync?.reason ?? ""
         if !pending.isEmpty {
-            do throws(DecoderFailure) {
+            do throws(MediaError) {
                 try decoder.sendEndOfStream()
                 try receiveAll(into: &output)
             } catch {

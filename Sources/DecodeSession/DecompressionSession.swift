@@ -200,7 +200,7 @@ public final class DecompressionSession {
     /// `automaticDevicePath` (tests point it at a fake device of the test driver).
     package init(
         formatDescription: FormatDescription, decoder: CodecBackend, output: DecoderOutputAttributes,
-        threadCount: Int?, automaticDevicePath: String?, factory: DecoderFactory = .libavcodec,
+        threadCount: Int?, automaticDevicePath: String?, factory: DecoderFactory = .builtIn,
         replayByteLimit: Int = DecompressionSession.defaultReplayByteLimit
     ) throws(MediaError) {
         if let width = output.width, !(1...16384).contains(width) {
@@ -312,7 +312,7 @@ public final class DecompressionSession {
         try checkValid()
         var output: [DecodedFrame] = []
         for _ in 0..<3 {
-            do throws(DecoderFailure) {
+            do throws(MediaError) {
                 try decoder.sendEndOfStream()
                 try receiveAll(into: &output)
                 break

@@ -98,19 +98,19 @@ public final class AsyncCompressionSession: Sendable {
     ) throws(MediaError) {
         try self.init(
             width: width, height: height, codec: codec, encoder: encoder, properties: properties,
-            queueDepth: queueDepth, hardwareFactory: EncoderBackends.hardware)
+            queueDepth: queueDepth, factory: .builtIn)
     }
 
-    /// Creates the session with `hardwareFactory` standing in for the
-    /// built-in hardware backend (tests use it).
+    /// Creates the session with `factory` making its encoders in place of
+    /// the built-in backends (tests use it).
     package init(
         width: Int, height: Int, codec: CodecType, encoder: CodecBackend, properties: CompressionProperties,
-        queueDepth: Int, hardwareFactory: HardwareEncoderFactory?
+        queueDepth: Int, factory: EncoderFactory
     ) throws(MediaError) {
         try checkQueueDepth(queueDepth)
         let session = try CompressionSession(
             width: width, height: height, codec: codec, encoder: encoder, properties: properties,
-            hardwareFactory: hardwareFactory)
+            factory: factory)
         formatDescription = session.formatDescription
         backend = session.backend
         backendInUse = session.backendInUse

@@ -54,7 +54,7 @@ public struct CompressionProperties: Sendable, Hashable {
     /// `.gray10`, and for HEVC the 12-bit `.i012`, `.i212`, `.i412`,
     /// `.gray12`). `nil` means `.i420` (`.i010` with profile `.main10`).
     /// The session then takes frames of this format (and NV12 for I420, P010
-    /// for I010, and BGRA, converted first); ``CompressionSession/supportedPixelFormats(forEncoder:)``
+    /// for I010, and BGRA, converted first); ``CompressionSession/supportedPixelFormats(forEncoder:codec:)``
     /// lists what each encoder codes.
     public var pixelFormat: PixelFormat?
     /// The level as written in the spec (3.1, 4, 5.1); `nil` lets the

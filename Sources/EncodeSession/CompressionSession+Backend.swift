@@ -39,43 +39,33 @@ extension CompressionSession {
         return description
     }
 
-    /// Opens the encoder `choice` asks for: the hardware factory's for
-    /// `.hardware` and `.vaapi` (which throw when it fails), the hardware
-    /// factory's else software for `.automatic`, software for `.software`.
-    /// The second value says why hardware is not in use when `.automatic`
-    /// allowed it.
+    /// Opens the encoder `choice` asks for: the factory's hardware encoder
+    /// for `.hardware` and `.vaapi` (which throw when it fails), its hardware
+    /// encoder else software for `.automatic`, software for `.software`;
+    /// `.nvdec` is refused (NVDEC only decodes). The second value says why
+    /// hardware is not in use when `.automatic` allowed it. The decode side
+    /// mirrors this in `DecompressionSession.makeDecoder`.
     static func makeEncoder(
-        _ encoder: CodecBackend, _ configuration: EncoderConfiguration, hardwareFactory: HardwareEncoderFactory?
+        _ choice: CodecBackend, _ configuration: EncoderConfiguration, factory: EncoderFactory
     ) throws(MediaError) -> (any EncoderBackend, String?) {
-        var reason: String? = nil
-        var engine: (any EncoderBackend)? = nil
-        switch encoder {
+        let noHardware = "no hardware encoder backend is built into this library"
+        switch choice {
         case .software:
-            break
-        case .hardware, .vaapi:
-            guard let hardwareFactory else {
-                throw .unavailable("hardware encoding: no hardware encoder backend is built into this library")
+            return (try factory.software(configuration), nil)
+        case .hardware, .vaapi, .nvdec:
+            guard let hardware = factory.hardware else { throw .unavailable("hardware encoding: \(noHardware)") }
+            switch choice {
+            case .vaapi(let path): return (try hardware(configuration, .vaapi(path: path)), nil)
+            case .nvdec(let index): return (try hardware(configuration, .nvdec(index: index)), nil)
+            default: return (try hardware(configuration, .vaapi(path: nil)), nil)
             }
-            var device: String? = nil
-            if case .vaapi(let path) = encoder { device = path }
-            engine = try hardwareFactory(configuration, device)
-        case .nvdec:
-            throw .unsupported(
-                "nvdec: NVDEC only decodes and CodecSessions has no NVENC encoder; encode with .software, .vaapi or "
-                    + ".automatic")
         case .automatic:
-            if let hardwareFactory {
-                do throws(MediaError) {
-                    engine = try hardwareFactory(configuration, nil)
-                } catch {
-                    reason = error.message
-                }
-            } else {
-                reason = "no hardware encoder backend is built into this library"
+            guard let hardware = factory.hardware else { return (try factory.software(configuration), noHardware) }
+            do throws(MediaError) {
+                return (try hardware(configuration, .vaapi(path: nil)), nil)
+            } catch {
+                return (try factory.software(configuration), error.message)
             }
         }
-        if let engine { return (engine, reason) }
-        return (try EncoderBackends.software(configuration), reason)
-
     }
 }

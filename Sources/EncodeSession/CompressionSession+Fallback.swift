@@ -12,7 +12,7 @@ extension CompressionSession {
     /// software encoder's parameter sets differ.
     func fallBackToSoftware(after error: MediaError) throws(MediaError) -> [CompressedSample] {
         let failed = backend
-        let software = try EncoderBackends.software(configuration)
+        let software = try factory.software(configuration)
         let description = try Self.description(codec, software.parameterSets, properties: properties)
         // Frames inside the hardware and hardware samples not yet released
         // are all encoded again, in presentation order.

@@ -64,7 +64,8 @@ public final class CompressionSession {
     /// hardware encoder fails mid-stream under `.automatic` (see
     /// ``fallbacks``); every sample carries the description it was coded with.
     public internal(set) var formatDescription: FormatDescription
-    /// The encoder in use by name: `"x264"`, `"x265"` or `"vaapi"`.
+    /// The encoder in use by name: `"x264"`, `"x265"` or `"vaapi"` — the
+    /// names ``encoders(vaapiDevice:)`` lists.
     public internal(set) var backend: String
     /// Where the session runs: `.software`, or `.vaapi(device:)` with the
     /// device it opened.
@@ -93,6 +94,8 @@ public final class CompressionSession {
     var engine: (any EncoderBackend)?
     /// What the backends were opened with (a fallback opens software with it).
     let configuration: EncoderConfiguration
+    /// What makes the session's encoders (the built-in backends, or fakes in tests).
+    let factory: EncoderFactory
     /// Whether a hardware failure may switch the session to software: the
     /// caller asked for `.automatic` and hardware is in use.
     var mayFallBack: Bool
@@ -132,14 +135,14 @@ public final class CompressionSession {
     ) throws(MediaError) {
         try self.init(
             width: width, height: height, codec: codec, encoder: encoder, properties: properties,
-            hardwareFactory: EncoderBackends.hardware)
+            factory: .builtIn)
     }
 
-    /// Creates a session with `hardwareFactory` standing in for the built-in
-    /// hardware backend (tests use it to inject failures).
+    /// Creates a session with `factory` making its encoders in place of the
+    /// built-in backends (tests use it to inject failures).
     package init(
         width: Int, height: Int, codec: CodecType, encoder: CodecBackend, properties: CompressionProperties,
-        hardwareFactory: HardwareEncoderFactory?
+        factory: EncoderFactory
     ) throws(MediaError) {
         for (name, value) in [("width", width), ("height", height)] {
             guard (16...16384).contains(value), value % 2 == 0 else {
@@ -158,7 +161,7 @@ public final class CompressionSession {
             frameRate: properties.frameRateFraction, keyFrameInterval: properties.resolvedKeyFrameInterval,
             pixelFormat: codedFormat)
 
-        let (chosen, reason) = try Self.makeEncoder(encoder, configuration, hardwareFactory: hardwareFactory)
+        let (chosen, reason) = try Self.makeEncoder(encoder, configuration, factory: factory)
         formatDescription = try Self.description(codec, chosen.parameterSets, properties: properties)
         if let limit = properties.maxFrameDelayCount, chosen.maxFrameDelayCount > limit {
             throw .invalidArgument(
@@ -171,6 +174,7 @@ public final class CompressionSession {
         self.properties = properties
         self.engine = chosen
         self.configuration = configuration
+        self.factory = factory
         self.mayFallBack = encoder == .automatic && chosen.backendInUse.isHardware
         self.backend = chosen.name
         self.backendInUse = chosen.backendInUse

@@ -2,7 +2,7 @@ import FormatConv
 import MediaCore
 import NativeCodecs
 
-/// One property an encoder accepts, as ``CompressionSession/supportedProperties(forEncoder:)``
+/// One property an encoder accepts, as ``CompressionSession/supportedProperties(forEncoder:codec:)``
 /// lists it (modelled on `VTCopySupportedPropertyDictionaryForEncoder`).
 public struct EncoderPropertyInfo: Sendable, Hashable {
     /// The kind of value the property holds.
@@ -43,9 +43,13 @@ public struct EncoderPropertyInfo: Sendable, Hashable {
 }
 
 extension CompressionSession {
-    /// The encoder names ``encoders(vaapiDevice:)`` reports, with their codec and kind.
+    /// The encoders ``encoders(vaapiDevice:)`` reports, by name and codec,
+    /// with their kind. The names are the sessions' ``CompressionSession/backend``
+    /// names: `x264` and `x265` in software, `vaapi` for each codec on VA-API
+    /// (decoders are named the same way: `libavcodec`, `vaapi`, `nvdec`).
     public static let encoderNames: [(name: String, codec: CodecType, isHardware: Bool)] = [
-        ("x264", .h264, false), ("x265", .hevc, false), ("h264_vaapi", .h264, true), ("hevc_vaapi", .hevc, true),
+        (BackendNames.x264, .h264, false), (BackendNames.x265, .hevc, false), (BackendNames.vaapi, .h264, true),
+        (BackendNames.vaapi, .hevc, true),
     ]
 
     /// Every encoder CodecSessions can drive and whether a session opens on
@@ -59,7 +63,7 @@ extension CompressionSession {
     /// libavcodec's `low_power` mode and reported as such.
     ///
     /// A VA-API encoder's `CodecBackendInfo.pixelFormats` are those of
-    /// ``supportedPixelFormats(forEncoder:)`` that the probed device takes:
+    /// ``supportedPixelFormats(forEncoder:codec:)`` that the probed device takes:
     /// `.i420` where its encode profiles offer NV12 surfaces, `.i010` where
     /// HEVC Main10 offers P010, `.i422` and `.i210` where HEVC Main422_10
     /// offers `VA_RT_FORMAT_YUV422` and `VA_RT_FORMAT_YUV422_10`; the full
@@ -69,7 +73,7 @@ extension CompressionSession {
         return encoderNames.map { entry in
             var info = CodecBackendInfo(
                 name: entry.name, codec: entry.codec, isHardware: entry.isHardware, unavailableReason: nil)
-            info.pixelFormats = supportedPixelFormats(forEncoder: entry.name) ?? []
+            info.pixelFormats = supportedPixelFormats(forEncoder: entry.name, codec: entry.codec) ?? []
             if entry.isHardware,
                 let surfaces = vaapi.surfaceFormats(for: entry.codec, entrypoints: ["EncSlice", "EncSliceLP"])
             {
@@ -78,8 +82,9 @@ extension CompressionSession {
                 }
             }
             let choice: CodecBackend = entry.isHardware ? .vaapi(device: vaapiDevice) : .software
-            if entry.isHardware, !NativeLibraries.hasEncoder(named: entry.name) {
-                info.unavailableReason = "libavcodec was built without the \(entry.name) encoder"
+            let libavcodecEncoder = entry.codec == .h264 ? "h264_vaapi" : "hevc_vaapi"
+            if entry.isHardware, !NativeLibraries.hasEncoder(named: libavcodecEncoder) {
+                info.unavailableReason = "libavcodec was built without the \(libavcodecEncoder) encoder"
                 return info
             }
             do throws(MediaError) {
@@ -105,9 +110,10 @@ extension CompressionSession {
         NativeLibraries.versions(vaapi: vaapi ?? VAAPIReport.probe(explicitDevice: nil))
     }
 
-    /// The layouts the encoder `name` (one of ``encoderNames``) codes — the
-    /// values ``CompressionProperties/pixelFormat`` may take with it — or nil
-    /// for an unknown name.
+    /// The layouts the encoder `name` (one of ``encoderNames``) codes for
+    /// `codec` — the values ``CompressionProperties/pixelFormat`` may take
+    /// with it — or nil for a name and codec not listed (the mirror of
+    /// `DecompressionSession.supportedPixelFormats(forDecoder:codec:)`).
     ///
     /// x264: 4:2:0, 4:2:2, 4:4:4 and monochrome at 8 and 10 bits (High,
     /// High 10, High 4:2:2, High 4:4:4 Predictive), as far as the installed
@@ -122,30 +128,37 @@ extension CompressionSession {
     /// probed device takes). A
     /// session also takes NV12 frames when coding I420, P010 frames when
     /// coding I010, and BGRA frames, converted first.
-    public static func supportedPixelFormats(forEncoder name: String) -> [PixelFormat]? {
-        switch name {
-        case "x264": NativeLibraries.x264CodedFormats()
-        case "x265": NativeLibraries.x265CodedFormats()
-        case "h264_vaapi": [.i420]
-        case "hevc_vaapi": [.i420, .i010, .i422, .i210]
+    public static func supportedPixelFormats(forEncoder name: String, codec: CodecType) -> [PixelFormat]? {
+        switch (name, codec) {
+        case (BackendNames.x264, .h264): NativeLibraries.x264CodedFormats()
+        case (BackendNames.x265, .hevc): NativeLibraries.x265CodedFormats()
+        case (BackendNames.vaapi, .h264): [.i420]
+        case (BackendNames.vaapi, .hevc): [.i420, .i010, .i422, .i210]
         default: nil
         }
     }
 
+    /// Whether a hardware encoder (VA-API) can encode `codec` on this machine
+    /// now: a session opens on it (the mirror of
+    /// `DecompressionSession.isHardwareDecodeSupported(_:)`).
+    public static func isHardwareEncodeSupported(_ codec: CodecType) -> Bool {
+        encoders().contains { $0.isHardware && $0.codec == codec && $0.isAvailable }
+    }
+
     /// The ``CompressionProperties`` the encoder `name` (one of
-    /// ``encoderNames``) honours, with type, ranges and allowed values; nil for
-    /// an unknown name. A property not listed is refused by that encoder
+    /// ``encoderNames``) honours for `codec`, with type, ranges and allowed
+    /// values; nil for a name and codec not listed. A property not listed is refused by that encoder
     /// (`.unsupported`) or has no effect on it, as its documentation says.
-    public static func supportedProperties(forEncoder name: String) -> [EncoderPropertyInfo]? {
-        guard let entry = encoderNames.first(where: { $0.name == name }) else { return nil }
-        let codec = entry.codec
+    public static func supportedProperties(forEncoder name: String, codec: CodecType) -> [EncoderPropertyInfo]? {
+        guard let entry = encoderNames.first(where: { $0.name == name && $0.codec == codec }) else { return nil }
         let software = !entry.isHardware
         let profiles: [CompressionProperties.Profile] =
             codec == .h264 ? [.baseline, .main, .high, .constrainedHigh] : [.main, .main10]
         let levels = (codec == .h264 ? CompressionProperties.h264Levels : CompressionProperties.hevcLevels)
         var list: [EncoderPropertyInfo] = [
             EncoderPropertyInfo(
-                name: "averageBitRate", type: .integer, isSettableWhileEncoding: name == "x264", minimum: 1_000,
+                name: "averageBitRate", type: .integer, isSettableWhileEncoding: name == BackendNames.x264,
+                minimum: 1_000,
                 maximum: 1_000_000_000),
             EncoderPropertyInfo(name: "dataRateLimits", type: .rateLimits, minimum: 1_000, maximum: 1_000_000_000),
             EncoderPropertyInfo(name: "constantQP", type: .integer, minimum: 0, maximum: 51),
@@ -154,7 +167,7 @@ extension CompressionSession {
                 name: "profile", type: .enumeration, allowedValues: profiles.map(\.rawValue)),
             EncoderPropertyInfo(
                 name: "pixelFormat", type: .enumeration,
-                allowedValues: supportedPixelFormats(forEncoder: name)?.map(\.rawValue)),
+                allowedValues: supportedPixelFormats(forEncoder: name, codec: codec)?.map(\.rawValue)),
             EncoderPropertyInfo(
                 name: "level", type: .number, minimum: levels.min(), maximum: levels.max(),
                 allowedValues: levels.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }),

@@ -90,8 +90,11 @@ public struct VAAPIProfileInfo: Sendable, Hashable {
 /// open the same backend a session would (a 64×64 encoder, the decoder with
 /// its device), so a probe and a session never disagree.
 public struct CodecBackendInfo: Sendable, Hashable {
-    /// `"x264"`, `"x265"`, `"h264_vaapi"`, `"hevc_vaapi"`, `"libavcodec"`,
-    /// `"vaapi"`, `"nvdec"`.
+    /// The backend's name, the one its sessions report as their `backend`:
+    /// encoders `"x264"`, `"x265"`, `"vaapi"`; decoders `"libavcodec"`,
+    /// `"vaapi"`, `"nvdec"`. A software backend is named for its library, a
+    /// hardware one for its device interface (the ``CodecBackend`` case that
+    /// chooses it); ``codec`` tells the two `"vaapi"` encoders apart.
     public var name: String
     /// The codec it encodes or decodes.
     public var codec: CodecType

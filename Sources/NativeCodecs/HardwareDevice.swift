@@ -71,11 +71,15 @@ package final class HardwareDevice {
     /// - Throws: `.unavailable` naming the reason: libavutil built without
     ///   CUDA, no NVIDIA driver (`libcuda.so.1` missing), or the device failing
     ///   to open.
-    package static func cuda(index: String?, kind: LiveObjects.Kind) throws(MediaError) -> HardwareDevice {
+    package static func cuda(index: Int?, kind: LiveObjects.Kind) throws(MediaError) -> HardwareDevice {
         if let reason = cudaUnavailableReason() { throw .unavailable("NVDEC: \(reason)") }
         return try HardwareDevice(
-            type: AV_HWDEVICE_TYPE_CUDA, name: "cuda", pixelFormat: AV_PIX_FMT_CUDA, device: index ?? "0", kind: kind)
+            type: AV_HWDEVICE_TYPE_CUDA, name: "cuda", pixelFormat: AV_PIX_FMT_CUDA, device: String(index ?? 0),
+            kind: kind)
     }
+
+    /// Whether this is a CUDA device (NVDEC) rather than VA-API.
+    package var isCUDA: Bool { name == "cuda" }
 
     /// Why CUDA cannot be used before a device is even tried (libavutil built
     /// without it, or no NVIDIA driver library), or nil.

@@ -144,10 +144,11 @@ package final class LibavcodecDecoder {
         return code
     }
 
-    /// The backend's name for reports: "software", "vaapi", "cuda".
+    /// The backend's name for reports (``BackendNames``): "libavcodec" in
+    /// software, "vaapi" or "nvdec" on a device.
     package var name: String {
-        guard let hardware else { return "software" }
-        return negotiation.fallbackReason == nil ? hardware.name : "software"
+        guard let hardware, negotiation.fallbackReason == nil else { return BackendNames.libavcodec }
+        return hardware.isCUDA ? BackendNames.nvdec : BackendNames.vaapi
     }
 
     /// Hands one sample to the decoder. `.tryAgain` means frames must be

@@ -56,7 +56,7 @@ import MediaCore
 /// VA-API has no CRF; `quality` is refused as unsupported. The bit rate
 /// cannot change mid-stream (libavcodec 5.1 fixes it at open).
 final class VAAPIEncoder: EncoderBackend {
-    let name = "vaapi"
+    let name = BackendNames.vaapi
     let parameterSets: [[UInt8]]
     /// The render node in use.
     let devicePath: String
@@ -130,15 +130,6 @@ final class VAAPIEncoder: EncoderBackend {
                     dependsOnOthers: !packet.isKeyframe))
         }
         return frames
-    }
-}
-
-extension EncoderBackends {
-    /// The VA-API backend's factory (see ``hardware``).
-    static func makeVAAPIEncoder(_ configuration: EncoderConfiguration, devicePath: String?) throws(MediaError)
-        -> any EncoderBackend
-    {
-        try VAAPIEncoder(configuration, devicePath: devicePath)
     }
 }
 

@@ -21,7 +21,7 @@ import MediaCore
 final class X264Encoder: EncoderBackend {
     /// x264's own count (`x264_encoder_maximum_delayed_frames`).
     var maxFrameDelayCount: Int { Int(x264_encoder_maximum_delayed_frames(handle)) }
-    let name = "x264"
+    let name = BackendNames.x264
     private(set) var parameterSets: [[UInt8]] = []
 
     private let handle: OpaquePointer

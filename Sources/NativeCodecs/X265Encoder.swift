@@ -31,7 +31,7 @@ final class X265Encoder: EncoderBackend {
         if p.lookaheadDepth == 0 && p.bframes == 0 { return threads - 1 }
         return Int(p.lookaheadDepth) + Int(p.bframes) + 2 + threads
     }
-    let name = "x265"
+    let name = BackendNames.x265
     private(set) var parameterSets: [[UInt8]] = []
 
     private let api: UnsafePointer<x265_api>

@@ -181,7 +181,7 @@ import Testing
         #expect(
             automatic.lines.contains {
                 $0.hasPrefix("decoded 20 frames at ")
-                    && $0.hasSuffix(" with software (submitted 20, decoded 20, dropped 0, pending 0)")
+                    && $0.hasSuffix(" with libavcodec (submitted 20, decoded 20, dropped 0, pending 0)")
             }, "\(automatic.lines)")
         let reason = automatic.lines.first { $0.hasPrefix("hardware not used: ") } ?? ""
         #expect(reason.hasPrefix("hardware not used: vaapi decoding failed: "), "\(automatic.lines)")

@@ -44,7 +44,7 @@ import Testing
             ["decode", "-i", input, "-o", output], reference: reference, in: directory, failures: ["decode-after:99"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
-            result.stderr.contains(" with software (submitted 150, decoded 150, dropped 0, pending 0)"),
+            result.stderr.contains(" with libavcodec (submitted 150, decoded 150, dropped 0, pending 0)"),
             "\(result.stderr)")
         #expect(result.stderr.contains("hardware not used: vaapi decoding failed"), "\(result.stderr)")
         #expect(result.stderr.contains("frames: i420 (yuv420p), Y4M C420jpeg"), "\(result.stderr)")
@@ -67,7 +67,7 @@ import Testing
         let result = try DecodePath.hardware.runCodecs(
             ["decode", "-i", input, "-o", output] + asked, reference: reference, in: directory, failures: failures)
         #expect(result.status == 0, "\(result.stderr)")
-        let backend = failures.isEmpty ? "vaapi" : "software"
+        let backend = failures.isEmpty ? "vaapi" : "libavcodec"
         #expect(result.stderr.contains(" with \(backend) (submitted 150, decoded 150"), "\(result.stderr)")
         let name = layout == "nv12" ? "nv12" : "i420"
         #expect(result.stderr.contains("frames: \(name) (\(layout)), packed without headers"), "\(result.stderr)")
@@ -121,7 +121,7 @@ import Testing
             arguments + ["--save-stream", stream], reference: stream, in: directory)
         let firstReport = String(decoding: first.stdout, as: UTF8.self)
         #expect(first.status == 0, "\(firstReport)\n\(first.stderr)")
-        #expect(reportLine(firstReport, "decoder")?.hasPrefix("software") == true, "\(firstReport)")
+        #expect(reportLine(firstReport, "decoder")?.hasPrefix("libavcodec") == true, "\(firstReport)")
         // The saved stream is what was sent: FFmpeg decodes all 60 frames.
         #expect(try ffmpegFrameMD5(path: stream, everyFrame: true).count == 60)
 

@@ -63,7 +63,7 @@ struct StreamCase: Sendable, CustomStringConvertible {
         #expect(frames.first?.pixelBuffer.format == (stream.pixelFormat == "yuv420p" ? .i420 : .i010))
         #expect(session.statistics == DecodeStatistics(submitted: stream.frames, decoded: stream.frames))
         #expect(session.drops.isEmpty)
-        #expect(session.backend == "software")
+        #expect(session.backend == "libavcodec")
     }
 
     /// The caller's value travels with its sample through B-frame reordering.
@@ -366,7 +366,7 @@ struct StreamCase: Sendable, CustomStringConvertible {
         }
         // Automatic falls back to software and says why when no device works.
         let automatic = try DecompressionSession(formatDescription: samples[0].formatDescription)
-        if automatic.backend == "software" {
+        if automatic.backend == "libavcodec" {
             let reason = try #require(automatic.fallbackReason)
             #expect(reason.contains("VA-API") && reason.contains("NVDEC"))
         }

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import DecodeSession
+@testable import NativeCodecs
 @testable import PixelTransfer
 
 /// A picture of the fake decoder: a 16×16 I420 buffer whose first byte is
@@ -29,8 +30,16 @@ final class FakePicture: DecoderPicture {
         return buffer
     }
 
-    func convert(into destination: PixelBuffer, using transfer: PixelTransferSession) throws(MediaError) {
-        try transfer.transfer(adoptedBuffer()!, into: destination)
+    func withPlanes(
+        _ body: (_ planes: [(base: UnsafeRawPointer, stride: Int)], _ format: LibavPixelFormat) throws(MediaError)
+            -> Void
+    ) throws(MediaError) {
+        let buffer = adoptedBuffer()!
+        var planes: [(base: UnsafeRawPointer, stride: Int)] = []
+        for plane in 0..<buffer.planeCount {
+            buffer.withUnsafeBytes(ofPlane: plane) { bytes, stride in planes.append((bytes.baseAddress!, stride)) }
+        }
+        try withExtendedLifetime(buffer) { () throws(MediaError) in try body(planes, LibavPixelFormat(.i420)) }
     }
 }
 
@@ -65,7 +74,7 @@ final class FakeDecoder: DecoderBackend {
     private var draining = false
 
     init(hardware: Bool, script: FakeScript, reorderDelay: Int) {
-        name = hardware ? "vaapi" : "software"
+        name = hardware ? "vaapi" : "libavcodec"
         backendInUse = hardware ? .vaapi(device: "fake") : .software
         self.script = script
         self.reorderDelay = reorderDelay
@@ -74,20 +83,23 @@ final class FakeDecoder: DecoderBackend {
 
     func withHardwareErrors(_ text: String) -> String { text }
 
-    func send(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(DecoderFailure) -> Bool {
+    func send(_ data: [UInt8], token: Int64, isKeyframe: Bool) throws(MediaError) -> Bool {
         let (fail, invalid) = script.state.withLock { state in
             state.sends += 1
             return (state.failSendAt.contains(state.sends), state.failureIsInvalidData)
         }
-        if fail { throw DecoderFailure("fake \(name) decoder failed at this sample", isInvalidData: invalid) }
+        if fail {
+            let message = "fake \(name) decoder failed at this sample"
+            throw invalid ? .invalidData(message) : .backendFailure(message)
+        }
         draining = false
         held.append(token)
         return true
     }
 
-    func sendEndOfStream() throws(DecoderFailure) { draining = true }
+    func sendEndOfStream() throws(MediaError) { draining = true }
 
-    func receive() throws(DecoderFailure) -> (any DecoderPicture)? {
+    func receive() throws(MediaError) -> (any DecoderPicture)? {
         guard held.count > (draining ? 0 : reorderDelay) else { return nil }
         return FakePicture(token: held.removeFirst())
     }
@@ -165,7 +177,7 @@ struct FakeDecoderRecoveryTests {
         #expect(session.statistics == DecodeStatistics(submitted: 60, decoded: 60))
         #expect(session.backendInUse == .software)
         #expect(session.fallbackReason?.contains("fake vaapi decoder failed") == true)
-        #expect(script.state.withLock { $0.decodersMade } == ["vaapi", "software"])
+        #expect(script.state.withLock { $0.decodersMade } == ["vaapi", "libavcodec"])
     }
 
     /// In a 300-picture group with no keyframe after the first, a failure at
@@ -214,8 +226,8 @@ struct FakeDecoderRecoveryTests {
         #expect(session.recoveries.count == 1)
         #expect(session.recoveries.first?.pts.value == 20)
         #expect(session.recoveries.first?.droppedSamples == 8)
-        #expect(session.recoveries.first?.cause.contains("fake software decoder failed") == true)
-        #expect(script.state.withLock { $0.decodersMade } == ["software"])
+        #expect(session.recoveries.first?.cause.contains("fake libavcodec decoder failed") == true)
+        #expect(script.state.withLock { $0.decodersMade } == ["libavcodec"])
         #expect(session.statistics == DecodeStatistics(submitted: 30, decoded: 22, dropped: 8))
     }
 

@@ -31,6 +31,25 @@ struct SymmetricBackendTests {
         #expect(decoder.backend == "vaapi")
     }
 
+    /// The one-codec hardware questions, asked on both sides, answer what a
+    /// `.hardware` session of that codec does: it opens exactly when the
+    /// answer is yes (on a machine without a device, both say no).
+    @Test(arguments: CodecType.allCases)
+    func hardwareSupportQueriesAgreeWithSessions(codec: CodecType) throws {
+        let software = try CompressionSession(width: 160, height: 120, codec: codec, encoder: .software)
+        #expect(software.backend == (codec == .h264 ? "x264" : "x265"))
+        let encodeOpens = (try? CompressionSession(width: 160, height: 120, codec: codec, encoder: .hardware)) != nil
+        #expect(CompressionSession.isHardwareEncodeSupported(codec) == encodeOpens, "\(codec)")
+        let decodeOpens =
+            (try? DecompressionSession(formatDescription: software.formatDescription, decoder: .hardware)) != nil
+        #expect(DecompressionSession.isHardwareDecodeSupported(codec) == decodeOpens, "\(codec)")
+        let decoder = try DecompressionSession(formatDescription: software.formatDescription, decoder: .software)
+        #expect(decoder.backend == "libavcodec")
+        // The names sessions report are the names the capability lists use.
+        #expect(CompressionSession.encoders().contains { $0.name == software.backend && $0.codec == codec })
+        #expect(DecompressionSession.decoders().contains { $0.name == decoder.backend && $0.codec == codec })
+    }
+
     @Test func encoderRefusesNVDEC() {
         let error = #expect(throws: MediaError.self) {
             try CompressionSession(width: 160, height: 120, codec: .h264, encoder: .nvdec())

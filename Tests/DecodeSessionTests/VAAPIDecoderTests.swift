@@ -122,7 +122,7 @@ struct VAAPIDecoderTests {
                 Self.expectBalanced(session)
             }
             frames += try session.finish()
-            #expect(session.backend == "software")
+            #expect(session.backend == "libavcodec")
             let reason = session.fallbackReason ?? ""
             #expect(reason.hasPrefix("vaapi decoding failed: avcodec_send_packet failed"), "\(reason)")
             #expect(reason.contains(Self.endPictureFailure), "\(reason)")
@@ -156,7 +156,7 @@ struct VAAPIDecoderTests {
                     #expect(frames.isEmpty)
                     #expect(session.statistics == DecodeStatistics(submitted: index + 1, pending: index + 1))
                 } else if index == 2 {
-                    #expect(session.backend == "software")
+                    #expect(session.backend == "libavcodec")
                     #expect(session.statistics.dropped == 0)
                 }
             }
@@ -248,14 +248,14 @@ struct VAAPIDecoderTests {
         let (samples, md5s) = try Self.stream(clip, in: directory)
         do {
             let session = try Self.automaticSession(samples[0].formatDescription, device: device)
-            #expect(session.backend == (failure.atCreation ? "software" : "vaapi"))
+            #expect(session.backend == (failure.atCreation ? "libavcodec" : "vaapi"))
             var frames: [DecodedFrame] = []
             for sample in samples {
                 frames += try session.decode(sample)
                 Self.expectBalanced(session)
             }
             frames += try session.finish()
-            #expect(session.backend == "software")
+            #expect(session.backend == "libavcodec")
             let reason = session.fallbackReason ?? ""
             #expect(reason.contains(failure.expected), "\(failure.stage): \(reason)")
             if failure.atCreation {
@@ -408,7 +408,7 @@ struct VAAPIDecoderTests {
                 Self.expectBalanced(session)
             }
             frames += try session.finish()
-            #expect(session.backend == "software")
+            #expect(session.backend == "libavcodec")
             let reason = session.fallbackReason ?? ""
             #expect(reason.contains("codecs_test: injected"), "\(reason)")
             #expect(fromHardware > 0, "the device delivered nothing before failing")
@@ -441,7 +441,7 @@ struct VAAPIDecoderTests {
                 frames += out
             }
             frames += try session.finish()
-            #expect(session.backend == "software")
+            #expect(session.backend == "libavcodec")
             #expect(fromHardware > 0, "the device delivered nothing before failing")
             #expect(frames.count == samples.count)
             #expect(frames.allSatisfy { $0.pixelBuffer.format == .nv12 })
@@ -471,7 +471,7 @@ struct VAAPIDecoderTests {
                 Self.expectBalanced(session)
             }
             frames += try session.finish()
-            #expect(session.backend == "software")
+            #expect(session.backend == "libavcodec")
             #expect(session.replayCacheOverflows >= 1)
             #expect(!frames.isEmpty)
             #expect(frames.count < samples.count)

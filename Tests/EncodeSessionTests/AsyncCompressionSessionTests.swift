@@ -78,15 +78,15 @@ import Testing
 
     @Test func aFullQueueSuspendsTheProducer() async throws {
         let gate = Gate()
-        let factory: HardwareEncoderFactory = { configuration, _ throws(MediaError) in
+        let factory = EncoderFactory(hardware: { configuration, _ throws(MediaError) in
             try GatedBackend(wrapping: X264Encoder(configuration), gate: gate)
-        }
+        })
         var properties = CompressionProperties()
         properties.allowFrameReordering = false
         let depth = 2
         let session = try AsyncCompressionSession(
             width: 160, height: 120, codec: .h264, encoder: .hardware, properties: properties, queueDepth: depth,
-            hardwareFactory: factory)
+            factory: factory)
         let clip = SyntheticClip(width: 160, height: 120, frameCount: 10)
         let consumer = Task {
             var count = 0

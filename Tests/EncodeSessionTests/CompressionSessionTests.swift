@@ -84,7 +84,7 @@ import Testing
             width: Self.width, height: Self.height, codec: codec, encoder: .software, properties: properties)
         let description = session.formatDescription
         // The same settings give the same headers from a backend of our own.
-        let backend = try EncoderBackends.software(
+        let backend = try EncoderFactory.builtIn.software(
             EncoderConfiguration(
                 width: Self.width, height: Self.height, codec: codec, properties: properties, timescale: 90_000,
                 frameRate: (30, 1), keyFrameInterval: nil, bitDepth: 8))
@@ -492,59 +492,59 @@ import Testing
     // MARK: Backend choice
 
     @Test func automaticFallsBackToSoftwareAndSaysWhy() throws {
-        let failing: HardwareEncoderFactory = { _, _ throws(MediaError) in
+        let failing = EncoderFactory(hardware: { _, _ throws(MediaError) in
             throw .unavailable("VA-API: no render node found")
-        }
+        })
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: .h264, encoder: .automatic, properties: Self.properties(),
-            hardwareFactory: failing)
+            factory: failing)
         #expect(session.backend == "x264")
         #expect(session.fallbackReason == "VA-API: no render node found")
 
         #expect {
             try CompressionSession(
                 width: Self.width, height: Self.height, codec: .h264, encoder: .vaapi(device: "/dev/null"),
-                properties: Self.properties(), hardwareFactory: failing)
+                properties: Self.properties(), factory: failing)
         } throws: { error in
             (error as? MediaError) == .unavailable("VA-API: no render node found")
         }
 
         let none = try CompressionSession(
             width: Self.width, height: Self.height, codec: .hevc, encoder: .automatic, properties: Self.properties(),
-            hardwareFactory: nil)
+            factory: EncoderFactory(hardware: nil))
         #expect(none.backend == "x265")
         #expect(none.fallbackReason?.contains("no hardware encoder") == true)
         #expect {
             try CompressionSession(
                 width: Self.width, height: Self.height, codec: .hevc, encoder: .hardware,
-                properties: Self.properties(), hardwareFactory: nil)
+                properties: Self.properties(), factory: EncoderFactory(hardware: nil))
         } throws: { ($0 as? MediaError)?.code == .unavailable }
     }
 
     @Test func hardwareFactoryIsUsedWhenItWorks() throws {
         let devices = DevicePathRecorder()
-        let factory: HardwareEncoderFactory = { configuration, path throws(MediaError) in
-            devices.record(path)
+        let factory = EncoderFactory(hardware: { configuration, device throws(MediaError) in
+            devices.record(device)
             return try DroppingBackend(wrapping: X264Encoder(configuration), dropping: [])
-        }
+        })
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: .h264, encoder: .vaapi(device: "/dev/dri/renderD129"),
-            properties: Self.properties(), hardwareFactory: factory)
+            properties: Self.properties(), factory: factory)
         #expect(session.backend == "test-hardware")
         #expect(session.fallbackReason == nil)
-        #expect(devices.paths == ["/dev/dri/renderD129"])
+        #expect(devices.paths == [.vaapi(path: "/dev/dri/renderD129")])
     }
 
     @Test func framesTheEncoderDropsAreReported() throws {
         let dropped: Set<Int64> = [3 * 3000, 7 * 3000]
-        let factory: HardwareEncoderFactory = { configuration, _ throws(MediaError) in
+        let factory = EncoderFactory(hardware: { configuration, _ throws(MediaError) in
             try DroppingBackend(wrapping: X264Encoder(configuration), dropping: dropped)
-        }
+        })
         var properties = Self.properties()
         properties.allowFrameReordering = false
         let session = try CompressionSession(
             width: Self.width, height: Self.height, codec: .h264, encoder: .hardware, properties: properties,
-            hardwareFactory: factory)
+            factory: factory)
         let clip = SyntheticClip(width: Self.width, height: Self.height, frameCount: 10)
         let samples = try encodeClip(session, clip: clip)
         #expect(samples.count == 8)
@@ -565,9 +565,9 @@ enum CX265Probe {
 /// Records the device paths a factory was called with.
 final class DevicePathRecorder: @unchecked Sendable {
     private let lock = NSLock()
-    private var recorded: [String?] = []
-    func record(_ path: String?) { lock.withLock { recorded.append(path) } }
-    var paths: [String?] { lock.withLock { recorded } }
+    private var recorded: [BackendDevice] = []
+    func record(_ device: BackendDevice) { lock.withLock { recorded.append(device) } }
+    var paths: [BackendDevice] { lock.withLock { recorded } }
 }
 
 /// A stand-in hardware backend: x264 underneath, which never returns the

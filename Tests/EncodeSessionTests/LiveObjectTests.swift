@@ -40,7 +40,7 @@ import Testing
                 keyFrameInterval: nil, bitDepth: 8)
             weak var weakBackend: AnyObject?
             do {
-                let backend = try EncoderBackends.software(configuration)
+                let backend = try EncoderFactory.builtIn.software(configuration)
                 weakBackend = backend
                 // Other suites may hold encoders of this kind at the same time,
                 // so only a lower bound holds while this one is alive.

@@ -91,8 +91,9 @@ struct PixelFormatEncodeTests {
             #expect(quality.average > 33, "frame \(index): \(quality)")
         }
         #expect(
-            CompressionSession.supportedPixelFormats(forEncoder: test.codec == .h264 ? "x264" : "x265")?.contains(
-                test.format) == true)
+            CompressionSession.supportedPixelFormats(
+                forEncoder: test.codec == .h264 ? "x264" : "x265", codec: test.codec)?.contains(
+                    test.format) == true)
 
         // The description's chroma format and depths, and its avcC / hvcC
         // as FFmpeg's MP4 muxer writes it for this stream.
@@ -192,7 +193,7 @@ struct PixelFormatEncodeTests {
         }
         #expect(error?.code == .unsupported)
         #expect(error?.message.contains("12-bit") == true && error?.message.contains("HEVC") == true)
-        #expect(CompressionSession.supportedPixelFormats(forEncoder: "x264")?.contains(format) == false)
+        #expect(CompressionSession.supportedPixelFormats(forEncoder: "x264", codec: .h264)?.contains(format) == false)
     }
 
     /// A format that is not a planar coded layout, or a 4:2:0 profile with

@@ -20,7 +20,7 @@ import Testing
     }
 
     static func makeBackend(_ configuration: EncoderConfiguration) throws -> any EncoderBackend {
-        try EncoderBackends.software(configuration)
+        try EncoderFactory.builtIn.software(configuration)
     }
 
     @Test(arguments: [CodecType.h264, .hevc])

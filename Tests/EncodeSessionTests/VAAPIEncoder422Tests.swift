@@ -175,13 +175,15 @@ extension VAAPIEncoderTests {
         let directory = try TemporaryDirectory()
         let rext = try TestVADriver.makeDevice(in: directory, failures: ["rext422"])
         let plain = try TestVADriver.makeDevice(in: directory, name: "renderD129")
-        func formats(_ name: String, _ device: String) -> [PixelFormat]? {
-            CompressionSession.encoders(vaapiDevice: device).first { $0.name == name }?.pixelFormats
+        func formats(_ codec: CodecType, _ device: String) -> [PixelFormat]? {
+            CompressionSession.encoders(vaapiDevice: device).first { $0.name == "vaapi" && $0.codec == codec }?
+                .pixelFormats
         }
-        #expect(formats("hevc_vaapi", rext) == [.i420, .i422, .i210])
-        #expect(formats("hevc_vaapi", plain) == [.i420])
-        #expect(formats("h264_vaapi", rext) == [.i420])
-        #expect(CompressionSession.supportedPixelFormats(forEncoder: "hevc_vaapi") == [.i420, .i010, .i422, .i210])
+        #expect(formats(.hevc, rext) == [.i420, .i422, .i210])
+        #expect(formats(.hevc, plain) == [.i420])
+        #expect(formats(.h264, rext) == [.i420])
+        #expect(
+            CompressionSession.supportedPixelFormats(forEncoder: "vaapi", codec: .hevc) == [.i420, .i010, .i422, .i210])
 
         let codecs = TestPaths.codecsExecutable.path
         try #require(FileManager.default.isExecutableFile(atPath: codecs), "build the codecs tool first")
@@ -195,7 +197,7 @@ extension VAAPIEncoderTests {
         #expect(rext422?["entrypoints"] as? [String] == ["EncSlice"], "\(profiles)")
         #expect(rext422?["pixelFormats"] as? [String] == ["i422", "i210"], "\(profiles)")
         let encoders = try #require(json?["encoders"] as? [[String: Any]])
-        let hevc = encoders.first { $0["name"] as? String == "hevc_vaapi" }
+        let hevc = encoders.first { $0["name"] as? String == "vaapi" && $0["codec"] as? String == "hevc" }
         #expect(hevc?["pixelFormats"] as? [String] == ["i420", "i422", "i210"])
 
         let text = try runProcess("/bin/sh", [TestVADriver.script, codecs, "probe", "--device", rext])
@@ -209,7 +211,9 @@ extension VAAPIEncoderTests {
             "/bin/sh", [TestVADriver.script, codecs, "probe", "--json", "--device", plain])
         let plainJSON = try JSONSerialization.jsonObject(with: plainResult.stdout) as? [String: Any]
         let plainEncoders = try #require(plainJSON?["encoders"] as? [[String: Any]])
-        let plainHEVC = plainEncoders.first { $0["name"] as? String == "hevc_vaapi" }
+        let plainHEVC = plainEncoders.first {
+            $0["name"] as? String == "vaapi" && $0["codec"] as? String == "hevc"
+        }
         #expect(plainHEVC?["pixelFormats"] as? [String] == ["i420"])
         Self.expectNoLiveObjects()
     }

@@ -28,9 +28,9 @@ struct VAAPIEncoderTests {
     ) throws(MediaError) -> CompressionSession {
         try CompressionSession(
             width: width, height: height, codec: codec, encoder: choice, properties: properties,
-            hardwareFactory: { configuration, _ throws(MediaError) in
-                try EncoderBackends.makeVAAPIEncoder(configuration, devicePath: device)
-            })
+            factory: EncoderFactory(hardware: { configuration, _ throws(MediaError) in
+                try EncoderFactory.builtIn.hardware!(configuration, .vaapi(path: device))
+            }))
     }
 
     /// The hvcC FFmpeg's MP4 muxer writes for the HEVC stream at `path`,
@@ -91,7 +91,7 @@ struct VAAPIEncoderTests {
         let session = try Self.session(.automatic, device: device, properties: properties)
         #expect(session.backend == "x264")
         #expect(session.fallbackReason?.contains("VA-API backend: \(format)") == true)
-        #expect(CompressionSession.supportedPixelFormats(forEncoder: "h264_vaapi") == [.i420])
+        #expect(CompressionSession.supportedPixelFormats(forEncoder: "vaapi", codec: .h264) == [.i420])
     }
 
     /// HDR10 metadata on VA-API: the session puts SEI 137 and 144 in front of
@@ -115,8 +115,10 @@ struct VAAPIEncoderTests {
         let session = try Self.session(.vaapi(device: device), device: device, codec: codec, properties: properties)
         #expect(session.backend == "vaapi")
         #expect(session.formatDescription.hdr10 == metadata)
-        for name in codec == .h264 ? ["h264_vaapi", "x264"] : ["hevc_vaapi", "x265"] {
-            let listed = CompressionSession.supportedProperties(forEncoder: name)?.first { $0.name == "hdr10" }
+        for name in codec == .h264 ? ["vaapi", "x264"] : ["vaapi", "x265"] {
+            let listed = CompressionSession.supportedProperties(forEncoder: name, codec: codec)?.first {
+                $0.name == "hdr10"
+            }
             #expect(listed?.type == .hdr10Metadata, "\(name) does not list hdr10")
         }
         let samples = try encodeClip(session, count: 20, format: .i420)
@@ -224,10 +226,10 @@ struct VAAPIEncoderTests {
             #expect(psnr >= 38, "worst frame \(psnr) dB")
 
             let encoders = CompressionSession.encoders(vaapiDevice: device)
-            let h264 = encoders.first { $0.name == "h264_vaapi" }
+            let h264 = encoders.first { $0.name == "vaapi" && $0.codec == .h264 }
             #expect(h264?.isAvailable == true, "\(String(describing: h264))")
             #expect(h264?.usesLowPowerEntrypoint == true)
-            let hevc = encoders.first { $0.name == "hevc_vaapi" }
+            let hevc = encoders.first { $0.name == "vaapi" && $0.codec == .hevc }
             #expect(hevc?.isAvailable == true, "\(String(describing: hevc))")
             #expect(hevc?.usesLowPowerEntrypoint == true)
         }
@@ -251,7 +253,9 @@ struct VAAPIEncoderTests {
                     #expect(info.unavailableReason == error.message, "\(info.name)")
                 }
             }
-            let h264 = CompressionSession.encoders(vaapiDevice: device).first { $0.name == "h264_vaapi" }
+            let h264 = CompressionSession.encoders(vaapiDevice: device).first {
+                $0.name == "vaapi" && $0.codec == .h264
+            }
             #expect(h264?.isAvailable == failures.isEmpty)
         }
         Self.expectNoLiveObjects()
@@ -552,7 +556,7 @@ struct VAAPIEncoderTests {
         #expect(profile("Main10")?["pixelFormats"] as? [String] == ["p010"], "\(profiles)")
         #expect(profile("Main")?["pixelFormats"] as? [String] == ["nv12"], "\(profiles)")
         let encoders = try #require(json?["encoders"] as? [[String: Any]])
-        let hevc = encoders.first { $0["name"] as? String == "hevc_vaapi" }
+        let hevc = encoders.first { $0["name"] as? String == "vaapi" && $0["codec"] as? String == "hevc" }
         #expect(hevc?["available"] as? Bool == true)
         #expect(hevc?["pixelFormats"] as? [String] == ["i420", "i010"])
         let decoders = try #require(json?["decoders"] as? [[String: Any]])
@@ -699,12 +703,13 @@ struct VAAPIEncoderTests {
             #expect(error?.code == .unsupported)
             #expect(error?.message.contains("VA-API has no monochrome HEVC profile") == true)
 
-            func formats(_ name: String, _ device: String) -> [PixelFormat]? {
-                CompressionSession.encoders(vaapiDevice: device).first { $0.name == name }?.pixelFormats
+            func formats(_ codec: CodecType, _ device: String) -> [PixelFormat]? {
+                CompressionSession.encoders(vaapiDevice: device).first { $0.name == "vaapi" && $0.codec == codec }?
+                    .pixelFormats
             }
-            #expect(formats("hevc_vaapi", main10) == [.i420, .i010])
-            #expect(formats("hevc_vaapi", plain) == [.i420])
-            #expect(formats("h264_vaapi", main10) == [.i420])
+            #expect(formats(.hevc, main10) == [.i420, .i010])
+            #expect(formats(.hevc, plain) == [.i420])
+            #expect(formats(.h264, main10) == [.i420])
         }
         Self.expectNoLiveObjects()
     }

@@ -18,7 +18,7 @@ public enum DecodePath: String, Sendable, CaseIterable, CustomStringConvertible 
     public var description: String { rawValue }
 
     /// The backend the tool's summary names when every picture came this way.
-    public var backendName: String { self == .software ? "software" : "vaapi" }
+    public var backendName: String { self == .software ? "libavcodec" : "vaapi" }
 
     /// Runs `codecs ARGUMENTS`. `reference` is the stream as Annex-B (what
     /// the test driver decodes for the hardware path); `failures` are test

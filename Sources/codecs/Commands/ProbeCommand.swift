@@ -94,7 +94,8 @@ private struct ProbeReport {
         return ProbeReport(
             libraries: CompressionSession.libraryVersions(vaapi: vaapi),
             encoders: CompressionSession.encoders(vaapiDevice: vaapiDevice).map {
-                CodecEntry(info: $0, properties: CompressionSession.supportedProperties(forEncoder: $0.name))
+                CodecEntry(
+                    info: $0, properties: CompressionSession.supportedProperties(forEncoder: $0.name, codec: $0.codec))
             },
             decoders: DecompressionSession.decoders(vaapiDevice: vaapiDevice).map { CodecEntry(info: $0) },
             vaapi: vaapi)

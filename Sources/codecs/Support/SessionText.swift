@@ -10,7 +10,7 @@ extension CompressionSession {
 }
 
 extension DecompressionSession {
-    /// The backend for reports: `software`, or `software (hardware not used:
+    /// The backend for reports: `libavcodec`, or `libavcodec (hardware not used:
     /// REASON)` after a fallback.
     var backendDescription: String {
         backend + (fallbackReason.map { " (hardware not used: \($0))" } ?? "")

@@ -82,7 +82,10 @@ package struct EncodedFrame: Sendable {
     }
 }
 
-/// The encoder behind a compression session: x264, x265 or VA-API.
+/// The encoder behind a compression session: x264, x265 or VA-API — the
+/// mirror of ``DecoderBackend`` (this file and `DecoderBackend.swift` are the
+/// two backend contracts; ``EncoderFactory`` and ``DecoderFactory`` make
+/// them).
 ///
 /// A backend is a `final class` that owns one C object (an `x264_t`, an
 /// `x265_encoder`, an `AVCodecContext` with its hardware contexts). Its
@@ -123,7 +126,7 @@ package struct EncodedFrame: Sendable {
 ///   serializes calls); it starts only the threads its library needs.
 package protocol EncoderBackend: AnyObject {
     /// The backend's short name, shown as the session's backend:
-    /// `"x264"`, `"x265"`, `"vaapi"`.
+    /// `"x264"`, `"x265"`, `"vaapi"` (see ``BackendNames``).
     var name: String { get }
     /// Where it runs (the session's `backendInUse`); `.software` unless
     /// the backend says otherwise.
@@ -145,29 +148,47 @@ extension EncoderBackend {
     package var backendInUse: CodecBackend { .software }
 }
 
-/// Makes a hardware backend for `configuration` on `devicePath` (`nil`: the
-/// backend picks a device). Throws a ``MediaError`` whose message is the
-/// reason hardware cannot be used; the compression session shows it as
-/// the session's fallback reason under `.automatic` and rethrows it
-/// under `.hardware`.
-package typealias HardwareEncoderFactory =
-    @Sendable (_ configuration: EncoderConfiguration, _ devicePath: String?) throws(MediaError) -> any EncoderBackend
+/// How a compression session makes its encoders — the same shape as
+/// ``DecoderFactory``; tests pass fakes.
+package struct EncoderFactory: Sendable {
+    /// The software encoder for the configuration's codec.
+    package var software: @Sendable (_ configuration: EncoderConfiguration) throws(MediaError) -> any EncoderBackend
+    /// A hardware encoder on `device`. Throws a ``MediaError`` whose message
+    /// is the reason hardware cannot be used; the compression session shows
+    /// it as its fallback reason under `.automatic` and rethrows it under
+    /// `.hardware` and `.vaapi`. Nil when no hardware backend is built in.
+    package var hardware:
+        (
+            @Sendable (_ configuration: EncoderConfiguration, _ device: BackendDevice) throws(MediaError) ->
+                any EncoderBackend
+        )?
 
-/// The backends built into this library.
-package enum EncoderBackends {
-    /// The hardware backend tried by `.automatic` and used by `.hardware`.
-    /// `nil` while no hardware backend is built in; the VA-API backend sets
-    /// this one line to its factory.
-    package static let hardware: HardwareEncoderFactory? = { configuration, devicePath throws(MediaError) in
-        try makeVAAPIEncoder(configuration, devicePath: devicePath)
+    /// A factory with these makers; `software` defaults to the built-in one.
+    package init(
+        software: @escaping @Sendable (EncoderConfiguration) throws(MediaError) -> any EncoderBackend =
+            EncoderFactory.builtIn.software,
+        hardware: (@Sendable (EncoderConfiguration, BackendDevice) throws(MediaError) -> any EncoderBackend)?
+    ) {
+        self.software = software
+        self.hardware = hardware
     }
 
-    /// The software backend for `codec`: x264 for H.264, x265 for HEVC.
-    package static func software(_ configuration: EncoderConfiguration) throws(MediaError) -> any EncoderBackend {
-        switch configuration.codec {
-        case .h264: return try X264Encoder(configuration)
-        case .hevc: return try X265Encoder(configuration)
-        }
-    }
-
+    /// x264 for H.264 and x265 for HEVC in software; VA-API in hardware
+    /// (NVDEC has no encoder: `.nvdec` devices are refused).
+    package static let builtIn = EncoderFactory(
+        software: { configuration throws(MediaError) in
+            switch configuration.codec {
+            case .h264: return try X264Encoder(configuration)
+            case .hevc: return try X265Encoder(configuration)
+            }
+        },
+        hardware: { configuration, device throws(MediaError) in
+            switch device {
+            case .vaapi(let path): return try VAAPIEncoder(configuration, devicePath: path)
+            case .nvdec:
+                throw .unsupported(
+                    "nvdec: NVDEC only decodes and CodecSessions has no NVENC encoder; encode with .software, "
+                        + ".vaapi or .automatic")
+            }
+        })
 }
