@@ -1,5 +1,7 @@
 import FormatConv
 
+// The replay cache: samples kept since the last keyframe, so that a rebuilt
+// decoder can decode them again (see +Recovery).
 /// The samples a replacement decoder needs to rebuild every picture not yet
 /// delivered: from the last keyframe at or before the oldest sample still in
 /// flight, in decode order. Older groups are released as soon as none of

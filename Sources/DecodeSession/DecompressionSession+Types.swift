@@ -1,6 +1,8 @@
 import FormatConv
 import MediaCore
 
+// Types: what the session keeps for each sample in flight, and the state
+// of a resynchronization.
 extension DecompressionSession {
     /// The sample data the session keeps for a picture not yet out of the decoder.
     struct PendingSample {

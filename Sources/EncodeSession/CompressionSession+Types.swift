@@ -1,5 +1,7 @@
 import MediaCore
 
+// Types: per-frame options, the frames inside the encoder, fallbacks and
+// the statistics value.
 /// Per-frame requests for ``CompressionSession/encode(_:pts:duration:options:)``.
 public struct FrameOptions: Sendable, Hashable {
     /// Code this frame as a keyframe (an H.264 IDR or HEVC IDR picture).

@@ -1,6 +1,8 @@
 import MediaCore
 import NativeCodecs
 
+// The session's properties as the backends' settings (EncoderSettings,
+// package-level in NativeCodecs).
 extension EncoderSettings {
     /// The backend settings for `properties` (already validated).
     init(_ properties: CompressionProperties) {

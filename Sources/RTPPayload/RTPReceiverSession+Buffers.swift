@@ -1,5 +1,6 @@
 import FormatConv
 
+// Per-source state: the RFC 3550 sequence check and the buffers packets wait in.
 /// RFC 3550 A.1's sequence check for an accepted source: MAX_DROPOUT and
 /// MAX_MISORDER refuse wild jumps unless the next packet follows one (a
 /// sender that restarted). Probation is the candidate's (see

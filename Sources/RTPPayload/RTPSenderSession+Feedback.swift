@@ -1,5 +1,7 @@
 import FormatConv
 
+// Feedback from receivers: NACKs answered with retransmissions, PLI/FIR as
+// keyframe requests, reception reports, BYE.
 extension RTPSenderSession {
     /// The most sequence numbers one NACK packet gets answered for (a
     /// hostile NACK may list every sequence number there is).

@@ -1,3 +1,5 @@
+// Access-unit boundaries a transport knows (`endAccessUnit()`).
+
 extension AccessUnitAssembler {
     /// Declares that the bytes appended so far end an access unit, and hands
     /// that unit out now.

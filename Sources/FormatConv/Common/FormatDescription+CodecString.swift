@@ -1,3 +1,5 @@
+// RFC 6381 codec strings of a description.
+
 /// RFC 6381 `codecs` parameters: what an HLS `CODECS` attribute, a DASH
 /// `@codecs`, `MediaSource.isTypeSupported` and WebCodecs' `VideoDecoder`
 /// take to name a stream's codec, profile and level.

@@ -1,3 +1,5 @@
+// Making a description: from parameter sets, from a configuration record.
+
 extension FormatDescription {
     /// A description of an H.264 stream from its parameter sets: at least one SPS
     /// (NAL type 7) and one PPS (type 8), optionally SPS extensions (type 13), each
