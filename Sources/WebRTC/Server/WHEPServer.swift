@@ -375,7 +375,7 @@ public final class WHEPServer {
             200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 404: "Not Found",
             405: "Method Not Allowed", 409: "Conflict", 411: "Length Required", 413: "Content Too Large",
             415: "Unsupported Media Type", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
-            503: "Service Unavailable",
+            503: "Service Unavailable", 505: "HTTP Version Not Supported",
         ]
         let bytes = Array(body.utf8)
         var lines = ["HTTP/1.1 \(status) \(reasons[status] ?? "Error")"] + corsFields + extra
