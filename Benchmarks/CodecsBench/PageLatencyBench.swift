@@ -13,44 +13,27 @@ import MediaCore
 /// (its `codecsPlayer.stats()`) is printed beside the RTP receiver's end to
 /// end p50 (the demo's `--json`); the target is within 10 ms.
 func benchmarkPageLatency(frames: Int, report: Report) throws {
-    let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    let codecs = directory.appendingPathComponent("codecs").path
-    guard FileManager.default.isExecutableFile(atPath: codecs) else {
-        report.notes.append("page latency: \(codecs) is not built (make bench builds it)")
-        return
+    try withBrowserBench(label: "page latency", scratch: "page", report: report) { codecs, work in
+        try measurePageLatency(frames: frames, codecs: codecs, work: work, report: report)
     }
+}
+
+private func measurePageLatency(frames: Int, codecs: String, work: URL, report: Report) throws {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
         FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
     else {
         report.notes.append("page latency: chromium-driver or python3 missing (scripts/bootstrap installs them)")
         return
     }
-    let work = FileManager.default.temporaryDirectory.appendingPathComponent("codecs-bench-page-\(getpid())")
-    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: work) }
     let jsonPath = work.appendingPathComponent("demo.json").path
     let script = work.appendingPathComponent("browse.py").path
     try pageScript.write(toFile: script, atomically: true, encoding: .utf8)
     let port = try freeLoopbackPort(type: Int32(SOCK_STREAM.rawValue))
 
-    let demo = Process()
-    demo.executableURL = URL(fileURLWithPath: codecs)
-    demo.arguments = [
-        "demo", "--low-latency", "--frames", "\(frames)", "--json", jsonPath, "--http", "127.0.0.1:\(port)",
-    ]
-    demo.standardOutput = FileHandle.nullDevice
-    demo.standardError = FileHandle.nullDevice
-    try demo.run()
-    let browser = Process()
-    browser.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    browser.arguments = [script, "\(port)"]
-    let output = Pipe()
-    browser.standardOutput = output
-    browser.standardError = FileHandle.nullDevice
-    try browser.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    browser.waitUntilExit()
-    demo.waitUntilExit()
+    let (printed, demoStatus) = try runBesideBrowser(
+        codecs: codecs,
+        ["demo", "--low-latency", "--frames", "\(frames)", "--json", jsonPath, "--http", "127.0.0.1:\(port)"],
+        script: script, ["\(port)"], interrupt: false)
     guard let page = try? JSONSerialization.jsonObject(with: printed) as? [String: Any],
         let pageP50 = (page["latencyMs"] as? [String: Any])?["p50"] as? Double
     else {
@@ -61,7 +44,7 @@ func benchmarkPageLatency(frames: Int, report: Report) throws {
         let figures = try JSONSerialization.jsonObject(with: data) as? [String: Any],
         let rtpP50 = ((figures["endToEnd"] as? [String: Any])?["p50"] as? Double).map({ $0 * 1000 })
     else {
-        report.notes.append("page latency: codecs demo exited with \(demo.terminationStatus) and wrote no figures")
+        report.notes.append("page latency: codecs demo exited with \(demoStatus) and wrote no figures")
         return
     }
     let size = "\(figures["width"] ?? "?")x\(figures["height"] ?? "?")"
@@ -74,30 +57,20 @@ func benchmarkPageLatency(frames: Int, report: Report) throws {
 
 /// Opens the page in headless Chromium, waits until the stream ends, prints
 /// `codecsPlayer.stats()`.
-private let pageScript = """
-    import json, sys, time
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
-        options.add_argument(a)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
-        deadline, stats = time.time() + 10, None
-        while time.time() < deadline:
-            try:
-                driver.get(f"http://127.0.0.1:{sys.argv[1]}/")
-                break
-            except Exception:
+private let pageScript =
+    chromiumScriptPrelude + """
+        driver = start_chromium()
+        try:
+            stats = None
+            open_page(driver, f"http://127.0.0.1:{sys.argv[1]}/")
+            deadline = time.time() + 120
+            while time.time() < deadline:
+                text = driver.execute_script("return window.codecsPlayer ? window.codecsPlayer.stats() : null")
+                if text:
+                    stats = json.loads(text)
+                    if stats["closed"]: break
                 time.sleep(0.2)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            text = driver.execute_script("return window.codecsPlayer ? window.codecsPlayer.stats() : null")
-            if text:
-                stats = json.loads(text)
-                if stats["closed"]: break
-            time.sleep(0.2)
-        print(json.dumps(stats))
-    finally:
-        driver.quit()
-    """
+            print(json.dumps(stats))
+        finally:
+            driver.quit()
+        """

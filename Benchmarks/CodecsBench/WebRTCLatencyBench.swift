@@ -19,20 +19,17 @@ import MediaCore
 /// frame shown and Chromium's jitter buffer delay per frame
 /// (`jitterBufferDelay / jitterBufferEmittedCount` from `getStats()`).
 func benchmarkWebRTCLatency(frames: Int, report: Report) throws {
-    let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    let codecs = directory.appendingPathComponent("codecs").path
-    guard FileManager.default.isExecutableFile(atPath: codecs) else {
-        report.notes.append("webrtc: \(codecs) is not built (make bench builds it)")
-        return
+    try withBrowserBench(label: "webrtc", scratch: "webrtc", report: report) { codecs, work in
+        try measureWebRTCLatency(frames: frames, codecs: codecs, work: work, report: report)
     }
+}
+
+private func measureWebRTCLatency(frames: Int, codecs: String, work: URL, report: Report) throws {
     for tool in ["/usr/bin/chromedriver", "/usr/bin/python3", "/usr/bin/ffmpeg"]
     where !FileManager.default.isExecutableFile(atPath: tool) {
         report.notes.append("webrtc: \(tool) missing (scripts/bootstrap installs it)")
         return
     }
-    let work = FileManager.default.temporaryDirectory.appendingPathComponent("codecs-bench-webrtc-\(getpid())")
-    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: work) }
 
     // Our RTP receiver, end to end, in this run.
     let demoJSON = work.appendingPathComponent("demo.json").path
@@ -65,26 +62,12 @@ func benchmarkWebRTCLatency(frames: Int, report: Report) throws {
     let script = work.appendingPathComponent("whep.py").path
     try webRTCPageScript.write(toFile: script, atomically: true, encoding: .utf8)
     let port = try freeLoopbackPort(type: Int32(SOCK_STREAM.rawValue))
-    let server = Process()
-    server.executableURL = URL(fileURLWithPath: codecs)
-    server.arguments = [
-        "stream", "serve", "-i", clip, "--whep", "127.0.0.1:\(port)", "--loop", "--realtime", "--stats-json",
-        statsJSON,
-    ]
-    server.standardOutput = FileHandle.nullDevice
-    server.standardError = FileHandle.nullDevice
-    try server.run()
-    let browser = Process()
-    browser.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    browser.arguments = [script, "http://127.0.0.1:\(port)/", "\(frames)"]
-    let output = Pipe()
-    browser.standardOutput = output
-    browser.standardError = FileHandle.nullDevice
-    try browser.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    browser.waitUntilExit()
-    server.interrupt()
-    server.waitUntilExit()
+    let (printed, serverStatus) = try runBesideBrowser(
+        codecs: codecs,
+        [
+            "stream", "serve", "-i", clip, "--whep", "127.0.0.1:\(port)", "--loop", "--realtime", "--stats-json",
+            statsJSON,
+        ], script: script, ["http://127.0.0.1:\(port)/", "\(frames)"], interrupt: true)
 
     guard let page = try? JSONSerialization.jsonObject(with: printed) as? [String: Any],
         let stats = page["stats"] as? [String: Any],
@@ -100,7 +83,7 @@ func benchmarkWebRTCLatency(frames: Int, report: Report) throws {
         let sent = viewer["sentFrames"] as? [[NSNumber]]
     else {
         report.notes.append(
-            "webrtc: codecs stream serve exited with \(server.terminationStatus) and wrote no statistics")
+            "webrtc: codecs stream serve exited with \(serverStatus) and wrote no statistics")
         return
     }
     // Each pass of the loop continues the timestamps of the one before.
@@ -168,36 +151,24 @@ private func runProcess(_ path: String, _ arguments: [String]) throws -> Int32 {
 /// Opens the WHEP page in headless Chromium, waits for `frames` frames
 /// decoded (or for the count to stop growing), prints
 /// `{"stats": window.whep.stats(), "frames": window.whep.frames()}`.
-private let webRTCPageScript = """
-    import json, sys, time
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    STATS = "const done = arguments[arguments.length - 1]; window.whep.stats().then(done, (e) => done({error: String(e)}));"
-    options = webdriver.ChromeOptions()
-    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--autoplay-policy=no-user-gesture-required"]:
-        options.add_argument(a)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_script_timeout(30)
-    try:
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                driver.get(sys.argv[1])
-                break
-            except Exception:
-                time.sleep(0.2)
-        wanted, stats = int(sys.argv[2]), {}
-        deadline, last, steady = time.time() + 120, -1, time.time()
-        while time.time() < deadline:
-            stats = driver.execute_async_script(STATS)
-            if stats.get("error") or stats.get("status") not in (None, 201): break
-            decoded = (stats.get("inbound") or {}).get("framesDecoded", 0)
-            if decoded >= wanted: break
-            if decoded != last: last, steady = decoded, time.time()
-            elif decoded > 0 and time.time() - steady > 5: break
-            time.sleep(0.25)
-        print(json.dumps({"stats": stats, "frames": driver.execute_script("return window.whep.frames()")}))
-    finally:
-        driver.quit()
-    """
+private let webRTCPageScript =
+    chromiumScriptPrelude + """
+        STATS = "const done = arguments[arguments.length - 1]; window.whep.stats().then(done, (e) => done({error: String(e)}));"
+        driver = start_chromium(["--autoplay-policy=no-user-gesture-required"])
+        driver.set_script_timeout(30)
+        try:
+            open_page(driver, sys.argv[1])
+            wanted, stats = int(sys.argv[2]), {}
+            deadline, last, steady = time.time() + 120, -1, time.time()
+            while time.time() < deadline:
+                stats = driver.execute_async_script(STATS)
+                if stats.get("error") or stats.get("status") not in (None, 201): break
+                decoded = (stats.get("inbound") or {}).get("framesDecoded", 0)
+                if decoded >= wanted: break
+                if decoded != last: last, steady = decoded, time.time()
+                elif decoded > 0 and time.time() - steady > 5: break
+                time.sleep(0.25)
+            print(json.dumps({"stats": stats, "frames": driver.execute_script("return window.whep.frames()")}))
+        finally:
+            driver.quit()
+        """

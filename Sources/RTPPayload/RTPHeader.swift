@@ -205,23 +205,3 @@ func appendUInt32(_ value: UInt32, to output: inout [UInt8]) {
     output.append(UInt8(truncatingIfNeeded: value >> 8))
     output.append(UInt8(truncatingIfNeeded: value))
 }
-
-extension Array where Element == UInt8 {
-    /// `withUnsafeBytes` for a body that throws `MediaError`. A copy of
-    /// FormatConv's: a call across modules is not inlined, and the
-    /// packetizer's per-sample cost rose 30 % (callgrind, `make bench-gate`)
-    /// when it used FormatConv's.
-    @inline(__always)
-    func withBytes<Result>(
-        _ body: (UnsafeRawBufferPointer) throws(MediaError) -> Result
-    ) throws(MediaError) -> Result {
-        let outcome: Swift.Result<Result, MediaError> = withUnsafeBytes { buffer in
-            do throws(MediaError) {
-                return .success(try body(buffer))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try outcome.get()
-    }
-}

@@ -130,6 +130,37 @@ struct WHEPPeerTests {
         return try #require((json["viewers"] as? [[String: Any]])?.first)
     }
 
+    /// Runs `codecs` with `arguments` in the background and the peer
+    /// `script` (in Peers/) with `peerArguments` to its end; expects both to
+    /// exit 0 (the tool within `timeout` seconds) and returns what the peer
+    /// printed, a JSON object.
+    static func runWithPeer(
+        _ arguments: [String], in directory: TemporaryDirectory, peer script: String, _ peerArguments: [String],
+        timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: Any] {
+        let tool = try BackgroundProcess(TestPaths.codecsExecutable.path, arguments, in: directory)
+        let peer = try runProcess("/usr/bin/python3", [peers.appendingPathComponent(script).path] + peerArguments)
+        let result = tool.wait(timeout: timeout)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))", sourceLocation: sourceLocation)
+        #expect(peer.status == 0, "\(peer.stderr.suffix(2000))", sourceLocation: sourceLocation)
+        return try #require(
+            try JSONSerialization.jsonObject(with: peer.stdout) as? [String: Any], sourceLocation: sourceLocation)
+    }
+
+    /// FFmpeg's test pattern as an H.264 Constrained Baseline file at
+    /// `path` (libx264, no B-frames, a keyframe every `gop` frames).
+    static func baselineClip(_ path: String, size: String = "176x144", rate: Int = 25, frames: Int, gop: Int) throws {
+        try ffmpegTestPattern(
+            size: size, rate: rate, frames: frames,
+            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", String(gop), "-bf", "0"], to: path)
+    }
+
+    /// `codecs stream receive whip://127.0.0.1:PORT/live` writing to
+    /// `output` and `stats`, waiting up to 60 s for a publisher.
+    static func whipReceive(port: Int, output: String, stats: String) -> [String] {
+        ["stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "60", "--stats-json", stats]
+    }
+
     /// aiortc (libavcodec through PyAV) as the viewer: every frame it
     /// decodes has the MD5 FFmpeg gives the same frame of the file we
     /// served. aiortc hands a frame on when the next one starts, so the
@@ -137,25 +168,15 @@ struct WHEPPeerTests {
     @Test func aiortcDecodesEveryFrameAsFFmpegDoes() throws {
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.h264")
-        try ffmpegTestPattern(
-            size: "176x144", rate: 25, frames: 50,
-            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "25", "-bf", "0"], to: input)
-        let port = try ServeHelpers.freeTCPPort()
+        try Self.baselineClip(input, frames: 50, gop: 25)
+        let port = try freeTCPPort()
         let statsPath = directory.path("stats.json")
-        let server = try BackgroundProcess(
-            TestPaths.codecsExecutable.path,
+        let received = try Self.runWithPeer(
             [
                 "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(port)", "--linger", "5", "--stats-json",
                 statsPath,
             ],
-            in: directory)
-        let viewer = try runProcess(
-            "/usr/bin/python3",
-            [Self.peers.appendingPathComponent("whep_aiortc.py").path, "http://127.0.0.1:\(port)/whep", "49", "20"])
-        let result = server.wait(timeout: 60)
-        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
-        #expect(viewer.status == 0, "\(viewer.stderr.suffix(2000))")
-        let received = try #require(try JSONSerialization.jsonObject(with: viewer.stdout) as? [String: Any])
+            in: directory, peer: "whep_aiortc.py", ["http://127.0.0.1:\(port)/whep", "49", "20"])
         #expect(received["status"] as? Int == 201)
         #expect(received["contentType"] as? String == "application/sdp")
         #expect(received["deleteStatus"] as? Int == 200)
@@ -174,10 +195,8 @@ struct WHEPPeerTests {
     @Test func twoViewersOfOneStream() throws {
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.h264")
-        try ffmpegTestPattern(
-            size: "176x144", rate: 25, frames: 40,
-            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "20", "-bf", "0"], to: input)
-        let port = try ServeHelpers.freeTCPPort()
+        try Self.baselineClip(input, frames: 40, gop: 20)
+        let port = try freeTCPPort()
         let statsPath = directory.path("stats.json")
         let server = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
@@ -216,22 +235,12 @@ struct WHEPPeerTests {
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.y4m")
         try ffmpegTestPattern(size: "320x240", rate: 25, frames: 75, to: input)
-        let port = try ServeHelpers.freeTCPPort()
+        let port = try freeTCPPort()
         let output = directory.path("received.h264")
         let statsPath = directory.path("stats.json")
-        let receiver = try BackgroundProcess(
-            TestPaths.codecsExecutable.path,
-            [
-                "stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "60", "--stats-json",
-                statsPath,
-            ], in: directory)
-        let publisher = try runProcess(
-            "/usr/bin/python3",
-            [Self.peers.appendingPathComponent("whip_aiortc.py").path, "http://127.0.0.1:\(port)/live", input, "40"])
-        let result = receiver.wait(timeout: 60)
-        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
-        #expect(publisher.status == 0, "\(publisher.stderr.suffix(2000))")
-        let published = try #require(try JSONSerialization.jsonObject(with: publisher.stdout) as? [String: Any])
+        let published = try Self.runWithPeer(
+            Self.whipReceive(port: port, output: output, stats: statsPath), in: directory, peer: "whip_aiortc.py",
+            ["http://127.0.0.1:\(port)/live", input, "40"])
         #expect(published["status"] as? Int == 201)
         #expect((published["location"] as? String)?.hasPrefix("/live/") == true)
         #expect(published["deleteStatus"] as? Int == 200)
@@ -257,22 +266,12 @@ struct WHEPPeerTests {
             return
         }
         let directory = try TemporaryDirectory()
-        let port = try ServeHelpers.freeTCPPort()
+        let port = try freeTCPPort()
         let output = directory.path("received.h264")
         let statsPath = directory.path("stats.json")
-        let receiver = try BackgroundProcess(
-            TestPaths.codecsExecutable.path,
-            [
-                "stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "60", "--stats-json",
-                statsPath,
-            ], in: directory)
-        let publisher = try runProcess(
-            "/usr/bin/python3",
-            [Self.peers.appendingPathComponent("whip_chromium.py").path, "http://127.0.0.1:\(port)/", "/live", "4"])
-        let result = receiver.wait(timeout: 60)
-        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
-        #expect(publisher.status == 0, "\(publisher.stderr.suffix(2000))")
-        let published = try #require(try JSONSerialization.jsonObject(with: publisher.stdout) as? [String: Any])
+        let published = try Self.runWithPeer(
+            Self.whipReceive(port: port, output: output, stats: statsPath), in: directory, peer: "whip_chromium.py",
+            ["http://127.0.0.1:\(port)/", "/live", "4"])
         #expect((published["start"] as? [String: Any])?["status"] as? Int == 201, "\(published)")
         let stop = try #require(published["stop"] as? [String: Any], "\(published)")
         #expect(stop["codec"] as? String == "video/H264")
@@ -295,10 +294,8 @@ struct WHEPPeerTests {
     @Test func publishesToAiortcAsTheWHIPEndpoint() throws {
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.h264")
-        try ffmpegTestPattern(
-            size: "176x144", rate: 25, frames: 50,
-            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "25", "-bf", "0"], to: input)
-        let port = try ServeHelpers.freeTCPPort()
+        try Self.baselineClip(input, frames: 50, gop: 25)
+        let port = try freeTCPPort()
         let endpoint = try BackgroundProcess(
             "/usr/bin/python3",
             [Self.peers.appendingPathComponent("whip_server_aiortc.py").path, String(port), "40"], in: directory)
@@ -360,21 +357,13 @@ struct WHEPPeerTests {
             size: c.size, rate: 30, frames: c.frames,
             arguments: c.encodedFirst ? ["-c:v", "libx264", "-profile:v", "baseline", "-g", "60", "-bf", "0"] : [],
             to: input)
-        let port = try ServeHelpers.freeTCPPort()
+        let port = try freeTCPPort()
         let statsPath = directory.path("stats.json")
-        let server = try BackgroundProcess(
-            TestPaths.codecsExecutable.path,
+        let page = try Self.runWithPeer(
             [
                 "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(port)", "--linger", "3", "--stats-json",
                 statsPath, "--loss", String(c.lossPercent), "--seed", "7",
-            ], in: directory)
-        let viewer = try runProcess(
-            "/usr/bin/python3",
-            [Self.peers.appendingPathComponent("whep_chromium.py").path, "http://127.0.0.1:\(port)/", String(c.frames)])
-        let result = server.wait(timeout: 90)
-        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
-        #expect(viewer.status == 0, "\(viewer.stderr.suffix(2000))")
-        let page = try #require(try JSONSerialization.jsonObject(with: viewer.stdout) as? [String: Any])
+            ], in: directory, peer: "whep_chromium.py", ["http://127.0.0.1:\(port)/", String(c.frames)], timeout: 90)
         #expect(page["status"] as? Int == 201, "\(page)")
         let inbound = try #require(page["inbound"] as? [String: Any], "\(page)")
         let sent = try Self.stats(statsPath)
@@ -436,11 +425,9 @@ struct WHEPPeerTests {
         let frames = 60
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.h264")
-        try ffmpegTestPattern(
-            size: "320x240", rate: 30, frames: frames,
-            arguments: ["-c:v", "libx264", "-profile:v", "baseline", "-g", "30", "-bf", "0"], to: input)
-        let whepPort = try ServeHelpers.freeTCPPort()
-        let httpPort = try ServeHelpers.freeTCPPort()
+        try Self.baselineClip(input, size: "320x240", rate: 30, frames: frames, gop: 30)
+        let whepPort = try freeTCPPort()
+        let httpPort = try freeTCPPort()
         let statsPath = directory.path("stats.json")
         let whep = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
@@ -482,24 +469,5 @@ struct WHEPPeerTests {
         let back = try #require((both["backLink"] as? String).flatMap { URLComponents(string: $0) }, "\(both)")
         #expect(back.host == "127.0.0.1" && back.port == httpPort && back.path == "/")
         #expect(back.queryItems == [URLQueryItem(name: "whep", value: "http://127.0.0.1:\(whepPort)/whep")])
-    }
-}
-
-enum ServeHelpers {
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
-    static func freeTCPPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw ProcessError("no free TCP port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -71,7 +71,7 @@ struct BrowserPageTests {
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.\(c.ext)")
         try ffmpegTestPattern(size: "320x240", rate: 25, frames: 40, arguments: c.encoder, to: input)
-        let port = try ServeCommandTests.freeTCPPort()
+        let port = try freeTCPPort()
         let server = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
             ["stream", "serve", "-i", input, "--http", "127.0.0.1:\(port)"] + (c.annexB ? ["--annexb"] : []),

@@ -9,30 +9,13 @@ import Testing
 /// `codecs stream serve --http` end to end: the tool serves a file, the Python
 /// client receives every access unit, and the final statistics agree.
 struct ServeCommandTests {
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
-    static func freeTCPPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw ProcessError("no free TCP port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test(arguments: ["stream.h264", "stream.mp4"])
     func servesAFileToTheWebSocketClient(name: String) throws {
         let directory = try TemporaryDirectory()
         let input = directory.path(name)
         try ffmpegTestPattern(
             size: "176x144", rate: 25, frames: 36, arguments: ["-c:v", "libx264", "-g", "12", "-bf", "2"], to: input)
-        let port = try Self.freeTCPPort()
+        let port = try freeTCPPort()
         let statsPath = directory.path("stats.json")
         let server = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
@@ -64,7 +47,7 @@ struct ServeCommandTests {
         let directory = try TemporaryDirectory()
         let input = directory.path("clip.y4m")
         try ffmpegTestPattern(size: "176x144", rate: 25, frames: 20, to: input)
-        let port = try Self.freeTCPPort()
+        let port = try freeTCPPort()
         let server = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
             ["stream", "serve", "-i", input, "--http", "127.0.0.1:\(port)", "--no-pace", "--keyint", "10", "--annexb"],
@@ -82,7 +65,7 @@ struct ServeCommandTests {
     /// it every access unit it encodes (a keyframe a second at 30 fps).
     @Test func demoServesItsStream() throws {
         let directory = try TemporaryDirectory()
-        let port = try Self.freeTCPPort()
+        let port = try freeTCPPort()
         let demo = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
             ["demo", "--http", "127.0.0.1:\(port)", "--frames", "45", "--size", "320x240", "--no-pace"],

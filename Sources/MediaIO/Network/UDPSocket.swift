@@ -50,22 +50,19 @@ public final class UDPSocket: @unchecked Sendable {
         var isIPv6: Bool { host.contains(":") }
 
         static func resolve(_ host: String, port: UInt16) throws(MediaError) -> String {
-            var hints = addrinfo()
-            hints.ai_family = AF_UNSPEC
-            hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
-            var list: UnsafeMutablePointer<addrinfo>? = nil
-            let status = getaddrinfo(host, String(port), &hints, &list)
-            guard status == 0, let first = list else {
-                throw MediaError(.invalidArgument, "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+            try withResolvedAddresses(
+                host: host, port: Int(port), socketType: Int32(SOCK_DGRAM.rawValue), failure: .invalidArgument
+            ) { first throws(MediaError) in
+                var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+                let named = getnameinfo(
+                    first.pointee.ai_addr, first.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0,
+                    NI_NUMERICHOST)
+                guard named == 0 else {
+                    throw MediaError(
+                        .invalidArgument, "cannot resolve \(host): \(String(cString: gai_strerror(named)))")
+                }
+                return cText(name)
             }
-            defer { freeaddrinfo(list) }
-            var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            let named = getnameinfo(
-                first.pointee.ai_addr, first.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST)
-            guard named == 0 else {
-                throw MediaError(.invalidArgument, "cannot resolve \(host): \(String(cString: gai_strerror(named)))")
-            }
-            return cText(name)
         }
 
         /// Calls `body` with this address as a `sockaddr`.

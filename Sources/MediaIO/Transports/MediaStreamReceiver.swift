@@ -290,32 +290,7 @@ public final class MediaStreamReceiver {
     }
 
     private static func connect(_ endpoint: URLEndpoint) throws(MediaError) -> Int32 {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>? = nil
-        let status = getaddrinfo(endpoint.host, String(endpoint.port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw MediaError(
-                .connectionFailed, "cannot resolve \(endpoint.host): \(String(cString: gai_strerror(status)))")
-        }
-        defer { freeaddrinfo(list) }
-        var lastError: Int32 = 0
-        var entry: UnsafeMutablePointer<addrinfo>? = first
-        while let info = entry {
-            entry = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-            if fd < 0 {
-                lastError = errno
-                continue
-            }
-            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
-            lastError = errno
-            _ = Glibc.close(fd)
-        }
-        throw MediaError(
-            .connectionFailed,
-            "cannot connect to \(endpoint.host):\(endpoint.port): \(String(cString: strerror(lastError)))")
+        try connectTCP(host: endpoint.host, port: endpoint.port, failure: .connectionFailed)
     }
 
     private func closeTCP() {

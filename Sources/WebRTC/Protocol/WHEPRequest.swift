@@ -1,5 +1,8 @@
+import WebStreaming
+
 /// An HTTP/1.x request with its body, as a WHEP endpoint reads it: the
-/// request line, the header fields and a `Content-Length` body of at most
+/// request line and the header fields (read by WebStreaming's
+/// `HTTPRequest`) and a `Content-Length` body of at most
 /// ``maximumBodyBytes`` (no chunked bodies).
 public struct WHEPRequest: Sendable, Hashable {
     /// The request method (`GET`, `POST`, `DELETE` …).
@@ -12,7 +15,7 @@ public struct WHEPRequest: Sendable, Hashable {
     public var body: [UInt8]
 
     /// The most bytes of request line and header fields read before the request is refused.
-    public static let maximumHeadBytes = 8192
+    public static let maximumHeadBytes = HTTPRequest.maximumHeadBytes
     /// The longest body taken, in bytes.
     public static let maximumBodyBytes = 65536
 
@@ -24,34 +27,18 @@ public struct WHEPRequest: Sendable, Hashable {
         case invalid(status: Int, reason: String)
     }
 
-    /// Reads a request from the start of `bytes`.
+    /// Reads a request from the start of `bytes`: the head as WebStreaming's
+    /// `HTTPRequest` reads it (the same limits and checks), then the body.
     public static func parse(_ bytes: [UInt8]) -> Outcome {
-        let terminator: [UInt8] = [13, 10, 13, 10]
-        var headEnd: Int?
-        if bytes.count >= 4 {
-            for index in 0...(bytes.count - 4) where bytes[index..<(index + 4)].elementsEqual(terminator) {
-                headEnd = index
-                break
-            }
-        }
-        guard let headEnd else {
-            return bytes.count > maximumHeadBytes
-                ? .invalid(status: 431, reason: "request head too large") : .incomplete
-        }
-        guard headEnd <= maximumHeadBytes else { return .invalid(status: 431, reason: "request head too large") }
-        let head = String(decoding: bytes[0..<headEnd], as: UTF8.self)
-        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let requestLine = lines[0].split(separator: " ")
-        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else {
-            return .invalid(status: 400, reason: "malformed request line")
+        let head: HTTPRequest
+        let bodyStart: Int
+        switch HTTPRequest.parseHead(bytes[...]) {
+        case .incomplete: return .incomplete
+        case .invalid(let status, let reason): return .invalid(status: status, reason: reason)
+        case .complete(let request, let consumed): (head, bodyStart) = (request, consumed)
         }
         var fields: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":"), fields.count < 64 else {
-                return .invalid(status: 400, reason: "malformed header line")
-            }
-            fields[line[..<colon].lowercased()] = String(line[line.index(after: colon)...].trimmingSpaces)
-        }
+        for field in head.fields { fields[field.name] = field.value }
         if fields["transfer-encoding"] != nil {
             return .invalid(status: 411, reason: "chunked bodies are not taken; send Content-Length")
         }
@@ -59,12 +46,10 @@ public struct WHEPRequest: Sendable, Hashable {
         guard (0...maximumBodyBytes).contains(length) else {
             return .invalid(status: 413, reason: "Content-Length must lie in 0...\(maximumBodyBytes)")
         }
-        let bodyStart = headEnd + 4
         guard bytes.count >= bodyStart + length else { return .incomplete }
-        let target = requestLine[1].split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         return .complete(
             WHEPRequest(
-                method: String(requestLine[0]), path: String(target), fields: fields,
+                method: head.method, path: String(head.path), fields: fields,
                 body: Array(bytes[bodyStart..<(bodyStart + length)])))
     }
 }

@@ -198,18 +198,7 @@ public final class WHEPServer {
     }
 
     private func sendDatagram(_ datagram: [UInt8], to address: UDPAddress) {
-        guard address.host.count == 4 else { return }
-        var destination = sockaddr_in()
-        destination.sin_family = sa_family_t(AF_INET)
-        destination.sin_port = in_port_t(address.port.bigEndian)
-        withUnsafeMutableBytes(of: &destination.sin_addr) { $0.copyBytes(from: address.host) }
-        _ = datagram.withUnsafeBytes { bytes in
-            withUnsafePointer(to: &destination) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(udp, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
+        sendIPv4Datagram(datagram, to: address, on: udp)
     }
 
     // MARK: - Polling
@@ -249,19 +238,7 @@ public final class WHEPServer {
         var buffer = [UInt8](repeating: 0, count: 2048)
         let now = clock.now
         for _ in 0..<256 {
-            var source = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &source) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(udp, bytes.baseAddress, bytes.count, 0, $0, &length)
-                    }
-                }
-            }
-            guard count > 0 else { return }
-            let host = withUnsafeBytes(of: source.sin_addr) { Array($0) }
-            let address = UDPAddress(host: host, port: UInt16(bigEndian: source.sin_port))
-            let datagram = Array(buffer[0..<count])
+            guard let (datagram, address) = receiveIPv4Datagram(on: udp, into: &buffer) else { return }
             guard let peer = route(datagram, from: address) else {
                 strayDatagrams += 1
                 continue
@@ -398,7 +375,7 @@ public final class WHEPServer {
             200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 404: "Not Found",
             405: "Method Not Allowed", 409: "Conflict", 411: "Length Required", 413: "Content Too Large",
             415: "Unsupported Media Type", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
-            503: "Service Unavailable",
+            503: "Service Unavailable", 505: "HTTP Version Not Supported",
         ]
         let bytes = Array(body.utf8)
         var lines = ["HTTP/1.1 \(status) \(reasons[status] ?? "Error")"] + corsFields + extra

@@ -287,19 +287,8 @@ public final class WHIPClient {
     private func readDatagrams() {
         var buffer = [UInt8](repeating: 0, count: 2048)
         for _ in 0..<256 {
-            var source = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &source) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(udp, bytes.baseAddress, bytes.count, 0, $0, &length)
-                    }
-                }
-            }
-            guard count > 0 else { return }
-            let address = UDPAddress(
-                host: withUnsafeBytes(of: source.sin_addr) { Array($0) }, port: UInt16(bigEndian: source.sin_port))
-            receive(Array(buffer[0..<count]), from: address)
+            guard let (datagram, address) = receiveIPv4Datagram(on: udp, into: &buffer) else { return }
+            receive(datagram, from: address)
         }
     }
 
@@ -415,16 +404,6 @@ public final class WHIPClient {
     }
 
     private func sendDatagram(_ datagram: [UInt8], to address: UDPAddress) {
-        var destination = sockaddr_in()
-        destination.sin_family = sa_family_t(AF_INET)
-        destination.sin_port = in_port_t(address.port.bigEndian)
-        withUnsafeMutableBytes(of: &destination.sin_addr) { $0.copyBytes(from: address.host) }
-        _ = datagram.withUnsafeBytes { bytes in
-            withUnsafePointer(to: &destination) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(udp, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
+        sendIPv4Datagram(datagram, to: address, on: udp)
     }
 }

@@ -69,6 +69,21 @@ public struct HTTPRequest: Sendable, Hashable {
 
     /// Reads a request head from the start of `bytes`.
     public static func parse(_ bytes: ArraySlice<UInt8>) -> Outcome {
+        let outcome = parseHead(bytes)
+        if case .complete(let request, _) = outcome,
+            request.field("transfer-encoding") != nil || (request.field("content-length").map { $0 != "0" } ?? false)
+        {
+            return .invalid(status: 400, reason: "requests with a body are not served")
+        }
+        return outcome
+    }
+
+    /// Reads a request head from the start of `bytes` as ``parse(_:)`` does,
+    /// but leaves a body announced by `Content-Length` or
+    /// `Transfer-Encoding` to the caller: the body, if any, starts
+    /// `consumed` bytes in. WebRTC's WHEP and WHIP endpoint reads its
+    /// requests' heads with it.
+    package static func parseHead(_ bytes: ArraySlice<UInt8>) -> Outcome {
         // The head ends at the first CRLF CRLF.
         var end: Int?
         var index = bytes.startIndex
@@ -144,11 +159,6 @@ public struct HTTPRequest: Sendable, Hashable {
         let request = HTTPRequest(
             method: String(decoding: parts[0], as: UTF8.self), target: String(decoding: parts[1], as: UTF8.self),
             minorVersion: Int(version[7] - UInt8(ascii: "0")), fields: fields)
-        if request.field("transfer-encoding") != nil
-            || (request.field("content-length").map { $0 != "0" } ?? false)
-        {
-            return .invalid(status: 400, reason: "requests with a body are not served")
-        }
         return .complete(request, consumed: end + 4 - bytes.startIndex)
     }
 

@@ -166,38 +166,10 @@ public final class WebStreamServer {
     /// Listens on the configured address.
     public init(_ configuration: Configuration) throws(MediaError) {
         self.configuration = configuration
-        guard (0...65535).contains(configuration.port) else {
-            throw .invalidArgument("port \(configuration.port): expected 0 to 65535")
-        }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MediaError(.system, "socket: \(errorText())") }
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(configuration.port).bigEndian)
-        guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
-            _ = Glibc.close(fd)
-            throw .invalidArgument("listen address \(configuration.host): expected a numeric IPv4 address")
-        }
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            let text = errorText()
-            _ = Glibc.close(fd)
-            throw MediaError(.system, "cannot listen on \(configuration.host):\(configuration.port): \(text)")
-        }
+        let (fd, boundPort) = try listenTCP(host: configuration.host, port: configuration.port, backlog: 64)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
         listener = fd
-        port = Int(UInt16(bigEndian: actual.sin_port))
+        port = boundPort
     }
 
     deinit { close(drainSeconds: 0) }

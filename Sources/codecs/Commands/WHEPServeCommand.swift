@@ -34,35 +34,18 @@ enum WHEPServe {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        if arguments.contains("--help") {
-            print(help)
-            return 0
-        }
+        if printedHelp(arguments, help) { return 0 }
         let parsed: Arguments
         var configuration = WHEPServer.Configuration()
-        let input: String
-        let kind: MediaFileKind
+        let input: WebServe.Input
         let waitViewers: Int
         let linger: Double
-        var encodeOptions: EncodeOptions
         do {
             parsed = try Arguments(
                 arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
                 flagOptions: flagOptions.union(EncodeOptions.flagOptions))
-            guard let path = parsed.value("i") ?? parsed.value("input") else {
-                throw Arguments.UsageError(description: "serve needs -i IN")
-            }
-            if let extra = parsed.positional.first {
-                throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
-            }
-            guard let text = parsed.value("whep"), let (host, port) = WebServe.endpoint(text) else {
-                throw Arguments.UsageError(description: "--whep HOST:PORT: expected an IPv4 address and a port")
-            }
-            guard let found = MediaFileKind(path: path), found.holdsCompressedVideo || found == .y4m else {
-                throw Arguments.UsageError(description: "\(path): expected a .y4m clip or an encoded H.264 file")
-            }
-            input = path
-            kind = found
+            let (path, kind, host, port) = try WebServe.serveInput(
+                parsed, endpoint: "whep", encoded: "an encoded H.264 file")
             configuration.host = host
             configuration.port = port
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
@@ -72,18 +55,7 @@ enum WHEPServe {
             guard (0...60).contains(linger) else {
                 throw Arguments.UsageError(description: "--linger SECONDS: expected 0 to 60")
             }
-            encodeOptions = try EncodeOptions(parsed)
-            let profiles: [String: CompressionProperties.Profile] = [
-                "baseline": .baseline, "main": .main, "high": .high, "constrained-high": .constrainedHigh,
-            ]
-            guard let profile = profiles[parsed.value("profile") ?? "baseline"] else {
-                throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
-            }
-            encodeOptions.properties.profile = profile
-            if (encodeOptions.properties.maxBFrames ?? 0) == 0 {
-                encodeOptions.properties.realTime = true
-                encodeOptions.properties.allowFrameReordering = false
-            }
+            let encodeOptions = try WebServe.webRTCEncodeOptions(parsed)
             let loss = Double(parsed.value("loss") ?? "0") ?? -1
             guard (0..<50).contains(loss) else {
                 throw Arguments.UsageError(description: "--loss PCT: expected 0 to 50")
@@ -93,6 +65,7 @@ enum WHEPServe {
             guard encodeOptions.codec == .h264 else {
                 throw Arguments.UsageError(description: "--whep sends H.264 only")
             }
+            input = WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")
             return 2
@@ -100,25 +73,16 @@ enum WHEPServe {
         do {
             let server = try WHEPServer(configuration)
             server.log = { printError("codecs stream serve: \($0)") }
-            var feeder = try WebServe.Feeder(
-                input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-            guard let first = try feeder.next() else { throw MediaError.invalidData("\(input) holds no frames") }
-            guard first.formatDescription.codec == .h264 else {
-                throw MediaError.unsupported("--whep sends H.264 only")
-            }
+            let (feeder, first) = try input.openH264(unsupported: "--whep sends H.264 only")
             server.send(first)  // no viewer yet: makes the stream live
             printError(
-                "codecs stream serve: \(input) at http://\(configuration.host):\(server.httpPort)/whep "
+                "codecs stream serve: \(input.path) at http://\(configuration.host):\(server.httpPort)/whep "
                     + "(media on UDP port \(server.mediaPort))")
             while server.connectedViewerCount < waitViewers, StopSignal.requested == nil {
                 try server.poll(timeoutMilliseconds: 50)
             }
             _ = server.takeKeyframeRequest()  // the held first sample is a keyframe
-            var feed = WebServe.PacedFeed(
-                feeder, first: first, loop: parsed.flag("loop"), pace: !parsed.flag("no-pace")
-            ) { () throws(MediaError) in
-                try WebServe.Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-            }
+            var feed = input.pacedFeed(feeder, first: first, parsed)
             while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
                 try server.poll(timeoutMilliseconds: milliseconds)
             }) {

@@ -31,10 +31,7 @@ enum WHIPReceive {
     }
 
     static func run(_ arguments: [String]) -> Int32 {
-        if arguments.contains("--help") {
-            print(help)
-            return 0
-        }
+        if printedHelp(arguments, help) { return 0 }
         let parsed: Arguments
         var configuration = WHEPServer.Configuration()
         let output: String

@@ -25,15 +25,10 @@ enum WHIPSend {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        if arguments.contains("--help") {
-            print(help)
-            return 0
-        }
+        if printedHelp(arguments, help) { return 0 }
         let parsed: Arguments
         let url: String
-        let input: String
-        let kind: MediaFileKind
-        var encodeOptions: EncodeOptions
+        let input: WebServe.Input
         let timeout: Double
         do {
             parsed = try Arguments(
@@ -43,49 +38,26 @@ enum WHIPSend {
                 throw Arguments.UsageError(description: "expected whip+http://HOST:PORT/PATH")
             }
             url = String(target.dropFirst("whip+".count))
-            guard let path = parsed.value("i") ?? parsed.value("input") else {
-                throw Arguments.UsageError(description: "send needs -i IN")
-            }
-            guard let found = MediaFileKind(path: path), found.holdsCompressedVideo || found == .y4m else {
-                throw Arguments.UsageError(description: "\(path): expected a .y4m clip or an encoded H.264 file")
-            }
-            input = path
-            kind = found
-            encodeOptions = try EncodeOptions(parsed)
-            let profiles: [String: CompressionProperties.Profile] = [
-                "baseline": .baseline, "main": .main, "high": .high, "constrained-high": .constrainedHigh,
-            ]
-            guard let profile = profiles[parsed.value("profile") ?? "baseline"] else {
-                throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
-            }
-            encodeOptions.properties.profile = profile
-            if (encodeOptions.properties.maxBFrames ?? 0) == 0 {  // as for --whep: no look-ahead holding frames
-                encodeOptions.properties.realTime = true
-                encodeOptions.properties.allowFrameReordering = false
-            }
+            let path = try WebServe.inputPath(parsed, command: "send")
+            let kind = try WebServe.inputKind(path, encoded: "an encoded H.264 file")
+            let encodeOptions = try WebServe.webRTCEncodeOptions(parsed)
             guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
             timeout = Double(parsed.value("timeout") ?? "10") ?? -1
             guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
+            input = WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream send: \(error)")
             return 2
         }
         do {
-            var feeder = try WebServe.Feeder(
-                input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-            guard let first = try feeder.next() else { throw MediaError.invalidData("\(input) holds no frames") }
-            guard first.formatDescription.codec == .h264,
-                let sps = first.formatDescription.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }),
+            let (feeder, first) = try input.openH264(unsupported: "WHIP sends H.264 only")
+            guard let sps = first.formatDescription.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }),
                 sps.count >= 4
             else { throw MediaError.unsupported("WHIP sends H.264 only") }
             let client = try WHIPClient(url: url, profileLevelID: Array(sps[1...3]))
             try client.connect(timeoutSeconds: timeout)
-            printError("codecs stream send: publishing \(input) to \(url) (session \(client.location ?? "?"))")
-            var feed = WebServe.PacedFeed(
-                feeder, first: first, loop: parsed.flag("loop"), pace: !parsed.flag("no-pace")
-            ) { () throws(MediaError) in
-                try WebServe.Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-            }
+            printError("codecs stream send: publishing \(input.path) to \(url) (session \(client.location ?? "?"))")
+            var feed = input.pacedFeed(feeder, first: first, parsed)
             while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
                 try client.poll(timeoutMilliseconds: milliseconds)
             }) {

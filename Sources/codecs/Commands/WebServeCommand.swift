@@ -46,28 +46,13 @@ enum WebServe {
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
         var configuration = WebStreamServer.Configuration()
-        let input: String
-        let kind: MediaFileKind
+        let input: Input
         let waitClients: Int
-        let encodeOptions: EncodeOptions
         do {
             parsed = try Arguments(
                 arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
                 flagOptions: flagOptions.union(EncodeOptions.flagOptions))
-            guard let path = parsed.value("i") ?? parsed.value("input") else {
-                throw Arguments.UsageError(description: "serve needs -i IN")
-            }
-            if let extra = parsed.positional.first {
-                throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
-            }
-            guard let text = parsed.value("http"), let (host, port) = endpoint(text) else {
-                throw Arguments.UsageError(description: "--http HOST:PORT: expected an IPv4 address and a port")
-            }
-            guard let found = MediaFileKind(path: path), found.holdsCompressedVideo || found == .y4m else {
-                throw Arguments.UsageError(description: "\(path): expected a .y4m clip or an encoded file")
-            }
-            input = path
-            kind = found
+            let (path, kind, host, port) = try serveInput(parsed, endpoint: "http", encoded: "an encoded file")
             configuration.host = host
             configuration.port = port
             configuration.chunkFormat = parsed.flag("annexb") ? .annexB : .description
@@ -76,7 +61,7 @@ enum WebServe {
                 "client-buffer", in: 65_536...1 << 30, default: 8 << 20)!
             configuration.maximumClients = try parsed.integer("max-clients", in: 1...100_000, default: 64)!
             configuration.totalQueueBytes = try parsed.integer("max-queue", in: 65_536...1 << 34, default: 64 << 20)!
-            encodeOptions = try EncodeOptions(parsed)
+            input = Input(path: path, kind: kind, options: try EncodeOptions(parsed), parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")
             return 2
@@ -85,16 +70,13 @@ enum WebServe {
             let server = try WebStreamServer(configuration)
             server.log = { printError("codecs stream serve: \($0)") }
             printError(
-                "codecs stream serve: \(input) on http://\(configuration.host):\(server.port)/ "
+                "codecs stream serve: \(input.path) on http://\(configuration.host):\(server.port)/ "
                     + "(stream at ws://\(configuration.host):\(server.port)/stream, statistics at /stats)")
-            let feeder = try Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
+            let feeder = try input.open()
             while server.clientCount < waitClients, StopSignal.requested == nil {
                 try server.poll(timeoutMilliseconds: 50)
             }
-            var feed = PacedFeed(feeder, loop: parsed.flag("loop"), pace: !parsed.flag("no-pace")) {
-                () throws(MediaError) in
-                try Feeder(input: input, kind: kind, options: encodeOptions, codec: try? parsed.inputCodec())
-            }
+            var feed = input.pacedFeed(feeder, parsed)
             while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
                 try server.poll(timeoutMilliseconds: milliseconds)
             }) {

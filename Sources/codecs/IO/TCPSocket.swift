@@ -1,5 +1,6 @@
 import MediaCore
 import MediaIO
+import WebStreaming
 
 #if canImport(Glibc)
     import Glibc
@@ -31,31 +32,7 @@ final class TCPConnection: ByteSource {
 
     /// Connects to `host:port` (a name or a numeric IPv4/IPv6 address).
     static func connect(host: String, port: Int) throws(MediaError) -> TCPConnection {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>? = nil
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw MediaError(.system, "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
-        }
-        defer { freeaddrinfo(list) }
-        var lastError: Int32 = 0
-        var entry: UnsafeMutablePointer<addrinfo>? = first
-        while let info = entry {
-            entry = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-            if fd < 0 {
-                lastError = errno
-                continue
-            }
-            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
-                return TCPConnection(adopting: fd, peer: "\(host):\(port)")
-            }
-            lastError = errno
-            _ = Glibc.close(fd)
-        }
-        throw MediaError(.system, "cannot connect to \(host):\(port): \(systemErrorText(lastError))")
+        TCPConnection(adopting: try connectTCP(host: host, port: port, failure: .system), peer: "\(host):\(port)")
     }
 
     /// Connects to `host:port`, retrying every 50 ms for up to `attempts`
@@ -157,37 +134,7 @@ final class TCPListener {
     /// Listens on `host` (an IPv4 address, `127.0.0.1` for loopback only or
     /// `0.0.0.0` for every interface) and `port`.
     init(host: String = "127.0.0.1", port: Int) throws(MediaError) {
-        guard (0...65535).contains(port) else {
-            throw .invalidArgument("port \(port): expected 0 to 65535")
-        }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MediaError(.system, "socket: \(systemErrorText())") }
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            _ = Glibc.close(fd)
-            throw .invalidArgument("listen address \(host): expected a numeric IPv4 address")
-        }
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            let text = systemErrorText()
-            _ = Glibc.close(fd)
-            throw MediaError(.system, "cannot listen on \(host):\(port): \(text)")
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.descriptor = fd
-        self.port = Int(UInt16(bigEndian: actual.sin_port))
+        (descriptor, self.port) = try listenTCP(host: host, port: port, backlog: 16)
     }
 
     deinit { close() }

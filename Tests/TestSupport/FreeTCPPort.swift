@@ -1,0 +1,23 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0,
+/// the one the system chose read back, the socket closed).
+///
+/// - Throws: ``ProcessError`` when no port could be bound.
+public func freeTCPPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else { throw ProcessError("no free TCP port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
