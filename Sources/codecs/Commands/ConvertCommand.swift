@@ -1,4 +1,3 @@
-import DecodeSession
 import FormatConv
 import MediaCore
 import MediaIO
