@@ -2,6 +2,9 @@ import CX265
 import FormatConv
 import MediaCore
 
+// Over 400 lines on purpose: x265_param is filled from the settings field by
+// field in one place, next to the calls that use it (as in X264Encoder.swift).
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -2,6 +2,9 @@ import FormatConv
 import MediaCore
 import NativeCodecs
 
+// MovieReader's API and state; reading packets and turning them into samples
+// is in MovieReader+Samples.swift.
+
 /// Reads the H.264 or HEVC video track of an MP4, QuickTime, Matroska or
 /// MPEG-TS file as `CompressedSample`s, through libavformat.
 ///
@@ -95,46 +98,46 @@ public final class MovieReader {
     /// parameter sets.
     public private(set) var formatDescription: FormatDescription?
 
-    private let demuxer: Demuxer
+    let demuxer: Demuxer
     /// The track's HDR10 metadata from the container, set on every description.
-    private let containerHDR10: HDR10Metadata?
-    private let timeBaseNumerator: Int64
-    private let outputLengthSize: Int
-    private var parameterSets: ParameterSetStore
-    private var currentDescription: FormatDescription?
+    let containerHDR10: HDR10Metadata?
+    let timeBaseNumerator: Int64
+    let outputLengthSize: Int
+    var parameterSets: ParameterSetStore
+    var currentDescription: FormatDescription?
     private var pending: CompressedSample?
     private var lastDuration = MediaTime.invalid
     private var lastDecodeTime: MediaTime?
-    private var packetNumber = 0
-    private var reachedEnd = false
+    var packetNumber = 0
+    var reachedEnd = false
     /// Matroska stores presentation times only (its block timestamps);
     /// decode times are rebuilt from them (see ``decodeTime(for:description:)``).
-    private let rebuildsDecodeTimes: Bool
-    private var presentationTimesAhead: [Int64] = []
-    private var firstPresentationTime: Int64?
-    private var rebuiltCount = 0
+    let rebuildsDecodeTimes: Bool
+    var presentationTimesAhead: [Int64] = []
+    var firstPresentationTime: Int64?
+    var rebuiltCount = 0
     /// A live stream: no look-ahead, and samples before the first usable
     /// keyframe are skipped (counted) instead of failing.
-    private let isLive: Bool
-    private var startedAtKeyframe = false
+    let isLive: Bool
+    var startedAtKeyframe = false
     /// Live streams: access units skipped before the first keyframe that
     /// had parameter sets, and their NAL units.
-    private(set) var skippedBeforeKeyframe = 0
+    var skippedBeforeKeyframe = 0
     /// Whether the other tracks' packets are kept (``nextItem()``).
-    private let readsEveryTrack: Bool
+    let readsEveryTrack: Bool
     /// Packets of the other tracks read while looking for the next video
     /// sample, each with its place in the file's packet order.
-    private var otherPackets: [(order: Int, packet: TrackPacket)] = []
+    var otherPackets: [(order: Int, packet: TrackPacket)] = []
     /// The file-order place of the packet read last, and of the video sample
     /// that ``pending`` holds.
-    private var packetOrder = 0
+    var packetOrder = 0
     private var pendingOrder = 0
     private var deliversItems = false
     /// Live ``nextItem()``: a packet of another track ends the read, so that
     /// it goes out before the video packets that follow it.
-    private var readsOnePacket = false
+    var readsOnePacket = false
     /// Audio tracks: where the next packet starts, for packets without times.
-    private var nextAudioTime: [Int: MediaTime] = [:]
+    var nextAudioTime: [Int: MediaTime] = [:]
 
     /// The tracks of the movie at `path` (MP4, QuickTime, Matroska, MPEG-TS
     /// and the other files libavformat reads), without reading any samples:
@@ -346,180 +349,10 @@ public final class MovieReader {
         return samples
     }
 
-    // MARK: - Packets to samples
-
-    private func readSample() throws(MediaError) -> CompressedSample? {
-        while true {
-            guard let packet = try demuxer.readPacket() else {
-                reachedEnd = true
-                return nil
-            }
-            packetOrder += 1
-            if packet.streamIndex != trackIndex {
-                if readsEveryTrack {
-                    otherPackets.append((packetOrder, trackPacket(packet)))
-                    if readsOnePacket { return nil }
-                }
-                continue
-            }
-            if isLive && !startedAtKeyframe {
-                // A late joiner: nothing decodes before a keyframe with its
-                // parameter sets, so such access units are skipped, not errors.
-                guard let sample = try? makeLiveSample(packet), sample.isKeyframe else {
-                    skippedBeforeKeyframe += 1
-                    continue
-                }
-                startedAtKeyframe = true
-                return sample
-            }
-            return isLive ? try makeLiveSample(packet) : try makeSample(from: packet)
-        }
-    }
-
-    private func trackPacket(_ packet: DemuxedPacket) -> TrackPacket {
-        let track = tracks[packet.streamIndex]
-        var result = TrackPacket(
-            track: packet.streamIndex, data: packet.data, pts: track.time(packet.pts), dts: track.time(packet.dts),
-            duration: packet.duration > 0 ? track.time(packet.duration) : .invalid, isKeyframe: packet.isKeyframe,
-            isCorrupt: packet.isCorrupt, sideData: packet.sideData)
-        guard track.kind == .audio else { return result }
-        if !result.duration.isValid, let samples = track.samplesPerFrame, let rate = track.sampleRate,
-            track.timeBase.isValid
-        {
-            // Packets read while probing may come without a duration.
-            result.duration = MediaTime(value: Int64(samples), timescale: Int32(clamping: rate))
-                .converted(toTimescale: track.timeBase.timescale)
-        }
-        // libavformat's parsers split an MPEG-TS audio PES packet into its
-        // frames and stamp only the first fully: the others follow it
-        // without a gap (audio frames are presented in decode order).
-        if !result.pts.isValid && !result.dts.isValid, let expected = nextAudioTime[packet.streamIndex] {
-            result.dts = expected
-        }
-        if !result.pts.isValid { result.pts = result.dts }
-        if !result.dts.isValid { result.dts = result.pts }
-        let start = result.dts.isValid ? result.dts : result.pts
-        nextAudioTime[packet.streamIndex] =
-            start.isValid && result.duration.isValid ? start + result.duration : nil
-        return result
-    }
-
-    private func makeLiveSample(_ packet: DemuxedPacket) throws(MediaError) -> CompressedSample {
-        var sample = try makeSample(from: packet)
-        // Live demuxers flag keyframes unevenly (RTSP not at all, MPEG-TS's
-        // parser also at recovery points): the NAL unit types decide.
-        let units = try LengthPrefixed.nalUnits(in: sample.data, lengthSize: outputLengthSize, codec: codec)
-        sample.isKeyframe = units.contains { SampleLayout.isKeyframe($0, codec: codec) }
-        return sample
-    }
-
-    private func makeSample(from packet: DemuxedPacket) throws(MediaError) -> CompressedSample {
-        let pts = Self.time(packet.pts, numerator: timeBaseNumerator, timescale: timescale)
-        let dts = Self.time(packet.dts, numerator: timeBaseNumerator, timescale: timescale)
-        let duration =
-            packet.duration > 0
-            ? Self.time(packet.duration, numerator: timeBaseNumerator, timescale: timescale) : .invalid
-        defer { packetNumber += 1 }
-        return try makeSample(packet.data, pts: pts, dts: dts, duration: duration, isKeyframe: packet.isKeyframe)
-    }
-
-    private func makeSample(
-        _ bytes: [UInt8], pts: MediaTime, dts: MediaTime, duration: MediaTime, isKeyframe: Bool
-    ) throws(MediaError) -> CompressedSample {
-        let place = "track \(trackIndex) packet \(packetNumber) (dts \(dts))"
-        var data = bytes
-        let units: [ArraySlice<UInt8>]
-        if let stored = storedNALUnitLengthSize {
-            if stored == 3 {
-                // ISO/IEC 14496-15 5.3.3.1.2 allows lengthSizeMinusOne 2; FormatConv
-                // converts those samples to 4-byte lengths on explicit request.
-                data = try Self.tagged(place) { () throws(MediaError) in
-                    try LengthPrefixed.convert(data, from: 3, to: 4)
-                }
-            }
-            let source = data
-            units = try Self.tagged(place) { () throws(MediaError) in
-                try LengthPrefixed.nalUnits(in: source, lengthSize: outputLengthSize, codec: codec)
-            }
-        } else {
-            let source = data
-            units = AnnexB.nalUnits(in: source).map { source[$0.range] }
-        }
-
-        var kept: [ArraySlice<UInt8>] = []
-        kept.reserveCapacity(units.count)
-        var removedAny = false
-        var setsChanged = false
-        for unit in units {
-            if SampleLayout.isParameterSet(unit, codec: codec) {
-                removedAny = true
-                let changed = try Self.tagged(place) { () throws(MediaError) in
-                    try parameterSets.update(nal: unit)
-                }
-                setsChanged = setsChanged || changed
-            } else if storedNALUnitLengthSize == nil && SampleLayout.isAccessUnitDelimiter(unit, codec: codec) {
-                removedAny = true
-            } else {
-                kept.append(unit)
-            }
-        }
-        if setsChanged && parameterSets.isComplete {
-            var description = try Self.tagged(place) { () throws(MediaError) in
-                try parameterSets.makeDescription()
-            }
-            description.hdr10 = containerHDR10
-            if description != currentDescription { currentDescription = description }
-        }
-        guard let description = currentDescription else {
-            throw .invalidData(
-                "\(place): no parameter sets yet; the track has no \(SampleLayout.recordName(codec)) with "
-                    + "parameter sets and no complete set arrived in band before this sample")
-        }
-        if storedNALUnitLengthSize == nil || removedAny {
-            let units = kept
-            data = try Self.tagged(place) { () throws(MediaError) in
-                try LengthPrefixed.write(units, lengthSize: outputLengthSize)
-            }
-        }
-        var dts = dts
-        if rebuildsDecodeTimes && pts.isValid {
-            dts = decodeTime(for: pts, duration: duration, description: description)
-        }
-        let referenced = kept.lazy.compactMap { SampleLayout.isReferenced($0, codec: self.codec) }.first ?? true
-        return CompressedSample(
-            data: data, formatDescription: description, pts: pts, dts: dts, duration: duration,
-            isKeyframe: isKeyframe, dependsOnOthers: referenced)
-    }
-
-    /// The decode time of the next sample in decode order, rebuilt from
-    /// presentation times: with a reorder depth of `d` pictures (H.264 VUI
-    /// `max_num_reorder_frames`, H.265 `sps_max_num_reorder_pics`), the i-th
-    /// decode time is the (i − d)-th smallest presentation time, which is
-    /// known once i + 1 samples have been seen. The first `d` samples step
-    /// back from the first presentation time by one frame each, so the first
-    /// picture still shows at its own time and every dts ≤ pts.
-    private func decodeTime(for pts: MediaTime, duration: MediaTime, description: FormatDescription) -> MediaTime {
-        let depth = description.maxReorderFrames ?? description.maxReferenceFrames
-        let value = pts.value
-        let insertAt = presentationTimesAhead.firstIndex { $0 > value } ?? presentationTimesAhead.count
-        presentationTimesAhead.insert(value, at: insertAt)
-        let first = firstPresentationTime ?? value
-        firstPresentationTime = first
-        defer { rebuiltCount += 1 }
-        if rebuiltCount >= depth {
-            return MediaTime(value: presentationTimesAhead.removeFirst(), timescale: pts.timescale)
-        }
-        let frame =
-            duration.isValid && duration.value > 0
-            ? duration.converted(toTimescale: pts.timescale)
-            : (description.vuiFrameRate ?? MediaTime(value: 1, timescale: 30)).converted(toTimescale: pts.timescale)
-        return MediaTime(value: first - max(frame.value, 1) * Int64(depth - rebuiltCount), timescale: pts.timescale)
-    }
-
     // MARK: - Helpers
 
     /// Runs `body`, prefixing the message of an error it throws with `place`.
-    private static func tagged<T>(_ place: String, _ body: () throws(MediaError) -> T) throws(MediaError) -> T {
+    static func tagged<T>(_ place: String, _ body: () throws(MediaError) -> T) throws(MediaError) -> T {
         do {
             return try body()
         } catch {
@@ -527,13 +360,13 @@ public final class MovieReader {
         }
     }
 
-    private static func tagged<T>(_ track: Int, _ what: String, _ body: () throws(MediaError) -> T)
+    static func tagged<T>(_ track: Int, _ what: String, _ body: () throws(MediaError) -> T)
         throws(MediaError) -> T
     {
         try tagged("track \(track) \(what)", body)
     }
 
-    private static func time(_ ticks: Int64?, numerator: Int64, timescale: Int32) -> MediaTime {
+    static func time(_ ticks: Int64?, numerator: Int64, timescale: Int32) -> MediaTime {
         guard let ticks, timescale > 0 else { return .invalid }
         return MediaTime(value: ticks &* numerator, timescale: timescale)
     }
