@@ -154,6 +154,28 @@ struct SessionOfferTests {
         #expect(throws: MediaError.self) { try SessionOffer(parsing: text) }
     }
 
+    /// A WHEP endpoint refuses request heads that break HTTP/1.1's syntax
+    /// (RFC 9112) with the status the RFCs give: 400 for a malformed head,
+    /// 505 for another HTTP version, 431 for too many header fields.
+    @Test(arguments: [
+        ("POST whep HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("POST  /whep HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("PO(T /whep HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("POST /whep HTTP/1.2\r\nHost: x\r\n\r\n", 505),
+        ("POST /whep HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        (
+            "POST /whep HTTP/1.1\r\n" + (0..<65).map { "X-\($0): y\r\n" }.joined() + "\r\n", 431
+        ),
+    ])
+    func refusesMalformedWHEPRequestHeads(head: String, status: Int) {
+        guard case .invalid(let refused, let reason) = WHEPRequest.parse(Array(head.utf8)) else {
+            Issue.record("\(head.debugDescription) was not refused")
+            return
+        }
+        #expect(refused == status, "\(head.debugDescription): \(reason)")
+        #expect(!reason.isEmpty)
+    }
+
     @Test func readsWHEPRequests() {
         let body = Array(Offers.browser().utf8)
         let head =
