@@ -396,10 +396,9 @@ final class X265Encoder: EncoderBackend {
     }
 }
 
-/// The one place x265 return codes become ``MediaError``s. x265 returns a
-/// negative number on failure and logs its reason at `X265_LOG_ERROR`.
-/// The one place x265 return values become ``MediaError``s: negative values
-/// are failures that keep the library and the value.
+/// The one place x265 return values become ``MediaError``s: a negative
+/// value is a failure (x265 logs its reason at `X265_LOG_ERROR`), and the
+/// error keeps the library and the value.
 enum X265Status {
     static func check(_ status: Int32, _ call: String) throws(MediaError) {
         guard status < 0 else { return }
