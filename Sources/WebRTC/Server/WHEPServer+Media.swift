@@ -1,0 +1,104 @@
+import FormatConv
+import MediaCore
+
+// Media: access units out to every viewer, datagrams in routed to their peer
+// (by ICE username, then by address), the samples publishers send, and the
+// peers that closed.
+extension WHEPServer {
+    /// True once since the last call when a viewer wants a keyframe.
+    public func takeKeyframeRequest() -> Bool {
+        defer { keyframeWanted = false }
+        return keyframeWanted
+    }
+
+    /// Sends one access unit to every connected viewer. The first keyframe
+    /// makes the stream live (its SPS gives the profile that offers must
+    /// match).
+    public func send(_ sample: CompressedSample) {
+        if sample.isKeyframe, profileLevelID == nil,
+            let sps = sample.formatDescription.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }),
+            sps.count >= 4
+        {
+            profileLevelID = Array(sps[1...3])
+        }
+        let now = clock.now
+        let captureNTP = wallClockSeconds() + 2_208_988_800
+        for peer in peers.values { perform(peer.send(sample, captureNTP: captureNTP, at: now)) }
+    }
+
+    /// Makes the stream live from a description without sending (for tests
+    /// and for callers that know the stream before its first sample).
+    public func setLive(profileLevelID: [UInt8]) {
+        precondition(profileLevelID.count == 3)
+        self.profileLevelID = profileLevelID
+    }
+
+    func perform(_ outputs: [WebRTCPeer.Output]) {
+        for output in outputs {
+            switch output {
+            case .send(let datagram, let address): sendDatagram(datagram, to: address)
+            case .keyframeRequested: keyframeWanted = true
+            }
+        }
+    }
+
+    private func sendDatagram(_ datagram: [UInt8], to address: UDPAddress) {
+        sendIPv4Datagram(datagram, to: address, on: udp)
+    }
+
+    func readDatagrams() {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let now = clock.now
+        for _ in 0..<256 {
+            guard let (datagram, address) = receiveIPv4Datagram(on: udp, into: &buffer) else { return }
+            guard let peer = route(datagram, from: address) else {
+                strayDatagrams += 1
+                continue
+            }
+            perform(peer.receive(datagram, from: address, at: now))
+            collectSamples(of: peer)
+            if peer.ice.isValidated(address) { peersByAddress[address] = peer }
+        }
+    }
+
+    /// The viewer a datagram belongs to: by the ICE username of a STUN
+    /// request, else by the address that passed its checks.
+    private func route(_ datagram: [UInt8], from address: UDPAddress) -> WebRTCPeer? {
+        if WebRTCPacketKind(classifying: datagram) == .stun, let message = try? STUNMessage.parse(datagram),
+            let username = message.username, let local = username.split(separator: ":").first
+        {
+            return peersByUsername[String(local)]
+        }
+        return peersByAddress[address]
+    }
+
+    func collectSamples(of peer: WebRTCPeer) {
+        guard peer.video.isIncoming else { return }
+        receivedSamples += peer.takeSamples()
+    }
+
+    /// The access units publishers sent since the last call (WHIP), in
+    /// decode order.
+    public func takeReceivedSamples() -> [CompressedSample] {
+        defer { receivedSamples.removeAll() }
+        return receivedSamples
+    }
+
+    /// Publishers now.
+    public var publisherCount: Int { peers.values.filter { $0.video.isIncoming }.count }
+
+    func removeClosedPeers() {
+        for (id, peer) in peers where peer.isClosed {
+            if case .closed(let reason) = peer.state {
+                log("\(peer.video.isIncoming ? "publisher" : "viewer") \(id) left: \(reason)")
+            }
+            collectSamples(of: peer)
+            if peer.video.isIncoming && peer.connectedAt != nil { publishersFinished += 1 }
+            peers[id] = nil
+            peersByUsername[peer.ice.localUsernameFragment] = nil
+            for (address, owner) in peersByAddress where owner === peer { peersByAddress[address] = nil }
+            finished.append(peer)
+            if finished.count > 256 { finished.removeFirst() }
+        }
+    }
+}

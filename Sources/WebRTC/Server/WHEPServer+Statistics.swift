@@ -1,0 +1,61 @@
+// Statistics: each viewer's and publisher's figures, and the refused offers, as
+// the JSON of /whep/stats.
+extension WHEPServer {
+    /// Per viewer: state, packets and bytes sent, retransmissions, NACKs,
+    /// PLIs, FIRs, keyframe requests, reception reports' loss and RTT,
+    /// refused datagrams, and `sentFrames`: `[rtpTimestamp, wall-clock µs]`
+    /// for each of the last frames sent (see ``WebRTCPeer/sentFrames``);
+    /// plus refused offers.
+    public func statisticsJSON() -> String {
+        func quoted(_ text: String) -> String {
+            var escaped = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": escaped += "\\\""
+                case "\\": escaped += "\\\\"
+                case _ where scalar.value < 0x20: escaped += "\\u00\(String(format2: UInt8(scalar.value)))"
+                default: escaped.unicodeScalars.append(scalar)
+                }
+            }
+            return escaped + "\""
+        }
+        let viewers = allViewers.map { peer -> String in
+            let s = peer.sender.statistics
+            let state: String
+            switch peer.state {
+            case .connecting: state = "connecting"
+            case .connected: state = "connected"
+            case .closed(let reason): state = "closed: " + reason
+            }
+            let sentFrames = peer.sentFrames.map {
+                "[\($0.rtpTimestamp),\(Int64(($0.wallSeconds * 1_000_000).rounded()))]"
+            }
+            let refusals = peer.refusals.map { "\(quoted($0.key)):\($0.value)" }.joined(separator: ",")
+            return "{\"id\":\(quoted(peer.id)),\"state\":\(quoted(state)),\"ssrc\":\(s.ssrc),"
+                + "\"payloadType\":\(peer.video.payloadType),\"packetsSent\":\(s.packetsSent),"
+                + "\"bytesSent\":\(s.bytesSent),\"framesSent\":\(s.framesSent),\"keyFramesSent\":\(s.keyFramesSent),"
+                + "\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),\"nackCount\":\(s.nackCount),"
+                + "\"pliCount\":\(s.pliCount),\"firCount\":\(s.firCount),"
+                + "\"keyframeRequestsForwarded\":\(s.keyframeRequestsForwarded),"
+                + "\"remotePacketsLost\":\(peer.sender.remoteStatistics.packetsLost),"
+                + "\"receptionReports\":\(peer.sender.remoteStatistics.reportsReceived),"
+                + "\"rtcpPacketsReceived\":\(peer.rtcpPacketsReceived),"
+                + "\"packetsDroppedOnPurpose\":\(peer.packetsDroppedOnPurpose),"
+                + "\"droppedSequenceNumbers\":[\(peer.droppedSequenceNumbers.map(String.init).joined(separator: ","))],"
+                + "\"nackedSequenceNumbers\":[\(peer.nackedSequenceNumbers.map(String.init).joined(separator: ","))],"
+                + "\"sentFrames\":[\(sentFrames.joined(separator: ","))],"
+                + "\"firstSequenceNumber\":\(peer.sender.configuration.packetizer.initialSequenceNumber),"
+                + "\"nackedPacketsUnavailable\":\(peer.sender.statistics.nackedPacketsUnavailable),"
+                + "\"direction\":\(peer.video.isIncoming ? "\"receive\"" : "\"send\""),"
+                + (peer.receiver.map { receiver in
+                    let r = receiver.statistics
+                    return "\"samplesReceived\":\(peer.samplesReceived),\"lossEvents\":\(peer.lossEvents),"
+                        + "\"packetsReceived\":\(r.packetsReceived),\"packetsLost\":\(r.packetsLost),"
+                        + "\"nackSent\":\(r.nackCount),\"pliSent\":\(r.pliCount),"
+                } ?? "")
+                + "\"iceRequestsAnswered\":\(peer.ice.requestsAnswered),\"refused\":{\(refusals)}}"
+        }
+        return "{\"viewers\":[\(viewers.joined(separator: ","))],\"strayDatagrams\":\(strayDatagrams),"
+            + "\"refusedOffers\":[\(refusedOffers.map(quoted).joined(separator: ","))]}"
+    }
+}

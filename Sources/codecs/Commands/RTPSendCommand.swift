@@ -1,0 +1,122 @@
+import Foundation
+import MediaCore
+import RTPPayload
+
+// `codecs stream send -i IN rtp://HOST:PORT`: its help, its options, and the run
+// that writes the SDP and drives an RTPSender.
+
+let rtpSendHelp = """
+    usage: codecs stream send -i IN rtp://HOST:PORT [--sdp OUT.sdp] [--wait SECONDS] [encode options]
+                              [--no-pace] [--payload-size N] [--packetization-mode 0|1]
+                              [--loss PCT --seed N]
+
+    send packetizes H.264/HEVC as RTP (RFC 6184 / RFC 7798) to HOST:PORT over
+    UDP. IN is a Y4M file (encoded on the way) or an encoded file (Annex-B,
+    MP4, MKV, TS: sent as it is). Parameter sets go in one STAP-A / AP before
+    every keyframe. RTCP: a sender report every second to PORT+1; a picture
+    loss indication or full intra request from a receiver makes the next
+    frame a keyframe (when encoding; at most twice a second); a generic NACK
+    (RFC 4585) is answered by sending the packets again from the last 1024
+    sent (2 MiB at most).
+
+    send options:
+      -i IN                      the clip
+      --sdp OUT.sdp              write the stream's SDP (for ffmpeg/ffplay/GStreamer receivers)
+      --wait SECONDS             wait this long after writing the SDP before the first packet
+      --no-pace                  send as fast as possible instead of at the clip's frame rate
+      --payload-size N           the most RTP payload bytes in a packet (default 1200)
+      --packetization-mode 0|1   H.264 mode (default 1; 0: one NAL unit per packet)
+      --loss PCT                 drop this percentage of packets on the way (seeded, for tests)
+      --seed N                   the seed of --loss (default 1)
+      --rtcp-port N              the local port RTCP leaves from and feedback is read on (default:
+                                 one the system picks; receivers learn it from the sender reports)
+      --stats-json FILE          write the stream's figures (webrtc-stats outbound-rtp and
+                                 remote-inbound-rtp) as JSON at the end
+      --adaptive-bitrate         follow the loss in receiver reports (needs --bitrate and x264):
+                                 above 10 % lower the rate by half the loss, below 2 % raise it
+                                 5 %, between --bitrate ÷ 10 and --bitrate
+    \(EncodeOptions.help)
+    """
+
+func runRTPSend(_ arguments: [String]) -> Int32 {
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(rtpSendHelp)
+        return 0
+    }
+    let parsed: Arguments
+    let options: EncodeOptions
+    let url: RTPURL
+    let input: String
+    var injector: PacketFaultInjector?
+    let payloadSize: Int
+    let rtcpPort: Int
+    let mode: RTPPacketizationMode
+    var waitSeconds = 0.0
+    do {
+        parsed = try Arguments(
+            arguments,
+            valueOptions: EncodeOptions.valueOptions.union([
+                "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed", "stats-json",
+                "rtcp-port",
+            ]),
+            flagOptions: EncodeOptions.flagOptions.union(["no-pace", "adaptive-bitrate"]))
+        guard let path = parsed.value("i") ?? parsed.value("input") else {
+            throw Arguments.UsageError(description: "send needs -i IN")
+        }
+        guard parsed.positional.count == 1, let destination = RTPURL(parsed.positional[0]) else {
+            throw Arguments.UsageError(description: "send needs one rtp://HOST:PORT destination")
+        }
+        input = path
+        url = destination
+        var encodeOptions = try EncodeOptions(parsed)
+        if parsed.flag("adaptive-bitrate") {
+            guard let rate = encodeOptions.properties.averageBitRate else {
+                throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
+            }
+            // Retargeting a running encoder needs constant-bit-rate control.
+            encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
+        }
+        options = encodeOptions
+        injector = try lossInjector(parsed)
+        payloadSize = try parsed.integer("payload-size", in: 100...65_000, default: 1200)!
+        rtcpPort = try parsed.integer("rtcp-port", in: 1...65535, default: 0)!
+        mode = try parsed.integer("packetization-mode", in: 0...1, default: 1) == 0 ? .singleNALUnit : .nonInterleaved
+        if let text = parsed.value("wait") {
+            guard let seconds = Double(text), seconds.isFinite, (0...3600).contains(seconds) else {
+                throw Arguments.UsageError(description: "--wait \(text): expected seconds from 0 to 3600")
+            }
+            waitSeconds = seconds
+        }
+    } catch {
+        printError("codecs stream send: \(error)\n\n\(rtpSendHelp)")
+        return 2
+    }
+    do throws(MediaError) {
+        var sender = try RTPSender(
+            input: input, url: url, options: options, payloadSize: payloadSize, mode: mode, injector: injector,
+            adaptiveBitRate: parsed.flag("adaptive-bitrate"), rtcpPort: rtcpPort)
+        if let sdp = parsed.value("sdp") {
+            let text = RTPSessionDescription(
+                formatDescription: sender.formatDescription, address: url.host, port: Int(url.port),
+                packetizationMode: mode
+            ).text
+            do {
+                try text.write(toFile: sdp, atomically: true, encoding: .utf8)
+            } catch {
+                throw MediaError(.system, "cannot write \(sdp): \(error.localizedDescription)")
+            }
+        }
+        if waitSeconds > 0 { sleep(until: monotonicSeconds() + waitSeconds) }
+        try sender.run(pace: !parsed.flag("no-pace"))
+        printError("codecs stream send: " + sender.summary)
+        if let statsPath = parsed.value("stats-json") {
+            var objects: [String: Any] = ["outbound-rtp": StatsJSON.outbound(sender.statistics)]
+            if let remote = sender.remoteStatistics { objects["remote-inbound-rtp"] = StatsJSON.remoteInbound(remote) }
+            try StatsJSON.write(objects, to: statsPath)
+        }
+        return 0
+    } catch {
+        printError("codecs stream send: \(error.message)")
+        return 1
+    }
+}
