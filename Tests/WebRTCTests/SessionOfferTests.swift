@@ -149,7 +149,10 @@ struct SessionOfferTests {
         } catch { #expect(error.message.contains("does not send")) }
     }
 
-    @Test(arguments: ["", "hello", "v=1\r\n", "v=0\r\nm=video x UDP 96\r\n", String(repeating: "a", count: 70000)])
+    @Test(arguments: [
+        "", "hello", "v=1\r\n", "v=0\r\nm=video x UDP 96\r\n", "v=0\r\nm=video / UDP 96\r\n",
+        String(repeating: "a", count: 70000),
+    ])
     func refusesTextThatIsNoOffer(text: String) {
         #expect(throws: MediaError.self) { try SessionOffer(parsing: text) }
     }

@@ -111,7 +111,8 @@ public struct SessionOffer: Sendable, Hashable {
                     throw .invalidData("SDP offer with more than \(Self.maximumSections) media sections")
                 }
                 let parts = value.split(separator: " ")
-                guard parts.count >= 4, let port = Int(parts[1].split(separator: "/")[0]), (0...65535).contains(port)
+                guard parts.count >= 4, let port = parts[1].split(separator: "/").first.flatMap({ Int($0) }),
+                    (0...65535).contains(port)
                 else { throw .invalidData("SDP offer with a malformed m= line: \(value.prefix(80))") }
                 guard parts.count - 3 <= Self.maximumFormats else {
                     throw .invalidData("SDP m= line with more than \(Self.maximumFormats) formats")
@@ -177,7 +178,7 @@ public struct SessionOffer: Sendable, Hashable {
                 sections[index].feedback[payloadType, default: []].append(String(rest.trimmingSpaces))
             case "extmap":
                 let parts = argument.split(separator: " ")
-                guard parts.count >= 2, let id = Int(parts[0].split(separator: "/")[0]),
+                guard parts.count >= 2, let id = parts[0].split(separator: "/").first.flatMap({ Int($0) }),
                     sections[index].extensions.count < 32
                 else { continue }
                 sections[index].extensions.append((id, String(parts[1])))
