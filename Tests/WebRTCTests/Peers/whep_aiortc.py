@@ -9,10 +9,9 @@ import asyncio
 import hashlib
 import json
 import sys
-import urllib.parse
-import urllib.request
 
 from aiortc import RTCPeerConnection, RTCSessionDescription
+from peer_common import delete_session, post_offer
 
 
 async def view(url, wanted, timeout):
@@ -27,13 +26,7 @@ async def view(url, wanted, timeout):
             track_ready.set_result(track)
 
     await pc.setLocalDescription(await pc.createOffer())
-    request = urllib.request.Request(
-        url, data=pc.localDescription.sdp.encode(), method="POST", headers={"Content-Type": "application/sdp"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        status = response.status
-        location = response.headers["Location"]
-        content_type = response.headers["Content-Type"]
-        answer = response.read().decode()
+    status, location, content_type, answer = post_offer(url, pc.localDescription.sdp)
     await pc.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
     track = await asyncio.wait_for(track_ready, timeout)
     frames = []
@@ -48,11 +41,7 @@ async def view(url, wanted, timeout):
         frames.append(hashlib.md5(planes.tobytes()).hexdigest())
     stats = await pc.getStats()
     inbound = [s for s in stats.values() if s.type == "inbound-rtp"]
-    try:
-        deleted = urllib.request.urlopen(
-            urllib.request.Request(urllib.parse.urljoin(url, location), method="DELETE"), timeout=10).status
-    except Exception as error:
-        deleted = str(error)
+    deleted = delete_session(url, location)
     await pc.close()
     return {
         "status": status, "location": location, "contentType": content_type, "answer": answer,

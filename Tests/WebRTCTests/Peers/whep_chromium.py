@@ -12,8 +12,7 @@ import json
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from peer_common import start_chromium
 
 STATS = """
 const done = arguments[arguments.length - 1];
@@ -24,12 +23,7 @@ window.whep.stats().then(done, (error) => done({error: String(error)}));
 def main():
     page, expected = sys.argv[1], int(sys.argv[2])
     timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 60
-    options = webdriver.ChromeOptions()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--autoplay-policy=no-user-gesture-required"]:
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_script_timeout(30)
+    driver = start_chromium(autoplay=True)
     try:
         driver.get(page)
         deadline = time.time() + timeout

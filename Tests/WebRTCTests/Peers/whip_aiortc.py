@@ -8,11 +8,10 @@ usage: whip_aiortc.py URL FILE [TIMEOUT]
 import asyncio
 import json
 import sys
-import urllib.parse
-import urllib.request
 
 from aiortc import RTCPeerConnection, RTCSessionDescription
 from aiortc.contrib.media import MediaPlayer
+from peer_common import delete_session, post_offer
 
 
 async def publish(url, path, timeout):
@@ -26,23 +25,14 @@ async def publish(url, path, timeout):
         ended.set()
 
     await pc.setLocalDescription(await pc.createOffer())
-    request = urllib.request.Request(
-        url, data=pc.localDescription.sdp.encode(), method="POST", headers={"Content-Type": "application/sdp"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        status = response.status
-        location = response.headers["Location"]
-        answer = response.read().decode()
+    status, location, _, answer = post_offer(url, pc.localDescription.sdp)
     await pc.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
     try:
         await asyncio.wait_for(ended.wait(), timeout)
     except asyncio.TimeoutError:
         pass
     await asyncio.sleep(1)  # the last packets and their NACKs
-    try:
-        deleted = urllib.request.urlopen(
-            urllib.request.Request(urllib.parse.urljoin(url, location), method="DELETE"), timeout=10).status
-    except Exception as error:
-        deleted = str(error)
+    deleted = delete_session(url, location)
     await pc.close()
     return {"status": status, "location": location, "answer": answer, "deleteStatus": deleted}
 

@@ -11,8 +11,7 @@ import json
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from peer_common import start_chromium
 
 START = """
 const [path, done] = [arguments[0], arguments[arguments.length - 1]];
@@ -71,11 +70,7 @@ const done = arguments[arguments.length - 1];
 
 def main():
     page, path, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    options = webdriver.ChromeOptions()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_script_timeout(30)
+    driver = start_chromium()
     try:
         driver.get(page)
         result = {"start": driver.execute_async_script(START, path)}
