@@ -1,22 +1,73 @@
+import WebStreaming
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-// HTTP: connections accepted, a request read and answered on the spot (CORS,
-// WHEP and WHIP POSTs, DELETE of a session URL, the page, the statistics), then
-// closed.
+// HTTP: connections accepted (bounded in total and per source address, with
+// deadlines for the request head and body), a request read, routed
+// (WHEPRoute) and answered on the spot, then closed.
 extension WHEPServer {
+    /// One HTTP connection: what it sent so far, from where, and when.
+    struct HTTPConnection {
+        var descriptor: Int32
+        var buffer: [UInt8] = []
+        var source: UDPAddress
+        var acceptedAt: Double
+        /// When the request head was complete (the body deadline runs from then).
+        var headAt: Double?
+    }
+
     func acceptConnections() {
         while true {
-            let descriptor = accept(listener, nil, nil)
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let descriptor = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
+            }
             guard descriptor >= 0 else { return }
-            guard connections.count < 64 else {
+            let source = UDPAddress(
+                host: withUnsafeBytes(of: address.sin_addr) { Array($0) }, port: UInt16(bigEndian: address.sin_port))
+            let fromThere = connections.filter { $0.source.host == source.host }.count
+            guard fromThere < configuration.maximumConnectionsPerAddress else {
+                refusedConnections += 1
                 _ = Glibc.close(descriptor)
                 continue
             }
+            if connections.count >= configuration.maximumConnections { evictConnection() }
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-            connections.append((descriptor, [], wallClockSeconds()))
+            connections.append(HTTPConnection(descriptor: descriptor, source: source, acceptedAt: wallClockSeconds()))
             readRequest(at: connections.count - 1)
+        }
+    }
+
+    /// Makes room for a new connection: closes the oldest connection of the
+    /// source address that holds the most, so that strangers holding idle
+    /// connections never keep out a client from another address.
+    private func evictConnection() {
+        var counts: [[UInt8]: Int] = [:]
+        for connection in connections { counts[connection.source.host, default: 0] += 1 }
+        guard let busiest = counts.max(by: { $0.value < $1.value })?.key,
+            let index = connections.firstIndex(where: { $0.source.host == busiest })
+        else { return }
+        refusedConnections += 1
+        _ = Glibc.close(connections[index].descriptor)
+        connections.remove(at: index)
+    }
+
+    /// Closes connections whose head did not come within
+    /// ``Configuration/requestHeadTimeout`` of the accept, or whose body did
+    /// not come within ``Configuration/requestBodyTimeout`` of the head.
+    func expireConnections(at now: Double) {
+        for index in connections.indices.reversed() {
+            let connection = connections[index]
+            let late =
+                connection.headAt.map { now - $0 > configuration.requestBodyTimeout }
+                ?? (now - connection.acceptedAt > configuration.requestHeadTimeout)
+            guard late else { continue }
+            expiredConnections += 1
+            _ = Glibc.close(connection.descriptor)
+            connections.remove(at: index)
         }
     }
 
@@ -33,18 +84,28 @@ extension WHEPServer {
         connections[index].buffer += chunk[0..<count]
         let response: [UInt8]
         switch WHEPRequest.parse(connections[index].buffer) {
-        case .incomplete: return
+        case .incomplete:
+            if connections[index].headAt == nil,
+                case .complete = HTTPRequest.parseHead(connections[index].buffer[...])
+            {
+                connections[index].headAt = wallClockSeconds()
+            }
+            return
         case .invalid(let status, let reason): response = Self.response(status, body: reason)
-        case .complete(let request): response = answer(request)
+        case .complete(let request): response = answer(request, from: connections[index].source)
         }
+        // The answers are small (the socket's send buffer holds them); a
+        // client that does not read is given up on after about a second.
         var written = 0
+        var waits = 0
         while written < response.count {
             let sent = response[written...].withUnsafeBytes {
                 Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
             if sent > 0 {
                 written += sent
-            } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {
+            } else if sent < 0 && (errno == EAGAIN || errno == EINTR) && waits < 10 {
+                waits += 1
                 var descriptors = [pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)]
                 _ = Glibc.poll(&descriptors, 1, 100)
             } else {
@@ -55,60 +116,63 @@ extension WHEPServer {
         connections.remove(at: index)
     }
 
+    /// The CORS fields of the endpoint's answers (WHEP and WHIP drafts): a
+    /// player on another origin may POST, DELETE and PATCH with a bearer
+    /// token and read the Location of its session.
     static let corsFields = [
         "Access-Control-Allow-Origin: *", "Access-Control-Allow-Methods: OPTIONS, POST, DELETE, PATCH",
         "Access-Control-Allow-Headers: Content-Type, Authorization, If-Match",
-        "Access-Control-Expose-Headers: Location, Link, ETag",
+        "Access-Control-Expose-Headers: Location",
     ]
 
-    static func response(_ status: Int, body: String = "", type: String = "text/plain", extra: [String] = []) -> [UInt8]
-    {
+    static func response(
+        _ status: Int, body: String = "", type: String = "text/plain", extra: [String] = [], cors: Bool = false,
+        headOnly: Bool = false
+    ) -> [UInt8] {
         let reasons = [
-            200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 404: "Not Found",
+            200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
             405: "Method Not Allowed", 409: "Conflict", 411: "Length Required", 413: "Content Too Large",
-            415: "Unsupported Media Type", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
-            503: "Service Unavailable", 505: "HTTP Version Not Supported",
+            415: "Unsupported Media Type", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+            500: "Internal Server Error", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
         ]
         let bytes = Array(body.utf8)
-        var lines = ["HTTP/1.1 \(status) \(reasons[status] ?? "Error")"] + corsFields + extra
+        var lines = ["HTTP/1.1 \(status) \(reasons[status] ?? "Error")"] + (cors ? corsFields : []) + extra
         lines += ["Content-Type: \(type)", "Content-Length: \(bytes.count)", "Connection: close", "", ""]
-        return Array(lines.joined(separator: "\r\n").utf8) + bytes
+        return Array(lines.joined(separator: "\r\n").utf8) + (headOnly ? [] : bytes)
     }
 
-    private func answer(_ request: WHEPRequest) -> [UInt8] {
-        let path = request.path
-        switch request.method {
-        case "OPTIONS":
-            return Self.response(204, extra: ["Accept-Post: application/sdp"])
-        case "POST" where path == "/whep":
-            return createPeer(request, incoming: false)
-        case "POST" where path == configuration.whipPath:
-            return createPeer(request, incoming: true)
-        case "DELETE" where sessionID(path) != nil:
-            let id = sessionID(path)!
-            guard let peer = peers[id] else { return Self.response(404, body: "no session \(id)") }
+    private func answer(_ request: WHEPRequest, from source: UDPAddress) -> [UInt8] {
+        let route = WHEPRoute.decide(request, whipPath: configuration.whipPath, token: token)
+        let cors = route.allowsCrossOrigin
+        switch route {
+        case .preflight:
+            return Self.response(204, extra: ["Accept-Post: application/sdp"], cors: true)
+        case .offer(let incoming):
+            return createPeer(request, incoming: incoming, from: source)
+        case .delete(let id):
+            guard let peer = peers[id] else { return Self.response(404, body: "no such session", cors: cors) }
             let who = peer.video.isIncoming ? "publisher" : "viewer"
-            perform(peer.close(reason: "the \(who) sent DELETE", at: clock.now))
+            perform(peer.close(reason: "the \(who) sent DELETE from \(source)", at: clock.now))
             collectSamples(of: peer)
             removeClosedPeers()
-            return Self.response(200)
-        case "PATCH" where sessionID(path) != nil:
-            return Self.response(405, body: "trickle ICE is not supported: the answer carries the host candidate")
-        case "GET" where path == "/":
-            return Self.response(200, body: WHEPPage.html, type: "text/html; charset=utf-8")
-        case "GET" where path == "/whep/stats":
-            return Self.response(200, body: statisticsJSON(), type: "application/json")
-        default:
-            return Self.response(path.hasPrefix("/whep") ? 405 : 404, body: "\(request.method) \(path) is not served")
+            return Self.response(200, cors: cors)
+        case .patch(let id):
+            guard peers[id] != nil else { return Self.response(404, body: "no such session", cors: cors) }
+            return Self.response(
+                405, body: "trickle ICE is not supported: the answer carries the host candidate", cors: cors)
+        case .page(let headOnly):
+            return Self.response(200, body: WHEPPage.html, type: "text/html; charset=utf-8", headOnly: headOnly)
+        case .statistics(let full, let headOnly):
+            let body = full ? statisticsJSON() : countsJSON()
+            return Self.response(200, body: body, type: "application/json", headOnly: headOnly)
+        case .unauthorized(let presented):
+            unauthorizedRequests += 1
+            log("\(request.method) \(request.path) from \(source) refused: " + (presented ? "wrong" : "no") + " token")
+            return Self.response(
+                401, body: presented ? "the bearer token is not valid" : "a bearer token is required",
+                extra: ["WWW-Authenticate: Bearer" + (presented ? " error=\"invalid_token\"" : "")], cors: cors)
+        case .refused(let status, let reason):
+            return Self.response(status, body: reason)
         }
-    }
-
-    /// The session id in a session URL (`/whep/ID`, `WHIP-PATH/ID`).
-    private func sessionID(_ path: String) -> String? {
-        for prefix in ["/whep/"] + (configuration.whipPath.map { [$0 + "/"] } ?? []) where path.hasPrefix(prefix) {
-            let id = path.dropFirst(prefix.count)
-            if !id.isEmpty && !id.contains("/") { return String(id) }
-        }
-        return nil
     }
 }

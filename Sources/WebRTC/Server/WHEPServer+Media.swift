@@ -95,6 +95,7 @@ extension WHEPServer {
             collectSamples(of: peer)
             if peer.video.isIncoming && peer.connectedAt != nil { publishersFinished += 1 }
             peers[id] = nil
+            offerSources[id] = nil
             peersByUsername[peer.ice.localUsernameFragment] = nil
             for (address, owner) in peersByAddress where owner === peer { peersByAddress[address] = nil }
             finished.append(peer)

@@ -1,6 +1,29 @@
-// Statistics: each viewer's and publisher's figures, and the refused offers, as
-// the JSON of /whep/stats.
+// Statistics: counts for anyone (GET /whep/stats), and each viewer's and
+// publisher's figures with the refused offers for the token's holder and
+// --stats-json.
 extension WHEPServer {
+    /// What `GET /whep/stats` shows without the bearer token: counts only,
+    /// no session id, address or reason. `viewers` and `publishers` are the
+    /// sessions now (connecting or connected), `connectedViewers` and
+    /// `connectedPublishers` those with DTLS done, `viewersFinished` and
+    /// `publishersFinished` those that left (publishers that had connected);
+    /// then refused offers, 401 answers, HTTP connections refused or evicted
+    /// by the bounds and closed by the deadlines, and stray datagrams.
+    public func countsJSON() -> String {
+        let viewers = peers.values.filter { !$0.video.isIncoming }
+        let publishers = peers.values.filter { $0.video.isIncoming }
+        let counts: [(String, Int)] = [
+            ("viewers", viewers.count), ("connectedViewers", viewers.filter { $0.state == .connected }.count),
+            ("publishers", publishers.count),
+            ("connectedPublishers", publishers.filter { $0.state == .connected }.count),
+            ("viewersFinished", finished.filter { !$0.video.isIncoming }.count),
+            ("publishersFinished", publishersFinished), ("refusedOffers", refusedOfferCount),
+            ("unauthorizedRequests", unauthorizedRequests), ("refusedConnections", refusedConnections),
+            ("expiredConnections", expiredConnections), ("strayDatagrams", strayDatagrams),
+        ]
+        return "{" + counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
     /// Per viewer: state, packets and bytes sent, retransmissions, NACKs,
     /// PLIs, FIRs, keyframe requests, reception reports' loss and RTT,
     /// refused datagrams, and `sentFrames`: `[rtpTimestamp, wall-clock µs]`

@@ -13,7 +13,8 @@ import RTPPayload
 
 /// A WHEP endpoint (draft-ietf-wish-whep) for one live H.264 stream: viewers
 /// POST an SDP offer to `/whep` and get `201 Created` with the answer and a
-/// session URL (`Location: /whep/<id>`) that they DELETE to leave. Media
+/// session URL (`Location: /whep/<id>`, the id 128 random bits from
+/// the system CSPRNG) that they DELETE to leave. Media
 /// goes over one UDP socket shared by every viewer (ICE-lite, DTLS-SRTP,
 /// RFC 7983 demultiplexing), each viewer with its own ``WebRTCPeer``.
 ///
@@ -27,15 +28,18 @@ import RTPPayload
 /// server.close()
 /// ```
 ///
-/// Answers: `OPTIONS` (CORS preflight) 204; `POST /whep` 201, or 409 while
-/// no keyframe has been sent (nothing is live), 415 without
-/// `Content-Type: application/sdp`, 400 with the reason for an offer it
-/// refuses, 503 past ``Configuration/maximumViewers``; `DELETE` of a
-/// session URL 200 (404 for an unknown one); `PATCH` 405 (no trickle ICE:
-/// the answer carries the one host candidate); `GET /whep/stats` the
-/// statistics as JSON; `GET /` a WebRTC player page (``WHEPPage``). Every
-/// response allows any origin. It starts no threads: the caller drives it
-/// from one thread.
+/// Answers (routes: ``WHEPRoute``): `OPTIONS` (CORS preflight) 204; `POST
+/// /whep` 201, or 409 while no keyframe has been sent (nothing is live), 415
+/// without `Content-Type: application/sdp`, 400 with the reason for an offer
+/// it refuses, 503 past ``Configuration/maximumViewers``, 429 past
+/// ``Configuration/maximumPendingOffersPerAddress``; `DELETE` of a session
+/// URL 200 (404 for an unknown one); `PATCH` 405 (no trickle ICE: the answer
+/// carries the one host candidate); with ``Configuration/token`` set, POST,
+/// DELETE and PATCH without it 401 (`WWW-Authenticate: Bearer`); `GET
+/// /whep/stats` counts as JSON (``countsJSON()``), the full statistics
+/// (``statisticsJSON()``) only with the token; `GET /` (and `HEAD /`) a
+/// WebRTC player page (``WHEPPage``). Only the endpoint's own answers carry
+/// CORS fields. It starts no threads: the caller drives it from one thread.
 ///
 /// With ``Configuration/whipPath`` set it is also a WHIP endpoint (RFC 9725):
 /// a publisher POSTs an offer that sends H.264 to that path, its session URL
@@ -61,8 +65,29 @@ public final class WHEPServer {
         /// POST an offer that sends H.264 there and their access units come
         /// out of ``WHEPServer/takeReceivedSamples()``.
         public var whipPath: String?
-        /// Publishers at once.
+        /// Publishers at once. A new offer with a valid token (when one is
+        /// required) replaces a publisher that has not completed ICE and DTLS.
         public var maximumPublishers = 1
+        /// The bearer token that POST, DELETE and PATCH must carry
+        /// (`Authorization: Bearer TOKEN`, RFC 9725 §4.5), and that makes
+        /// `GET /whep/stats` list the sessions; nil for none. A token68
+        /// (letters, digits, `-._~+/`, trailing `=`). Never logged.
+        public var token: String?
+        /// Seconds a viewer or publisher has, from its offer, to complete ICE
+        /// and DTLS; past it the slot is reclaimed.
+        public var handshakeTimeout = 5.0
+        /// Sessions not yet connected (ICE and DTLS pending) that one source
+        /// address may hold; its next offer gets `429`.
+        public var maximumPendingOffersPerAddress = 4
+        /// HTTP connections at once. At the bound, a new one closes the
+        /// oldest connection of the address that holds the most.
+        public var maximumConnections = 64
+        /// HTTP connections one source address may hold; more are closed at once.
+        public var maximumConnectionsPerAddress = 8
+        /// Seconds from a connection's accept to the end of its request head.
+        public var requestHeadTimeout = 5.0
+        /// Seconds from the end of a request head to the end of its body.
+        public var requestBodyTimeout = 10.0
 
         /// Creates a configuration for `host` (a numeric IPv4 address), the HTTP `port` and the UDP `mediaPort` (0: a
         /// free one), serving WHEP only.
@@ -84,7 +109,10 @@ public final class WHEPServer {
 
     let listener: Int32
     let udp: Int32
-    var connections: [(descriptor: Int32, buffer: [UInt8], acceptedAt: Double)] = []
+    let token: [UInt8]?
+    var connections: [HTTPConnection] = []
+    /// The HTTP source of each live session's offer (by session id).
+    var offerSources: [String: UDPAddress] = [:]
     var peers: [String: WebRTCPeer] = [:]
     var peersByUsername: [String: WebRTCPeer] = [:]
     var peersByAddress: [UDPAddress: WebRTCPeer] = [:]
@@ -101,11 +129,25 @@ public final class WHEPServer {
     var receivedSamples: [CompressedSample] = []
     /// Publishers that connected and have since left.
     public internal(set) var publishersFinished = 0
+    /// HTTP connections closed at once or evicted by the bounds on connections.
+    public internal(set) var refusedConnections = 0
+    /// HTTP connections closed because the request head or body came too late.
+    public internal(set) var expiredConnections = 0
+    /// Offers refused, in all.
+    public internal(set) var refusedOfferCount = 0
+    /// Requests refused with 401 (no bearer token, or a wrong one).
+    public internal(set) var unauthorizedRequests = 0
 
     /// Opens the HTTP listener and the UDP media socket, both non-blocking. Throws `.invalidArgument` for a host that
-    /// is not a numeric IPv4 address and `.system` when a socket cannot be made, bound or listened on.
+    /// is not a numeric IPv4 address or a token that is not a token68, and `.system` when a socket cannot be made,
+    /// bound or listened on.
     public init(_ configuration: Configuration) throws(MediaError) {
         self.configuration = configuration
+        if let token = configuration.token, !BearerToken.isValid(token.utf8) {
+            throw .invalidArgument(
+                "the bearer token must be a token68: letters, digits and -._~+/ (then any '='), at least one")
+        }
+        token = configuration.token.map { Array($0.utf8) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
@@ -187,11 +229,7 @@ public final class WHEPServer {
             if descriptors[0].revents & Int16(POLLIN) != 0 { acceptConnections() }
         }
         let now = clock.now
-        let started = wallClockSeconds()
-        for index in connections.indices.reversed() where started - connections[index].acceptedAt > 10 {
-            _ = Glibc.close(connections[index].descriptor)
-            connections.remove(at: index)
-        }
+        expireConnections(at: wallClockSeconds())
         for peer in peers.values {
             perform(peer.poll(at: now))
             collectSamples(of: peer)

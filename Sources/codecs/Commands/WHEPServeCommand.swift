@@ -26,7 +26,8 @@ enum WHEPServe {
           --profile NAME             for a .y4m IN: baseline (default: Constrained Baseline, which every
                                      browser offers), main, high or constrained-high
           --loss PCT --seed N        drop PCT % of first transmissions on purpose (seeded; NACK repair tests)
-          --stats-json FILE          write the final statistics (GET /whep/stats) to FILE
+          --stats-json FILE          write the final statistics (GET /whep/stats with the token) to FILE
+        \(WHEPEndpointOptions.help)
           --loop, --no-pace          as for --http
         A .y4m IN is encoded as --realtime does (no look-ahead, no B-frames) unless --bframes N > 0 is given:
         a viewer shows each frame as it comes, and a look-ahead would hold frames back.
@@ -42,7 +43,8 @@ enum WHEPServe {
         let linger: Double
         do {
             parsed = try Arguments(
-                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
+                arguments,
+                valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(WHEPEndpointOptions.valueOptions),
                 flagOptions: flagOptions.union(EncodeOptions.flagOptions))
             let (path, kind, host, port) = try WebServe.serveInput(
                 parsed, endpoint: "whep", encoded: "an encoded H.264 file")
@@ -50,6 +52,7 @@ enum WHEPServe {
             configuration.port = port
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
             configuration.maximumViewers = try parsed.integer("max-viewers", in: 1...1000, default: 16)!
+            try WHEPEndpointOptions.apply(parsed, to: &configuration)
             waitViewers = try parsed.integer("wait-viewers", in: 0...1000, default: 1)!
             linger = Double(parsed.value("linger") ?? "1") ?? -1
             guard (0...60).contains(linger) else {

@@ -17,6 +17,7 @@ enum WHIPReceive {
           --timeout SECONDS          give up when no publisher has connected for this long (default 30)
           --media-port N             the UDP port of the media (default 0: any free one)
           --stats-json FILE          write the final statistics to FILE
+        \(WHEPEndpointOptions.help)
         HOST defaults to 127.0.0.1. It ends when the publisher sends DELETE or BYE, or stops answering.
         """
 
@@ -39,7 +40,8 @@ enum WHIPReceive {
         let frameLimit: Int?
         let timeout: Double
         do {
-            parsed = try Arguments(arguments, valueOptions: valueOptions, flagOptions: [])
+            parsed = try Arguments(
+                arguments, valueOptions: valueOptions.union(WHEPEndpointOptions.valueOptions), flagOptions: [])
             guard let url = parsed.positional.first, let (host, port, path) = endpoint(url) else {
                 throw Arguments.UsageError(description: "expected whip://HOST:PORT/PATH")
             }
@@ -55,6 +57,7 @@ enum WHIPReceive {
             configuration.port = port
             configuration.whipPath = path
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
+            try WHEPEndpointOptions.apply(parsed, to: &configuration)
             frameLimit = try parsed.integer("frames", in: 1...Int.max)
             timeout = Double(parsed.value("timeout") ?? "30") ?? -1
             guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }

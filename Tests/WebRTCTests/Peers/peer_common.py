@@ -1,7 +1,9 @@
 """What the peer scripts share: starting headless Chromium (Debian's chromium
 and chromium-driver through python3-selenium), and the two HTTP exchanges of
-WHEP and WHIP (RFC 9725 / the WHEP draft): POST an offer, DELETE the session.
+WHEP and WHIP (RFC 9725 / the WHEP draft): POST an offer, DELETE the session,
+both with `Authorization: Bearer $BEARER_TOKEN` when that variable is set.
 """
+import os
 import urllib.parse
 import urllib.request
 
@@ -22,11 +24,17 @@ def start_chromium(autoplay=False):
     return driver
 
 
+def authorization():
+    """The Authorization field for $BEARER_TOKEN, or none."""
+    token = os.environ.get("BEARER_TOKEN")
+    return {"Authorization": "Bearer " + token} if token else {}
+
+
 def post_offer(url, sdp):
     """POSTs `sdp` as application/sdp; returns the status, the Location, the
     Content-Type and the answer."""
     request = urllib.request.Request(
-        url, data=sdp.encode(), method="POST", headers={"Content-Type": "application/sdp"})
+        url, data=sdp.encode(), method="POST", headers={"Content-Type": "application/sdp", **authorization()})
     with urllib.request.urlopen(request, timeout=10) as response:
         return (response.status, response.headers["Location"], response.headers["Content-Type"],
                 response.read().decode())
@@ -37,6 +45,7 @@ def delete_session(url, location):
     the error's text."""
     try:
         return urllib.request.urlopen(
-            urllib.request.Request(urllib.parse.urljoin(url, location), method="DELETE"), timeout=10).status
+            urllib.request.Request(urllib.parse.urljoin(url, location), method="DELETE", headers=authorization()),
+            timeout=10).status
     except Exception as error:
         return str(error)

@@ -1,0 +1,57 @@
+import Foundation
+import WebRTC
+
+// The options the WHEP and WHIP endpoints share (`serve --whep`, `receive
+// whip://`): the bearer token and the ICE + DTLS deadline.
+enum WHEPEndpointOptions {
+    static let valueOptions: Set<String> = ["token", "token-file", "handshake-timeout"]
+
+    static let help = """
+          --token T                  require `Authorization: Bearer T` on POST, DELETE and PATCH (401 without);
+                                     with it GET /whep/stats lists the sessions (without: counts only)
+          --token-file F             the same, the token read from F (a trailing newline is dropped); unlike
+                                     --token it stays out of the process list
+          --handshake-timeout SECS   a session that has not completed ICE and DTLS this long after its offer
+                                     is ended and its slot freed (default 5)
+        """
+
+    /// Sets `configuration`'s token and handshake deadline from `parsed`.
+    /// The token itself never appears in an error.
+    static func apply(_ parsed: Arguments, to configuration: inout WHEPServer.Configuration)
+        throws(Arguments.UsageError)
+    {
+        let token: String?
+        switch (parsed.value("token"), parsed.value("token-file")) {
+        case (.some, .some):
+            throw Arguments.UsageError(description: "--token and --token-file: give one of them")
+        case (let value?, nil):
+            guard !value.isEmpty else { throw Arguments.UsageError(description: "--token: the token is empty") }
+            token = value
+        case (nil, let path?):
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw Arguments.UsageError(description: "--token-file \(path): cannot read it (\(error.localizedDescription))")
+            }
+            var text = String(decoding: data, as: UTF8.self)
+            while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+            guard !text.isEmpty else {
+                throw Arguments.UsageError(description: "--token-file \(path): the file holds no token")
+            }
+            token = text
+        case (nil, nil):
+            token = nil
+        }
+        if let token, !BearerToken.isValid(token.utf8) {
+            throw Arguments.UsageError(
+                description: "--token\(parsed.value("token") == nil ? "-file" : ""): a bearer token is one line of "
+                    + "letters, digits and -._~+/ (then any '='), as RFC 6750 allows; the one given is not")
+        }
+        configuration.token = token
+        if let text = parsed.value("handshake-timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
+                throw Arguments.UsageError(description: "--handshake-timeout \(text): expected seconds, more than 0 up to 600")
+            }
+            configuration.handshakeTimeout = seconds
+        }
+    }
+}
