@@ -87,6 +87,28 @@ enum LoopbackHTTPClient {
             if count <= 0 { break }
             response += buffer[0..<count]
         }
+        return parse(response)
+    }
+
+    /// Sends `request` to a server in another process and reads the response
+    /// until the server closes (at most about 5 s).
+    static func fetch(port: Int, _ request: String, from source: String = "127.0.0.1") throws -> Response {
+        let fd = try connect(to: port, from: source)
+        defer { close(fd) }
+        send(fd, request)
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        for _ in 0..<100 {
+            var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            guard Glibc.poll(&descriptors, 1, 50) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            response += buffer[0..<count]
+        }
+        return parse(response)
+    }
+
+    static func parse(_ response: [UInt8]) -> Response {
         let text = String(decoding: response, as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")
         let status = Int(parts[0].split(separator: " ").dropFirst().first ?? "") ?? 0
