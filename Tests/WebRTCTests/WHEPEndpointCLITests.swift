@@ -152,3 +152,31 @@ struct WHEPEndpointCLITests {
         }
     }
 }
+
+/// The player page with the endpoint's token in its URL fragment.
+@Suite(.serialized)
+struct WHEPPageTokenTests {
+    /// `serve --whep --token T`: headless Chromium opens `/#token=T`, the
+    /// page POSTs with `Authorization: Bearer T`, and every frame sent is
+    /// decoded.
+    @Test func thePagePlaysWithTheTokenInItsFragment() throws {
+        guard findExecutable("chromedriver") != nil, findExecutable("chromium") != nil else {
+            Issue.record("chromium and chromium-driver are not installed (scripts/bootstrap installs them)")
+            return
+        }
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try WHEPPeerTests.baselineClip(input, size: "320x240", rate: 30, frames: 45, gop: 30)
+        let port = try freeTCPPort()
+        let statsPath = directory.path("stats.json")
+        let page = try WHEPPeerTests.runWithPeer(
+            [
+                "stream", "serve", "-i", input, "--whep", "127.0.0.1:\(port)", "--token", "page-T0ken", "--linger",
+                "2", "--stats-json", statsPath,
+            ], in: directory, peer: "whep_chromium.py", ["http://127.0.0.1:\(port)/#token=page-T0ken", "45"])
+        #expect(page["status"] as? Int == 201, "\(page)")
+        let inbound = try #require(page["inbound"] as? [String: Any], "\(page)")
+        #expect(inbound["framesDecoded"] as? Int == 45)
+        #expect(try WHEPPeerTests.stats(statsPath)["framesSent"] as? Int == 45)
+    }
+}

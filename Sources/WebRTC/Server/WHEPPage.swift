@@ -1,7 +1,8 @@
 /// The page ``WHEPServer`` serves at `/`: a WHEP player (an
 /// RTCPeerConnection with one receive-only video transceiver; the offer is
 /// POSTed to `/whep` once ICE gathering is done, and the session is
-/// DELETEd when the page goes away). It shows the connection state, frames
+/// DELETEd when the page goes away; with `#token=T` in its URL both carry
+/// `Authorization: Bearer T`). It shows the connection state, frames
 /// decoded, packets lost, NACKs and PLIs sent from `getStats()`, and the
 /// time from the POST to the first frame shown, and the p50/p95 time from a
 /// frame's last packet arriving to its presentation.
@@ -40,6 +41,11 @@ enum WHEPPage {
           link.href = target.href;
           link.hidden = false;
         }
+        // #token=T: the endpoint's bearer token (`--token`), sent as
+        // `Authorization: Bearer T` with the POST and the DELETE; a fragment
+        // never reaches the server's logs or a Referer.
+        const token = new URLSearchParams(location.hash.slice(1)).get("token");
+        const authorization = token ? { Authorization: "Bearer " + token } : {};
         const state = { status: null, location: null, error: null, postedAt: null, firstFrameMs: null, framesShown: 0,
                         inbound: null, connection: "new" };
         const pc = new RTCPeerConnection();
@@ -100,7 +106,7 @@ enum WHEPPage {
             setTimeout(resolve, 3000);
           });
           state.postedAt = performance.now();
-          const response = await fetch("/whep", { method: "POST", headers: { "Content-Type": "application/sdp" },
+          const response = await fetch("/whep", { method: "POST", headers: { "Content-Type": "application/sdp", ...authorization },
                                                   body: pc.localDescription.sdp });
           const text = await response.text();
           state.status = response.status;
@@ -127,7 +133,7 @@ enum WHEPPage {
           frames: () => frames,
         };
         window.addEventListener("pagehide", () => {
-          if (state.location) fetch(state.location, { method: "DELETE", keepalive: true });
+          if (state.location) fetch(state.location, { method: "DELETE", headers: authorization, keepalive: true });
         });
         start().catch((error) => { state.error = String(error); });
         setInterval(poll, 500);
