@@ -58,7 +58,10 @@ struct WHEPEndpointCLITests {
         try Self.waitForListener(port)
         let viewer = try BackgroundProcess(
             "/usr/bin/env",
-            ["BEARER_TOKEN=tok-en.42", "/usr/bin/python3", Self.script("whep_aiortc.py"), "http://127.0.0.1:\(port)/whep", "49", "20"],
+            [
+                "BEARER_TOKEN=tok-en.42", "/usr/bin/python3", Self.script("whep_aiortc.py"),
+                "http://127.0.0.1:\(port)/whep", "49", "20",
+            ],
             in: directory)
         var connected = false
         var seen: [String] = []
@@ -73,7 +76,8 @@ struct WHEPEndpointCLITests {
         #expect(seen.isEmpty, "ids shown to a stranger: \(seen)")
         var strangerStatuses: [Int] = []
         for id in seen + [String(repeating: "0", count: 32)] {
-            strangerStatuses.append(try Client.fetch(port: port, Client.request("DELETE", "/whep/\(id)"), from: "127.0.0.2").status)
+            strangerStatuses.append(
+                try Client.fetch(port: port, Client.request("DELETE", "/whep/\(id)"), from: "127.0.0.2").status)
         }
         strangerStatuses.append(try Client.fetch(port: port, Client.offer(), from: "127.0.0.2").status)
         #expect(strangerStatuses == [401, 401])

@@ -52,7 +52,9 @@ struct WHEPEndpointSlotTests {
         var lines: [String] = []
         server.log = { lines.append($0) }
         for host in 2...5 {
-            for _ in 0..<4 { #expect(try Client.exchange(server, Client.offer(), from: "127.0.0.\(host)").status == 201) }
+            for _ in 0..<4 {
+                #expect(try Client.exchange(server, Client.offer(), from: "127.0.0.\(host)").status == 201)
+            }
         }
         #expect(server.viewerCount == 16)
         #expect(try Client.exchange(server, Client.offer()).status == 503)
@@ -80,7 +82,8 @@ struct WHEPEndpointSlotTests {
         #expect(server.publisherCount == 1)
         let firstID = try #require(first.field("Location")?.dropFirst("/live/".count))
         let replaced = try #require(server.allViewers.first { $0.id == firstID })
-        #expect(replaced.state == .closed("replaced by a new offer from \(try #require(server.offerSources.values.first))"))
+        #expect(
+            replaced.state == .closed("replaced by a new offer from \(try #require(server.offerSources.values.first))"))
     }
 
     /// 8 strangers' addresses each open 9 idle connections (72, the 9th of

@@ -113,7 +113,8 @@ struct WHEPServerTests {
         let refused = try #require(json["refusedOffers"] as? [String])
         #expect(refused.count == 5)
         let viewers = try #require(json["viewers"] as? [[String: Any]])
-        #expect((viewers.first?["state"] as? String)?.hasPrefix("closed: the viewer sent DELETE from 127.0.0.1:") == true)
+        #expect(
+            (viewers.first?["state"] as? String)?.hasPrefix("closed: the viewer sent DELETE from 127.0.0.1:") == true)
     }
 }
 

@@ -30,7 +30,8 @@ enum WHEPEndpointOptions {
         case (nil, let path?):
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw Arguments.UsageError(description: "--token-file \(path): cannot read it (\(error.localizedDescription))")
+                throw Arguments.UsageError(
+                    description: "--token-file \(path): cannot read it (\(error.localizedDescription))")
             }
             var text = String(decoding: data, as: UTF8.self)
             while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
@@ -49,7 +50,8 @@ enum WHEPEndpointOptions {
         configuration.token = token
         if let text = parsed.value("handshake-timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
-                throw Arguments.UsageError(description: "--handshake-timeout \(text): expected seconds, more than 0 up to 600")
+                throw Arguments.UsageError(
+                    description: "--handshake-timeout \(text): expected seconds, more than 0 up to 600")
             }
             configuration.handshakeTimeout = seconds
         }
