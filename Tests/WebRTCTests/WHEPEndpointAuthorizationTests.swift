@@ -16,6 +16,7 @@ struct WHEPEndpointAuthorizationTests {
         var configuration = WHEPServer.Configuration()
         configuration.token = token
         configuration.whipPath = whipPath
+        configuration.handshakeTimeout = 120  // sessions stay pending however slow the run
         let server = try WHEPServer(configuration)
         server.setLive(profileLevelID: [0x42, 0xC0, 0x1E])
         return server
