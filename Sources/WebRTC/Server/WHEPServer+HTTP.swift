@@ -18,6 +18,12 @@ extension WHEPServer {
         var headAt: Double?
     }
 
+    /// The HTTP source of a session's offer, and its rank among the offers taken.
+    struct OfferOrigin {
+        var source: UDPAddress
+        var number: Int
+    }
+
     func acceptConnections() {
         while true {
             var address = sockaddr_in()

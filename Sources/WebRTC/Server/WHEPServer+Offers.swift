@@ -15,7 +15,7 @@ extension WHEPServer {
         guard request.fields["content-type"]?.lowercased().hasPrefix("application/sdp") == true else {
             return refuse(415, "the offer must be Content-Type: application/sdp")
         }
-        let pending = peers.filter { $0.value.state == .connecting && offerSources[$0.key]?.host == source.host }
+        let pending = peers.filter { $0.value.state == .connecting && offerSources[$0.key]?.source.host == source.host }
         guard pending.count < configuration.maximumPendingOffersPerAddress else {
             return refuse(
                 429, "already \(pending.count) sessions from this address waiting for ICE and DTLS")
@@ -36,7 +36,8 @@ extension WHEPServer {
             profileLevelID = [0x42, 0xE0, 0x1F]
         } else {
             guard let live = self.profileLevelID else { return refuse(409, "nothing is live yet") }
-            guard peers.count - publisherCount < configuration.maximumViewers else {
+            guard peers.count - publisherCount < configuration.maximumViewers || evictableViewer(for: source) != nil
+            else {
                 return refuse(503, "already \(configuration.maximumViewers) viewers")
             }
             profileLevelID = live
@@ -49,6 +50,14 @@ extension WHEPServer {
                 incoming
                 ? try offer.negotiateIncomingVideo() : try offer.negotiateVideo(streamProfileLevelID: profileLevelID)
         } catch { return refuse(400, error.message) }
+        if !incoming && peers.count - publisherCount >= configuration.maximumViewers,
+            let evicted = evictableViewer(for: source)
+        {
+            perform(
+                evicted.close(
+                    reason: "evicted by a new offer from \(source) before its ICE and DTLS completed", at: clock.now))
+            removeClosedPeers()
+        }
         var id = SessionIdentifier.make()
         while peers[id] != nil { id = SessionIdentifier.make() }
         var credentials = ICELiteAgent.randomCredentials()
@@ -65,7 +74,8 @@ extension WHEPServer {
                 seed: configuration.lossSeed, dropProbability: configuration.lossProbability)
         }
         peers[id] = peer
-        offerSources[id] = source
+        offerCount += 1
+        offerSources[id] = OfferOrigin(source: source, number: offerCount)
         peersByUsername[credentials.usernameFragment] = peer
         let parameters = AnswerParameters(
             usernameFragment: credentials.usernameFragment, password: credentials.password,
@@ -83,5 +93,25 @@ extension WHEPServer {
         let location = (incoming ? configuration.whipPath! : "/whep") + "/" + id
         return Self.response(
             201, body: text, type: "application/sdp", extra: ["Location: \(location)"], cors: true)
+    }
+
+    /// With every viewer slot taken, the viewer a new offer from `source`
+    /// may end: one that has not completed ICE and DTLS, from the address
+    /// holding the most such viewers, the oldest of them, and only when that
+    /// address holds more than `source` does. So strangers with few addresses
+    /// evict one another before a real viewer, and one address cannot take
+    /// another's last pending slot.
+    func evictableViewer(for source: UDPAddress) -> WebRTCPeer? {
+        var pending: [[UInt8]: [(number: Int, peer: WebRTCPeer)]] = [:]
+        for (id, peer) in peers where !peer.video.isIncoming && peer.state == .connecting {
+            guard let origin = offerSources[id] else { continue }
+            pending[origin.source.host, default: []].append((origin.number, peer))
+        }
+        let own = pending[source.host]?.count ?? 0
+        let busiest = pending.values.max { a, b in
+            a.count != b.count ? a.count < b.count : a.map(\.number).min()! > b.map(\.number).min()!
+        }
+        guard let busiest, busiest.count > own else { return nil }
+        return busiest.min { $0.number < $1.number }?.peer
     }
 }

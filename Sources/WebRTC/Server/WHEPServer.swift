@@ -53,7 +53,10 @@ public final class WHEPServer {
         public var port = 0
         /// The UDP media port; 0 picks a free one.
         public var mediaPort = 0
-        /// Viewers at once; one more gets `503`.
+        /// Viewers at once. At the bound, a new offer ends the oldest viewer
+        /// that has not completed ICE and DTLS from the address holding the
+        /// most such viewers, if it holds more than the offer's address;
+        /// otherwise the offer gets `503`.
         public var maximumViewers = 16
         /// Chance in [0, 1) that a first transmission of a media packet is
         /// dropped on purpose (seeded by ``lossSeed`` per viewer), to
@@ -111,8 +114,10 @@ public final class WHEPServer {
     let udp: Int32
     let token: [UInt8]?
     var connections: [HTTPConnection] = []
-    /// The HTTP source of each live session's offer (by session id).
-    var offerSources: [String: UDPAddress] = [:]
+    /// Where and in which order each live session's offer came (by session id).
+    var offerSources: [String: OfferOrigin] = [:]
+    /// Offers taken so far (numbers the ``OfferOrigin``s).
+    var offerCount = 0
     var peers: [String: WebRTCPeer] = [:]
     var peersByUsername: [String: WebRTCPeer] = [:]
     var peersByAddress: [UDPAddress: WebRTCPeer] = [:]
