@@ -25,7 +25,9 @@ extension WHEPServer {
     }
 
     func acceptConnections() {
-        while true {
+        // At most 256 per poll, so that a flood of connections cannot hold
+        // the media back.
+        for _ in 0..<256 {
             var address = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let descriptor = withUnsafeMutablePointer(to: &address) {
