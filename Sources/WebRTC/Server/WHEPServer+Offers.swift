@@ -98,9 +98,9 @@ extension WHEPServer {
     /// With every viewer slot taken, the viewer a new offer from `source`
     /// may end: one that has not completed ICE and DTLS, from the address
     /// holding the most such viewers, the oldest of them, and only when that
-    /// address holds more than `source` does. So strangers with few addresses
-    /// evict one another before a real viewer, and one address cannot take
-    /// another's last pending slot.
+    /// address holds more than `source` does. So strangers with fewer
+    /// addresses than viewer slots evict one another before a real viewer
+    /// that has one pending session; nil when no viewer may be ended.
     func evictableViewer(for source: UDPAddress) -> WebRTCPeer? {
         var pending: [[UInt8]: [(number: Int, peer: WebRTCPeer)]] = [:]
         for (id, peer) in peers where !peer.video.isIncoming && peer.state == .connecting {
