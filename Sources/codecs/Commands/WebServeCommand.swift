@@ -25,7 +25,7 @@ enum WebServe {
                                      0: start at once)
           --client-buffer BYTES      how far one client may fall behind before it skips to the next
                                      keyframe (default 8388608); a client more than a GOP behind skips too
-          --max-clients N            WebSocket clients at once (default 64)
+          --max-clients N            WebSocket clients at once, those closing included (default 64)
           --max-queue BYTES          bytes queued for all clients together (default 67108864)
           --stats-json FILE          write the final statistics (the /stats object) to FILE
           --allow-origin ORIGIN      let pages from ORIGIN (`https://example.org`, `http://host:8080`) open
