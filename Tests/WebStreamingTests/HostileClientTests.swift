@@ -183,6 +183,26 @@ struct HostileClientTests {
         #expect(harness.log.filter { $0.contains("did not finish closing in time") }.count == 2)
     }
 
+    /// WebSocket clients from one address are bounded: a third from
+    /// 127.0.0.2 gets 503, one from 127.0.0.3 is taken.
+    @Test func clientsPerAddressAreBounded() throws {
+        var configuration = WebStreamServer.Configuration()
+        configuration.maximumClientsPerAddress = 2
+        let harness = try ServerHarness(configuration: configuration, samples: [], clients: 0)
+        let output = try Self.runScript(
+            """
+            held = []
+            for address in ("127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3"):
+                s = connect(address)
+                s.sendall(upgrade())
+                held.append(s)
+                print(address, status(s))
+            """, port: harness.port)
+        let statistics = harness.stop()
+        #expect(output == "127.0.0.2 101\n127.0.0.2 101\n127.0.0.2 503\n127.0.0.3 101\n")
+        #expect(statistics?.clientsRefused == 1)
+    }
+
     /// A WebSocket client that reads nothing while the stream goes on is
     /// closed once it has taken no byte for the stall deadline.
     @Test func aClientThatTakesNothingIsClosed() throws {

@@ -51,11 +51,15 @@ extension WebStreamServer {
                     respond(connection, status: 403, type: "text/plain", body: Array((refusal + "\n").utf8))
                     return
                 }
-                guard slotsInUse < configuration.maximumClients else {
+                let inUse = slotsInUse()
+                let fromAddress = slotsInUse(from: connection.address)
+                guard inUse < configuration.maximumClients, fromAddress < configuration.maximumClientsPerAddress else {
                     statisticsSoFar.clientsRefused += 1
                     log(
-                        "client \(connection.peer) refused: \(slotsInUse) clients connected or closing "
-                            + "(the most allowed)")
+                        "client \(connection.peer) refused: \(inUse) clients connected or closing, "
+                            + "\(fromAddress) of them from \(connection.address) (the most allowed: "
+                            + "\(configuration.maximumClients), \(configuration.maximumClientsPerAddress) from one address)"
+                    )
                     respond(connection, status: 503, type: "text/plain", body: Array("too many clients\n".utf8))
                     return
                 }

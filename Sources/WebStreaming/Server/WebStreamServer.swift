@@ -40,7 +40,8 @@ import MediaCore
 /// head, ``Configuration/responseTimeoutSeconds`` to take its response,
 /// ``Configuration/closingTimeoutSeconds`` to finish a close, and a WebSocket
 /// client that takes no byte for ``Configuration/stalledClientSeconds`` while
-/// bytes wait is closed. Only requests whose `Host` is an IP address,
+/// bytes wait is closed; at most ``Configuration/maximumClientsPerAddress``
+/// WebSocket clients come from one address. Only requests whose `Host` is an IP address,
 /// `localhost` or the host of an allowed origin are served, and a WebSocket
 /// upgrade from a web page is taken only from the page's own origin, a
 /// loopback origin or ``Configuration/allowedOrigins``. HTTP requests are
@@ -59,6 +60,9 @@ public final class WebStreamServer {
         public var chunkFormat: StreamWireFormat.ChunkFormat = .description
         /// WebSocket clients at once, those closing included; one more gets `503`.
         public var maximumClients = 64
+        /// WebSocket clients at once from one address, those closing
+        /// included; one more from that address gets `503`.
+        public var maximumClientsPerAddress = 16
         /// Bytes queued for one client before it skips to the next keyframe.
         public var clientQueueBytes = 8 << 20
         /// Bytes queued for every client together.
@@ -180,8 +184,14 @@ public final class WebStreamServer {
     /// The WebSocket clients connected now (not those closing).
     public var clientCount: Int { connections.filter { !$0.isClosed && $0.isWebSocket }.count }
 
-    /// The WebSocket clients connected or closing: what ``Configuration/maximumClients`` bounds.
-    var slotsInUse: Int { connections.filter { !$0.isClosed && ($0.isWebSocket || $0.isClosing) }.count }
+    /// The WebSocket clients connected or closing (from `address` only, when
+    /// given): what ``Configuration/maximumClients`` and
+    /// ``Configuration/maximumClientsPerAddress`` bound.
+    func slotsInUse(from address: String? = nil) -> Int {
+        connections.filter { c in
+            !c.isClosed && (c.isWebSocket || c.isClosing) && (address.map { c.address == $0 } ?? true)
+        }.count
+    }
 }
 
 extension WebStreamServer.Connection {
