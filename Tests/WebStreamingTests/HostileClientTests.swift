@@ -155,7 +155,7 @@ struct HostileClientTests {
         var configuration = WebStreamServer.Configuration()
         configuration.socketSendBuffer = 4096
         configuration.maximumClients = 2
-        configuration.closingTimeoutSeconds = 2
+        configuration.closingTimeoutSeconds = 3
         let harness = try ServerHarness(configuration: configuration, samples: [], clients: 0)
         let output = try Self.runScript(
             """
@@ -172,7 +172,7 @@ struct HostileClientTests {
             third = connect()
             third.sendall(upgrade())
             print("third", status(third))
-            time.sleep(3.5)
+            time.sleep(4.5)
             print("holders ended", all(ended(s) for s in holders))
             fourth = connect()
             fourth.sendall(upgrade())
