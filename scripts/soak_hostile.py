@@ -16,8 +16,12 @@ each of one kind, reopened whenever the server closes it:
 
 The real viewer (Python websockets, from 127.0.0.1) connects once the
 connection kinds that make no WebSocket client (the first three and
-bad-origin) are running; the others start once it is in. The server's VmRSS
-(/proc/PID/status) is sampled every 0.25 s.
+bad-origin) are running; the others start once it is in, and it gets the
+stream from its first access unit. With --join-late the server starts at
+once (--wait-clients 0), every kind runs from the start, and the viewer
+joins 2 s in: it gets the stream from the next keyframe, and is compared from
+there (its first sequence number). The server's VmRSS (/proc/PID/status) is
+sampled every 0.25 s.
 
 Prints one JSON object: the viewer's per-frame MD5s (of each access unit's
 payload), its close code, the largest RSS in KiB, and per kind the
@@ -179,6 +183,7 @@ async def hostile(kind, address, port, tally, stop):
 
 async def viewer(port, result, connected):
     units = []
+    sequences = []
     ws = None
     for _ in range(200):
         try:
@@ -197,10 +202,13 @@ async def viewer(port, result, connected):
             if isinstance(message, str):
                 continue
             units.append(hashlib.md5(message[30:]).hexdigest())
+            sequences.append(int.from_bytes(message[26:30], "big"))
     except websockets.ConnectionClosed:
         pass
     result["closeCode"] = ws.close_code
     result["units"] = units
+    result["firstSequence"] = sequences[0] if sequences else None
+    result["sequencesContiguous"] = sequences == list(range(sequences[0], sequences[0] + len(sequences))) if sequences else False
 
 
 async def sample_rss(pid, result, stop):
@@ -219,7 +227,8 @@ async def sample_rss(pid, result, stop):
 
 async def main(args):
     server = subprocess.Popen(
-        [args.codecs, "stream", "serve", "-i", args.input, "--http", "127.0.0.1:0", "--stats-json", args.stats_json],
+        [args.codecs, "stream", "serve", "-i", args.input, "--http", "127.0.0.1:0", "--stats-json", args.stats_json]
+        + (["--wait-clients", "0"] if args.join_late else []),
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -247,14 +256,16 @@ async def main(args):
         kind = KINDS[index % len(KINDS)]
         address = f"127.0.0.{2 + index % args.addresses}"
         workers.append((kind, address))
-    tasks = [asyncio.create_task(hostile(k, a, port, tally, stop)) for k, a in workers if k in BEFORE_VIEWER]
-    await asyncio.sleep(args.head_start)
+    early = [(k, a) for k, a in workers if args.join_late or k in BEFORE_VIEWER]
+    late = [(k, a) for k, a in workers if (k, a) not in early]
+    tasks = [asyncio.create_task(hostile(k, a, port, tally, stop)) for k, a in early]
+    await asyncio.sleep(2.0 if args.join_late else args.head_start)
     watching = asyncio.create_task(viewer(port, result, connected))
     try:
         await asyncio.wait_for(connected.wait(), 30)
     except asyncio.TimeoutError:
         pass
-    tasks += [asyncio.create_task(hostile(k, a, port, tally, stop)) for k, a in workers if k not in BEFORE_VIEWER]
+    tasks += [asyncio.create_task(hostile(k, a, port, tally, stop)) for k, a in late]
     try:
         await asyncio.wait_for(watching, args.seconds + 60)
     except asyncio.TimeoutError:
@@ -290,6 +301,7 @@ def parse_arguments():
     parser.add_argument("--addresses", type=int, default=20, help="loopback addresses they come from")
     parser.add_argument("--head-start", type=float, default=1.0, help="seconds of attack before the viewer")
     parser.add_argument("--stats-json", default="/tmp/soak-hostile-stats.json")
+    parser.add_argument("--join-late", action="store_true", help="the viewer joins the running stream mid-attack")
     parser.add_argument("--framemd5", help="ffmpeg -f framemd5 output of the served file, to compare")
     parser.add_argument("--max-rss-mib", type=float, default=256)
     return parser.parse_args()
@@ -302,10 +314,12 @@ if __name__ == "__main__":
     if arguments.framemd5:
         with open(arguments.framemd5) as f:
             expected = [line.strip().split(",")[-1].strip() for line in f if line.strip() and not line.startswith("#")]
-        frames_equal = outcome["units"] == expected
+        first = outcome.get("firstSequence") or 0
+        expected = expected[first:]
+        frames_equal = outcome["units"] == expected and outcome.get("sequencesContiguous", False)
         rss_ok = outcome["maxRSSKiB"] < arguments.max_rss_mib * 1024
         print(
-            f"viewer: {len(outcome['units'])} of {len(expected)} frames, "
+            f"viewer: {len(outcome['units'])} of {len(expected)} frames from sequence number {first}, "
             f"{'all equal' if frames_equal else 'NOT equal'} to ffmpeg's framemd5; "
             f"largest RSS {outcome['maxRSSKiB'] / 1024:.1f} MiB (bound {arguments.max_rss_mib:.0f})",
             file=sys.stderr,
