@@ -183,6 +183,50 @@ struct HostileClientTests {
         #expect(harness.log.filter { $0.contains("did not finish closing in time") }.count == 2)
     }
 
+    /// Log lines about clients are limited per second; those left out are
+    /// counted in the next line that goes out, so every refusal is accounted for.
+    @Test func logLinesAreLimited() throws {
+        let harness = try ServerHarness(samples: [], clients: 0, maximumLogLinesPerSecond: 3)
+        _ = try Self.runScript(
+            """
+            def refused():
+                s = connect()
+                s.sendall(upgrade(origin="http://evil.example"))
+                assert status(s) == 403
+            for _ in range(30): refused()
+            time.sleep(1.2)
+            refused()
+            """, port: harness.port)
+        harness.stop()
+        let logged = harness.log
+        let refusals = logged.filter { $0.contains("refused: Origin") }.count
+        let leftOut = logged.compactMap { line -> Int? in
+            guard line.hasSuffix("lines about clients left out (more than 3 a second)") else { return nil }
+            return Int(line.prefix { $0 != " " })
+        }
+        #expect(refusals + leftOut.reduce(0, +) == 31)
+        #expect(!leftOut.isEmpty && refusals < 31)
+    }
+
+    /// A ping sent in the same write as the upgrade request is answered.
+    @Test func framesRightBehindTheUpgradeAreRead() throws {
+        let harness = try ServerHarness(samples: [], clients: 0)
+        let output = try Self.runScript(
+            """
+            s = connect()
+            s.sendall(upgrade() + masked(9, b"early"))
+            print("status", status(s))
+            data = b""
+            while b"\\x8a\\x05early" not in data:
+                chunk = s.recv(4096)
+                if not chunk: break
+                data += chunk
+            print("pong", b"\\x8a\\x05early" in data)
+            """, port: harness.port)
+        harness.stop()
+        #expect(output == "status 101\npong True\n")
+    }
+
     /// WebSocket clients from one address are bounded: a third from
     /// 127.0.0.2 gets 503, one from 127.0.0.3 is taken.
     @Test func clientsPerAddressAreBounded() throws {

@@ -57,7 +57,8 @@ extension WebStreamServer {
         {
             let before = furthest.queue.queuedBytes
             furthest.queue.skipToNextKeyframe()
-            log("client \(furthest.id) (\(furthest.peer)) skips to the next keyframe: all queues hold \(total) bytes")
+            report(
+                "client \(furthest.id) (\(furthest.peer)) skips to the next keyframe: all queues hold \(total) bytes")
             total -= before - furthest.queue.queuedBytes
             if before == furthest.queue.queuedBytes { break }
         }

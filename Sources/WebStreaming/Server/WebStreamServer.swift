@@ -151,8 +151,15 @@ public final class WebStreamServer {
     public let configuration: Configuration
     /// The port the server listens on.
     public let port: Int
-    /// Called with a line of text when a client comes, goes or misbehaves.
+    /// Called with a line of text when a client comes, goes or misbehaves:
+    /// at most ``maximumLogLinesPerSecond`` lines a second, then one line
+    /// saying how many were left out (so strangers cannot fill a disk).
     public var log: (String) -> Void = { _ in }
+    /// The most lines a second given to ``log``.
+    public var maximumLogLinesPerSecond = 20
+    var logSecond = 0.0
+    var logLinesThisSecond = 0
+    var logLinesLeftOut = 0
 
     var listener: Int32
     var connections: [Connection] = []
@@ -191,6 +198,30 @@ public final class WebStreamServer {
         connections.filter { c in
             !c.isClosed && (c.isWebSocket || c.isClosing) && (address.map { c.address == $0 } ?? true)
         }.count
+    }
+}
+
+extension WebStreamServer {
+    /// Gives `line` to ``log`` unless ``maximumLogLinesPerSecond`` lines went
+    /// out this second; counts it otherwise, and says how many were left out
+    /// with the next line that goes out.
+    func report(_ line: String) {
+        let now = monotonicSeconds()
+        if now - logSecond >= 1 {
+            logSecond = now
+            logLinesThisSecond = 0
+        }
+        guard logLinesThisSecond < maximumLogLinesPerSecond else {
+            logLinesLeftOut += 1
+            return
+        }
+        logLinesThisSecond += 1
+        if logLinesLeftOut > 0 {
+            log("\(logLinesLeftOut) lines about clients left out (more than \(maximumLogLinesPerSecond) a second)")
+            logLinesLeftOut = 0
+            logLinesThisSecond += 1
+        }
+        log(line)
     }
 }
 
