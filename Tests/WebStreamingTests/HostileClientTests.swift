@@ -303,6 +303,7 @@ struct HostileClientTests {
                 "allowedHost": get("viewer.example"),
                 "noOrigin": ws(), "ownOrigin": ws(f"http://127.0.0.1:{port}"),
                 "lanOwnOrigin": ws("http://192.168.1.5:8080", host="192.168.1.5:8080"),
+                "ownOriginBehindTLS": ws("https://192.168.1.5", host="192.168.1.5"),
                 "loopbackOrigin": ws("http://localhost:5173"), "otherSite": ws("http://evil.example"),
                 "nullOrigin": ws("null"), "allowedOrigin": ws("https://viewer.example"),
                 "allowedOtherScheme": ws("http://viewer.example"),
@@ -315,7 +316,7 @@ struct HostileClientTests {
         #expect(
             statuses == [
                 "ipv4": 200, "localhost": 200, "ipv6": 200, "lan": 200, "rebound": 403, "allowedHost": 200,
-                "noOrigin": 101, "ownOrigin": 101, "lanOwnOrigin": 101, "loopbackOrigin": 101, "otherSite": 403,
+                "noOrigin": 101, "ownOrigin": 101, "lanOwnOrigin": 101, "ownOriginBehindTLS": 101, "loopbackOrigin": 101, "otherSite": 403,
                 "nullOrigin": 403, "allowedOrigin": 101, "allowedOtherScheme": 403, "reboundOrigin": 403,
             ])
     }
