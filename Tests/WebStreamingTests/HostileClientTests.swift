@@ -316,7 +316,8 @@ struct HostileClientTests {
         #expect(
             statuses == [
                 "ipv4": 200, "localhost": 200, "ipv6": 200, "lan": 200, "rebound": 403, "allowedHost": 200,
-                "noOrigin": 101, "ownOrigin": 101, "lanOwnOrigin": 101, "ownOriginBehindTLS": 101, "loopbackOrigin": 101, "otherSite": 403,
+                "noOrigin": 101, "ownOrigin": 101, "lanOwnOrigin": 101, "ownOriginBehindTLS": 101,
+                "loopbackOrigin": 101, "otherSite": 403,
                 "nullOrigin": 403, "allowedOrigin": 101, "allowedOtherScheme": 403, "reboundOrigin": 403,
             ])
     }
