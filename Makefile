@@ -3,7 +3,7 @@ SWIFT ?= swift
 QUICK ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all build demo test lint format bench bench-gate fuzz fuzz-smoke sanitize leakcheck soak docs bootstrap clean
+.PHONY: all build demo test lint format bench bench-gate fuzz fuzz-smoke sanitize leakcheck soak soak-hostile docs bootstrap clean
 
 all: build
 
@@ -61,6 +61,12 @@ leakcheck: bootstrap
 # (SOAK_FRAMES, SOAK_SIZE, SOAK_SECONDS; see scripts/soak).
 soak: bootstrap
 	./scripts/soak
+
+# 200 hostile connections beside one real viewer of `codecs stream serve --http`
+# for 60 s: every frame equal to FFmpeg's framemd5, VmRSS under 256 MB
+# (SOAK_SECONDS, SOAK_CONNECTIONS; see scripts/soak-hostile).
+soak-hostile: bootstrap
+	./scripts/soak-hostile
 
 # DocC documentation of the public modules, without the DocC plugin: symbol
 # graphs from the compiler, one archive per module from the toolchain's docc

@@ -19,9 +19,11 @@ final class ServerHarness: @unchecked Sendable {
 
     init(
         configuration: WebStreamServer.Configuration = WebStreamServer.Configuration(),
-        samples: [CompressedSample], clients: Int, framePeriod: Double = 0, drainSeconds: Double = 20
+        samples: [CompressedSample], clients: Int, framePeriod: Double = 0, drainSeconds: Double = 20,
+        maximumLogLinesPerSecond: Int = 20
     ) throws {
         let server = try WebStreamServer(configuration)
+        server.maximumLogLinesPerSecond = maximumLogLinesPerSecond
         port = server.port
         page = configuration.page
         let box = ServerBox(server)

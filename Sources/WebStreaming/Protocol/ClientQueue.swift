@@ -9,7 +9,10 @@
 /// started is dropped and the new keyframe is next (one skip, its access
 /// units counted). When the queued bytes pass ``maximumBytes``, the access
 /// units not yet started are dropped and the client waits for the next
-/// keyframe (one skip). Configuration and control messages are never dropped.
+/// keyframe (one skip). Configuration and control messages are never dropped;
+/// they are bounded instead: ``appendControl(_:)`` says when the control bytes
+/// waiting pass ``maximumControlBytes`` (a client that asks for replies and
+/// does not read them), and the server then closes the client.
 ///
 /// No I/O: the server hands it messages and takes bytes off its head.
 public struct ClientQueue: Sendable {
@@ -27,6 +30,9 @@ public struct ClientQueue: Sendable {
 
     /// The most bytes queued before the client is made to skip.
     public let maximumBytes: Int
+    /// The most bytes of control messages (pongs, replies, close frames)
+    /// waiting before ``appendControl(_:)`` reports an overflow.
+    public let maximumControlBytes: Int
     private var messages: [Message] = []
     private var head = 0
     /// Bytes of the head message already written.
@@ -45,18 +51,28 @@ public struct ClientQueue: Sendable {
     public private(set) var accessUnitsQueued = 0
     /// Bytes queued and not yet written.
     public private(set) var queuedBytes = 0
+    /// Bytes of control messages queued and not yet written.
+    public private(set) var controlBytes = 0
 
-    /// Creates an empty queue that makes its client skip once more than `maximumBytes` are queued; it waits for a first
-    /// keyframe.
-    public init(maximumBytes: Int) { self.maximumBytes = maximumBytes }
+    /// Creates an empty queue that makes its client skip once more than `maximumBytes` are queued and reports an
+    /// overflow once more than `maximumControlBytes` of control messages wait; it waits for a first keyframe.
+    public init(maximumBytes: Int, maximumControlBytes: Int = 256 << 10) {
+        self.maximumBytes = maximumBytes
+        self.maximumControlBytes = maximumControlBytes
+    }
 
     /// Whether nothing waits to be written.
     public var isEmpty: Bool { head == messages.count }
 
-    /// Queues a control message (written after those before it; never dropped).
-    public mutating func appendControl(_ bytes: [UInt8]) {
+    /// Queues a control message (written after those before it; never
+    /// dropped). Returns false when the control bytes waiting are now more
+    /// than ``maximumControlBytes``: the client does not read its replies.
+    @discardableResult
+    public mutating func appendControl(_ bytes: [UInt8]) -> Bool {
         messages.append(Message(bytes: bytes, kind: .control))
         queuedBytes += bytes.count
+        controlBytes += bytes.count
+        return controlBytes <= maximumControlBytes
     }
 
     /// Queues an access unit's message, applying the skip rules. Returns
@@ -92,6 +108,18 @@ public struct ClientQueue: Sendable {
         skips += 1
     }
 
+    /// Drops the access units not yet started (a client that is leaving:
+    /// its close frame goes next). Not a skip.
+    public mutating func endAccessUnits() {
+        let first = headOffset > 0 ? head + 1 : head
+        if first < messages.count {
+            let dropped = messages[first...].filter { $0.kind != .control }
+            queuedBytes -= dropped.reduce(0) { $0 + $1.bytes.count }
+            accessUnitsQueued -= dropped.count
+            messages.replaceSubrange(first..., with: messages[first...].filter { $0.kind == .control })
+        }
+    }
+
     /// The bytes to write next (part of the head message), or an empty slice.
     public var nextBytes: ArraySlice<UInt8> {
         guard head < messages.count else { return [] }
@@ -103,6 +131,7 @@ public struct ClientQueue: Sendable {
         precondition(head < messages.count && count <= messages[head].bytes.count - headOffset)
         headOffset += count
         queuedBytes -= count
+        if messages[head].kind == .control { controlBytes -= count }
         if headOffset == messages[head].bytes.count {
             messages[head].bytes = []
             head += 1

@@ -67,12 +67,16 @@ public struct HTTPRequest: Sendable, Hashable {
         case invalid(status: Int, reason: String)
     }
 
-    /// Reads a request head from the start of `bytes`.
+    /// Reads a request head from the start of `bytes`. A head with more
+    /// than one `Content-Length` field (RFC 9112 6.3: the message's length
+    /// is then unknown) or announcing a body is refused with 400.
     public static func parse(_ bytes: ArraySlice<UInt8>) -> Outcome {
         let outcome = parseHead(bytes)
-        if case .complete(let request, _) = outcome,
-            request.field("transfer-encoding") != nil || (request.field("content-length").map { $0 != "0" } ?? false)
-        {
+        guard case .complete(let request, _) = outcome else { return outcome }
+        if request.fields.filter({ $0.name == "content-length" }).count > 1 {
+            return .invalid(status: 400, reason: "more than one Content-Length field")
+        }
+        if request.field("transfer-encoding") != nil || (request.field("content-length").map { $0 != "0" } ?? false) {
             return .invalid(status: 400, reason: "requests with a body are not served")
         }
         return outcome

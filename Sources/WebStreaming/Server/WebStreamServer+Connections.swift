@@ -11,6 +11,7 @@ extension WebStreamServer {
     /// queued; waits up to `timeoutMilliseconds` (0: only what is ready now)
     /// for something to happen.
     public func poll(timeoutMilliseconds: Int32) throws(MediaError) {
+        statisticsReply = nil
         var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
         for connection in connections {
             var events = Int16(POLLIN)
@@ -23,7 +24,7 @@ extension WebStreamServer {
             throw MediaError(.system, "poll: \(errorText())")
         }
         guard ready > 0 else {
-            dropSlowRequests()
+            enforceDeadlines()
             removeClosed()
             return
         }
@@ -33,7 +34,7 @@ extension WebStreamServer {
             if events & Int16(POLLOUT) != 0 { flush(connection) }
         }
         if descriptors[0].revents & Int16(POLLIN) != 0 { acceptPending() }
-        dropSlowRequests()
+        enforceDeadlines()
         removeClosed()
     }
 
@@ -45,11 +46,6 @@ extension WebStreamServer {
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
             }
             guard fd >= 0 else { return }
-            if pendingRequestCount >= configuration.maximumPendingRequests {
-                statisticsSoFar.clientsRefused += 1
-                _ = Glibc.close(fd)
-                continue
-            }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             var one: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -60,32 +56,17 @@ extension WebStreamServer {
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             _ = inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
             let host = String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            makeRoomForPendingRequest(from: host)
             connections.append(
                 Connection(
-                    id: nextID, descriptor: fd, peer: "\(host):\(UInt16(bigEndian: address.sin_port))",
-                    queueBytes: configuration.clientQueueBytes, messageBytes: configuration.maximumClientMessageBytes))
+                    id: nextID, descriptor: fd, address: host, port: UInt16(bigEndian: address.sin_port),
+                    configuration: configuration))
             nextID += 1
         }
     }
 
-    /// Connections still sending their request head.
-    private var pendingRequestCount: Int {
-        connections.filter { if case .request = $0.state { true } else { false } }.count
-    }
-
-    /// Closes connections whose request head did not come in time.
-    private func dropSlowRequests() {
-        let now = monotonicSeconds()
-        for connection in connections {
-            guard case .request = connection.state, now - connection.acceptedAt > configuration.requestTimeoutSeconds
-            else { continue }
-            statisticsSoFar.httpErrors += 1
-            log("connection \(connection.id) (\(connection.peer)) closed: no request head in time")
-            drop(connection, reason: nil)
-        }
-    }
-
     private func read(_ connection: Connection) {
+        guard !connection.isClosed else { return }
         var buffer = [UInt8](repeating: 0, count: 16384)
         let count = buffer.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
         if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -106,28 +87,53 @@ extension WebStreamServer {
         }
     }
 
-    private func handle(_ event: WebSocket.Event, from connection: Connection) {
+    func handle(_ event: WebSocket.Event, from connection: Connection) {
+        guard connection.isWebSocket, !connection.isClosed else { return }
+        var fits = true
         switch event {
         case .ping(let payload):
-            connection.queue.appendControl(WebSocket.frame(opcode: .pong, payload: payload))
+            fits = connection.queue.appendControl(WebSocket.frame(opcode: .pong, payload: payload))
         case .pong:
             break
         case .text(let text):
             // "stats": the statistics as a text message.
+            // A client's requests read in one poll share one reply's bytes.
             if text == "stats" {
-                connection.queue.appendControl(WebSocket.frame(opcode: .text, payload: Array(statisticsJSON().utf8)))
+                let reply = statisticsReply ?? WebSocket.frame(opcode: .text, payload: Array(statisticsJSON().utf8))
+                statisticsReply = reply
+                fits = connection.queue.appendControl(reply)
             }
         case .binary:
             break
         case .close(let code, _):
-            connection.queue.appendControl(WebSocket.closeFrame(code: code ?? WebSocket.CloseCode.normal))
-            connection.state = .closing
+            startClosing(connection, WebSocket.closeFrame(code: code ?? WebSocket.CloseCode.normal))
         case .failure(let code, let reason):
-            log("client \(connection.id) (\(connection.peer)) broke the protocol: \(reason)")
-            connection.queue.appendControl(WebSocket.closeFrame(code: code, reason: reason))
-            connection.state = .closing
+            report("client \(connection.id) (\(connection.peer)) broke the protocol: \(reason)")
+            startClosing(connection, WebSocket.closeFrame(code: code, reason: reason))
+        }
+        guard fits else {
+            controlOverflow(connection)
+            return
         }
         flush(connection)
+    }
+
+    /// Queues `closeFrame` after what was started and nothing else; the
+    /// connection ends once it is written or at the closing deadline.
+    func startClosing(_ connection: Connection, _ closeFrame: [UInt8]) {
+        connection.queue.endAccessUnits()
+        connection.queue.appendControl(closeFrame)
+        connection.state = .closing
+    }
+
+    /// Closes a client whose control replies passed the bound.
+    func controlOverflow(_ connection: Connection) {
+        statisticsSoFar.httpErrors += 1
+        drop(
+            connection,
+            reason:
+                "it does not read its replies: \(connection.queue.controlBytes) bytes of control messages waiting, "
+                + "more than \(configuration.maximumControlBytes)")
     }
 
     /// Writes as much of the connection's queue as its socket takes now.
@@ -148,6 +154,7 @@ extension WebStreamServer {
             }
             connection.queue.consume(sent)
             connection.bytesSent += sent
+            if sent > 0 { connection.lastWrite = monotonicSeconds() }
         }
         switch connection.state {
         case .responding, .closing: drop(connection, reason: nil)
@@ -155,18 +162,22 @@ extension WebStreamServer {
         }
     }
 
-    private func drop(_ connection: Connection, reason: String?) {
-        guard connection.descriptor >= 0, !closedIDs.contains(connection.id) else { return }
-        if connection.isWebSocket || { if case .closing = connection.state { true } else { false } }() {
+    func drop(_ connection: Connection, reason: String?) {
+        guard !connection.isClosed else { return }
+        if connection.isWebSocket || connection.isClosing {
             departedSkips += connection.queue.skips
             departedAccessUnitsSkipped += connection.queue.accessUnitsSkipped
-            log(
+            report(
                 "client \(connection.id) (\(connection.peer)) left\(reason.map { " (\($0))" } ?? ""): "
                     + "\(connection.queue.accessUnitsQueued) access units, \(connection.bytesSent) bytes, "
                     + "\(connection.queue.skips) skips")
         }
         shutdown(connection.descriptor, Int32(SHUT_RDWR))
         _ = Glibc.close(connection.descriptor)
+        connection.isClosed = true
+        // Its queue and reader go with it; the memory goes back at once.
+        connection.queue = ClientQueue(maximumBytes: 0)
+        connection.reader = WebSocket.FrameReader(maximumMessageBytes: 0)
         closedIDs.insert(connection.id)
     }
 

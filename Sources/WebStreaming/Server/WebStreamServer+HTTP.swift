@@ -8,13 +8,23 @@ extension WebStreamServer {
         case .invalid(let status, let reason):
             statisticsSoFar.httpErrors += 1
             respond(connection, status: status, type: "text/plain", body: Array((reason + "\n").utf8))
-        case .complete(let request, _):
+        case .complete(let request, let consumed):
             statisticsSoFar.httpRequests += 1
             route(request, connection)
+            // Frames the client sent right behind its upgrade request.
+            if connection.isWebSocket, consumed < head.count {
+                for event in connection.reader.append(head[consumed...]) { handle(event, from: connection) }
+            }
         }
     }
 
     private func route(_ request: HTTPRequest, _ connection: Connection) {
+        if let refusal = hostRefusal(request) {
+            statisticsSoFar.httpErrors += 1
+            report("connection \(connection.id) (\(connection.peer)) refused: \(refusal)")
+            respond(connection, status: 403, type: "text/plain", body: Array((refusal + "\n").utf8))
+            return
+        }
         let head = request.method == "HEAD"
         guard request.method == "GET" || head else {
             statisticsSoFar.httpErrors += 1
@@ -35,9 +45,21 @@ extension WebStreamServer {
                     connection, status: refusal.status, type: "text/plain", body: Array((refusal.reason + "\n").utf8),
                     extraHeaders: refusal.status == 426 ? "Sec-WebSocket-Version: 13\r\n" : "")
             case .success(let response):
-                guard clientCount < configuration.maximumClients else {
+                if let refusal = originRefusal(request) {
+                    statisticsSoFar.httpErrors += 1
+                    report("client \(connection.peer) refused: \(refusal)")
+                    respond(connection, status: 403, type: "text/plain", body: Array((refusal + "\n").utf8))
+                    return
+                }
+                let inUse = slotsInUse()
+                let fromAddress = slotsInUse(from: connection.address)
+                guard inUse < configuration.maximumClients, fromAddress < configuration.maximumClientsPerAddress else {
                     statisticsSoFar.clientsRefused += 1
-                    log("client \(connection.peer) refused: \(clientCount) clients connected (the most allowed)")
+                    report(
+                        "client \(connection.peer) refused: \(inUse) clients connected or closing, "
+                            + "\(fromAddress) of them from \(connection.address) (the most allowed: "
+                            + "\(configuration.maximumClients), \(configuration.maximumClientsPerAddress) from one address)"
+                    )
                     respond(connection, status: 503, type: "text/plain", body: Array("too many clients\n".utf8))
                     return
                 }
@@ -45,7 +67,7 @@ extension WebStreamServer {
                 connection.queue.appendControl(response)
                 if let configurationMessage { connection.queue.appendControl(configurationMessage) }
                 statisticsSoFar.clientsServed += 1
-                log("client \(connection.id) (\(connection.peer)) connected; it starts at the next keyframe")
+                report("client \(connection.id) (\(connection.peer)) connected; it starts at the next keyframe")
                 flush(connection)
             }
         default:
@@ -71,6 +93,7 @@ private func reasonPhrase(_ status: Int) -> String {
     switch status {
     case 200: "OK"
     case 400: "Bad Request"
+    case 403: "Forbidden"
     case 404: "Not Found"
     case 405: "Method Not Allowed"
     case 426: "Upgrade Required"

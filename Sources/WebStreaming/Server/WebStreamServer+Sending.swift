@@ -22,7 +22,9 @@ extension WebStreamServer {
             configurationMessage = message
             statisticsSoFar.codecString = sample.formatDescription.codecString(
                 parameterSetsInBand: configuration.chunkFormat == .annexB)
-            for connection in connections where connection.isWebSocket { connection.queue.appendControl(message) }
+            for connection in connections where connection.isWebSocket && !connection.isClosed {
+                if !connection.queue.appendControl(message) { controlOverflow(connection) }
+            }
         }
         let payload: [UInt8]
         switch configuration.chunkFormat {
@@ -39,7 +41,7 @@ extension WebStreamServer {
         statisticsSoFar.accessUnits += 1
         statisticsSoFar.bytes += payload.count
         if sample.isKeyframe { statisticsSoFar.keyframes += 1 }
-        for connection in connections where connection.isWebSocket {
+        for connection in connections where connection.isWebSocket && !connection.isClosed {
             connection.queue.appendAccessUnit(message, isKeyframe: sample.isKeyframe)
             flush(connection)
         }
@@ -55,7 +57,8 @@ extension WebStreamServer {
         {
             let before = furthest.queue.queuedBytes
             furthest.queue.skipToNextKeyframe()
-            log("client \(furthest.id) (\(furthest.peer)) skips to the next keyframe: all queues hold \(total) bytes")
+            report(
+                "client \(furthest.id) (\(furthest.peer)) skips to the next keyframe: all queues hold \(total) bytes")
             total -= before - furthest.queue.queuedBytes
             if before == furthest.queue.queuedBytes { break }
         }

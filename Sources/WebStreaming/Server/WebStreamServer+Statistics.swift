@@ -33,12 +33,13 @@ extension WebStreamServer {
         public var clientsConnected = 0
         /// WebSocket clients accepted since the server started.
         public var clientsServed = 0
-        /// Connections turned away: WebSocket clients past the limit (`503`) and connections past the pending-request
-        /// limit.
+        /// Connections turned away: WebSocket clients past the limit (`503`) and connections closed to make room under
+        /// the pending-request bounds.
         public var clientsRefused = 0
         /// Requests whose head was read in full, WebSocket upgrades included.
         public var httpRequests = 0
-        /// Requests answered with an error status, or that were malformed or too slow.
+        /// Requests answered with an error status, or that were malformed or too slow, and connections closed at a
+        /// deadline or for not reading their replies.
         public var httpErrors = 0
         /// Skips to a keyframe over all clients, those gone included.
         public var skips = 0

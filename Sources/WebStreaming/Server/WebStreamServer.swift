@@ -7,8 +7,9 @@ import MediaCore
 
 // WebStreamServer's configuration, state and lifetime. The rest of the type, by
 // concern: +Sending (access units into the clients' queues), +Connections
-// (accepting, reading, writing, closing), +HTTP (requests and their routes),
-// +Statistics (the figures and their JSON).
+// (accepting, reading, writing, closing), +Deadlines (the bounds on slow and
+// idle connections), +HTTP (requests and their routes), +Origin (the Host and
+// Origin policy), +Statistics (the figures and their JSON).
 
 /// An HTTP and WebSocket server for one live stream: the player page at `/`,
 /// the stream at `/stream` (a WebSocket, ``StreamWireFormat``), the
@@ -29,9 +30,21 @@ import MediaCore
 /// behind skips to the next keyframe, counted), each queue is bounded by
 /// ``Configuration/clientQueueBytes`` and all of them together by
 /// ``Configuration/totalQueueBytes`` (past it, the client furthest behind
-/// skips). Connections still sending their request head are bounded too
-/// (``Configuration/maximumPendingRequests``, each with
-/// ``Configuration/requestTimeoutSeconds`` to finish it). HTTP requests are
+/// skips). Control replies (pongs, statistics) are bounded per client by
+/// ``Configuration/maximumControlBytes``: a client that asks and does not
+/// read is closed. Connections still sending their request head are bounded
+/// in all (``Configuration/maximumPendingRequests``) and per source address
+/// (``Configuration/maximumPendingRequestsPerAddress``): one more closes the
+/// oldest of them, so a new client always gets its turn. Every connection
+/// has a deadline: ``Configuration/requestTimeoutSeconds`` for its request
+/// head, ``Configuration/responseTimeoutSeconds`` to take its response,
+/// ``Configuration/closingTimeoutSeconds`` to finish a close, and a WebSocket
+/// client that takes no byte for ``Configuration/stalledClientSeconds`` while
+/// bytes wait is closed; at most ``Configuration/maximumClientsPerAddress``
+/// WebSocket clients come from one address. Only requests whose `Host` is an IP address,
+/// `localhost` or the host of an allowed origin are served, and a WebSocket
+/// upgrade from a web page is taken only from the page's own origin, a
+/// loopback origin or ``Configuration/allowedOrigins``. HTTP requests are
 /// answered and the connection closed; there is no keep-alive, TLS or
 /// compression.
 public final class WebStreamServer {
@@ -45,8 +58,11 @@ public final class WebStreamServer {
         public var page: [UInt8] = PackageResources.player_html
         /// How access units are framed on the wire.
         public var chunkFormat: StreamWireFormat.ChunkFormat = .description
-        /// WebSocket clients at once; one more gets `503`.
+        /// WebSocket clients at once, those closing included; one more gets `503`.
         public var maximumClients = 64
+        /// WebSocket clients at once from one address, those closing
+        /// included; one more from that address gets `503`.
+        public var maximumClientsPerAddress = 16
         /// Bytes queued for one client before it skips to the next keyframe.
         public var clientQueueBytes = 8 << 20
         /// Bytes queued for every client together.
@@ -55,13 +71,35 @@ public final class WebStreamServer {
         /// leaves the system's. Part of how far a client can fall behind
         /// before its queue grows.
         public var socketSendBuffer: Int? = 256 << 10
+        /// Bytes of control messages (pongs, statistics replies, the close
+        /// frame) that may wait for one client; past them the client is
+        /// closed.
+        public var maximumControlBytes = 256 << 10
         /// The most bytes a client message may have.
         public var maximumClientMessageBytes = 65536
         /// Connections that have not finished their request head yet; one
-        /// more is closed at once.
+        /// more closes the oldest of them from the address that has the most.
         public var maximumPendingRequests = 64
-        /// Seconds a connection may take to send its request head.
+        /// Connections from one address that have not finished their request
+        /// head yet; one more from that address closes its oldest.
+        public var maximumPendingRequestsPerAddress = 8
+        /// Seconds a connection may take to send its request head. No request
+        /// body is ever waited for: a request that announces one is refused
+        /// (`400`) once its head is in.
         public var requestTimeoutSeconds = 10.0
+        /// Seconds a connection may take to read its HTTP response.
+        public var responseTimeoutSeconds = 10.0
+        /// Seconds a WebSocket client may take, once a close frame is queued
+        /// for it, to read what is still queued.
+        public var closingTimeoutSeconds = 5.0
+        /// Seconds a WebSocket client may go without taking a byte while
+        /// bytes wait for it.
+        public var stalledClientSeconds = 20.0
+        /// Origins (`https://example.org`, `http://host:8080`) besides the
+        /// page's own and loopback ones whose pages may open the stream;
+        /// their hosts are served as `Host` too.
+        /// ``WebStreamServer/normalizedOrigin(_:)`` checks one.
+        public var allowedOrigins: [String] = []
 
         /// Creates a configuration that listens on `host` (a numeric IPv4 address) and `port` (0: any free port), with
         /// the default page and bounds.
@@ -84,18 +122,28 @@ public final class WebStreamServer {
     final class Connection {
         let id: Int
         let descriptor: Int32
+        /// The address, without the port.
+        let address: String
         let peer: String
-        var state: State = .request([])
+        var state: State = .request([]) { didSet { stateSince = monotonicSeconds() } }
         var queue: ClientQueue
         var reader: WebSocket.FrameReader
         var bytesSent = 0
         let acceptedAt = monotonicSeconds()
-        init(id: Int, descriptor: Int32, peer: String, queueBytes: Int, messageBytes: Int) {
+        /// When ``state`` last changed.
+        var stateSince = monotonicSeconds()
+        /// When a byte was last written to the socket (or the connection was accepted).
+        var lastWrite = monotonicSeconds()
+        /// Closed; removed from the server at the end of the poll.
+        var isClosed = false
+        init(id: Int, descriptor: Int32, address: String, port: UInt16, configuration: Configuration) {
             self.id = id
             self.descriptor = descriptor
-            self.peer = peer
-            queue = ClientQueue(maximumBytes: queueBytes)
-            reader = WebSocket.FrameReader(maximumMessageBytes: messageBytes)
+            self.address = address
+            peer = "\(address):\(port)"
+            queue = ClientQueue(
+                maximumBytes: configuration.clientQueueBytes, maximumControlBytes: configuration.maximumControlBytes)
+            reader = WebSocket.FrameReader(maximumMessageBytes: configuration.maximumClientMessageBytes)
         }
     }
 
@@ -103,8 +151,15 @@ public final class WebStreamServer {
     public let configuration: Configuration
     /// The port the server listens on.
     public let port: Int
-    /// Called with a line of text when a client comes, goes or misbehaves.
+    /// Called with a line of text when a client comes, goes or misbehaves:
+    /// at most ``maximumLogLinesPerSecond`` lines a second, then one line
+    /// saying how many were left out (so strangers cannot fill a disk).
     public var log: (String) -> Void = { _ in }
+    /// The most lines a second given to ``log``.
+    public var maximumLogLinesPerSecond = 20
+    var logSecond = 0.0
+    var logLinesThisSecond = 0
+    var logLinesLeftOut = 0
 
     var listener: Int32
     var connections: [Connection] = []
@@ -119,6 +174,8 @@ public final class WebStreamServer {
     var sequence: UInt32 = 0
     var frameRate: Double?
     var closedIDs: Set<Int> = []
+    /// The `stats` reply made in this poll, shared by every request in it.
+    var statisticsReply: [UInt8]?
 
     /// Listens on the configured address.
     public init(_ configuration: Configuration) throws(MediaError) {
@@ -131,12 +188,47 @@ public final class WebStreamServer {
 
     deinit { close(drainSeconds: 0) }
 
-    /// The WebSocket clients connected now.
-    public var clientCount: Int { connections.filter { if case .webSocket = $0.state { true } else { false } }.count }
+    /// The WebSocket clients connected now (not those closing).
+    public var clientCount: Int { connections.filter { !$0.isClosed && $0.isWebSocket }.count }
+
+    /// The WebSocket clients connected or closing (from `address` only, when
+    /// given): what ``Configuration/maximumClients`` and
+    /// ``Configuration/maximumClientsPerAddress`` bound.
+    func slotsInUse(from address: String? = nil) -> Int {
+        connections.filter { c in
+            !c.isClosed && (c.isWebSocket || c.isClosing) && (address.map { c.address == $0 } ?? true)
+        }.count
+    }
+}
+
+extension WebStreamServer {
+    /// Gives `line` to ``log`` unless ``maximumLogLinesPerSecond`` lines went
+    /// out this second; counts it otherwise, and says how many were left out
+    /// with the next line that goes out.
+    func report(_ line: String) {
+        let now = monotonicSeconds()
+        if now - logSecond >= 1 {
+            logSecond = now
+            logLinesThisSecond = 0
+        }
+        guard logLinesThisSecond < maximumLogLinesPerSecond else {
+            logLinesLeftOut += 1
+            return
+        }
+        logLinesThisSecond += 1
+        if logLinesLeftOut > 0 {
+            log("\(logLinesLeftOut) lines about clients left out (more than \(maximumLogLinesPerSecond) a second)")
+            logLinesLeftOut = 0
+            logLinesThisSecond += 1
+        }
+        log(line)
+    }
 }
 
 extension WebStreamServer.Connection {
     var isWebSocket: Bool { if case .webSocket = state { true } else { false } }
+    var isClosing: Bool { if case .closing = state { true } else { false } }
+    var isPendingRequest: Bool { if case .request = state { !isClosed } else { false } }
 }
 
 /// Microseconds since 1970 by the system's real-time clock.

@@ -11,7 +11,7 @@ import WebStreaming
 enum WebServe {
     static let valueOptions: Set<String> = [
         "i", "input", "http", "wait-clients", "client-buffer", "max-clients", "max-queue", "stats-json", "codec",
-        "frame-rate",
+        "frame-rate", "allow-origin",
     ]
     static let flagOptions: Set<String> = ["annexb", "loop", "no-pace"]
 
@@ -25,9 +25,13 @@ enum WebServe {
                                      0: start at once)
           --client-buffer BYTES      how far one client may fall behind before it skips to the next
                                      keyframe (default 8388608); a client more than a GOP behind skips too
-          --max-clients N            WebSocket clients at once (default 64)
+          --max-clients N            WebSocket clients at once, those closing included (default 64)
           --max-queue BYTES          bytes queued for all clients together (default 67108864)
           --stats-json FILE          write the final statistics (the /stats object) to FILE
+          --allow-origin ORIGIN      let pages from ORIGIN (`https://example.org`, `http://host:8080`) open
+                                     the stream, and serve requests naming its host; repeatable. By default
+                                     only the page's own origin and loopback ones may, and only requests
+                                     to an IP address or localhost are served
         The wire format is described in Sources/WebStreaming/WebStreaming.docc/WebStreaming.md.
         """
 
@@ -61,6 +65,13 @@ enum WebServe {
                 "client-buffer", in: 65_536...1 << 30, default: 8 << 20)!
             configuration.maximumClients = try parsed.integer("max-clients", in: 1...100_000, default: 64)!
             configuration.totalQueueBytes = try parsed.integer("max-queue", in: 65_536...1 << 34, default: 64 << 20)!
+            for origin in parsed.values("allow-origin") {
+                guard let normalized = WebStreamServer.normalizedOrigin(origin) else {
+                    throw Arguments.UsageError(
+                        description: "--allow-origin \(origin): expected http://HOST[:PORT] or https://HOST[:PORT]")
+                }
+                configuration.allowedOrigins.append(normalized)
+            }
             input = Input(path: path, kind: kind, options: try EncodeOptions(parsed), parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")

@@ -8,6 +8,7 @@ import MediaCore
 struct Arguments {
     private(set) var positional: [String] = []
     private var values: [String: String] = [:]
+    private var allValues: [String: [String]] = [:]
     private var flags: Set<String> = []
     private var consumed: Set<String> = []
 
@@ -42,6 +43,7 @@ struct Arguments {
                     values[name] = arguments[index]
                     index += 1
                 }
+                allValues[name, default: []].append(values[name]!)
             } else if flagOptions.contains(name) {
                 guard inlineValue == nil else {
                     throw UsageError(description: "option --\(name) takes no value")
@@ -53,8 +55,11 @@ struct Arguments {
         }
     }
 
-    /// The value of option `name`, if given.
+    /// The value of option `name`, if given (the last, when given more than once).
     func value(_ name: String) -> String? { values[name] }
+
+    /// Every value of option `name`, in order (a repeatable option).
+    func values(_ name: String) -> [String] { allValues[name] ?? [] }
 
     /// Whether flag `name` was given.
     func flag(_ name: String) -> Bool { flags.contains(name) }
