@@ -32,6 +32,37 @@ struct WHIPSendExitTests {
         throw ProcessError("the WHIP endpoint did not listen")
     }
 
+    /// What the background processes in `directory` wrote to standard error so far.
+    static func logs(in directory: TemporaryDirectory) -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path(""))) ?? []
+        return names.filter { $0.hasSuffix(".err") }.compactMap {
+            try? String(contentsOfFile: directory.path($0), encoding: .utf8)
+        }.joined()
+    }
+
+    /// An answer naming nine silent loopback candidates (127.0.0.2–10):
+    /// `codecs stream send --timeout 1` checks only eight of them, each at
+    /// most once per 200 ms, one check per 50 ms in all, and says why it
+    /// gave up.
+    @Test func checksOnlyPacedLoopbackCandidates() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try WHEPPeerTests.baselineClip(input, frames: 2, gop: 2)
+        let sockets = try (2...10).map { try WHIPClientSignallingTests.loopbackSocket("127.0.0.\($0)") }
+        defer { for socket in sockets { close(socket.fd) } }
+        let answer = WHIPClientSignallingTests.answer(
+            candidates: sockets.enumerated().map { (host: "127.0.0.\($0.offset + 2)", port: $0.element.port) })
+        let endpoint = try FakeHTTPEndpoint { _, _ in WHIPClientSignallingTests.created(answer) }
+        let sent = try runProcess(
+            TestPaths.codecsExecutable.path, Self.send(input, port: endpoint.port, ["--timeout", "1"]))
+        #expect(sent.status == 1)
+        #expect(sent.stderr.contains("no ICE check succeeded (8 remote candidates checked"), "\(sent.stderr)")
+        let counts = sockets.map { WHIPClientSignallingTests.drain($0.fd).count }
+        #expect(counts[8] == 0, "the ninth candidate is past the limit")
+        #expect(counts.prefix(8).allSatisfy { (1...6).contains($0) }, "\(counts)")
+        #expect(counts.reduce(0, +) <= 21, "\(counts)")
+    }
+
     static func isListening(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
@@ -74,9 +105,10 @@ struct WHIPSendExitTests {
         let sender = try BackgroundProcess(
             TestPaths.codecsExecutable.path, Self.send(input, port: port, ["--loop", "--consent-timeout", "2"]),
             in: directory)
-        for _ in 0..<500 where (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0 == 0 {
-            usleep(20_000)
-        }
+        // Until the endpoint logs the publisher's arrival (in its standard
+        // error file, in the directory), then a moment of media.
+        for _ in 0..<500 where !Self.logs(in: directory).contains("publisher") { usleep(20_000) }
+        usleep(300_000)
         endpoint.signal(SIGKILL)
         endpoint.wait(timeout: 10)
         let result = sender.wait(timeout: 30)
