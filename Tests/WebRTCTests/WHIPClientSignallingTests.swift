@@ -26,7 +26,9 @@ struct WHIPClientSignallingTests {
                 "a=fingerprint:sha-256 \(DTLSCertificate.shared.fingerprintText)", "a=setup:passive",
                 "a=rtpmap:96 H264/90000", "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96",
             ]
-            + candidates.enumerated().map { "a=candidate:\($0.offset + 1) 1 udp 2130706431 \($0.element.host) \($0.element.port) typ host" }
+            + candidates.enumerated().map {
+                "a=candidate:\($0.offset + 1) 1 udp 2130706431 \($0.element.host) \($0.element.port) typ host"
+            }
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
@@ -207,7 +209,8 @@ struct WHIPClientSignallingTests {
             response: "HTTP/1.1 201 Created\r\nLocation: /whip/1\r\nContent-Length: 900\r\n\r\nv=0\r\n",
             message: "the WHIP endpoint closed the connection after 5 of the 900 body bytes it announced "
                 + "(a truncated response)"),
-        BadAnswer(response: created("v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"), message: "the answer accepts no video"),
+        BadAnswer(
+            response: created("v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"), message: "the answer accepts no video"),
         BadAnswer(
             response: "HTTP/1.1 302 Found\r\nLocation: /x\r\nContent-Length: 5\r\n\r\nmoved",
             message: "WHIP endpoint answered 302: moved"),

@@ -26,7 +26,9 @@ struct WHIPResponseLengthTests {
 
     @Test(arguments: ["Content-Length: 5\r\nContent-Length: 6", "Content-Length: -5", "Content-Length: 5x"])
     func malformedOrConflictingLengthsAreRefused(_ fields: String) {
-        #expect(throws: MediaError.self) { try WHIPResponse.parse(Array((Self.head + fields + "\r\n\r\nv=0\r\n").utf8)) }
+        #expect(throws: MediaError.self) {
+            try WHIPResponse.parse(Array((Self.head + fields + "\r\n\r\nv=0\r\n").utf8))
+        }
     }
 
     /// Without Content-Length the body is all the endpoint sent.

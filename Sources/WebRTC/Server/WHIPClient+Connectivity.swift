@@ -40,7 +40,9 @@ extension WHIPClient {
             if let address = checks?.nextCheck(at: now) { sendCheck(to: address, nominate: true) }
             return
         }
-        if consent == nil { consent = ConsentFreshness(interval: consentInterval, expiry: consentExpiry, grantedAt: now) }
+        if consent == nil {
+            consent = ConsentFreshness(interval: consentInterval, expiry: consentExpiry, grantedAt: now)
+        }
         if consent!.isExpired(at: now) {
             isConnected = false
             throw MediaError(

@@ -147,7 +147,9 @@ extension WHIPClient {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { break }
             guard count > 0 else {
-                let reason = errno == EAGAIN || errno == EWOULDBLOCK ? "no complete response within \(timeoutSeconds) s"
+                let reason =
+                    errno == EAGAIN || errno == EWOULDBLOCK
+                    ? "no complete response within \(timeoutSeconds) s"
                     : String(cString: strerror(errno))
                 throw MediaError(.timedOut, "WHIP endpoint \(url.host):\(url.port) (\(method)): \(reason)")
             }

@@ -78,7 +78,7 @@ extension WHIPClient {
             let (response, answeredBy) = try request(method: "DELETE", url: session)
             if response.status == 401 { throw unauthorized("DELETE", at: answeredBy) }
             return .deleted(status: response.status)
-        } catch where error.code == .connectionFailed {
+        } catch  where error.code == .connectionFailed {
             return .endpointClosed
         }
     }

@@ -128,7 +128,9 @@ public final class WHIPClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) }
         }
         _ = Glibc.close(probe)
-        guard routed else { throw MediaError(.system, "no route to \(endpoint.host): \(String(cString: strerror(errno)))") }
+        guard routed else {
+            throw MediaError(.system, "no route to \(endpoint.host): \(String(cString: strerror(errno)))")
+        }
         let media = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard media >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
         local.sin_port = 0
