@@ -17,12 +17,15 @@ struct WHIPSendExitTests {
 
     /// Starts `codecs stream receive whip://…` on a free port and waits
     /// until it listens (its first line on standard error).
-    static func startEndpoint(output: String, in directory: TemporaryDirectory) throws -> (BackgroundProcess, Int) {
+    static func startEndpoint(output: String, in directory: TemporaryDirectory, _ extra: [String] = []) throws -> (
+        BackgroundProcess, Int
+    ) {
         for _ in 0..<5 {
             let port = try freeTCPPort()
             let endpoint = try BackgroundProcess(
                 TestPaths.codecsExecutable.path,
-                ["stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "30"], in: directory)
+                ["stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "30"] + extra,
+                in: directory)
             for _ in 0..<250 {
                 if isListening(port: port) { return (endpoint, port) }
                 usleep(20_000)
@@ -117,6 +120,20 @@ struct WHIPSendExitTests {
             result.stderr.contains(
                 "the WHIP endpoint stopped answering: no response to consent checks for 2.0 s (RFC 7675); media stopped"
             ))
+    }
+
+    /// The endpoint ends the session early (`--frames 5`, then BYE and
+    /// close_notify): the publisher stops with exit 1 and says so.
+    @Test func anEndpointThatEndsTheSessionEndsThePublish() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try WHEPPeerTests.baselineClip(input, frames: 25, gop: 25)
+        let output = directory.path("received.h264")
+        let (endpoint, port) = try Self.startEndpoint(output: output, in: directory, ["--frames", "5"])
+        let sent = try runProcess(TestPaths.codecsExecutable.path, Self.send(input, port: port, ["--loop"]))
+        #expect(endpoint.wait(timeout: 30).status == 0)
+        #expect(sent.status == 1)
+        #expect(sent.stderr.contains("the WHIP endpoint ended the session ("), "\(sent.stderr.suffix(2000))")
     }
 
     /// --token-file: the token goes out as `Authorization: Bearer`, a 401

@@ -30,7 +30,9 @@ extension WHIPClient {
     ///
     /// - Throws: `.unavailable` once consent expired (no response to a
     ///   consent check for ``consentExpiry``): the endpoint is gone, and no
-    ///   media is sent to it any more.
+    ///   media is sent to it any more; `.unavailable` too when the endpoint
+    ///   ended the session (BYE or DTLS close_notify) before
+    ///   ``endStream()``.
     public func poll(timeoutMilliseconds: Int32) throws(MediaError) {
         var descriptors = [pollfd(fd: udp, events: Int16(POLLIN), revents: 0)]
         _ = Glibc.poll(&descriptors, 1, timeoutMilliseconds)
@@ -44,11 +46,22 @@ extension WHIPClient {
             consent = ConsentFreshness(interval: consentInterval, expiry: consentExpiry, grantedAt: now)
         }
         if consent!.isExpired(at: now) {
+            // After our end of the stream an endpoint that stopped at the BYE
+            // is expected: nothing more is sent, and it is no failure.
+            if sender?.isFinished == true { return }
             isConnected = false
             throw MediaError(
                 .unavailable,
                 "the WHIP endpoint stopped answering: no response to consent checks for \(consentExpiry) s "
                     + "(RFC 7675); media stopped")
+        }
+        // The endpoint ending the session before our end of the stream:
+        // its BYE or DTLS close_notify (after ours, it is the expected end).
+        if isConnected, sender?.isFinished == false,
+            let reason = endpointEnded ?? (dtls?.isClosed == true ? "DTLS close_notify" : nil)
+        {
+            isConnected = false
+            throw MediaError(.unavailable, "the WHIP endpoint ended the session (\(reason)) before the stream's end")
         }
         if consent!.checkDue(at: now) { sendCheck(to: selected, nominate: true) }
         if !isConnected, let dtls {

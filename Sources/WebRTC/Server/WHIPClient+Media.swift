@@ -14,7 +14,8 @@ extension WHIPClient {
             case .rtcp(let packet):
                 if let protected = try? outbound.protectRTCP(packet) { sendDatagram(protected, to: selected) }
             case .keyframeRequested: keyframeWanted = true
-            case .targetBitRate, .receiverLeft: break
+            case .receiverLeft(_, let reason): endpointEnded = "RTCP BYE" + (reason.map { ": \($0)" } ?? "")
+            case .targetBitRate: break
             }
         }
     }

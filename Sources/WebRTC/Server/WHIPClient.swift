@@ -88,6 +88,8 @@ public final class WHIPClient {
     var outbound: SRTPContext?
     var inbound: SRTPContext?
     var keyframeWanted = false
+    /// How the endpoint ended the session (its BYE), if it did.
+    var endpointEnded: String?
     let clock = RTPMonotonicClock()
     let ssrc = UInt32.random(in: 1...UInt32.max)
     let rtxSSRC = UInt32.random(in: 1...UInt32.max)
