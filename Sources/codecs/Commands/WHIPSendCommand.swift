@@ -21,7 +21,8 @@ enum WHIPSend {
           -i IN                      a .y4m clip (encoded on the way) or an encoded H.264 file (sent as it is)
           --profile NAME             for a .y4m IN: baseline (default), main, high or constrained-high
           --timeout SECONDS          give up when ICE and DTLS have not finished in this long (default 10)
-          --token T, --token-file F  send Authorization: Bearer T (or F's first line) with the POST and DELETE
+          --token T, --token-file F  send Authorization: Bearer T (or F's first line) with the POST and DELETE;
+                                     never printed (other local users can see --token in the process list)
           --consent-timeout SECONDS  stop with an error when the endpoint answers no consent check for this long
                                      (RFC 7675; default 30)
           --stats-json FILE          write the sender's final statistics to FILE
