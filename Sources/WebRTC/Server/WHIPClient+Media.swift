@@ -79,7 +79,8 @@ extension WHIPClient {
             let (response, answeredBy) = try request(method: "DELETE", url: session)
             if response.status == 401 { throw unauthorized("DELETE", at: answeredBy) }
             return .deleted(status: response.status)
-        } catch  where error.code == .connectionFailed {
+        } catch {
+            guard error.code == .connectionFailed else { throw error }
             return .endpointClosed
         }
     }
