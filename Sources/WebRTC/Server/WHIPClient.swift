@@ -32,10 +32,12 @@ import RTPPayload
 /// so an answer cannot aim its checks at third parties. Once connected it
 /// keeps consent fresh (RFC 7675): a check every ``consentInterval``, and
 /// ``poll(timeoutMilliseconds:)`` throws once no response came for
-/// ``consentExpiry``, so a publisher learns that its endpoint is gone. With
-/// a ``bearerToken`` it sends `Authorization: Bearer` with the POST and the
-/// DELETE (RFC 9725 4.5) to the origin the token was given for; it follows
-/// 307 and 308 redirects (``maximumRedirects``).
+/// ``consentExpiry``, so a publisher learns that its endpoint is gone; it
+/// throws too when the endpoint ends the session (BYE, close_notify) before
+/// ``endStream()``. Given a token it sends `Authorization: Bearer` with the
+/// POST and the DELETE (RFC 9725 4.5), only to the origin the token was
+/// given for, and never logs it; it follows 307 and 308 redirects
+/// (``maximumRedirects``) with the same method and body.
 ///
 /// IPv4 only; one host candidate; an endpoint whose answer lists no
 /// candidate is found from its own checks (a peer-reflexive candidate); no
