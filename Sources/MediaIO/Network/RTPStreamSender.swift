@@ -87,9 +87,12 @@ public final class RTPStreamSender {
         }
         destination = try UDPSocket.Address(host: host, port: UInt16(port))
         rtcpDestination = try UDPSocket.Address(host: destination.host, port: UInt16(port + 1))
-        let wildcard = destination.host.contains(":") ? "::" : "0.0.0.0"
-        socket = try UDPSocket(bindingTo: wildcard)
-        rtcpSocket = try UDPSocket(bindingTo: wildcard, port: UInt16(rtcpPort))
+        // Bound to the local address that reaches the destination (loopback
+        // for a loopback one), not to every interface: feedback is read only
+        // where the stream leaves from.
+        let local = try destination.localAddressReaching()
+        socket = try UDPSocket(bindingTo: local)
+        rtcpSocket = try UDPSocket(bindingTo: local, port: UInt16(rtcpPort))
         session = RTPSenderSession(configuration: configuration)
         injector = faultInjector
     }
@@ -109,6 +112,10 @@ public final class RTPStreamSender {
     private var packetsWithheld = 0
     /// The SSRC of the stream.
     public var ssrc: UInt32 { session.ssrc }
+    /// The local addresses the RTP and RTCP sockets are bound to.
+    public var localAddresses: (rtp: UDPSocket.Address, rtcp: UDPSocket.Address) {
+        (socket.localAddress, rtcpSocket.localAddress)
+    }
 
     /// Packetizes and sends `sample`, then reads the feedback waiting.
     @discardableResult

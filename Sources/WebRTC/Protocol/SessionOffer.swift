@@ -88,18 +88,19 @@ public struct SessionOffer: Sendable, Hashable {
     /// Hashes the sections.
     public func hash(into hasher: inout Hasher) { hasher.combine(sections) }
 
-    /// Reads an offer.
+    /// Reads an offer (or, with `describing: "answer"`, an answer: the
+    /// syntax is the same, only the errors name it so).
     ///
     /// - Throws: `.invalidData` for text over ``maximumBytes``, no `v=0`
     ///   first line, a malformed `m=` line, too many sections or formats.
-    public init(parsing text: String) throws(MediaError) {
+    public init(parsing text: String, describing noun: String = "offer") throws(MediaError) {
         guard text.utf8.count <= Self.maximumBytes else {
-            throw .invalidData("SDP offer of \(text.utf8.count) bytes: more than \(Self.maximumBytes)")
+            throw .invalidData("SDP \(noun) of \(text.utf8.count) bytes: more than \(Self.maximumBytes)")
         }
         var lines = text.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
             .makeIterator()
         guard let first = lines.next(), first.trimmingSpaces == "v=0" else {
-            throw .invalidData("SDP offer does not start with v=0")
+            throw .invalidData("SDP \(noun) does not start with v=0")
         }
         while let rawLine = lines.next() {
             let line = rawLine.trimmingSpaces
@@ -108,12 +109,12 @@ public struct SessionOffer: Sendable, Hashable {
             let value = line.dropFirst(2)
             if type == "m" {
                 guard sections.count < Self.maximumSections else {
-                    throw .invalidData("SDP offer with more than \(Self.maximumSections) media sections")
+                    throw .invalidData("SDP \(noun) with more than \(Self.maximumSections) media sections")
                 }
                 let parts = value.split(separator: " ")
                 guard parts.count >= 4, let port = parts[1].split(separator: "/").first.flatMap({ Int($0) }),
                     (0...65535).contains(port)
-                else { throw .invalidData("SDP offer with a malformed m= line: \(value.prefix(80))") }
+                else { throw .invalidData("SDP \(noun) with a malformed m= line: \(value.prefix(80))") }
                 guard parts.count - 3 <= Self.maximumFormats else {
                     throw .invalidData("SDP m= line with more than \(Self.maximumFormats) formats")
                 }

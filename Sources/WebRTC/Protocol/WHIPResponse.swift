@@ -2,8 +2,12 @@ import MediaCore
 
 /// An HTTP/1.x response as a WHIP client reads it: the status, the header
 /// fields and the body, read from all the bytes the endpoint sent before it
-/// closed the connection (the client asks for `Connection: close`).
+/// closed the connection (the client asks for `Connection: close`). With a
+/// `Content-Length` the body is exactly that many bytes: fewer (the
+/// connection closed early) is refused, bytes past it are not read.
 public struct WHIPResponse: Sendable, Hashable {
+    /// The most bytes of a response the client reads (1 MiB).
+    public static let maximumBytes = 1 << 20
     /// The status code (201 for an accepted offer).
     public var status: Int
     /// Header fields, names lowercased (`location` names the session).
@@ -13,8 +17,9 @@ public struct WHIPResponse: Sendable, Hashable {
 
     /// Reads a response from `bytes`.
     ///
-    /// - Throws: `.invalidData` when the head is not complete or the status
-    ///   line has no numeric status.
+    /// - Throws: `.invalidData` when the head is not complete, the status
+    ///   line has no numeric status, `Content-Length` is malformed or given
+    ///   twice with different values, or the body is shorter than it says.
     public static func parse(_ bytes: [UInt8]) throws(MediaError) -> WHIPResponse {
         let terminator: [UInt8] = [13, 10, 13, 10]
         guard bytes.count >= 4,
@@ -27,11 +32,30 @@ public struct WHIPResponse: Sendable, Hashable {
             (100...999).contains(status)
         else { throw MediaError(.invalidData, "WHIP endpoint sent a malformed status line") }
         var fields: [String: String] = [:]
+        var contentLengths: Set<String> = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = String(line[line.index(after: colon)...].trimmingSpaces)
+            let name = line[..<colon].lowercased()
+            let value = String(line[line.index(after: colon)...].trimmingSpaces)
+            if name == "content-length" { contentLengths.insert(value) }
+            fields[name] = value
         }
-        return WHIPResponse(
-            status: status, fields: fields, body: String(decoding: bytes[(split + 4)...], as: UTF8.self))
+        var body = bytes[(split + 4)...]
+        if let text = contentLengths.first {
+            guard contentLengths.count == 1, !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }),
+                let length = Int(text)
+            else {
+                throw MediaError(
+                    .invalidData, "the WHIP endpoint sent a malformed or conflicting Content-Length")
+            }
+            guard body.count >= length else {
+                throw MediaError(
+                    .invalidData,
+                    "the WHIP endpoint closed the connection after \(body.count) of the \(length) body bytes "
+                        + "it announced (a truncated response)")
+            }
+            body = body.prefix(length)
+        }
+        return WHIPResponse(status: status, fields: fields, body: String(decoding: body, as: UTF8.self))
     }
 }

@@ -24,18 +24,46 @@ extension WHIPClient {
         sendDatagram(message.encoded(integrityKey: Array(remote.password.utf8), fingerprint: true), to: address)
     }
 
-    /// Reads datagrams, sends checks (every 50 ms until one succeeds, then
-    /// every 2.5 s for consent), DTLS retransmissions and sender reports.
+    /// Reads datagrams, sends the ICE checks ``checks`` lets out until one
+    /// succeeds, then consent checks to the selected pair, DTLS
+    /// retransmissions and sender reports.
+    ///
+    /// - Throws: `.unavailable` once consent expired (no response to a
+    ///   consent check for ``consentExpiry``): the endpoint is gone, and no
+    ///   media is sent to it any more; `.unavailable` too when the endpoint
+    ///   ended the session (BYE or DTLS close_notify) before
+    ///   ``endStream()``.
     public func poll(timeoutMilliseconds: Int32) throws(MediaError) {
         var descriptors = [pollfd(fd: udp, events: Int16(POLLIN), revents: 0)]
         _ = Glibc.poll(&descriptors, 1, timeoutMilliseconds)
         readDatagrams()
         let now = monotonic()
-        if let remote, now - lastCheck >= (selected == nil ? 0.05 : 2.5) {
-            lastCheck = now
-            for candidate in selected.map({ [$0] }) ?? remote.candidates { sendCheck(to: candidate, nominate: true) }
+        guard let selected else {
+            if let address = checks?.nextCheck(at: now) { sendCheck(to: address, nominate: true) }
+            return
         }
-        guard let selected else { return }
+        if consent == nil {
+            consent = ConsentFreshness(interval: consentInterval, expiry: consentExpiry, grantedAt: now)
+        }
+        if consent!.isExpired(at: now) {
+            // After our end of the stream an endpoint that stopped at the BYE
+            // is expected: nothing more is sent, and it is no failure.
+            if sender?.isFinished == true { return }
+            isConnected = false
+            throw MediaError(
+                .unavailable,
+                "the WHIP endpoint stopped answering: no response to consent checks for \(consentExpiry) s "
+                    + "(RFC 7675); media stopped")
+        }
+        // The endpoint ending the session before our end of the stream:
+        // its BYE or DTLS close_notify (after ours, it is the expected end).
+        if isConnected, sender?.isFinished == false,
+            let reason = endpointEnded ?? (dtls?.isClosed == true ? "DTLS close_notify" : nil)
+        {
+            isConnected = false
+            throw MediaError(.unavailable, "the WHIP endpoint ended the session (\(reason)) before the stream's end")
+        }
+        if consent!.checkDue(at: now) { sendCheck(to: selected, nominate: true) }
         if !isConnected, let dtls {
             for datagram in dtls.handleTimeout() { sendDatagram(datagram, to: selected) }
         }
@@ -63,13 +91,9 @@ extension WHIPClient {
                 switch agent.receive(datagram, from: source, at: clock.now) {
                 case .respond(let response):
                     sendDatagram(response, to: source)
-                    // A peer-reflexive candidate (RFC 8445 7.3.1.3): check it
-                    // at once.
-                    if var known = remote, !known.candidates.contains(source), known.candidates.count < 16 {
-                        known.candidates.append(source)
-                        remote = known
-                        sendCheck(to: source, nominate: true)
-                    }
+                    // A peer-reflexive candidate (RFC 8445 7.3.1.3): checked
+                    // next, within the schedule's pacing and bounds.
+                    if selected == nil, checks?.candidates.contains(source) == false { checks?.add(source) }
                 case .ignored(let reason): refuse(reason)
                 }
                 return
@@ -82,6 +106,7 @@ extension WHIPClient {
                 return
             }
             answered.insert(source)
+            if source == selected { consent?.responded(at: monotonic()) }
             if selected == nil {
                 selected = source
                 if let dtls { for datagram in dtls.start() { sendDatagram(datagram, to: source) } }
@@ -93,6 +118,7 @@ extension WHIPClient {
                 refuse("DTLS from an address no ICE check succeeded with")
                 return
             }
+            if selected != source { consent = nil }
             selected = source
             for reply in dtls.receive(datagram) { sendDatagram(reply, to: source) }
             if !isConnected, dtls.isConnected, let keys = dtls.keyingMaterial {
@@ -117,5 +143,24 @@ extension WHIPClient {
 
     func sendDatagram(_ datagram: [UInt8], to address: UDPAddress) {
         sendIPv4Datagram(datagram, to: address, on: udp)
+    }
+
+    /// The directed broadcast addresses of the local IPv4 interfaces
+    /// (`getifaddrs`), which a candidate may not name.
+    static func localBroadcastAddresses() -> Set<[UInt8]> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var found: Set<[UInt8]> = []
+        var next = list
+        while let entry = next?.pointee {
+            next = entry.ifa_next
+            guard entry.ifa_flags & UInt32(IFF_BROADCAST) != 0, let broadcast = entry.ifa_ifu.ifu_broadaddr,
+                broadcast.pointee.sa_family == sa_family_t(AF_INET)
+            else { continue }
+            let address = UnsafeRawPointer(broadcast).assumingMemoryBound(to: sockaddr_in.self).pointee.sin_addr
+            found.insert(withUnsafeBytes(of: address) { Array($0) })
+        }
+        return found
     }
 }

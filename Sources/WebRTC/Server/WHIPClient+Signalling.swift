@@ -28,63 +28,24 @@ extension WHIPClient {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
-    /// One HTTP/1.1 request on a fresh connection, and the response.
-    func request(method: String, target: String, body: String? = nil, timeoutSeconds: Int = 10) throws(MediaError)
-        -> WHIPResponse
-    {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
-        defer { _ = Glibc.close(fd) }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, host, &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            throw MediaError(.unavailable, "WHIP endpoint \(host):\(port): \(String(cString: strerror(errno)))")
-        }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
-        let payload = Array((body ?? "").utf8)
-        if body != nil { head += "Content-Type: application/sdp\r\n" }
-        head += "Content-Length: \(payload.count)\r\n\r\n"
-        let bytes = Array(head.utf8) + payload
-        var written = 0
-        while written < bytes.count {
-            let sent = bytes[written...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard sent > 0 else { throw MediaError(.system, "WHIP request: \(String(cString: strerror(errno)))") }
-            written += sent
-        }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while response.count < 1 << 20 {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            response += buffer[0..<count]
-        }
-        return try WHIPResponse.parse(response)
-    }
-
     /// POSTs the offer, reads the answer, then runs ICE and DTLS until SRTP
     /// is keyed.
     ///
     /// - Throws: the endpoint's status and reason when it does not answer
-    ///   201; `.unsupported` when the answer is unusable; `.timedOut`.
+    ///   201 (a 401: "the endpoint refused the token (401)", or "requires
+    ///   a token" without one); `.invalidData` for a truncated or malformed
+    ///   answer; `.unsupported` when the answer is unusable; `.timedOut`
+    ///   when ICE and DTLS did not finish by the deadline.
     public func connect(timeoutSeconds: Double = 10) throws(MediaError) {
-        let response = try request(method: "POST", target: path, body: offer)
+        let (response, answeredBy) = try request(method: "POST", url: endpoint, body: offer)
+        if response.status == 401 { throw unauthorized("POST", at: answeredBy) }
         guard response.status == 201 else {
             throw MediaError(.unavailable, "WHIP endpoint answered \(response.status): \(response.body.prefix(200))")
         }
-        location = response.fields["location"]
-        let answer = try SessionOffer(parsing: response.body)
+        session = try response.fields["location"].map { location throws(MediaError) in
+            try answeredBy.resolving(location)
+        }
+        let answer = try SessionOffer(parsing: response.body, describing: "answer")
         guard let section = answer.sections.first(where: { $0.kind == "video" && $0.port != 0 }) else {
             throw .unsupported("the answer accepts no video")
         }
@@ -94,14 +55,23 @@ extension WHIPClient {
         guard let ufrag = answer.usernameFragment(section), let pwd = answer.password(section),
             let fingerprint = answer.fingerprint(section), fingerprint.algorithm == "sha-256"
         else { throw .unsupported("the answer lacks ice-ufrag, ice-pwd or a sha-256 fingerprint") }
-        let candidates = section.candidates.compactMap { candidate -> UDPAddress? in
-            var address = in_addr()
-            guard inet_pton(AF_INET, candidate.host, &address) == 1 else { return nil }
-            return UDPAddress(host: withUnsafeBytes(of: address) { Array($0) }, port: UInt16(candidate.port))
+        let deadline = monotonic() + timeoutSeconds
+        var schedule = ICECheckSchedule(
+            localAddress: localAddress, deadline: deadline, limits: checkLimits,
+            broadcastAddresses: Self.localBroadcastAddresses())
+        for candidate in section.candidates {
+            var v4 = in_addr()
+            var v6 = in6_addr()
+            if inet_pton(AF_INET, candidate.host, &v4) == 1 {
+                schedule.add(UDPAddress(host: withUnsafeBytes(of: v4) { Array($0) }, port: UInt16(candidate.port)))
+            } else if inet_pton(AF_INET6, candidate.host, &v6) == 1 {
+                schedule.add(UDPAddress(host: withUnsafeBytes(of: v6) { Array($0) }, port: UInt16(candidate.port)))
+            }
         }
         // An answer without candidates (aiortc's, for one) leaves the
         // endpoint's own checks to tell us where it is (peer-reflexive).
-        remote = (ufrag, pwd, candidates)
+        checks = schedule
+        remote = (ufrag, pwd)
         agent.remoteUsernameFragment = ufrag
         let retransmission = section.formats.contains("97") && section.rtpmaps[97]?.name.lowercased() == "rtx"
         sender = RTPSenderSession(
@@ -113,12 +83,14 @@ extension WHIPClient {
         // The answer's setup:active makes us the DTLS server; else the client.
         let role: DTLSEndpoint.Role = answer.setup(section) == "active" ? .server : .client
         dtls = try DTLSEndpoint(role: role, expectedFingerprint: fingerprint.value)
-        let deadline = monotonic() + timeoutSeconds
         while !isConnected {
             guard monotonic() < deadline else {
+                let skipped = checks?.refusalSummary ?? ""
                 let state =
                     selected == nil
-                    ? "no ICE check succeeded (\(remote?.candidates.count ?? 0) remote candidates)"
+                    ? "no ICE check succeeded (\(checks?.candidates.count ?? 0) remote candidates checked, "
+                        + "\(checks?.checksSent ?? 0) checks"
+                        + (skipped.isEmpty ? "" : "; not checked: \(skipped)") + ")"
                     : "DTLS did not finish with \(selected!)"
                 let refused = refusals.map { "\($0.key) ×\($0.value)" }.sorted().joined(separator: "; ")
                 throw MediaError(.timedOut, "\(state)" + (refused.isEmpty ? "" : "; refused: \(refused)"))

@@ -26,34 +26,63 @@ import RTPPayload
 /// try client.finish()
 /// ```
 ///
+/// It checks only the answer's candidates of its own address family that
+/// are neither unspecified, multicast nor broadcast, paced and bounded by
+/// ``checkLimits`` and never past the ICE deadline (``ICECheckSchedule``),
+/// so an answer cannot aim its checks at third parties. Once connected it
+/// keeps consent fresh (RFC 7675): a check every ``consentInterval``, and
+/// ``poll(timeoutMilliseconds:)`` throws once no response came for
+/// ``consentExpiry``, so a publisher learns that its endpoint is gone; it
+/// throws too when the endpoint ends the session (BYE, close_notify) before
+/// ``endStream()``. Given a token it sends `Authorization: Bearer` with the
+/// POST and the DELETE (RFC 9725 4.5), only to the origin the token was
+/// given for, and never logs it; it follows 307 and 308 redirects
+/// (``maximumRedirects``) with the same method and body.
+///
 /// IPv4 only; one host candidate; an endpoint whose answer lists no
 /// candidate is found from its own checks (a peer-reflexive candidate); no
-/// trickle ICE, TURN or ICE restarts.
+/// trickle ICE, TURN, ICE restarts or https (a TLS reverse proxy is the
+/// endpoint's side).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
-    public let host: String
+    public var host: String { endpoint.host }
     /// The endpoint's HTTP port, from the URL.
-    public let port: Int
+    public var port: Int { endpoint.port }
     /// The path the offer is POSTed to, from the URL (`/` when it has none).
-    public let path: String
-    /// The session URL the endpoint answered (`Location`).
-    public internal(set) var location: String?
+    public var path: String { endpoint.path }
+    /// The session URL the endpoint answered (`Location`), resolved against
+    /// the URL that answered.
+    public var location: String? { session?.description }
     /// The sender session, for its statistics.
     public internal(set) var sender: RTPSenderSession?
     /// Datagrams refused, per reason.
     public internal(set) var refusals: [String: Int] = [:]
     /// Whether the DTLS handshake is done and SRTP keys are in place, so media flows.
     public internal(set) var isConnected = false
+    /// The pacing and bounds of the ICE checks; set before ``connect(timeoutSeconds:)``.
+    public var checkLimits = ICECheckSchedule.Limits()
+    /// The base time between two consent checks once connected (RFC 7675: 5 s).
+    public var consentInterval = 5.0
+    /// How long consent lasts without a response (RFC 7675: 30 s).
+    public var consentExpiry = 30.0
+    /// The most 307/308 redirects followed for one request.
+    public var maximumRedirects = 5
+    /// The candidates checked and those refused, once ``connect(timeoutSeconds:)`` read the answer.
+    public internal(set) var checks: ICECheckSchedule?
 
+    let endpoint: WHIPEndpointURL
+    let bearerToken: String?
+    var session: WHIPEndpointURL?
     let udp: Int32
     let localAddress: UDPAddress
     let credentials: (usernameFragment: String, password: String)
     var agent: ICELiteAgent
     let profileLevelID: [UInt8]
     let tieBreaker = UInt64.random(in: 0...UInt64.max)
-    var remote: (usernameFragment: String, password: String, candidates: [UDPAddress])?
+    var remote: (usernameFragment: String, password: String)?
     var video: NegotiatedVideo?
     var selected: UDPAddress?
+    var consent: ConsentFreshness?
     var pendingChecks: [[UInt8]: UDPAddress] = [:]
     /// Remote candidates that answered a check.
     var answered: Set<UDPAddress> = []
@@ -61,7 +90,8 @@ public final class WHIPClient {
     var outbound: SRTPContext?
     var inbound: SRTPContext?
     var keyframeWanted = false
-    var lastCheck = 0.0
+    /// How the endpoint ended the session (its BYE), if it did.
+    var endpointEnded: String?
     let clock = RTPMonotonicClock()
     let ssrc = UInt32.random(in: 1...UInt32.max)
     let rtxSSRC = UInt32.random(in: 1...UInt32.max)
@@ -70,30 +100,26 @@ public final class WHIPClient {
     ///   - url: `http://HOST:PORT/PATH` (a numeric IPv4 host).
     ///   - profileLevelID: the stream's three SPS profile bytes, offered as
     ///     its `profile-level-id`.
-    public init(url: String, profileLevelID: [UInt8]) throws(MediaError) {
+    ///   - token: a bearer token for the endpoint (RFC 6750 `b64token`
+    ///     syntax), or nil.
+    /// - Throws: `.invalidArgument` for a URL the client does not take or a
+    ///   token that is not a `b64token` (the message does not repeat it).
+    public init(url: String, profileLevelID: [UInt8], token: String? = nil) throws(MediaError) {
         precondition(profileLevelID.count == 3)
-        guard url.hasPrefix("http://") else {
-            throw .invalidArgument("WHIP URL \(url): expected http://HOST:PORT/PATH")
+        endpoint = try WHIPEndpointURL(parsing: url)
+        if let token, !Self.isValidBearerToken(token) {
+            throw .invalidArgument(
+                "the token is not a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =)")
         }
-        let rest = url.dropFirst("http://".count)
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = rest[..<slash].split(separator: ":")
-        guard authority.count == 2, let port = Int(authority[1]), (1...65535).contains(port) else {
-            throw .invalidArgument("WHIP URL \(url): expected HOST:PORT")
-        }
-        host = String(authority[0])
-        self.port = port
-        path = slash == rest.endIndex ? "/" : String(rest[slash...])
+        bearerToken = token
         self.profileLevelID = profileLevelID
         credentials = ICELiteAgent.randomCredentials()
         agent = ICELiteAgent(localUsernameFragment: credentials.usernameFragment, localPassword: credentials.password)
         agent.isControlling = true
         var server = sockaddr_in()
         server.sin_family = sa_family_t(AF_INET)
-        server.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &server.sin_addr) == 1 else {
-            throw .invalidArgument("WHIP host \(host): expected a numeric IPv4 address")
-        }
+        server.sin_port = in_port_t(UInt16(endpoint.port).bigEndian)
+        inet_pton(AF_INET, endpoint.host, &server.sin_addr)
         // The local address toward the endpoint: a throwaway UDP socket
         // connected there tells it; the media socket binds to it.
         let probe = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
@@ -106,7 +132,9 @@ public final class WHIPClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) }
         }
         _ = Glibc.close(probe)
-        guard routed else { throw MediaError(.system, "no route to \(host): \(String(cString: strerror(errno)))") }
+        guard routed else {
+            throw MediaError(.system, "no route to \(endpoint.host): \(String(cString: strerror(errno)))")
+        }
         let media = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard media >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
         local.sin_port = 0

@@ -73,8 +73,14 @@ func runInspect(_ arguments: [String]) -> Int32 {
         return 1
     }
     let report = InspectReport(bytes: bytes, codec: codec, listNALUnits: options.flag("nals"))
+    guard report.nalUnitCount > 0 else {
+        printError(
+            "codecs inspect: \(path): the file holds no NAL unit (no Annex-B start code 00 00 01 in its "
+                + "\(bytes.count) bytes; is it an Annex-B \(codec == .h264 ? "H.264" : "HEVC") stream?)")
+        return 1
+    }
     if options.flag("json") { report.printJSON() } else { report.printText() }
-    return report.accessUnits == 0 && report.nalUnitCount == 0 ? 1 : 0
+    return 0
 }
 
 /// The facts `codecs inspect` prints.

@@ -10,7 +10,10 @@ import WebRTC
 /// says otherwise, or an H.264 file as it is) to a WHIP endpoint through
 /// ``WHIPClient``; this file only reads options and feeds the client.
 enum WHIPSend {
-    static let valueOptions: Set<String> = ["i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json"]
+    static let valueOptions: Set<String> = [
+        "i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json", "token", "token-file",
+        "consent-timeout",
+    ]
     static let flagOptions: Set<String> = ["loop", "no-pace"]
 
     static let help = """
@@ -18,11 +21,43 @@ enum WHIPSend {
           -i IN                      a .y4m clip (encoded on the way) or an encoded H.264 file (sent as it is)
           --profile NAME             for a .y4m IN: baseline (default), main, high or constrained-high
           --timeout SECONDS          give up when ICE and DTLS have not finished in this long (default 10)
+          --token T, --token-file F  send Authorization: Bearer T (or F's first line) with the POST and DELETE;
+                                     never printed (other local users can see --token in the process list)
+          --consent-timeout SECONDS  stop with an error when the endpoint answers no consent check for this long
+                                     (RFC 7675; default 30)
           --stats-json FILE          write the sender's final statistics to FILE
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
-        H.264 only; one host candidate (no STUN or TURN servers); no authorization token.
+        H.264 only; one host candidate (no STUN or TURN servers); http:// only (no TLS).
+        Exit status: 0 after a complete publish, 1 when the endpoint refuses it or stops answering, 2 for usage.
         """
+
+    /// The bearer token from --token or --token-file (its first line, without
+    /// surrounding spaces), or nil; never printed.
+    static func token(_ parsed: Arguments) throws(Arguments.UsageError) -> String? {
+        let inline = parsed.value("token")
+        let file = parsed.value("token-file")
+        if inline != nil && file != nil {
+            throw Arguments.UsageError(description: "give --token or --token-file, not both")
+        }
+        var token = inline
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw Arguments.UsageError(description: "--token-file \(file): cannot be read")
+            }
+            token = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard let read = token, !read.isEmpty else {
+                throw Arguments.UsageError(description: "--token-file \(file): holds no token")
+            }
+        }
+        if let token, !WHIPClient.isValidBearerToken(token) {
+            throw Arguments.UsageError(
+                description: "the token is not a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =)")
+        }
+        return token
+    }
 
     static func run(_ arguments: [String]) -> Int32 {
         if printedHelp(arguments, help) { return 0 }
@@ -30,6 +65,8 @@ enum WHIPSend {
         let url: String
         let input: WebServe.Input
         let timeout: Double
+        let consentTimeout: Double
+        let token: String?
         do {
             parsed = try Arguments(
                 arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
@@ -44,6 +81,11 @@ enum WHIPSend {
             guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
             timeout = Double(parsed.value("timeout") ?? "10") ?? -1
             guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
+            consentTimeout = Double(parsed.value("consent-timeout") ?? "30") ?? -1
+            guard consentTimeout > 0, consentTimeout <= 3600 else {
+                throw Arguments.UsageError(description: "--consent-timeout SECONDS: expected > 0 and ≤ 3600")
+            }
+            token = try Self.token(parsed)
             input = WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream send: \(error)")
@@ -54,7 +96,11 @@ enum WHIPSend {
             guard let sps = first.formatDescription.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }),
                 sps.count >= 4
             else { throw MediaError.unsupported("WHIP sends H.264 only") }
-            let client = try WHIPClient(url: url, profileLevelID: Array(sps[1...3]))
+            let client = try WHIPClient(url: url, profileLevelID: Array(sps[1...3]), token: token)
+            client.consentExpiry = consentTimeout
+            // RFC 7675's 5 s, or a sixth of a shorter expiry: several checks
+            // before consent is lost.
+            client.consentInterval = min(5, consentTimeout / 6)
             try client.connect(timeoutSeconds: timeout)
             printError("codecs stream send: publishing \(input.path) to \(url) (session \(client.location ?? "?"))")
             var feed = input.pacedFeed(feeder, first: first, parsed)
@@ -70,7 +116,9 @@ enum WHIPSend {
             client.endStream()
             let lingerEnd = monotonicSeconds() + 0.5
             while monotonicSeconds() < lingerEnd { try client.poll(timeoutMilliseconds: 20) }
-            let deleted = try client.finish()
+            let ending = try client.finish()
+            var deleted: Int?
+            if case .deleted(let status) = ending { deleted = status }
             if let path = parsed.value("stats-json"), let s = client.sender?.statistics {
                 let json =
                     "{\"framesSent\":\(s.framesSent),\"packetsSent\":\(s.packetsSent),\"nackCount\":\(s.nackCount),"
@@ -78,8 +126,7 @@ enum WHIPSend {
                     + "\"deleteStatus\":\(deleted ?? 0)}\n"
                 try? Data(json.utf8).write(to: URL(fileURLWithPath: path))
             }
-            printError(
-                "codecs stream send: sent \(sent) access units; DELETE answered \(deleted.map(String.init) ?? "-")")
+            printError("codecs stream send: sent \(sent) access units; \(ending)")
             return 0
         } catch {
             printError("codecs stream send: \(error)")
