@@ -36,6 +36,12 @@ extension MovieWriter {
             try startWriting()
         }
         try muxer.flush(while: "flushing '\(path)'")
+        if options.fragmented && !wroteMovieHeader {
+            // With delay_moov the first flush writes the `moov` alone and
+            // keeps the samples for the next fragment: write them too.
+            wroteMovieHeader = true
+            try muxer.flush(while: "flushing '\(path)'")
+        }
         lastFlushDTS = nil
     }
 

@@ -10,9 +10,10 @@ public struct MovieWriterOptions: Sendable {
     /// file is finished (a second pass over the file), so players can start
     /// before the whole file has arrived.
     public var fastStart: Bool
-    /// MP4/QuickTime: write a fragmented file (an empty `moov`, then one
-    /// `moof`+`mdat` per keyframe interval) that stays playable if writing
-    /// stops early.
+    /// MP4/QuickTime: write a fragmented file (a `moov` without samples,
+    /// written with the first fragment, then one `moof`+`mdat` per keyframe
+    /// interval or ``flushInterval``) that stays playable up to its last
+    /// fragment if writing stops early.
     public var fragmented: Bool
     /// MPEG-TS: where parameter sets go in the Annex-B stream.
     public var parameterSets: ParameterSetPolicy
@@ -120,6 +121,8 @@ public final class MovieWriter {
     private var lastAppendedDTS: MediaTime?
     /// The decode time of the first sample written since the last flush.
     var lastFlushDTS: MediaTime?
+    /// Fragmented MP4: whether a flush wrote the `moov` (see ``flush()``).
+    var wroteMovieHeader = false
     /// The number of copied packets written so far.
     public private(set) var copiedPacketCount = 0
 
@@ -371,7 +374,9 @@ public final class MovieWriter {
     var muxerOptions: [String: String] {
         var movieFlags: [String] = []
         if options.fastStart { movieFlags.append("faststart") }
-        if options.fragmented { movieFlags += ["frag_keyframe", "empty_moov", "default_base_moof"] }
+        // delay_moov: the `moov` is written with the first fragment, when the
+        // first packets give the edit lists (B-frame delay, audio priming).
+        if options.fragmented { movieFlags += ["frag_keyframe", "empty_moov", "delay_moov", "default_base_moof"] }
         return movieFlags.isEmpty ? [:] : ["movflags": movieFlags.map { "+" + $0 }.joined()]
     }
 
