@@ -75,10 +75,12 @@ import Testing
         #expect(frames == Array(sent.prefix(frames.count)))
         let audio = AudioTransportTests.packetHashes(
             try runChecked(
-                "ffmpeg", ["-nostdin", "-v", "error", "-i", kept] + AudioTransportTests.audioMD5Output(stripADTS: false)))
+                "ffmpeg",
+                ["-nostdin", "-v", "error", "-i", kept] + AudioTransportTests.audioMD5Output(stripADTS: false)))
         let sentAudio = AudioTransportTests.packetHashes(
             try runChecked(
-                "ffmpeg", ["-nostdin", "-v", "error", "-i", input] + AudioTransportTests.audioMD5Output(stripADTS: true)))
+                "ffmpeg",
+                ["-nostdin", "-v", "error", "-i", input] + AudioTransportTests.audioMD5Output(stripADTS: true)))
         #expect(!audio.isEmpty)
         #expect(audio == Array(sentAudio.prefix(audio.count)))
     }

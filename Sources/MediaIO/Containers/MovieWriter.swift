@@ -232,9 +232,11 @@ public final class MovieWriter {
         let holds = muxer.canStore(track.parameters) ?? MovieWriter.transportStreamCodecs.contains(track.codecName)
         if holds {
             // ADTS AAC is written with the AudioSpecificConfig of its first header; the probe gets a likely one.
-            let converted = container.storesLengthPrefixedSamples && track.codecName == "aac"
+            let converted =
+                container.storesLengthPrefixedSamples && track.codecName == "aac"
                 && track.codecConfiguration.isEmpty
-            let extradata = converted
+            let extradata =
+                converted
                 ? ADTSHeader(lowComplexitySampleRate: track.sampleRate, channels: track.channelCount)?
                     .audioSpecificConfig : nil
             guard
