@@ -85,6 +85,46 @@ import Testing
         #expect(audio == Array(sentAudio.prefix(audio.count)))
     }
 
+    /// FFmpeg sends 30 frames of 176x144 then 30 of 160x120 (two Annex-B
+    /// clips one after the other) as MPEG-TS over UDP to `receive -o
+    /// OUT.mkv`: the receiver stops at the new size, finishes the file with
+    /// the 30 frames before it (FFmpeg decodes them as it decodes the first
+    /// clip), says how many it kept and that `.ts` keeps such a stream.
+    @Test func formatChangeFinishesWhatWasWritten() throws {
+        let directory = try TemporaryDirectory()
+        let first = directory.path("first.h264")
+        let both = directory.path("both.h264")
+        let encode = ["-c:v", "libx264", "-g", "30", "-bf", "0", "-pix_fmt", "yuv420p"]
+        try ffmpegTestPattern(size: "176x144", frames: 30, arguments: encode, to: first)
+        try ffmpegTestPattern(size: "160x120", frames: 30, arguments: encode, to: directory.path("second.h264"))
+        try
+            (try Data(contentsOf: URL(fileURLWithPath: first))
+            + (try Data(contentsOf: URL(fileURLWithPath: directory.path("second.h264")))))
+            .write(to: URL(fileURLWithPath: both))
+        let port = try freePort(.udp)
+        let output = directory.path("received.mkv")
+        let receiver = try Peer(
+            TestPaths.codecsExecutable.path,
+            ["stream", "receive", "udp://127.0.0.1:\(port)", "-o", output, "--timeout", "10"], seconds: 40)
+        defer { receiver.stop() }
+        try waitUntilBound(.udp, port: port, by: receiver)
+        let sender = try Peer(
+            "ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-re", "-f", "h264", "-framerate", "30", "-i", both, "-c", "copy", "-f",
+                "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316",
+            ])
+        defer { sender.stop() }
+        let received = receiver.wait()
+        #expect(received.status == 1, "\(received.stderr)")
+        #expect(received.stderr.contains(", wrote the first 30 to \(output)"), "\(received.stderr)")
+        #expect(
+            received.stderr.contains("has a new format description (160x120, was 176x144)")
+                && received.stderr.contains("(an MPEG-TS output, .ts, keeps a stream whose format changes)"),
+            "\(received.stderr)")
+        #expect(try ffmpegFrameMD5(path: output) == (try ffmpegFrameMD5(path: first)))
+    }
+
     /// A receiver asked for the video only lists the video track as read
     /// and the audio as not read.
     @Test func videoOnlyReceiverListsTheTracksItReads() throws {
