@@ -240,7 +240,7 @@ package final class Muxer {
         }
         var dictionary = Libav.dictionary(options)
         defer { av_dict_free(&dictionary) }
-        let (status, errors) = HardwareLog.capture { avformat_write_header(context, &dictionary) }
+        let (status, errors) = HardwareLog.capture(forwarding: false) { avformat_write_header(context, &dictionary) }
         guard status < 0 else { return nil }
         return errors.isEmpty ? Libav.error(status, while: "writing the header").message : HardwareLog.summary(errors)
     }
