@@ -35,6 +35,7 @@ static inline int CFFmpeg_AV_INPUT_BUFFER_PADDING_SIZE(void) { return AV_INPUT_B
 static inline int CFFmpeg_AVFMT_GLOBALHEADER(void) { return AVFMT_GLOBALHEADER; }
 static inline int CFFmpeg_AV_CODEC_FLAG_GLOBAL_HEADER(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
 static inline int CFFmpeg_AVIO_FLAG_WRITE(void) { return AVIO_FLAG_WRITE; }
+static inline int CFFmpeg_AVIO_SEEKABLE_NORMAL(void) { return AVIO_SEEKABLE_NORMAL; }
 static inline int CFFmpeg_AVFMT_NOFILE(void) { return AVFMT_NOFILE; }
 static inline int CFFmpeg_SWS_BILINEAR(void) { return SWS_BILINEAR; }
 static inline int CFFmpeg_SWS_BICUBIC(void) { return SWS_BICUBIC; }

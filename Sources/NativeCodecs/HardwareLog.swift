@@ -41,13 +41,20 @@ package enum HardwareLog {
     /// The lines of one capture.
     final class Lines {
         var lines: [String] = []
+        /// Whether lines also go to ``CodecLog`` while the capture runs.
+        var forwards = true
     }
 
     /// Runs `body`; returns its result and the error lines logged on this
     /// thread meanwhile, without their `[h264 @ 0x…]` prefixes. Captures nest.
-    package static func capture<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> (result: T, errors: [String]) {
+    /// With `forwarding` false, nothing this thread logs meanwhile reaches
+    /// ``CodecLog`` (a trial whose failure the caller reports itself).
+    package static func capture<T, E: Error>(forwarding: Bool = true, _ body: () throws(E) -> T) throws(E) -> (
+        result: T, errors: [String]
+    ) {
         let key = slot
         let lines = Lines()
+        lines.forwards = forwarding
         let previous = pthread_getspecific(key)
         let retained = Unmanaged.passRetained(lines)
         pthread_setspecific(key, retained.toOpaque())
@@ -89,8 +96,9 @@ package enum HardwareLog {
 @_cdecl("CodecSessions_libavLogLine")
 func libavLogLine(_ level: Int32, _ name: UnsafePointer<CChar>?, _ line: UnsafePointer<CChar>?) {
     guard let line else { return }
-    let capture = level <= CFFmpeg_AV_LOG_ERROR() ? HardwareLog.current() : nil
-    let handler = CodecLog.handler
+    let current = HardwareLog.current()
+    let capture = level <= CFFmpeg_AV_LOG_ERROR() ? current : nil
+    let handler = current?.forwards == false ? nil : CodecLog.handler
     // Nobody listens: no text is made.
     guard capture != nil || handler != nil else { return }
     let message = HardwareLog.message(of: String(cString: line))

@@ -204,20 +204,69 @@ package final class Muxer {
         return answer < 0 ? nil : answer == 1
     }
 
+    /// Why libavformat's muxer `formatName` refuses to write a header for a
+    /// file holding a copied track of `parameters` (its logged errors, or
+    /// its return code when it logged none), or nil when it writes one. The
+    /// header goes to a memory buffer, with muxer `options`; it is what
+    /// `avformat_query_codec` does not check: FLAC in MP4 is "experimental"
+    /// in libavformat 5, Opus and FLAC are refused in QuickTime.
+    package static func headerRefusal(
+        for parameters: CodecParameters, formatName: String, options: [String: String], extradata: [UInt8]? = nil
+    ) -> String? {
+        HardwareLog.installLogCallback()
+        var allocated: UnsafeMutablePointer<AVFormatContext>? = nil
+        guard avformat_alloc_output_context2(&allocated, nil, formatName, nil) >= 0, let context = allocated else {
+            return nil
+        }
+        defer { avformat_free_context(context) }
+        guard let stream = avformat_new_stream(context, nil), let target = stream.pointee.codecpar,
+            avcodec_parameters_copy(target, parameters.pointer) >= 0
+        else { return nil }
+        target.pointee.codec_tag = 0
+        if let extradata {
+            av_freep(&target.pointee.extradata)
+            guard let copy = try? Libav.paddedCopy(of: extradata) else { return nil }
+            target.pointee.extradata = copy
+            target.pointee.extradata_size = Int32(extradata.count)
+        }
+        guard avio_open_dyn_buf(&context.pointee.pb) >= 0, let io = context.pointee.pb else { return nil }
+        // A memory buffer seeks; the MP4 muxer wants a seekable output unless it writes fragments.
+        io.pointee.seekable = CFFmpeg_AVIO_SEEKABLE_NORMAL()
+        defer {
+            var buffer: UnsafeMutablePointer<UInt8>? = nil
+            _ = avio_close_dyn_buf(io, &buffer)
+            av_free(buffer)
+            context.pointee.pb = nil
+        }
+        var dictionary = Libav.dictionary(options)
+        defer { av_dict_free(&dictionary) }
+        let (status, errors) = HardwareLog.capture(forwarding: false) { avformat_write_header(context, &dictionary) }
+        guard status < 0 else { return nil }
+        return errors.isEmpty ? Libav.error(status, while: "writing the header").message : HardwareLog.summary(errors)
+    }
+
     /// Adds a track that carries another file's packets as they are (stream
     /// copy): `parameters` are copied into the new stream, except the codec
     /// tag, which belongs to the source container (the muxer picks its own).
     /// `timeBase` is the source track's (a hint: the muxer may choose
-    /// another when it writes the header). Returns the new track's index.
+    /// another when it writes the header). `extradata`, when given, replaces
+    /// the source's codec configuration (an AudioSpecificConfig made from an
+    /// ADTS header). Returns the new track's index.
     package func addCopiedStream(
         _ parameters: CodecParameters, timeBase: (numerator: Int32, denominator: Int32), language: String?,
-        disposition: Int32
+        disposition: Int32, extradata: [UInt8]? = nil
     ) throws(MediaError) -> Int {
         guard let stream = avformat_new_stream(context, nil), let target = stream.pointee.codecpar else {
             throw MediaError(.outOfMemory, "avformat_new_stream failed")
         }
         try Libav.check(avcodec_parameters_copy(target, parameters.pointer), while: "copying codec parameters")
         target.pointee.codec_tag = 0
+        if let extradata {
+            // The codec parameters own extradata from here on (freed with the context).
+            av_freep(&target.pointee.extradata)
+            target.pointee.extradata = try Libav.paddedCopy(of: extradata)
+            target.pointee.extradata_size = Int32(extradata.count)
+        }
         stream.pointee.time_base = AVRational(num: timeBase.numerator, den: timeBase.denominator)
         stream.pointee.disposition = disposition
         if let language {
@@ -301,6 +350,21 @@ package final class Muxer {
             packet.unreference()
             throw failure(code, action())
         }
+    }
+
+    /// Writes every packet held so far to the file: the interleaving queue
+    /// (`av_interleaved_write_frame` with no packet), the muxer's own buffer
+    /// (`av_write_frame` with no packet: the MP4 muxer's fragment, the
+    /// Matroska cluster, the MPEG-TS PES data), then the I/O buffer
+    /// (`avio_flush`). `action` names the step in the error message.
+    package func flush(while action: @autoclosure () -> String) throws(MediaError) {
+        var status = av_interleaved_write_frame(context, nil)
+        if status >= 0 { status = av_write_frame(context, nil) }
+        if status >= 0, let io = context.pointee.pb {
+            avio_flush(io)
+            status = io.pointee.error
+        }
+        if status < 0 { throw failure(status, action()) }
     }
 
     /// Writes the index or trailer (`av_write_trailer`). `action` names the

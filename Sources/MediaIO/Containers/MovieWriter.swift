@@ -10,19 +10,29 @@ public struct MovieWriterOptions: Sendable {
     /// file is finished (a second pass over the file), so players can start
     /// before the whole file has arrived.
     public var fastStart: Bool
-    /// MP4/QuickTime: write a fragmented file (an empty `moov`, then one
-    /// `moof`+`mdat` per keyframe interval) that stays playable if writing
-    /// stops early.
+    /// MP4/QuickTime: write a fragmented file (a `moov` without samples,
+    /// written with the first fragment, then one `moof`+`mdat` per keyframe
+    /// interval or ``flushInterval``) that stays playable up to its last
+    /// fragment if writing stops early.
     public var fragmented: Bool
     /// MPEG-TS: where parameter sets go in the Annex-B stream.
     public var parameterSets: ParameterSetPolicy
+    /// The most media time, in seconds, held in memory before it is written
+    /// to the file: the writer calls ``MovieWriter/flush()`` before a sample
+    /// whose decode time is this far past the first sample written since the
+    /// last flush. In a fragmented MP4 every fragment then spans less than
+    /// this much decode time. nil (the default) writes as libavformat's
+    /// buffers fill. It needs `fragmented` in MP4 and QuickTime (a plain MP4
+    /// is unreadable until ``MovieWriter/finish()`` writes its index).
+    public var flushInterval: Double?
 
     /// Creates options; by default the container follows the file name's extension, an MP4 is neither fast-start nor
     /// fragmented, and MPEG-TS carries the parameter sets before every keyframe.
     public init(
         container: ContainerFormat? = nil, fastStart: Bool = false, fragmented: Bool = false,
-        parameterSets: ParameterSetPolicy = .beforeEveryKeyframe
+        parameterSets: ParameterSetPolicy = .beforeEveryKeyframe, flushInterval: Double? = nil
     ) {
+        self.flushInterval = flushInterval
         self.container = container
         self.fastStart = fastStart
         self.fragmented = fragmented
@@ -59,11 +69,18 @@ public struct MovieWriterOptions: Sendable {
 /// The file and its header are opened at `init`; the track is created from
 /// the first sample (its description and timescale). Samples are appended in
 /// decode order. `finish()` writes the index (`moov`) or trailer; a writer
-/// released without `finish()` leaves an unfinished file behind.
+/// released without `finish()` leaves an unfinished file behind. What a
+/// process killed without `finish()` leaves readable is what was flushed:
+/// ``flush()`` writes everything appended so far to the file, and
+/// ``MovieWriterOptions/flushInterval`` does so at least once per interval
+/// of media time. A fragmented MP4, a Matroska file and an MPEG-TS file are
+/// readable up to their last flush; a plain MP4 is not readable at all
+/// before `finish()`.
 ///
 /// MP4 and Matroska have one sample description per track here: a sample
-/// with another `FormatDescription` is refused (write MPEG-TS or start a new
-/// file).
+/// with another `FormatDescription` is refused with `.unsupported`, and
+/// what was appended before it can still be finished (or write MPEG-TS, or
+/// start a new file).
 ///
 /// Other tracks (audio, subtitles, data) are copied as they are, packet by
 /// packet, with the codec parameters of the file they come from (stream
@@ -73,6 +90,14 @@ public struct MovieWriterOptions: Sendable {
 /// track is always track 0 of the file written; copied tracks follow in the
 /// order added. Their packets (``append(_:toTrack:)``) may come before the
 /// first sample: they are held until the header is written.
+///
+/// AAC with ADTS headers (as MPEG-TS, SRT and UDP carry it) is written to
+/// MP4, QuickTime and Matroska as raw AAC: the header of each packet is
+/// taken off and the track's AudioSpecificConfig is made from the first
+/// one. The header is written when the first ADTS packet of each such track
+/// is there, or one second of video after the first sample (the config then
+/// follows the track's sample rate and channels as AAC LC); every later
+/// packet must have the same configuration.
 public final class MovieWriter {
     /// The file being written.
     public let path: String
@@ -81,21 +106,29 @@ public final class MovieWriter {
     /// The number of samples written so far.
     public private(set) var sampleCount = 0
 
-    private let options: MovieWriterOptions
-    private let muxer: Muxer
-    private var track: Track?
+    let options: MovieWriterOptions
+    let muxer: Muxer
+    var track: Track?
     private var annexBWriter: AnnexBWriter
-    private var finished = false
+    private(set) var finished = false
     /// Tracks to copy, in the order added (file tracks 1, 2, …).
-    private var copiedTracks: [MediaTrack] = []
-    /// Packets appended before the header was written, with their output track.
-    private var heldPackets: [(packet: TrackPacket, track: Int)] = []
+    private(set) var copiedTracks: [MediaTrack] = []
+    /// Samples and packets appended before the header was written, in order.
+    var heldItems: [HeldItem] = []
+    /// Copied AAC tracks whose packets carry ADTS headers, by output track.
+    var adtsTracks: [Int: ADTSConversion] = [:]
+    /// The decode time of the last sample appended (held or written).
+    private var lastAppendedDTS: MediaTime?
+    /// The decode time of the first sample written since the last flush.
+    var lastFlushDTS: MediaTime?
+    /// Fragmented MP4: whether a flush wrote the `moov` (see ``flush()``).
+    var wroteMovieHeader = false
     /// The number of copied packets written so far.
     public private(set) var copiedPacketCount = 0
 
     /// What the first sample fixed: the muxer's stream index, its description
     /// and timescale.
-    private struct Track {
+    struct Track {
         var stream: Int
         var description: FormatDescription
         var sampleTimescale: Int32
@@ -116,6 +149,13 @@ public final class MovieWriter {
         if (options.fastStart || options.fragmented) && !(container == .mp4 || container == .quickTime) {
             throw .invalidArgument("fastStart and fragmented apply to MP4 and QuickTime, not \(container)")
         }
+        if let interval = options.flushInterval {
+            guard interval > 0 else { throw .invalidArgument("flushInterval must be more than 0 s, not \(interval)") }
+            if (container == .mp4 || container == .quickTime) && !options.fragmented {
+                throw .invalidArgument(
+                    "flushInterval needs fragmented: true in \(container): a plain file is unreadable before finish()")
+            }
+        }
         self.path = path
         self.container = container
         self.options = options
@@ -130,35 +170,44 @@ public final class MovieWriter {
     ///   libavformat's errors as `.backendFailure`/`.system`.
     public func append(_ sample: CompressedSample) throws(MediaError) {
         precondition(!finished, "MovieWriter.append after finish()")
+        let index = sampleCount + heldItems.count(where: \.isSample)
         guard sample.pts.isValid else {
-            throw MediaError(.invalidTimestamp, "sample \(sampleCount) has no presentation timestamp")
+            throw MediaError(.invalidTimestamp, "sample \(index) has no presentation timestamp")
         }
-        if track == nil {
-            track = try createTrack(for: sample)
-            let held = heldPackets
-            heldPackets = []
-            for (packet, outputTrack) in held { try writeCopied(packet, track: outputTrack) }
-        }
-        var track = self.track!
         let dts = sample.dts.isValid ? sample.dts : sample.pts
-        if sampleCount > 0 && dts <= track.lastDTS {
+        if let last = lastAppendedDTS, dts <= last {
             throw MediaError(
                 .invalidTimestamp,
-                "sample \(sampleCount): decode timestamp \(dts) does not follow \(track.lastDTS); "
+                "sample \(index): decode timestamp \(dts) does not follow \(last); "
                     + "samples must be appended in decode order")
         }
+        lastAppendedDTS = dts
+        guard track != nil else {
+            heldItems.append(.sample(sample))
+            if !waitsForADTSHeaders(before: dts) { try startWriting() }
+            return
+        }
+        try writeSample(sample)
+    }
+
+    /// Writes one sample of the video track (the header is written).
+    func writeSample(_ sample: CompressedSample) throws(MediaError) {
+        var track = self.track!
+        let dts = sample.dts.isValid ? sample.dts : sample.pts
         let payload: [UInt8]
         if container.storesLengthPrefixedSamples {
             guard sample.formatDescription == track.description else {
                 throw .unsupported(
                     "sample \(sampleCount) (pts \(sample.pts)) has a new format description "
-                        + "(\(sample.formatDescription.width)x\(sample.formatDescription.height)); a \(container) "
-                        + "track written here has one; write MPEG-TS or start a new file")
+                        + "(\(sample.formatDescription.width)x\(sample.formatDescription.height), was "
+                        + "\(track.description.width)x\(track.description.height)); a \(container) track written "
+                        + "here has one")
             }
             payload = sample.data
         } else {
             payload = try annexBWriter.write(sample)
         }
+        try flushIfDue(before: dts)
         try writePacket(payload, sample: sample, dts: dts, track: track)
         track.lastDTS = dts
         self.track = track
@@ -181,7 +230,22 @@ public final class MovieWriter {
             return "libavformat writes \(track.codecName) into MP4 only, not QuickTime"
         }
         let holds = muxer.canStore(track.parameters) ?? MovieWriter.transportStreamCodecs.contains(track.codecName)
-        guard !holds else { return nil }
+        if holds {
+            // ADTS AAC is written with the AudioSpecificConfig of its first header; the probe gets a likely one.
+            let converted =
+                container.storesLengthPrefixedSamples && track.codecName == "aac"
+                && track.codecConfiguration.isEmpty
+            let extradata =
+                converted
+                ? ADTSHeader(lowComplexitySampleRate: track.sampleRate, channels: track.channelCount)?
+                    .audioSpecificConfig : nil
+            guard
+                let refusal = Muxer.headerRefusal(
+                    for: track.parameters, formatName: container.muxerName, options: muxerOptions,
+                    extradata: extradata)
+            else { return nil }
+            return "libavformat's \(container) muxer refuses \(track.codecName) \(track.kind): \(refusal)"
+        }
         var reason = "\(container) cannot hold \(track.codecName) \(track.kind)"
         switch (track.codecName, container) {
         case ("mov_text", .matroska):
@@ -215,9 +279,12 @@ public final class MovieWriter {
     /// - Throws: `.unsupported` when the container cannot hold it (the
     ///   reason ``copyRefusal(for:)`` gives).
     public func addTrack(copying track: MediaTrack) throws(MediaError) -> Int {
-        precondition(self.track == nil, "MovieWriter.addTrack(copying:) after the first sample")
+        precondition(self.track == nil && sampleCount == 0, "MovieWriter.addTrack(copying:) after the first sample")
         if let reason = copyRefusal(for: track) { throw .unsupported("\(track): \(reason)") }
         copiedTracks.append(track)
+        if container.storesLengthPrefixedSamples && track.codecName == "aac" && track.codecConfiguration.isEmpty {
+            adtsTracks[copiedTracks.count] = ADTSConversion()
+        }
         return copiedTracks.count
     }
 
@@ -230,16 +297,26 @@ public final class MovieWriter {
     public func append(_ packet: TrackPacket, toTrack outputTrack: Int) throws(MediaError) {
         precondition(!finished, "MovieWriter.append after finish()")
         precondition(copiedTracks.indices.contains(outputTrack - 1), "track \(outputTrack) was not added")
+        if adtsTracks[outputTrack]?.configuration == nil && adtsTracks[outputTrack] != nil {
+            try learnADTSConfiguration(from: packet, track: outputTrack)
+        }
         guard track != nil else {
-            heldPackets.append((packet, outputTrack))
+            heldItems.append(.packet(packet, track: outputTrack))
+            if let dts = lastAppendedDTS, !waitsForADTSHeaders(before: dts) { try startWriting() }
             return
         }
         try writeCopied(packet, track: outputTrack)
     }
 
-    private func writeCopied(_ packet: TrackPacket, track outputTrack: Int) throws(MediaError) {
+    /// Writes one packet of a copied track (the header is written), without
+    /// its ADTS header where the track is converted.
+    func writeCopied(_ packet: TrackPacket, track outputTrack: Int) throws(MediaError) {
+        var written = packet
+        if let conversion = adtsTracks[outputTrack] {
+            written.data = try conversion.rawBlock(of: packet, track: "\(copiedTracks[outputTrack - 1])")
+        }
         try muxer.write(
-            packet, stream: outputTrack,
+            written, stream: outputTrack,
             while: "writing a packet of \(copiedTracks[outputTrack - 1]) (pts \(packet.pts))")
         copiedPacketCount += 1
     }
@@ -251,6 +328,7 @@ public final class MovieWriter {
     public func finish() throws(MediaError) {
         precondition(!finished, "MovieWriter.finish called twice")
         finished = true
+        if track == nil && lastAppendedDTS != nil { try startWriting() }
         guard track != nil else {
             throw .invalidArgument("'\(path)': no samples were appended, so there is no track to write")
         }
@@ -258,7 +336,7 @@ public final class MovieWriter {
         try muxer.closeFile()
     }
 
-    private func createTrack(for sample: CompressedSample) throws(MediaError) -> Track {
+    func createTrack(for sample: CompressedSample) throws(MediaError) -> Track {
         let description = sample.formatDescription
         // ISO/IEC 14496-15 5.3.3 / 8.3.3: the record goes into the sample entry
         // as it is. libavformat copies extradata whose first byte is
@@ -281,20 +359,27 @@ public final class MovieWriter {
                 profile: description.profile, level: description.level, extradata: record,
                 codecTag: description.codec == .hevc && (container == .mp4 || container == .quickTime) ? "hvc1" : nil,
                 timescale: timescale, frameRate: frameRate, hdr10: description.hdr10))
-        for copied in copiedTracks {
+        for (number, copied) in copiedTracks.enumerated() {
             _ = try muxer.addCopiedStream(
                 copied.parameters, timeBase: (Int32(clamping: copied.timeBase.value), copied.timeBase.timescale),
-                language: copied.language, disposition: copied.disposition)
+                language: copied.language, disposition: copied.disposition,
+                extradata: adtsTracks[number + 1]?.configuration?.audioSpecificConfig)
         }
 
-        var movieFlags: [String] = []
-        if options.fastStart { movieFlags.append("faststart") }
-        if options.fragmented { movieFlags += ["frag_keyframe", "empty_moov", "default_base_moof"] }
-        let muxerOptions = movieFlags.isEmpty ? [:] : ["movflags": movieFlags.map { "+" + $0 }.joined()]
         try muxer.writeHeader(options: muxerOptions, while: "writing the \(container) header of '\(path)'")
         return Track(
             stream: stream, description: description, sampleTimescale: timescale,
             lastDTS: .invalid)
+    }
+
+    /// The muxer's options: MP4 `movflags` for fast start or fragments.
+    var muxerOptions: [String: String] {
+        var movieFlags: [String] = []
+        if options.fastStart { movieFlags.append("faststart") }
+        // delay_moov: the `moov` is written with the first fragment, when the
+        // first packets give the edit lists (B-frame delay, audio priming).
+        if options.fragmented { movieFlags += ["frag_keyframe", "empty_moov", "delay_moov", "default_base_moof"] }
+        return movieFlags.isEmpty ? [:] : ["movflags": movieFlags.map { "+" + $0 }.joined()]
     }
 
     private func writePacket(_ payload: [UInt8], sample: CompressedSample, dts: MediaTime, track: Track)

@@ -62,9 +62,14 @@ public final class MediaStreamReceiver {
     /// Transports: called after each connection is open (the first and every
     /// reconnection) with the access units it skipped before its first keyframe.
     public var connected: ((_ skippedBeforeKeyframe: Int) -> Void)?
-    /// The tracks of the stream (transports, once the first ``next()``
-    /// connected); empty otherwise.
+    /// The tracks of the stream that this receiver reads (transports, once
+    /// the first ``next()`` connected; empty otherwise): every track with
+    /// `readingEveryTrack`, the video track alone without it.
     public private(set) var tracks: [MediaTrack] = []
+    /// The tracks the stream carries that this receiver does not read
+    /// (without `readingEveryTrack`: its audio, subtitles and data), so a
+    /// caller can say what it leaves out.
+    public private(set) var unreadTracks: [MediaTrack] = []
     /// The index of the video track in ``tracks``.
     public private(set) var videoTrack = 0
     /// Access units skipped before the first keyframe (transports: the
@@ -305,7 +310,10 @@ public final class MediaStreamReceiver {
             do throws(MediaError) {
                 let opened = try StreamPlayer(url: url, options: options, readingEveryTrack: readingEveryTrack)
                 player = opened
-                tracks = opened.tracks
+                let everyTrack = readingEveryTrack
+                let reads = { (track: MediaTrack) in everyTrack || track.index == opened.trackIndex }
+                tracks = opened.tracks.filter(reads)
+                unreadTracks = opened.tracks.filter { !reads($0) }
                 videoTrack = opened.trackIndex
                 skippedBeforeKeyframe += opened.skippedBeforeKeyframe
                 connected?(opened.skippedBeforeKeyframe)

@@ -85,6 +85,10 @@ private let streamHelp = """
     .mkv/.ts the access units as received, and .mp4/.mkv/.ts also the
     stream's audio (the tracks not kept are named). It ends when the sender ends the
     stream (UDP: after --timeout of silence; SRT: when the connection closes).
+    .mp4 is written fragmented and every container is flushed at least once per
+    second of media: a receiver killed at any moment leaves a playable file
+    (.NAME.partial-PID.EXT until it ends normally) missing at most its last second.
+    A picture size change ends an .mp4/.mkv recording, kept up to the change.
 
     receive tcp:// connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264
     tcp://HOST:PORT?listen`), reassembles access units from the byte stream,

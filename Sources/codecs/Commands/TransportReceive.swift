@@ -88,7 +88,7 @@ enum TransportReceive {
                     if let note = receiver.endNote { printError("\(label): \(request.url): \(note)") }
                     break
                 }
-                let otherTracks = receiver.tracks.filter { $0.index != receiver.videoTrack }
+                let otherTracks = receiver.unreadTracks
                 if !keepsOtherTracks && !otherTracks.isEmpty && !saidVideoOnly {
                     saidVideoOnly = true
                     printError(
@@ -96,7 +96,9 @@ enum TransportReceive {
                             + otherTracks.map(\.description).joined(separator: "; "))
                 }
                 if pipeline == nil && sink == nil {
-                    let made = try SampleSink(path: request.output, kind: outputKind)
+                    let made = try SampleSink(
+                        path: request.output, kind: outputKind,
+                        options: SampleSink.liveRecordingOptions(for: outputKind))
                     sink = made
                     if keepsOtherTracks {
                         others = try OtherTracks(
@@ -143,7 +145,10 @@ enum TransportReceive {
                         " and \(others.copiedPackets) packets of \(others.count) other "
                         + "track\(others.count == 1 ? "" : "s")"
                 }
-                summary += ", wrote them to \(request.output)"
+                summary +=
+                    sink.samplesWritten == received
+                    ? ", wrote them to \(request.output)"
+                    : ", wrote the first \(sink.samplesWritten) to \(request.output)"
             }
             if reconnections > 0 { summary += "; reconnected \(reconnections) times" }
             if failure != nil, received > 0 { summary += " (kept: the output ends at the last frame received)" }
@@ -152,7 +157,11 @@ enum TransportReceive {
             if received == 0 { throw .invalidData("\(request.url): the stream held no access unit") }
             return 0
         } catch {
-            printError("\(label): \(error.message)")
+            var message = error.message
+            if error.code == .unsupported, outputKind.container != nil, outputKind.container != .mpegTS {
+                message += " (an MPEG-TS output, .ts, keeps a stream whose format changes)"
+            }
+            printError("\(label): \(message)")
             return 1
         }
     }

@@ -71,30 +71,49 @@ enum WHIPReceive {
             printError(
                 "codecs stream receive: WHIP endpoint http://\(configuration.host):\(server.httpPort)"
                     + "\(configuration.whipPath!) (media on UDP port \(server.mediaPort))")
-            let sink = try SampleSink(path: output, kind: kind)
-            var written = 0
-            let start = monotonicSeconds()
-            loop: while StopSignal.requested == nil {
-                try server.poll(timeoutMilliseconds: 20)
-                for sample in server.takeReceivedSamples() {
+            let sink = try SampleSink(path: output, kind: kind, options: SampleSink.liveRecordingOptions(for: kind))
+            // A failure once samples were written (a format change the
+            // container cannot hold, a full disk) ends the reception, not the
+            // output: what was written is finished and kept.
+            var failure: (any Error)? = nil
+            do {
+                let start = monotonicSeconds()
+                loop: while StopSignal.requested == nil {
+                    try server.poll(timeoutMilliseconds: 20)
+                    for sample in server.takeReceivedSamples() {
+                        _ = try sink.write(sample)
+                        if let frameLimit, sink.samplesWritten >= frameLimit { break loop }
+                    }
+                    if server.publishersFinished > 0 && server.publisherCount == 0 { break }
+                    if server.publishersFinished == 0 && server.publisherCount == 0
+                        && monotonicSeconds() - start > timeout
+                    {
+                        throw MediaError(.timedOut, "no publisher within \(timeout) s")
+                    }
+                }
+                server.close()
+                for sample in server.takeReceivedSamples() where frameLimit.map({ sink.samplesWritten < $0 }) ?? true {
                     _ = try sink.write(sample)
-                    written += 1
-                    if let frameLimit, written >= frameLimit { break loop }
                 }
-                if server.publishersFinished > 0 && server.publisherCount == 0 { break }
-                if server.publishersFinished == 0 && server.publisherCount == 0 && monotonicSeconds() - start > timeout
-                {
-                    throw MediaError(.timedOut, "no publisher within \(timeout) s")
-                }
-            }
-            server.close()
-            for sample in server.takeReceivedSamples() where frameLimit.map({ written < $0 }) ?? true {
-                _ = try sink.write(sample)
-                written += 1
+            } catch {
+                server.close()
+                guard sink.samplesWritten > 0 else { throw error }
+                failure = error
             }
             try sink.finish()
             if let path = parsed.value("stats-json") {
                 try? Data((server.statisticsJSON() + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            }
+            let written = sink.samplesWritten
+            if let failure {
+                var reason = (failure as? MediaError)?.message ?? "\(failure)"
+                if (failure as? MediaError)?.code == .unsupported && kind.container != nil {
+                    reason += " (an .h264 output keeps a stream whose format changes)"
+                }
+                printError(
+                    "codecs stream receive: stopped: \(reason); kept the \(written) access units before it in \(output)"
+                )
+                return 1
             }
             printError("codecs stream receive: wrote \(written) access units to \(output)")
             return written > 0 ? 0 : 1

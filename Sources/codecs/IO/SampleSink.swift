@@ -16,6 +16,18 @@ final class SampleSink {
     /// The file under its temporary name until ``finish()``.
     private let output: PendingOutput
 
+    /// The container settings of a live recording (`stream receive`): MP4
+    /// and QuickTime are fragmented, and every container is flushed at
+    /// least once per second of media, so a recorder killed at any moment
+    /// (even by SIGKILL) leaves a file that plays up to its last second.
+    static func liveRecordingOptions(for kind: MediaFileKind) -> MovieWriterOptions {
+        let fragmented = kind.container == .mp4 || kind.container == .quickTime
+        return MovieWriterOptions(fragmented: fragmented, flushInterval: 1)
+    }
+
+    /// The number of samples written so far.
+    private(set) var samplesWritten = 0
+
     /// Opens `path` as `kind` (an Annex-B or container kind). `options`
     /// carries the container's settings; its `parameterSets` also says where
     /// an Annex-B stream repeats the parameter sets.
@@ -46,10 +58,12 @@ final class SampleSink {
         do throws(MediaError) {
             if let movie {
                 try movie.append(sample)
+                samplesWritten += 1
                 return sample.data.count
             }
             let bytes = try annexB.write(sample)
             try file!.write(bytes)
+            samplesWritten += 1
             return bytes.count
         } catch {
             throw output.naming(error)
