@@ -166,6 +166,11 @@ struct SessionOfferTests {
         ("PO(T /whep HTTP/1.1\r\nHost: x\r\n\r\n", 400),
         ("POST /whep HTTP/1.2\r\nHost: x\r\n\r\n", 505),
         ("POST /whep HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        // Two lengths (equal or not) and lengths that are not digits leave
+        // the body's end in doubt (RFC 9112 6.3).
+        ("POST /whep HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 400\r\n\r\nv=0\n", 400),
+        ("POST /whep HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 4\r\n\r\nv=0\n", 400),
+        ("POST /whep HTTP/1.1\r\nContent-Length: +4\r\n\r\nv=0\n", 400),
         (
             "POST /whep HTTP/1.1\r\n" + (0..<65).map { "X-\($0): y\r\n" }.joined() + "\r\n", 431
         ),
