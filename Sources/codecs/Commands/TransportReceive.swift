@@ -149,7 +149,11 @@ enum TransportReceive {
             if failure != nil, received > 0 { summary += " (kept: the output ends at the last frame received)" }
             if failure == nil || received > 0 { printError(summary) }
             if let failure { throw failure }
-            if received == 0 { throw .invalidData("\(request.url): the stream held no access unit") }
+            if received == 0 {
+                // Stopped before a publisher sent anything: the stop is the exit status.
+                if StopSignal.requested != nil { return 0 }
+                throw .invalidData("\(request.url): the stream held no access unit")
+            }
             return 0
         } catch {
             printError("\(label): \(error.message)")
