@@ -65,8 +65,8 @@ enum TransportReceive {
         do throws(MediaError) {
             // MediaIO's receiver reconnects as --reconnect allows; a listener
             // outlives a client whose handshake fails (garbage, a protocol
-            // error) and says so; a client that stalls mid-handshake is
-            // stopped by --timeout like a silent one.
+            // error, a stall for --timeout from its accept) and says so; a
+            // stop signal ends every wait.
             let receiver = try MediaStreamReceiver(
                 url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
                 readingEveryTrack: keepsOtherTracks)
