@@ -9,6 +9,8 @@
 /// process's descriptors: a connected stream socket (not listening) whose
 /// local port is the listener's. Looked up in `/proc/self/fd` at most every
 /// 50 ms (the interrupt callback that asks runs far more often).
+///
+/// Unchecked `Sendable`: ``NetworkDeadline`` uses it under its lock only.
 package final class AcceptedSocketProbe: @unchecked Sendable {
     /// The listener's TCP port.
     package let port: Int

@@ -278,7 +278,17 @@ public final class MediaStreamSender {
                 publisher = nil
                 guard stopRequested?() != true, let wait = reconnector.delay(after: error) else { throw error }
                 willReconnect?(error, wait, reconnector.attempts)
-                sleep(wait)
+                if let stopRequested {
+                    // In slices, so that a stop ends the back-off too.
+                    var left = wait
+                    while left > 0, !stopRequested() {
+                        sleep(min(left, 0.05))
+                        left -= 0.05
+                    }
+                    if stopRequested() { throw error }
+                } else {
+                    sleep(wait)
+                }
                 // A new connection starts at a keyframe: ask for one.
                 pendingFeedback.keyframeRequested = true
                 pendingFeedback.reconnected = true
