@@ -20,6 +20,7 @@ import Testing
         case receiveRTMPListener
         case receiveSRTListener
         case sendSRTListener
+        case sendRTPBeforeItsFirstPacket
 
         var testDescription: String { rawValue }
     }
@@ -52,8 +53,13 @@ import Testing
             let clip = directory.path("clip.h264")
             try ffmpegTestPattern(size: "64x64", frames: 3, arguments: ["-c:v", "libx264", "-f", "h264"], to: clip)
             arguments = ["stream", "send", "-i", clip, "srt://127.0.0.1:\(udpPort)", "--listen"]
+        case .sendRTPBeforeItsFirstPacket:
+            let clip = directory.path("clip.h264")
+            try ffmpegTestPattern(size: "64x64", frames: 3, arguments: ["-c:v", "libx264", "-f", "h264"], to: clip)
+            arguments = ["stream", "send", "-i", clip, "rtp://127.0.0.1:\(udpPort)", "--wait", "60"]
         }
-        let timeout = waiting == .serveBeforeFirstClient ? [] : ["--timeout", "60"]
+        let timeout =
+            [.serveBeforeFirstClient, .sendRTPBeforeItsFirstPacket].contains(waiting) ? [] : ["--timeout", "60"]
         let tool = try ToolProcess(TestPaths.codecsExecutable.path, arguments + timeout, in: directory)
         switch waiting {
         case .serveBeforeFirstClient:
@@ -62,6 +68,9 @@ import Testing
             #expect(waitUntilUDPPortIsBound(udpPort, timeout: 10), "\(tool.standardError)")
         case .receiveRTSPListener, .receiveRTMPListener:
             #expect(waitUntilTCPPortListens(tcpPort, timeout: 10), "\(tool.standardError)")
+        case .sendRTPBeforeItsFirstPacket:
+            // `--wait 60` after the start: nothing to watch for.
+            usleep(500_000)
         }
         // Well into the wait.
         usleep(300_000)
