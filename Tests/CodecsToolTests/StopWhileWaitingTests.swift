@@ -21,6 +21,7 @@ import Testing
         case receiveSRTListener
         case sendSRTListener
         case sendRTPBeforeItsFirstPacket
+        case receiveTCPWhileConnecting
 
         var testDescription: String { rawValue }
     }
@@ -31,7 +32,7 @@ import Testing
         defer { directory.remove() }
         let tcpPort = try freeTCPPort()
         let udpPort = try freeRTPPortPair()
-        let arguments: [String]
+        var arguments: [String] = []
         switch waiting {
         case .serveBeforeFirstClient:
             let clip = directory.path("clip.y4m")
@@ -57,9 +58,17 @@ import Testing
             let clip = directory.path("clip.h264")
             try ffmpegTestPattern(size: "64x64", frames: 3, arguments: ["-c:v", "libx264", "-f", "h264"], to: clip)
             arguments = ["stream", "send", "-i", clip, "rtp://127.0.0.1:\(udpPort)", "--wait", "60"]
+        case .receiveTCPWhileConnecting: break
         }
         let timeout =
             [.serveBeforeFirstClient, .sendRTPBeforeItsFirstPacket].contains(waiting) ? [] : ["--timeout", "60"]
+        // A server whose accept queue is full: connecting to it waits for
+        // an answer that never comes (its SYNs are dropped).
+        let fullServer = try FullTCPServer()
+        defer { fullServer.close() }
+        if waiting == .receiveTCPWhileConnecting {
+            arguments = ["stream", "receive", "tcp://127.0.0.1:\(fullServer.port)", "-o", directory.path("o.y4m")]
+        }
         let tool = try ToolProcess(TestPaths.codecsExecutable.path, arguments + timeout, in: directory)
         switch waiting {
         case .serveBeforeFirstClient:
@@ -68,8 +77,9 @@ import Testing
             #expect(waitUntilUDPPortIsBound(udpPort, timeout: 10), "\(tool.standardError)")
         case .receiveRTSPListener, .receiveRTMPListener:
             #expect(waitUntilTCPPortListens(tcpPort, timeout: 10), "\(tool.standardError)")
-        case .sendRTPBeforeItsFirstPacket:
-            // `--wait 60` after the start: nothing to watch for.
+        case .sendRTPBeforeItsFirstPacket, .receiveTCPWhileConnecting:
+            // Waiting (`--wait 60`, a connection that is never answered)
+            // from the start: nothing to watch for.
             usleep(500_000)
         }
         // Well into the wait.
@@ -154,5 +164,41 @@ final class ToolProcess {
         let status =
             process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return (status, standardError, elapsed)
+    }
+}
+
+/// A TCP listener on 127.0.0.1 (backlog 0) whose accept queue is filled by
+/// connections of its own and never accepted: a further connection waits.
+final class FullTCPServer {
+    let port: Int
+    private var descriptors: [Int32] = []
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        descriptors.append(listener)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard bound else { throw ProcessError("cannot listen on 127.0.0.1") }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        for _ in 0..<2 {
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            descriptors.append(filler)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) }
+            }
+        }
+        usleep(100_000)
+    }
+
+    func close() {
+        for descriptor in descriptors { _ = Glibc.close(descriptor) }
+        descriptors = []
     }
 }
