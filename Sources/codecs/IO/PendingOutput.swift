@@ -14,6 +14,8 @@ import MediaCore
 /// A process ended at once by repeated stop signals (see ``StopSignal``)
 /// still leaves the file under its final name: the signal handler renames
 /// every pending output before it exits (PendingOutput+SignalRename.swift).
+/// That file may end mid-frame (an MP4 has no index), and it replaces a
+/// file of that name as a finished one would.
 final class PendingOutput {
     let finalPath: String
     /// Where the bytes go until ``commit()``.
