@@ -57,6 +57,16 @@ sanitize: bootstrap
 leakcheck: bootstrap
 	./scripts/leakcheck
 
+# `codecs stream receive rtp://` stopped 50 times by a duplicated SIGINT (to
+# the process and its group): prints "complete: K of 50", exit 1 unless all
+# are (DOUBLE_SIGNAL_RUNS, DOUBLE_SIGNAL=TERM to change; see the script).
+DOUBLE_SIGNAL_RUNS ?= 50
+DOUBLE_SIGNAL ?= INT
+.PHONY: double-signal-check
+double-signal-check: bootstrap
+	$(SWIFT) build --product codecs
+	CODECS="$$($(SWIFT) build --show-bin-path)/codecs" ./scripts/double-signal-check $(DOUBLE_SIGNAL_RUNS) $(DOUBLE_SIGNAL)
+
 # A long codecs demo with its RSS sampled every second: flat after warm-up
 # (SOAK_FRAMES, SOAK_SIZE, SOAK_SECONDS; see scripts/soak).
 soak: bootstrap

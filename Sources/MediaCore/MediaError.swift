@@ -40,6 +40,9 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A network peer sent or accepted nothing for longer than allowed;
         /// the message names the URL and the wait.
         public static let timedOut = Code(rawValue: "timedOut")
+        /// A wait was given up because the caller asked to stop (a stop
+        /// signal, say), not because anything failed.
+        public static let cancelled = Code(rawValue: "cancelled")
 
         /// The code's name, ``rawValue``.
         public var description: String { rawValue }

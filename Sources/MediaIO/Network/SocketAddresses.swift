@@ -28,11 +28,18 @@ package func withResolvedAddresses<Result>(
 }
 
 /// A blocking TCP socket connected to `host:port`: each address `host`
-/// resolves to is tried in turn until one connects.
+/// resolves to is tried in turn until one connects. The connection is
+/// waited for in slices of 50 ms: `stopRequested` saying true ends the wait
+/// (`.cancelled`), and so does `timeout` seconds without an answer
+/// (`.timedOut`; nil waits as long as the system does, about two minutes).
 ///
 /// - Throws: `MediaError` with `code` and "cannot resolve HOST: …" or
-///   "cannot connect to HOST:PORT: …" (the last address's error).
-package func connectTCP(host: String, port: Int, failure code: MediaError.Code) throws(MediaError) -> Int32 {
+///   "cannot connect to HOST:PORT: …" (the last address's error);
+///   `.cancelled` or `.timedOut` as above.
+package func connectTCP(
+    host: String, port: Int, failure code: MediaError.Code, timeout: Double? = nil,
+    stopRequested: (() -> Bool)? = nil
+) throws(MediaError) -> Int32 {
     try withResolvedAddresses(host: host, port: port, socketType: Int32(SOCK_STREAM.rawValue), failure: code) {
         first throws(MediaError) in
         var lastError: Int32 = 0
@@ -44,10 +51,50 @@ package func connectTCP(host: String, port: Int, failure code: MediaError.Code) 
                 lastError = errno
                 continue
             }
-            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return fd }
-            lastError = errno
+            let flags = fcntl(fd, F_GETFL)
+            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+            var status = Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 ? 0 : errno
+            if status == EINPROGRESS || status == EINTR {
+                status = try waitForConnection(
+                    fd, timeout: timeout, stopRequested: stopRequested, naming: "\(host):\(port)")
+            }
+            if status == 0 {
+                _ = fcntl(fd, F_SETFL, flags)
+                return fd
+            }
+            lastError = status
             _ = Glibc.close(fd)
         }
         throw MediaError(code, "cannot connect to \(host):\(port): \(systemErrorText(lastError))")
+    }
+}
+
+/// Waits for the non-blocking connection on `fd` to complete; its error (0:
+/// connected). Closes `fd` and throws when a stop or the timeout ends the wait.
+private func waitForConnection(
+    _ fd: Int32, timeout: Double?, stopRequested: (() -> Bool)?, naming peer: String
+) throws(MediaError) -> Int32 {
+    var waited = 0.0
+    while true {
+        if stopRequested?() == true {
+            _ = Glibc.close(fd)
+            throw MediaError(.cancelled, "connecting to \(peer): stopped on request")
+        }
+        if let timeout, waited >= timeout {
+            _ = Glibc.close(fd)
+            let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)
+            throw MediaError(.timedOut, "cannot connect to \(peer): no answer in \(seconds) s")
+        }
+        var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        let ready = poll(&waiting, 1, 50)
+        if ready < 0 && errno != EINTR { return errno }
+        if ready <= 0 {
+            waited += 0.05
+            continue
+        }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { return errno }
+        return error
     }
 }

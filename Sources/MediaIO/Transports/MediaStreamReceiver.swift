@@ -82,8 +82,11 @@ public final class MediaStreamReceiver {
     public private(set) var rtpReceiver: RTPStreamReceiver?
     /// Asked while waiting: true ends the stream as ``finish()`` does (a
     /// stop signal, say), and no reconnection is tried after an error. RTP
-    /// and TCP ask at least every 0.1 s.
-    public var stopRequested: (() -> Bool)?
+    /// and TCP ask at least every 0.1 s; the transports ask through
+    /// libavformat's interrupt callback (``StreamOptions/stopRequested``),
+    /// so a listener waiting for its publisher, a handshake or a read ends
+    /// within about 0.1 s too, and so does a reconnection's back-off.
+    public var stopRequested: (@Sendable () -> Bool)?
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -305,10 +308,17 @@ public final class MediaStreamReceiver {
 
     // MARK: - Transports
 
-    private func openPlayer() throws(MediaError) {
+    /// Opens the player (a listener: waits for a publisher whose handshake
+    /// completes); false when a stop request ended the wait.
+    private func openPlayer() throws(MediaError) -> Bool {
+        var playerOptions = options
+        if let stop = stopRequested {
+            let own = options.stopRequested
+            playerOptions.stopRequested = { stop() || own?() == true }
+        }
         while true {
             do throws(MediaError) {
-                let opened = try StreamPlayer(url: url, options: options, readingEveryTrack: readingEveryTrack)
+                let opened = try StreamPlayer(url: url, options: playerOptions, readingEveryTrack: readingEveryTrack)
                 player = opened
                 let everyTrack = readingEveryTrack
                 let reads = { (track: MediaTrack) in everyTrack || track.index == opened.trackIndex }
@@ -317,8 +327,9 @@ public final class MediaStreamReceiver {
                 videoTrack = opened.trackIndex
                 skippedBeforeKeyframe += opened.skippedBeforeKeyframe
                 connected?(opened.skippedBeforeKeyframe)
-                return
+                return true
             } catch {
+                if error.code == .cancelled || stopRequested?() == true { return false }
                 if options.listen, error.code != .timedOut, refusedClients < 100 {
                     refusedClients += 1
                     clientRefused?(error)
@@ -330,7 +341,12 @@ public final class MediaStreamReceiver {
     }
 
     private func receiveTransport() throws(MediaError) {
-        if player == nil { try openPlayer() }
+        if player == nil {
+            guard try openPlayer() else {
+                ended = true
+                return
+            }
+        }
         do throws(MediaError) {
             let item = readingEveryTrack ? try player!.nextItem() : try player!.nextSample().map { .sample($0) }
             switch item {
@@ -342,6 +358,10 @@ public final class MediaStreamReceiver {
             }
         } catch {
             player = nil
+            if error.code == .cancelled || stopRequested?() == true {
+                ended = true
+                return
+            }
             try wait(after: error)
         }
     }
@@ -350,6 +370,17 @@ public final class MediaStreamReceiver {
     private func wait(after error: MediaError) throws(MediaError) {
         guard stopRequested?() != true, let seconds = reconnector.delay(after: error) else { throw error }
         willReconnect?(error, seconds, reconnector.attempts)
-        sleep(seconds)
+        sleepUnlessStopped(seconds)
+    }
+
+    /// Sleeps `seconds`, in slices of 0.05 s while ``stopRequested`` is set,
+    /// so that a stop request ends the back-off too.
+    private func sleepUnlessStopped(_ seconds: Double) {
+        guard let stopRequested else { return sleep(seconds) }
+        var left = seconds
+        while left > 0, !stopRequested() {
+            sleep(min(left, 0.05))
+            left -= 0.05
+        }
     }
 }

@@ -93,8 +93,12 @@ public final class MediaStreamSender {
     public var willReconnect: ((_ error: MediaError, _ wait: Double, _ attempt: Int) -> Void)?
     /// RTP: the sender, once the first sample opened it (its statistics).
     public private(set) var rtpSender: RTPStreamSender?
-    /// Asked before reconnecting: true gives up instead (a stop signal, say).
-    public var stopRequested: (() -> Bool)?
+    /// Asked before reconnecting: true gives up instead (a stop signal,
+    /// say). The transports also ask it while libavformat waits
+    /// (``StreamOptions/stopRequested``): an SRT listener waiting for its
+    /// caller, a connection, a handshake or a write ends within about
+    /// 0.1 s with a `.cancelled` error.
+    public var stopRequested: (@Sendable () -> Bool)?
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -274,7 +278,17 @@ public final class MediaStreamSender {
                 publisher = nil
                 guard stopRequested?() != true, let wait = reconnector.delay(after: error) else { throw error }
                 willReconnect?(error, wait, reconnector.attempts)
-                sleep(wait)
+                if let stopRequested {
+                    // In slices, so that a stop ends the back-off too.
+                    var left = wait
+                    while left > 0, !stopRequested() {
+                        sleep(min(left, 0.05))
+                        left -= 0.05
+                    }
+                    if stopRequested() { throw error }
+                } else {
+                    sleep(wait)
+                }
                 // A new connection starts at a keyframe: ask for one.
                 pendingFeedback.keyframeRequested = true
                 pendingFeedback.reconnected = true
@@ -283,7 +297,12 @@ public final class MediaStreamSender {
     }
 
     private func makePublisher() throws(MediaError) -> StreamPublisher {
-        let publisher = try StreamPublisher(url: url, options: options)
+        var publisherOptions = options
+        if let stop = stopRequested {
+            let own = options.stopRequested
+            publisherOptions.stopRequested = { stop() || own?() == true }
+        }
+        let publisher = try StreamPublisher(url: url, options: publisherOptions)
         outputTrack = [:]
         for track in copiedTracks { outputTrack[track.index] = try publisher.addTrack(copying: track) }
         return publisher

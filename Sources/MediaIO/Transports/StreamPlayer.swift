@@ -76,7 +76,7 @@ public final class StreamPlayer {
         if options.listen && !transport.canListen {
             throw .invalidArgument("\(url): \(transport) has no listening mode; SRT, RTSP and RTMP do")
         }
-        let deadline = NetworkDeadline()
+        let deadline = NetworkDeadline(stopRequested: options.stopRequested)
         var demuxerOptions = TransportSettings.demuxerOptions(transport, options)
         if readingEveryTrack, demuxerOptions["fflags"] == "nobuffer+noparse" {
             // An MPEG-TS audio PES packet holds several frames: the parsers
@@ -92,10 +92,18 @@ public final class StreamPlayer {
                 demuxerOptions["localaddr"] = endpoint.host
             }
         }
+        if options.listen, transport == .rtsp || transport == .rtmp {
+            // --timeout runs from the accept through the handshake: a client
+            // that stalls in it is a failed client, and the listener goes on.
+            let endpoint = try URLEndpoint(url: url, defaultPort: transport == .rtmp ? 1935 : 554)
+            deadline.watchForAcceptedClient(onTCPPort: endpoint.port, handshakeSeconds: options.ioTimeout)
+        }
+        defer { deadline.stopWatching() }
         let demuxer = try Demuxer(
             url: url, formatName: transport.demuxerName,
             options: demuxerOptions, deadline: deadline,
             openTimeout: options.openTimeout, probingEveryTrack: readingEveryTrack)
+        deadline.stopWatching()
         guard demuxer.streams.contains(where: { $0.isVideo && $0.codec != nil }) else {
             let found = demuxer.streams.map { "\($0.mediaType ?? "unknown") \($0.codecName)" }
             throw .unsupported(

@@ -52,7 +52,7 @@ public final class StreamPublisher {
     public private(set) var skippedBeforeFirstKeyframe = 0
 
     private let options: StreamOptions
-    private let deadline = NetworkDeadline()
+    private let deadline: NetworkDeadline
     private var muxer: Muxer?
     private var stream = 0
     private var description: FormatDescription?
@@ -81,6 +81,8 @@ public final class StreamPublisher {
         self.url = url
         self.transport = transport
         self.options = options
+        self.deadline = NetworkDeadline(stopRequested: options.stopRequested)
+        self.deadline.honoursStopRequests = false
         self.annexBWriter = AnnexBWriter(policy: .beforeEveryKeyframe, insertAccessUnitDelimiters: transport != .rtsp)
     }
 
@@ -221,6 +223,11 @@ public final class StreamPublisher {
                 "\(url): \(transport) carries H.264 only here, not HEVC (Debian 12's FFmpeg 5.1 writes no HEVC "
                     + "into FLV); publish HEVC over SRT, RTSP or MPEG-TS over UDP")
         }
+        // A stop request ends the wait for the connection (an SRT listener's
+        // caller, a server's handshake); once connected, what the stop asked
+        // to finish (the last samples, the trailer) is sent.
+        deadline.honoursStopRequests = true
+        defer { deadline.honoursStopRequests = false }
         deadline.arm(seconds: options.openTimeout)
         let muxer = try Muxer(
             url: url, formatName: transport.muxerName,

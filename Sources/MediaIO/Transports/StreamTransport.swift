@@ -128,6 +128,16 @@ public struct StreamOptions: Sendable {
     public var listen: Bool
     /// RTSP: RTP over TCP (default) or UDP (`rtsp_transport`).
     public var rtspTransport: RTSPTransport
+    /// Asked while libavformat waits (through its interrupt callback, about
+    /// every 100 ms): true ends the wait with a `.cancelled` error, whatever
+    /// the timeouts. A player honours it in every wait (for the publisher
+    /// to connect, its handshake, each read); a publisher while connecting
+    /// (an SRT listener waiting for its caller, a server's handshake), not
+    /// once connected, so that the samples and trailer a stop asks to
+    /// finish are sent. Nil: only the timeouts end waits.
+    /// ``MediaStreamReceiver`` and ``MediaStreamSender`` set it from their
+    /// own `stopRequested`.
+    public var stopRequested: (@Sendable () -> Bool)?
     /// HLS: the target segment duration in seconds (`hls_time`); segments
     /// are cut at keyframes, so keyframes at least this often keep it.
     public var hlsSegmentDuration: Double

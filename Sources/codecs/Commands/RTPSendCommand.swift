@@ -107,6 +107,11 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             }
         }
         if waitSeconds > 0 { sleep(until: monotonicSeconds() + waitSeconds) }
+        if StopSignal.requested != nil {
+            // Stopped during --wait: the stop is the exit status.
+            printError("codecs stream send: stopped before the first packet; nothing was sent")
+            return 0
+        }
         try sender.run(pace: !parsed.flag("no-pace"))
         printError("codecs stream send: " + sender.summary)
         if let statsPath = parsed.value("stats-json") {

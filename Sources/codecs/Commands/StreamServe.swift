@@ -81,8 +81,10 @@ private func serve(
         "codecs stream serve: \(options.codec.displayName) \(header.width)x\(header.height) from \(input) "
             + "with \(encoder.backendDescription); "
             + "listening on tcp://\(listenAddress):\(listener.port)")
-    while broadcaster.clientCount < waitClients {
-        try broadcaster.acceptPending(timeoutMilliseconds: -1)
+    // Waits in slices of 50 ms, so that a stop signal ends the wait at once
+    // (a signal may be taken by another thread than the one in poll).
+    while broadcaster.clientCount < waitClients, StopSignal.requested == nil {
+        try broadcaster.acceptPending(timeoutMilliseconds: 50)
     }
     // Everyone connected so far sees the stream from its first access unit,
     // which is a keyframe.

@@ -39,6 +39,10 @@ enum TCPReceive {
         do throws(MediaError) {
             try receive(from: address.host, port: address.port, idleTimeout: idleTimeout, through: &pipeline)
             return 0
+        } catch  where error.code == .cancelled && StopSignal.requested != nil {
+            // Stopped while connecting: the stop is the exit status.
+            printError("codecs stream receive: \(error.message)")
+            return 0
         } catch {
             printError("codecs stream receive: \(error.message)")
             return 1
@@ -50,7 +54,7 @@ enum TCPReceive {
     private static func receive(
         from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
     ) throws(MediaError) {
-        let connection = try TCPConnection.connect(host: host, port: port, attempts: 100)
+        let connection = try TCPConnection.connect(host: host, port: port, attempts: 100, timeout: idleTimeout)
         connection.idleTimeout = idleTimeout
         // A timeout or a broken connection ends the reception, not the
         // output: the frames received before it are finished and kept.

@@ -65,8 +65,8 @@ enum TransportReceive {
         do throws(MediaError) {
             // MediaIO's receiver reconnects as --reconnect allows; a listener
             // outlives a client whose handshake fails (garbage, a protocol
-            // error) and says so; a client that stalls mid-handshake is
-            // stopped by --timeout like a silent one.
+            // error, a stall for --timeout from its accept) and says so; a
+            // stop signal ends every wait.
             let receiver = try MediaStreamReceiver(
                 url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
                 readingEveryTrack: keepsOtherTracks)
@@ -154,7 +154,11 @@ enum TransportReceive {
             if failure != nil, received > 0 { summary += " (kept: the output ends at the last frame received)" }
             if failure == nil || received > 0 { printError(summary) }
             if let failure { throw failure }
-            if received == 0 { throw .invalidData("\(request.url): the stream held no access unit") }
+            if received == 0 {
+                // Stopped before a publisher sent anything: the stop is the exit status.
+                if StopSignal.requested != nil { return 0 }
+                throw .invalidData("\(request.url): the stream held no access unit")
+            }
             return 0
         } catch {
             var message = error.message

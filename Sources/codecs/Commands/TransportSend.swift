@@ -61,6 +61,11 @@ enum TransportSend {
             }
             try sender.finish()
             return 0
+        } catch  where error.code == .cancelled && StopSignal.requested != nil {
+            // Stopped while waiting for the connection (an SRT listener's
+            // caller): nothing was sent, and the stop is the exit status.
+            printError("\(label): \(error.message)")
+            return 0
         } catch {
             printError("\(label): \(error.message)")
             return 1

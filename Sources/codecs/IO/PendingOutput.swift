@@ -10,11 +10,19 @@ import MediaCore
 /// interrupted command never leaves a file that looks complete under the
 /// final name, and never destroys a file that was there before. Standard
 /// output (`-`) and device files are written directly.
+///
+/// A process ended at once by repeated stop signals (see ``StopSignal``)
+/// still leaves the file under its final name: the signal handler renames
+/// every pending output before it exits (PendingOutput+SignalRename.swift).
+/// That file may end mid-frame (an MP4 has no index), and it replaces a
+/// file of that name as a finished one would.
 final class PendingOutput {
     let finalPath: String
     /// Where the bytes go until ``commit()``.
     let writePath: String
     private var committed = false
+    /// The slot in the signal handler's registry, if any.
+    private var signalSlot: Int?
 
     init(_ path: String) {
         finalPath = path
@@ -29,9 +37,11 @@ final class PendingOutput {
         let stem = dot.map { String(name[..<$0]) } ?? name
         let ext = dot.map { String(name[$0...]) } ?? ""
         writePath = "\(directory).\(stem).partial-\(getpid())\(ext)"
+        signalSlot = Self.registerForSignals(writePath: writePath, finalPath: finalPath)
     }
 
     deinit {
+        if let signalSlot { Self.unregisterForSignals(signalSlot) }
         if !committed && writePath != finalPath { unlink(writePath) }
     }
 
@@ -40,8 +50,13 @@ final class PendingOutput {
         guard !committed else { return }
         committed = true
         guard writePath != finalPath else { return }
-        guard rename(writePath, finalPath) == 0 else {
-            let code = errno
+        // Renamed before the handler forgets it, so that a hard exit in
+        // between leaves the file under its final name either way.
+        let moved = rename(writePath, finalPath) == 0
+        let code = errno
+        if let signalSlot { Self.unregisterForSignals(signalSlot) }
+        signalSlot = nil
+        guard moved else {
             unlink(writePath)
             throw MediaError(
                 .system, "\(finalPath): cannot move the finished file into place: \(String(cString: strerror(code)))")

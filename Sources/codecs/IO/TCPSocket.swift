@@ -30,22 +30,33 @@ final class TCPConnection: ByteSource {
 
     deinit { close() }
 
-    /// Connects to `host:port` (a name or a numeric IPv4/IPv6 address).
-    static func connect(host: String, port: Int) throws(MediaError) -> TCPConnection {
-        TCPConnection(adopting: try connectTCP(host: host, port: port, failure: .system), peer: "\(host):\(port)")
+    /// Connects to `host:port` (a name or a numeric IPv4/IPv6 address),
+    /// waiting `timeout` seconds at most for an answer (nil: as long as the
+    /// system does); a stop signal ends the wait (`.cancelled`).
+    static func connect(host: String, port: Int, timeout: Double? = nil) throws(MediaError) -> TCPConnection {
+        let descriptor = try connectTCP(
+            host: host, port: port, failure: .system, timeout: timeout,
+            stopRequested: { StopSignal.requested != nil })
+        return TCPConnection(adopting: descriptor, peer: "\(host):\(port)")
     }
 
     /// Connects to `host:port`, retrying every 50 ms for up to `attempts`
-    /// tries while the peer is not listening yet (`ECONNREFUSED`).
-    static func connect(host: String, port: Int, attempts: Int) throws(MediaError) -> TCPConnection {
+    /// tries while the peer is not listening yet (`ECONNREFUSED`); a stop
+    /// signal or `timeout` ends the tries.
+    static func connect(host: String, port: Int, attempts: Int, timeout: Double? = nil) throws(MediaError)
+        -> TCPConnection
+    {
         var remaining = attempts
         while true {
             do {
-                return try connect(host: host, port: port)
+                return try connect(host: host, port: port, timeout: timeout)
             } catch {
                 remaining -= 1
-                if remaining <= 0 { throw error }
+                if remaining <= 0 || error.code == .cancelled || error.code == .timedOut { throw error }
                 usleep(50_000)
+                if StopSignal.requested != nil {
+                    throw MediaError(.cancelled, "connecting to \(host):\(port): stopped on request")
+                }
             }
         }
     }
@@ -93,12 +104,17 @@ final class TCPConnection: ByteSource {
     func read(upTo maximumCount: Int) throws(MediaError) -> [UInt8] {
         guard descriptor >= 0 else { return [] }
         if let idleTimeout {
+            // In slices of 50 ms: a stop signal taken by another thread
+            // does not interrupt this poll.
             var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             var ready: Int32
+            var waited = 0.0
             repeat {
                 if StopSignal.requested != nil { return [] }
-                ready = poll(&waiting, 1, Int32(min(idleTimeout * 1000, Double(Int32.max))))
-            } while ready < 0 && errno == EINTR
+                let slice = min(0.05, idleTimeout - waited)
+                ready = poll(&waiting, 1, Int32(max(slice, 0) * 1000))
+                if ready == 0 { waited += slice }
+            } while (ready < 0 && errno == EINTR) || (ready == 0 && waited < idleTimeout)
             if StopSignal.requested != nil { return [] }
             if ready == 0 {
                 throw MediaError(
