@@ -69,6 +69,11 @@ import Testing
         kill(recorder.process.processIdentifier, SIGKILL)
         recorder.waitForExit()
         let kept = try #require(partial, "no playable recording of 60 frames: \(recorder.standardError)")
+        // The recorder said where its file is until it ends.
+        #expect(
+            recorder.standardError.contains(
+                "recording to \(kept) until the end, then renamed to \(directory.path("recording.mp4"))"),
+            "\(recorder.standardError)")
         #expect(try MultiTrackMedia.streamFields(kept).map { $0["codec_type"] } == ["video", "audio"])
         let frames = try ffmpegFrameMD5(path: kept)
         #expect(frames.count >= sent.count - 30, "\(frames.count) of \(sent.count) frames kept")

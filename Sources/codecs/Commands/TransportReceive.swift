@@ -100,6 +100,7 @@ enum TransportReceive {
                         path: request.output, kind: outputKind,
                         options: SampleSink.liveRecordingOptions(for: outputKind))
                     sink = made
+                    if let note = made.recordingNote { printError("\(label): \(note)") }
                     if keepsOtherTracks {
                         others = try OtherTracks(
                             receiver.tracks, videoTrack: receiver.videoTrack, into: made, input: request.url,

@@ -72,6 +72,7 @@ enum WHIPReceive {
                 "codecs stream receive: WHIP endpoint http://\(configuration.host):\(server.httpPort)"
                     + "\(configuration.whipPath!) (media on UDP port \(server.mediaPort))")
             let sink = try SampleSink(path: output, kind: kind, options: SampleSink.liveRecordingOptions(for: kind))
+            if let note = sink.recordingNote { printError("codecs stream receive: \(note)") }
             // A failure once samples were written (a format change the
             // container cannot hold, a full disk) ends the reception, not the
             // output: what was written is finished and kept.

@@ -25,6 +25,17 @@ final class SampleSink {
         return MovieWriterOptions(fragmented: fragmented, flushInterval: 1)
     }
 
+    /// Where the file is until ``finish()`` moves it to its final name, or
+    /// nil when it is written under that name (standard output, a device).
+    var temporaryPath: String? { output.writePath == output.finalPath ? nil : output.writePath }
+
+    /// The line a live recorder prints when it opens its output: a recorder
+    /// killed outright leaves its file under the temporary name, so the user
+    /// is told where that is.
+    var recordingNote: String? {
+        temporaryPath.map { "recording to \($0) until the end, then renamed to \(output.finalPath)" }
+    }
+
     /// The number of samples written so far.
     private(set) var samplesWritten = 0
 
