@@ -76,7 +76,7 @@ import Testing
         case .receiveUDP, .receiveSRTListener, .sendSRTListener:
             #expect(waitUntilUDPPortIsBound(udpPort, timeout: 10), "\(tool.standardError)")
         case .receiveRTSPListener, .receiveRTMPListener:
-            #expect(waitUntilTCPPortListens(tcpPort, timeout: 10), "\(tool.standardError)")
+            #expect(tcpPortListens(tcpPort, within: 10), "\(tool.standardError)")
         case .sendRTPBeforeItsFirstPacket, .receiveTCPWhileConnecting:
             // Waiting (`--wait 60`, a connection that is never answered)
             // from the start: nothing to watch for.
@@ -89,23 +89,6 @@ import Testing
         #expect(result.status == 128 + SIGINT, "\(result.stderr)")
         #expect(result.stderr.contains("stopped by SIGINT"), "\(result.stderr)")
     }
-}
-
-/// Whether a socket listens on TCP `port` of 127.0.0.1 (read from
-/// `/proc/net/tcp`, state 0A), tried every 20 ms for up to `timeout`
-/// seconds; connecting to find out would be a client.
-func waitUntilTCPPortListens(_ port: Int, timeout: Double) -> Bool {
-    let wanted = String(format: "0100007F:%04X", port)
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            if fields.count > 3, fields[1] == wanted, fields[3] == "0A" { return true }
-        }
-        usleep(20_000)
-    }
-    return false
 }
 
 /// `codecs` started in the background, its standard error in a file that

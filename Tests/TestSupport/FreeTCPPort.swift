@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -20,4 +22,22 @@ public func freeTCPPort() throws -> Int {
     }
     guard bound else { throw ProcessError("no free TCP port") }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Whether a socket listens on TCP 127.0.0.1:`port` (`/proc/net/tcp`,
+/// state 0A), looked up every 20 ms for up to `seconds`. Binding the port
+/// to find out cannot tell a listener from the connection a listener
+/// accepted, and connecting would be a client.
+public func tcpPortListens(_ port: Int, within seconds: Double) -> Bool {
+    let wanted = String(format: "0100007F:%04X", port)
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            if fields.count > 3, fields[1] == wanted, fields[3] == "0A" { return true }
+        }
+        usleep(20_000)
+    }
+    return false
 }

@@ -49,21 +49,3 @@ import Testing
         #expect(try referenceHashes(output) == sent.hashes)
     }
 }
-
-/// Whether a socket listens on TCP 127.0.0.1:`port` (`/proc/net/tcp`,
-/// state 0A), looked up every 20 ms for up to `seconds`. Binding the port
-/// to find out, as ``waitUntilBound(_:port:by:)`` does, cannot tell a
-/// listener from the connection a listener accepted.
-func tcpPortListens(_ port: Int, within seconds: Double) -> Bool {
-    let wanted = String(format: "0100007F:%04X", port)
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            if fields.count > 3, fields[1] == wanted, fields[3] == "0A" { return true }
-        }
-        usleep(20_000)
-    }
-    return false
-}
