@@ -1,0 +1,400 @@
+#!/usr/bin/python3
+"""Hostile clients beside one real viewer, against `codecs stream serve --whep --token-file`.
+
+Starts `CODECS stream serve -i CLIP --whep 127.0.0.1:0 --token-file FILE
+--wait-viewers 0` (the stream runs at once, paced), then for the length of
+the stream keeps N hostile workers busy from the loopback addresses
+127.0.0.2 ... (never 127.0.0.1), each of one kind, starting over whenever the
+server closes its connection:
+
+  idle          connects and sends nothing
+  half-head     sends half a request head, then a byte a second
+  slow-body     POSTs an offer with Content-Length: 100000 and sends a byte every 0.5 s
+  offer         POSTs a real SDP offer (made by aiortc, never followed by ICE) without a token
+  offer-guess   the same with `Authorization: Bearer <a guess>`
+  stats         GET /whep/stats (must show counts, never a session id)
+  delete-guess  DELETE /whep/<32 random hex digits>, half of them with a guessed token
+  patch-guess   PATCH of the same kind of URL
+  two-lengths   POST /whep with two Content-Length fields
+  udp-junk      datagrams of random bytes at the media port
+  stun-guess    STUN binding requests with a guessed USERNAME and MESSAGE-INTEGRITY at the media port
+
+The real viewer (Tests/WebRTCTests/Peers/whep_aiortc.py with the token,
+from 127.0.0.1) starts --join-after seconds into the attack. The server's
+VmRSS (/proc/PID/status) is sampled every 0.25 s.
+
+Prints one JSON object (per kind what was sent and what came back, the
+viewer's frames, the largest RSS, the server's log) and, on stderr, a short
+report. Exits 1 unless: the viewer got every frame from the keyframe it
+started at to the last but one (aiortc hands a frame on when the next one
+starts), each equal to --framemd5 (`ffmpeg -i CLIP -f framemd5`); the RSS
+stayed under --max-rss-mib; no stranger got a session id, a 2xx answer or a
+STUN answer; the viewer's session ended with the stream (or the viewer's
+own DELETE); and the lines about refused requests stayed within the log's
+budget (20 a second).
+"""
+
+import argparse
+import asyncio
+import binascii
+import json
+import os
+import random
+import re
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+KINDS = [
+    "idle", "half-head", "slow-body", "offer", "offer-guess", "stats", "delete-guess", "patch-guess",
+    "two-lengths", "udp-junk", "stun-guess",
+]
+UDP_KINDS = {"udp-junk", "stun-guess"}
+LOG_LINES_PER_SECOND = 20
+
+
+class Tally:
+    def __init__(self):
+        self.kinds = {kind: {"connections": 0, "statuses": {}} for kind in KINDS}
+        for kind in UDP_KINDS:
+            self.kinds[kind] = {"datagrams": 0, "replies": 0}
+        self.ids_seen = set()
+
+    def opened(self, kind):
+        self.kinds[kind]["connections"] += 1
+
+    def status(self, kind, status):
+        statuses = self.kinds[kind]["statuses"]
+        key = "closed" if status is None else str(status)
+        statuses[key] = statuses.get(key, 0) + 1
+
+
+def make_offer():
+    """A real recvonly offer from aiortc (its ICE never starts)."""
+    from aiortc import RTCPeerConnection
+
+    async def offer():
+        pc = RTCPeerConnection()
+        pc.addTransceiver("video", direction="recvonly")
+        await pc.setLocalDescription(await pc.createOffer())
+        sdp = pc.localDescription.sdp
+        await pc.close()
+        return sdp
+
+    return asyncio.run(offer())
+
+
+def stun_guess():
+    """A binding request with a guessed USERNAME, a random MESSAGE-INTEGRITY and a valid FINGERPRINT."""
+    username = (os.urandom(4).hex() + ":" + os.urandom(4).hex()).encode()
+    attributes = struct.pack(">HH", 0x0006, len(username)) + username + b"\0" * (-len(username) % 4)
+    attributes += struct.pack(">HH", 0x0008, 20) + os.urandom(20)
+    header = struct.pack(">HHI", 0x0001, len(attributes) + 8, 0x2112A442) + os.urandom(12)
+    crc = binascii.crc32(header + attributes) ^ 0x5354554E
+    return header + attributes + struct.pack(">HHI", 0x8028, 4, crc)
+
+
+async def open_socket(address, port):
+    loop = asyncio.get_running_loop()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((address, 0))
+    sock.setblocking(False)
+    await asyncio.wait_for(loop.sock_connect(sock, ("127.0.0.1", port)), 10)
+    return sock
+
+
+async def read_response(sock):
+    """The status and body of the answer, or (None, b"") when the connection ended first."""
+    loop = asyncio.get_running_loop()
+    data = b""
+    while True:
+        try:
+            chunk = await asyncio.wait_for(loop.sock_recv(sock, 65536), 15)
+        except (OSError, asyncio.TimeoutError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    match = re.match(rb"HTTP/1\.1 (\d{3}) ", data)
+    if not match:
+        return None, b""
+    return int(match.group(1)), data.partition(b"\r\n\r\n")[2]
+
+
+def request_for(kind, port, offer):
+    head = f"Host: 127.0.0.1:{port}\r\n"
+    if kind in ("offer", "offer-guess"):
+        guess = f"Authorization: Bearer {os.urandom(8).hex()}\r\n" if kind == "offer-guess" else ""
+        body = offer.encode()
+        return (f"POST /whep HTTP/1.1\r\n{head}{guess}Content-Type: application/sdp\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    if kind == "stats":
+        return f"GET /whep/stats HTTP/1.1\r\n{head}\r\n".encode()
+    if kind in ("delete-guess", "patch-guess"):
+        method = "DELETE" if kind == "delete-guess" else "PATCH"
+        guess = f"Authorization: Bearer {os.urandom(8).hex()}\r\n" if random.random() < 0.5 else ""
+        return f"{method} /whep/{os.urandom(16).hex()} HTTP/1.1\r\n{head}{guess}Content-Length: 0\r\n\r\n".encode()
+    if kind == "two-lengths":
+        body = offer.encode()
+        return (f"POST /whep HTTP/1.1\r\n{head}Content-Type: application/sdp\r\nContent-Length: {len(body)}\r\n"
+                f"Content-Length: 4\r\n\r\n").encode() + body
+    raise ValueError(kind)
+
+
+async def hostile_tcp(kind, address, port, offer, tally, stop, pause):
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        sock = None
+        try:
+            sock = await open_socket(address, port)
+            tally.opened(kind)
+            if kind == "idle":
+                while not stop.is_set():
+                    try:
+                        chunk = await asyncio.wait_for(loop.sock_recv(sock, 4096), 1)
+                    except asyncio.TimeoutError:
+                        continue
+                    if not chunk:
+                        break
+            elif kind == "half-head":
+                await loop.sock_sendall(sock, f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: ".encode())
+                while not stop.is_set():
+                    await loop.sock_sendall(sock, b"a")
+                    await asyncio.sleep(1)
+            elif kind == "slow-body":
+                await loop.sock_sendall(
+                    sock,
+                    f"POST /whep HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/sdp\r\n"
+                    "Content-Length: 100000\r\n\r\n".encode())
+                while not stop.is_set():
+                    await loop.sock_sendall(sock, b"b")
+                    await asyncio.sleep(0.5)
+            else:
+                await loop.sock_sendall(sock, request_for(kind, port, offer))
+                status, body = await read_response(sock)
+                tally.status(kind, status)
+                if kind == "stats":
+                    tally.ids_seen.update(re.findall(rb"[0-9a-f]{32}", body))
+                await asyncio.sleep(pause)
+        except (OSError, asyncio.TimeoutError):
+            if kind not in ("idle", "half-head", "slow-body"):
+                tally.status(kind, None)
+        finally:
+            if sock is not None:
+                sock.close()
+        await asyncio.sleep(0.05)
+
+
+async def hostile_udp(kind, address, media_port, tally, stop, per_second):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((address, 0))
+    sock.setblocking(False)
+    burst = max(1, per_second // 10)
+    try:
+        while not stop.is_set():
+            for _ in range(burst):
+                if kind == "udp-junk":
+                    datagram = os.urandom(random.randint(1, 1200))
+                else:
+                    datagram = stun_guess()
+                try:
+                    sock.sendto(datagram, ("127.0.0.1", media_port))
+                    tally.kinds[kind]["datagrams"] += 1
+                except OSError:
+                    pass
+            while True:
+                try:
+                    sock.recv(2048)
+                    tally.kinds[kind]["replies"] += 1
+                except OSError:
+                    break
+            await asyncio.sleep(0.1)
+    finally:
+        sock.close()
+
+
+async def sample_rss(pid, result, stop):
+    while not stop.is_set():
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        result["maxRSSKiB"] = max(result["maxRSSKiB"], int(line.split()[1]))
+        except OSError:
+            return
+        await asyncio.sleep(0.25)
+
+
+async def run_viewer(args, port, frames, result):
+    process = await asyncio.create_subprocess_exec(
+        "/usr/bin/python3", args.viewer, f"http://127.0.0.1:{port}/whep", str(frames), "8",
+        env={**os.environ, "BEARER_TOKEN": args.token}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout, stderr = await process.communicate()
+    result["viewerStatus"] = process.returncode
+    try:
+        result["viewer"] = json.loads(stdout)
+    except ValueError:
+        result["viewer"] = None
+        result["viewerStderr"] = stderr.decode(errors="replace")[-2000:]
+
+
+async def main(args, offer, token_file, expected_frames):
+    server = subprocess.Popen(
+        [args.codecs, "stream", "serve", "-i", args.input, "--whep", "127.0.0.1:0", "--token-file", token_file,
+         "--wait-viewers", "0", "--linger", "2", "--stats-json", args.stats_json],
+        stderr=subprocess.PIPE, text=True)
+    first = server.stderr.readline()
+    match = re.search(r"http://127\.0\.0\.1:(\d+)/whep \(media on UDP port (\d+)\)", first)
+    if not match:
+        server.kill()
+        sys.exit(f"the server did not say its ports: {first!r}")
+    port, media_port = int(match.group(1)), int(match.group(2))
+    log = [first.rstrip("\n")]
+    reader = threading.Thread(target=lambda: log.extend(line.rstrip("\n") for line in server.stderr), daemon=True)
+    reader.start()
+    started = time.monotonic()
+
+    result = {"maxRSSKiB": 0}
+    tally = Tally()
+    stop = asyncio.Event()
+    rss = asyncio.create_task(sample_rss(server.pid, result, stop))
+    tasks = []
+    for index in range(args.connections):
+        kind = KINDS[index % len(KINDS)]
+        address = f"127.0.0.{2 + index % args.addresses}"
+        if kind in UDP_KINDS:
+            tasks.append(asyncio.create_task(hostile_udp(kind, address, media_port, tally, stop, args.datagrams)))
+        else:
+            tasks.append(asyncio.create_task(hostile_tcp(kind, address, port, offer, tally, stop, args.pause)))
+    await asyncio.sleep(args.join_after)
+    viewing = asyncio.create_task(run_viewer(args, port, expected_frames, result))
+    # The attack lasts as long as the server serves.
+    while server.poll() is None:
+        await asyncio.sleep(0.2)
+    elapsed = time.monotonic() - started
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await rss
+    await viewing
+    reader.join(timeout=10)
+    result["serverStatus"] = server.returncode
+    result["seconds"] = round(elapsed, 1)
+    result["hostile"] = tally.kinds
+    result["idsSeenByStrangers"] = len(tally.ids_seen)
+    result["serverLogLines"] = len(log)
+    result["serverLog"] = log
+    try:
+        with open(args.stats_json) as f:
+            result["serverStatistics"] = json.load(f)
+    except (OSError, ValueError):
+        result["serverStatistics"] = None
+    return result
+
+
+def judge(result, expected, args):
+    """The failures (empty when the soak passed) and the report's lines."""
+    failures = []
+    viewer = result.get("viewer") or {}
+    frames = viewer.get("frames", [])
+    start = expected.index(frames[0]) if frames and frames[0] in expected else None
+    if viewer.get("status") != 201:
+        failures.append(f"the viewer's offer got {viewer.get('status')} ({result.get('viewerStderr', '')[-300:]})")
+    if start is None:
+        failures.append("the viewer's first frame is none of the file's")
+    else:
+        if start % args.gop != 0:
+            failures.append(f"the viewer started at frame {start}, not a keyframe")
+        if frames != expected[start:start + len(frames)] or len(frames) < len(expected) - start - 1:
+            failures.append(
+                f"the viewer's {len(frames)} frames are not frames {start} to {len(expected) - 2} of the file")
+    location = viewer.get("location") or ""
+    session = location.rsplit("/", 1)[-1]
+    ends = [line.split(" left: ", 1)[1] for line in result["serverLog"] if f"viewer {session} left: " in line]
+    if not session or len(ends) != 1 or not (
+            ends[0] == "the stream ended" or ends[0].startswith("the viewer sent DELETE from 127.0.0.1:")):
+        failures.append(f"the viewer's session ended: {ends}")
+    if session and any(session in line for line in result["serverLog"] if " left: " not in line
+                       and " joined from 127.0.0.1:" not in line):
+        failures.append("the viewer's id is in a line about someone else")
+    if result["idsSeenByStrangers"]:
+        failures.append(f"{result['idsSeenByStrangers']} session ids seen in /whep/stats by strangers")
+    for kind, counts in result["hostile"].items():
+        if kind in UDP_KINDS:
+            if counts["replies"]:
+                failures.append(f"{kind}: {counts['replies']} replies")
+        elif any(status.startswith("2") for status in counts["statuses"]) and kind != "stats":
+            failures.append(f"{kind}: {counts['statuses']}")
+    joined = [line for line in result["serverLog"] if " joined from " in line]
+    if len(joined) != 1:
+        failures.append(f"{len(joined)} sessions joined (only the viewer has the token)")
+    refusals = [line for line in result["serverLog"] if " refused: " in line or " left out " in line]
+    budget = LOG_LINES_PER_SECOND * (result["seconds"] + 2)
+    if len(refusals) > budget:
+        failures.append(f"{len(refusals)} log lines about refused requests in {result['seconds']} s")
+    if any(args.token in line for line in result["serverLog"]):
+        failures.append("the token is in the server's log")
+    if result["maxRSSKiB"] >= args.max_rss_mib * 1024:
+        failures.append(f"largest RSS {result['maxRSSKiB']} KiB")
+    if result["serverStatus"] != 0:
+        failures.append(f"the server exited with {result['serverStatus']}")
+
+    left_out = sum(int(line.split(" lines ")[0].split()[-1]) if " lines about " in line else 1
+                   for line in result["serverLog"] if " left out " in line)
+    report = [f"soak-hostile-whep: {result['seconds']} s, {args.connections} hostile workers from "
+              f"{args.addresses} addresses"]
+    for kind, counts in result["hostile"].items():
+        if kind in UDP_KINDS:
+            report.append(f"  {kind:13} {counts['datagrams']} datagrams, {counts['replies']} answered")
+        else:
+            statuses = ", ".join(f"{s}: {n}" for s, n in sorted(counts["statuses"].items()))
+            report.append(f"  {kind:13} {counts['connections']} connections" + (f" ({statuses})" if statuses else ""))
+    report.append(f"  viewer: {len(frames)} frames from frame {start} (of {len(expected)}), "
+                  f"{'each equal' if not any('frames' in f for f in failures) else 'NOT equal'} to ffmpeg's "
+                  f"framemd5; session ended: {ends[0] if len(ends) == 1 else ends}")
+    report.append(f"  server: largest VmRSS {result['maxRSSKiB'] / 1024:.1f} MiB (bound {args.max_rss_mib:.0f}); "
+                  f"{result['serverLogLines']} log lines, {len(refusals)} about refused requests "
+                  f"({left_out} more left out); session ids shown to strangers: {result['idsSeenByStrangers']}")
+    return failures, report
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--codecs", required=True, help="the codecs executable")
+    parser.add_argument("--input", required=True, help="the H.264 Annex-B clip to serve")
+    parser.add_argument("--framemd5", required=True, help="ffmpeg -i CLIP -f framemd5 output")
+    parser.add_argument("--gop", type=int, required=True, help="the clip's keyframe interval")
+    parser.add_argument("--viewer", required=True, help="Tests/WebRTCTests/Peers/whep_aiortc.py")
+    parser.add_argument("--connections", type=int, default=200, help="hostile workers at once")
+    parser.add_argument("--addresses", type=int, default=20, help="loopback addresses they come from")
+    parser.add_argument("--join-after", type=float, default=3.0, help="seconds of attack before the viewer")
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds between a worker's requests")
+    parser.add_argument("--datagrams", type=int, default=100, help="datagrams a second per UDP worker")
+    parser.add_argument("--token", default=None, help="the endpoint's token (default: a random one)")
+    parser.add_argument("--stats-json", default=None)
+    parser.add_argument("--max-rss-mib", type=float, default=256)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    arguments = parse_arguments()
+    arguments.token = arguments.token or os.urandom(16).hex()
+    with tempfile.TemporaryDirectory() as directory:
+        token_path = os.path.join(directory, "token")
+        with open(token_path, "w") as f:
+            f.write(arguments.token + "\n")
+        arguments.stats_json = arguments.stats_json or os.path.join(directory, "stats.json")
+        with open(arguments.framemd5) as f:
+            expected = [line.split(",")[-1].strip() for line in f if line.strip() and not line.startswith("#")]
+        outcome = asyncio.run(main(arguments, make_offer(), token_path, len(expected)))
+    failures, lines = judge(outcome, expected, arguments)
+    print(json.dumps(outcome, separators=(",", ":")))
+    for line in lines:
+        print(line, file=sys.stderr)
+    for failure in failures:
+        print(f"soak-hostile-whep: FAILED: {failure}", file=sys.stderr)
+    print(f"soak-hostile-whep: {'FAILED' if failures else 'passed'}", file=sys.stderr)
+    sys.exit(1 if failures else 0)
