@@ -71,9 +71,11 @@ soak-hostile: bootstrap
 # The same for `codecs stream serve --whep --token-file`: 200 hostile workers
 # of mixed kinds (idle and slow HTTP, offers without the token, guessed session
 # URLs, junk datagrams and STUN at the media port) beside one aiortc viewer
-# for 60 s (SOAK_SECONDS, SOAK_CONNECTIONS; see scripts/soak-hostile-whep).
+# for 60 s (SOAK_SECONDS, SOAK_CONNECTIONS; see scripts/soak-hostile-whep);
+# WHIP=1: against `codecs stream receive whip://` beside our publisher.
+WHIP ?=
 soak-hostile-whep: bootstrap
-	./scripts/soak-hostile-whep
+	./scripts/soak-hostile-whep $(if $(WHIP),--whip,)
 
 # DocC documentation of the public modules, without the DocC plugin: symbol
 # graphs from the compiler, one archive per module from the toolchain's docc

@@ -1,27 +1,33 @@
 #!/usr/bin/python3
-"""Hostile clients beside one real viewer, against `codecs stream serve --whep --token-file`.
+"""Hostile clients beside one real viewer, against `codecs stream serve --whep --token-file`
+(or beside one real publisher, against `codecs stream receive whip:// --token-file`, with --whip).
 
 Starts `CODECS stream serve -i CLIP --whep 127.0.0.1:0 --token-file FILE
 --wait-viewers 0` (the stream runs at once, paced), then for the length of
 the stream keeps N hostile workers busy from the loopback addresses
 127.0.0.2 ... (never 127.0.0.1), each of one kind, starting over whenever the
-server closes its connection:
+server closes its connection (PATH: /whep, or /live with --whip):
 
   idle          connects and sends nothing
   half-head     sends half a request head, then a byte a second
-  slow-body     POSTs an offer with Content-Length: 100000 and sends a byte every 0.5 s
-  offer         POSTs a real SDP offer (made by aiortc, never followed by ICE) without a token
+  slow-body     POSTs an offer to PATH with Content-Length: 100000 and sends a byte every 0.5 s
+  offer         POSTs a real SDP offer (made by aiortc, never followed by ICE) to PATH without a token
   offer-guess   the same with `Authorization: Bearer <a guess>`
   stats         GET /whep/stats (must show counts, never a session id)
-  delete-guess  DELETE /whep/<32 random hex digits>, half of them with a guessed token
+  delete-guess  DELETE PATH/<32 random hex digits>, half of them with a guessed token
   patch-guess   PATCH of the same kind of URL
-  two-lengths   POST /whep with two Content-Length fields
+  two-lengths   POST PATH with two Content-Length fields
   udp-junk      datagrams of random bytes at the media port
   stun-guess    STUN binding requests with a guessed USERNAME and MESSAGE-INTEGRITY at the media port
 
 The real viewer (Tests/WebRTCTests/Peers/whep_aiortc.py with the token,
-from 127.0.0.1) starts --join-after seconds into the attack. The server's
-VmRSS (/proc/PID/status) is sampled every 0.25 s.
+from 127.0.0.1) starts --join-after seconds into the attack. With --whip the
+server is `CODECS stream receive whip://127.0.0.1:0/live -o OUT --token-file
+FILE`, and the real client, started as the viewer would be, is our publisher
+`CODECS stream send -i CLIP whip+http://127.0.0.1:PORT/live --token-file
+FILE`; the recording must hold every frame of CLIP (framemd5 equal) and the
+publisher must exit 0. The server's VmRSS (/proc/PID/status) is sampled
+every 0.25 s.
 
 Prints one JSON object (per kind what was sent and what came back, the
 viewer's frames, the largest RSS, the server's log) and, on stderr, a short
@@ -69,7 +75,7 @@ class Tally:
 
     def status(self, kind, status):
         statuses = self.kinds[kind]["statuses"]
-        key = "closed" if status is None else str(status)
+        key = "no answer" if status is None else str(status)
         statuses[key] = statuses.get(key, 0) + 1
 
 
@@ -125,27 +131,27 @@ async def read_response(sock):
     return int(match.group(1)), data.partition(b"\r\n\r\n")[2]
 
 
-def request_for(kind, port, offer):
+def request_for(kind, port, offer, path):
     head = f"Host: 127.0.0.1:{port}\r\n"
     if kind in ("offer", "offer-guess"):
         guess = f"Authorization: Bearer {os.urandom(8).hex()}\r\n" if kind == "offer-guess" else ""
         body = offer.encode()
-        return (f"POST /whep HTTP/1.1\r\n{head}{guess}Content-Type: application/sdp\r\n"
+        return (f"POST {path} HTTP/1.1\r\n{head}{guess}Content-Type: application/sdp\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode() + body
     if kind == "stats":
         return f"GET /whep/stats HTTP/1.1\r\n{head}\r\n".encode()
     if kind in ("delete-guess", "patch-guess"):
         method = "DELETE" if kind == "delete-guess" else "PATCH"
         guess = f"Authorization: Bearer {os.urandom(8).hex()}\r\n" if random.random() < 0.5 else ""
-        return f"{method} /whep/{os.urandom(16).hex()} HTTP/1.1\r\n{head}{guess}Content-Length: 0\r\n\r\n".encode()
+        return f"{method} {path}/{os.urandom(16).hex()} HTTP/1.1\r\n{head}{guess}Content-Length: 0\r\n\r\n".encode()
     if kind == "two-lengths":
         body = offer.encode()
-        return (f"POST /whep HTTP/1.1\r\n{head}Content-Type: application/sdp\r\nContent-Length: {len(body)}\r\n"
+        return (f"POST {path} HTTP/1.1\r\n{head}Content-Type: application/sdp\r\nContent-Length: {len(body)}\r\n"
                 f"Content-Length: 4\r\n\r\n").encode() + body
     raise ValueError(kind)
 
 
-async def hostile_tcp(kind, address, port, offer, tally, stop, pause):
+async def hostile_tcp(kind, address, port, offer, path, tally, stop, pause):
     loop = asyncio.get_running_loop()
     while not stop.is_set():
         sock = None
@@ -168,20 +174,20 @@ async def hostile_tcp(kind, address, port, offer, tally, stop, pause):
             elif kind == "slow-body":
                 await loop.sock_sendall(
                     sock,
-                    f"POST /whep HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/sdp\r\n"
+                    f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/sdp\r\n"
                     "Content-Length: 100000\r\n\r\n".encode())
                 while not stop.is_set():
                     await loop.sock_sendall(sock, b"b")
                     await asyncio.sleep(0.5)
             else:
-                await loop.sock_sendall(sock, request_for(kind, port, offer))
+                await loop.sock_sendall(sock, request_for(kind, port, offer, path))
                 status, body = await read_response(sock)
                 tally.status(kind, status)
                 if kind == "stats":
                     tally.ids_seen.update(re.findall(rb"[0-9a-f]{32}", body))
                 await asyncio.sleep(pause)
         except (OSError, asyncio.TimeoutError):
-            if kind not in ("idle", "half-head", "slow-body"):
+            if kind not in ("idle", "half-head", "slow-body") and not stop.is_set():
                 tally.status(kind, None)
         finally:
             if sock is not None:
@@ -234,21 +240,38 @@ async def run_viewer(args, port, frames, result):
         "/usr/bin/python3", args.viewer, f"http://127.0.0.1:{port}/whep", str(frames), "8",
         env={**os.environ, "BEARER_TOKEN": args.token}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stdout, stderr = await process.communicate()
-    result["viewerStatus"] = process.returncode
+    result["clientStatus"] = process.returncode
+    result["clientStderr"] = stderr.decode(errors="replace")[-2000:]
     try:
-        result["viewer"] = json.loads(stdout)
+        viewer = json.loads(stdout)
     except ValueError:
-        result["viewer"] = None
-        result["viewerStderr"] = stderr.decode(errors="replace")[-2000:]
+        viewer = {}
+    result["offerStatus"] = viewer.get("status")
+    result["frames"] = viewer.get("frames", [])
+    result["session"] = (viewer.get("location") or "").rsplit("/", 1)[-1]
+
+
+async def run_publisher(args, port, token_file, result):
+    process = await asyncio.create_subprocess_exec(
+        args.codecs, "stream", "send", "-i", args.input, f"whip+http://127.0.0.1:{port}/live",
+        "--token-file", token_file, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, stderr = await process.communicate()
+    result["clientStatus"] = process.returncode
+    result["clientStderr"] = stderr.decode(errors="replace")[-2000:]
+
+
+def server_command(args, token_file):
+    if args.whip:
+        return [args.codecs, "stream", "receive", "whip://127.0.0.1:0/live", "-o", args.output, "--token-file",
+                token_file, "--timeout", "60", "--stats-json", args.stats_json]
+    return [args.codecs, "stream", "serve", "-i", args.input, "--whep", "127.0.0.1:0", "--token-file", token_file,
+            "--wait-viewers", "0", "--linger", "2", "--stats-json", args.stats_json]
 
 
 async def main(args, offer, token_file, expected_frames):
-    server = subprocess.Popen(
-        [args.codecs, "stream", "serve", "-i", args.input, "--whep", "127.0.0.1:0", "--token-file", token_file,
-         "--wait-viewers", "0", "--linger", "2", "--stats-json", args.stats_json],
-        stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(server_command(args, token_file), stderr=subprocess.PIPE, text=True)
     first = server.stderr.readline()
-    match = re.search(r"http://127\.0\.0\.1:(\d+)/whep \(media on UDP port (\d+)\)", first)
+    match = re.search(r"http://127\.0\.0\.1:(\d+)" + args.path + r" \(media on UDP port (\d+)\)", first)
     if not match:
         server.kill()
         sys.exit(f"the server did not say its ports: {first!r}")
@@ -269,9 +292,12 @@ async def main(args, offer, token_file, expected_frames):
         if kind in UDP_KINDS:
             tasks.append(asyncio.create_task(hostile_udp(kind, address, media_port, tally, stop, args.datagrams)))
         else:
-            tasks.append(asyncio.create_task(hostile_tcp(kind, address, port, offer, tally, stop, args.pause)))
+            tasks.append(asyncio.create_task(hostile_tcp(kind, address, port, offer, args.path, tally, stop, args.pause)))
     await asyncio.sleep(args.join_after)
-    viewing = asyncio.create_task(run_viewer(args, port, expected_frames, result))
+    if args.whip:
+        client = asyncio.create_task(run_publisher(args, port, token_file, result))
+    else:
+        client = asyncio.create_task(run_viewer(args, port, expected_frames, result))
     # The attack lasts as long as the server serves.
     while server.poll() is None:
         await asyncio.sleep(0.2)
@@ -279,8 +305,16 @@ async def main(args, offer, token_file, expected_frames):
     stop.set()
     await asyncio.gather(*tasks, return_exceptions=True)
     await rss
-    await viewing
+    await client
     reader.join(timeout=10)
+    if args.whip:
+        # The session is the one that joined from 127.0.0.1 (strangers have no token).
+        own = [line for line in log if " joined from 127.0.0.1:" in line]
+        result["session"] = own[0].split("publisher ", 1)[1].split(" ")[0] if len(own) == 1 else ""
+        decoded = subprocess.run(["ffmpeg", "-v", "error", "-i", args.output, "-f", "framemd5", "-"],
+                                 capture_output=True, text=True)
+        result["frames"] = [line.split(",")[-1].strip() for line in decoded.stdout.splitlines()
+                            if line.strip() and not line.startswith("#")]
     result["serverStatus"] = server.returncode
     result["seconds"] = round(elapsed, 1)
     result["hostile"] = tally.kinds
@@ -298,28 +332,34 @@ async def main(args, offer, token_file, expected_frames):
 def judge(result, expected, args):
     """The failures (empty when the soak passed) and the report's lines."""
     failures = []
-    viewer = result.get("viewer") or {}
-    frames = viewer.get("frames", [])
+    who = "publisher" if args.whip else "viewer"
+    frames = result.get("frames", [])
     start = expected.index(frames[0]) if frames and frames[0] in expected else None
-    if viewer.get("status") != 201:
-        failures.append(f"the viewer's offer got {viewer.get('status')} ({result.get('viewerStderr', '')[-300:]})")
-    if start is None:
-        failures.append("the viewer's first frame is none of the file's")
+    if args.whip:
+        if result.get("clientStatus") != 0:
+            failures.append(f"the publisher exited with {result.get('clientStatus')}: {result['clientStderr'][-300:]}")
+        if frames != expected:
+            failures.append(f"the recording's {len(frames)} frames are not the clip's {len(expected)}")
     else:
-        if start % args.gop != 0:
-            failures.append(f"the viewer started at frame {start}, not a keyframe")
-        if frames != expected[start:start + len(frames)] or len(frames) < len(expected) - start - 1:
-            failures.append(
-                f"the viewer's {len(frames)} frames are not frames {start} to {len(expected) - 2} of the file")
-    location = viewer.get("location") or ""
-    session = location.rsplit("/", 1)[-1]
-    ends = [line.split(" left: ", 1)[1] for line in result["serverLog"] if f"viewer {session} left: " in line]
-    if not session or len(ends) != 1 or not (
-            ends[0] == "the stream ended" or ends[0].startswith("the viewer sent DELETE from 127.0.0.1:")):
-        failures.append(f"the viewer's session ended: {ends}")
+        if result.get("offerStatus") != 201:
+            failures.append(f"the viewer's offer got {result.get('offerStatus')} ({result['clientStderr'][-300:]})")
+        if start is None:
+            failures.append("the viewer's first frame is none of the file's")
+        else:
+            if start % args.gop != 0:
+                failures.append(f"the viewer started at frame {start}, not a keyframe")
+            if frames != expected[start:start + len(frames)] or len(frames) < len(expected) - start - 1:
+                failures.append(
+                    f"the viewer's {len(frames)} frames are not frames {start} to {len(expected) - 2} of the file")
+    session = result.get("session") or ""
+    ends = [line.split(" left: ", 1)[1] for line in result["serverLog"] if f"{who} {session} left: " in line]
+    # Ended by the stream's end, the client's own DELETE or (WHIP) its RTCP BYE, which only it can send (SRTCP).
+    own_ends = ("the stream ended", f"the {who} sent DELETE from 127.0.0.1:", "the publisher ended the stream")
+    if not session or len(ends) != 1 or not ends[0].startswith(own_ends):
+        failures.append(f"the {who}'s session ended: {ends}")
     if session and any(session in line for line in result["serverLog"] if " left: " not in line
                        and " joined from 127.0.0.1:" not in line):
-        failures.append("the viewer's id is in a line about someone else")
+        failures.append(f"the {who}'s id is in a line about someone else")
     if result["idsSeenByStrangers"]:
         failures.append(f"{result['idsSeenByStrangers']} session ids seen in /whep/stats by strangers")
     for kind, counts in result["hostile"].items():
@@ -330,7 +370,7 @@ def judge(result, expected, args):
             failures.append(f"{kind}: {counts['statuses']}")
     joined = [line for line in result["serverLog"] if " joined from " in line]
     if len(joined) != 1:
-        failures.append(f"{len(joined)} sessions joined (only the viewer has the token)")
+        failures.append(f"{len(joined)} sessions joined (only the {who} has the token)")
     refusals = [line for line in result["serverLog"] if " refused: " in line or " left out " in line]
     budget = LOG_LINES_PER_SECOND * (result["seconds"] + 2)
     if len(refusals) > budget:
@@ -344,7 +384,7 @@ def judge(result, expected, args):
 
     left_out = sum(int(line.split(" lines ")[0].split()[-1]) if " lines about " in line else 1
                    for line in result["serverLog"] if " left out " in line)
-    report = [f"soak-hostile-whep: {result['seconds']} s, {args.connections} hostile workers from "
+    report = [f"soak-hostile-whep{' --whip' if args.whip else ''}: {result['seconds']} s, {args.connections} hostile workers from "
               f"{args.addresses} addresses"]
     for kind, counts in result["hostile"].items():
         if kind in UDP_KINDS:
@@ -352,9 +392,14 @@ def judge(result, expected, args):
         else:
             statuses = ", ".join(f"{s}: {n}" for s, n in sorted(counts["statuses"].items()))
             report.append(f"  {kind:13} {counts['connections']} connections" + (f" ({statuses})" if statuses else ""))
-    report.append(f"  viewer: {len(frames)} frames from frame {start} (of {len(expected)}), "
-                  f"{'each equal' if not any('frames' in f for f in failures) else 'NOT equal'} to ffmpeg's "
-                  f"framemd5; session ended: {ends[0] if len(ends) == 1 else ends}")
+    equal = "each equal" if not any("frames" in failure for failure in failures) else "NOT equal"
+    ended = ends[0] if len(ends) == 1 else ends
+    if args.whip:
+        report.append(f"  publisher: exit {result.get('clientStatus')}; recording: {len(frames)} of {len(expected)} "
+                      f"frames, {equal} to ffmpeg's framemd5 of the clip; session ended: {ended}")
+    else:
+        report.append(f"  viewer: {len(frames)} frames from frame {start} (of {len(expected)}), {equal} to "
+                      f"ffmpeg's framemd5; session ended: {ended}")
     report.append(f"  server: largest VmRSS {result['maxRSSKiB'] / 1024:.1f} MiB (bound {args.max_rss_mib:.0f}); "
                   f"{result['serverLogLines']} log lines, {len(refusals)} about refused requests "
                   f"({left_out} more left out); session ids shown to strangers: {result['idsSeenByStrangers']}")
@@ -367,7 +412,9 @@ def parse_arguments():
     parser.add_argument("--input", required=True, help="the H.264 Annex-B clip to serve")
     parser.add_argument("--framemd5", required=True, help="ffmpeg -i CLIP -f framemd5 output")
     parser.add_argument("--gop", type=int, required=True, help="the clip's keyframe interval")
-    parser.add_argument("--viewer", required=True, help="Tests/WebRTCTests/Peers/whep_aiortc.py")
+    parser.add_argument("--viewer", help="Tests/WebRTCTests/Peers/whep_aiortc.py (WHEP)")
+    parser.add_argument("--whip", action="store_true", help="attack `receive whip://` beside our publisher")
+    parser.add_argument("--output", help="with --whip: the recording (an .h264 file)")
     parser.add_argument("--connections", type=int, default=200, help="hostile workers at once")
     parser.add_argument("--addresses", type=int, default=20, help="loopback addresses they come from")
     parser.add_argument("--join-after", type=float, default=3.0, help="seconds of attack before the viewer")
@@ -382,6 +429,9 @@ def parse_arguments():
 if __name__ == "__main__":
     arguments = parse_arguments()
     arguments.token = arguments.token or os.urandom(16).hex()
+    arguments.path = "/live" if arguments.whip else "/whep"
+    if (arguments.output is None) != (not arguments.whip) or (arguments.viewer is None) != arguments.whip:
+        sys.exit("give --viewer SCRIPT for WHEP, or --whip with --output FILE")
     with tempfile.TemporaryDirectory() as directory:
         token_path = os.path.join(directory, "token")
         with open(token_path, "w") as f:
