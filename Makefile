@@ -3,7 +3,7 @@ SWIFT ?= swift
 QUICK ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all build demo test lint format bench bench-gate fuzz fuzz-smoke sanitize leakcheck soak soak-hostile docs bootstrap clean
+.PHONY: all build demo test lint format bench bench-gate fuzz fuzz-smoke sanitize leakcheck soak soak-hostile soak-hostile-whep docs bootstrap clean
 
 all: build
 
@@ -77,6 +77,15 @@ soak: bootstrap
 # (SOAK_SECONDS, SOAK_CONNECTIONS; see scripts/soak-hostile).
 soak-hostile: bootstrap
 	./scripts/soak-hostile
+
+# The same for `codecs stream serve --whep --token-file`: 200 hostile workers
+# of mixed kinds (idle and slow HTTP, offers without the token, guessed session
+# URLs, junk datagrams and STUN at the media port) beside one aiortc viewer
+# for 60 s (SOAK_SECONDS, SOAK_CONNECTIONS; see scripts/soak-hostile-whep);
+# WHIP=1: against `codecs stream receive whip://` beside our publisher.
+WHIP ?=
+soak-hostile-whep: bootstrap
+	./scripts/soak-hostile-whep $(if $(WHIP),--whip,)
 
 # DocC documentation of the public modules, without the DocC plugin: symbol
 # graphs from the compiler, one archive per module from the toolchain's docc

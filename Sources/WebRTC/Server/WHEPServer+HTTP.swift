@@ -175,7 +175,8 @@ extension WHEPServer {
             return Self.response(200, body: body, type: "application/json", headOnly: headOnly)
         case .unauthorized(let presented):
             unauthorizedRequests += 1
-            log("\(request.method) \(request.path) from \(source) refused: " + (presented ? "wrong" : "no") + " token")
+            report(
+                "\(request.method) \(request.path) from \(source) refused: " + (presented ? "wrong" : "no") + " token")
             return Self.response(
                 401, body: presented ? "the bearer token is not valid" : "a bearer token is required",
                 extra: ["WWW-Authenticate: Bearer" + (presented ? " error=\"invalid_token\"" : "")], cors: cors)

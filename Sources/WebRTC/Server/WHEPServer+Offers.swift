@@ -9,7 +9,7 @@ extension WHEPServer {
             self.refusedOfferCount += 1
             self.refusedOffers.append(reason)
             if self.refusedOffers.count > 64 { self.refusedOffers.removeFirst() }
-            self.log("offer from \(source) refused: \(reason)")
+            self.report("offer from \(source) refused: \(reason)")
             return Self.response(status, body: reason, cors: true)
         }
         guard request.fields["content-type"]?.lowercased().hasPrefix("application/sdp") == true else {

@@ -9,7 +9,8 @@ import RTPPayload
 // WHEPServer's configuration, sockets and lifetime, and the poll that drives it.
 // The rest of the type, by concern: +Media (access units out, datagrams in,
 // the peers' comings and goings), +HTTP (requests and their routes), +Offers
-// (an SDP offer answered with a new peer), +Statistics (the JSON of /whep/stats).
+// (an SDP offer answered with a new peer), +Statistics (the JSON of /whep/stats),
+// +Log (lines about refused requests bounded per second).
 
 /// A WHEP endpoint (draft-ietf-wish-whep) for one live H.264 stream: viewers
 /// POST an SDP offer to `/whep` and get `201 Created` with the answer and a
@@ -107,8 +108,13 @@ public final class WHEPServer {
     public private(set) var httpPort = 0
     /// The UDP port media, ICE and DTLS use (the one picked when ``Configuration/mediaPort`` was 0).
     public private(set) var mediaPort = 0
-    /// Called with one line per notable event (viewer joined, left, refused).
+    /// Called with one line per notable event (viewer joined, left, refused);
+    /// lines about refused requests at most ``maximumLogLinesPerSecond`` a
+    /// second (then one line with the count left out).
     public var log: (String) -> Void = { _ in }
+    var logBudget = LogBudget(linesPerSecond: 20)
+    /// A fixed time for the log's budget (tests); nil: the monotonic clock.
+    var logTime: Double?
 
     let listener: Int32
     let udp: Int32
@@ -235,6 +241,7 @@ public final class WHEPServer {
         }
         let now = clock.now
         expireConnections(at: wallClockSeconds())
+        flushLog()
         for peer in peers.values {
             perform(peer.poll(at: now))
             collectSamples(of: peer)
@@ -258,6 +265,7 @@ public final class WHEPServer {
             collectSamples(of: peer)
         }
         removeClosedPeers()
+        flushLog(force: true)
     }
 }
 
