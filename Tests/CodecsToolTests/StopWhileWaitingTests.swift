@@ -22,6 +22,9 @@ import Testing
         case sendSRTListener
         case sendRTPBeforeItsFirstPacket
         case receiveTCPWhileConnecting
+        case receiveWHIPBeforeAPublisher
+        case serveWHEPBeforeAViewer
+        case serveHTTPBeforeAClient
 
         var testDescription: String { rawValue }
     }
@@ -59,9 +62,17 @@ import Testing
             try ffmpegTestPattern(size: "64x64", frames: 3, arguments: ["-c:v", "libx264", "-f", "h264"], to: clip)
             arguments = ["stream", "send", "-i", clip, "rtp://127.0.0.1:\(udpPort)", "--wait", "60"]
         case .receiveTCPWhileConnecting: break
+        case .receiveWHIPBeforeAPublisher:
+            arguments = ["stream", "receive", "whip://127.0.0.1:0/live", "-o", directory.path("w.h264")]
+        case .serveWHEPBeforeAViewer, .serveHTTPBeforeAClient:
+            let clip = directory.path("clip.h264")
+            try ffmpegTestPattern(size: "64x64", frames: 3, arguments: ["-c:v", "libx264", "-f", "h264"], to: clip)
+            let option = waiting == .serveWHEPBeforeAViewer ? "--whep" : "--http"
+            arguments = ["stream", "serve", "-i", clip, option, "127.0.0.1:0"]
         }
         let timeout =
-            [.serveBeforeFirstClient, .sendRTPBeforeItsFirstPacket].contains(waiting) ? [] : ["--timeout", "60"]
+            [.serveBeforeFirstClient, .sendRTPBeforeItsFirstPacket, .serveWHEPBeforeAViewer, .serveHTTPBeforeAClient]
+                .contains(waiting) ? [] : ["--timeout", "60"]
         // A server whose accept queue is full: connecting to it waits for
         // an answer that never comes (its SYNs are dropped).
         let fullServer = try FullTCPServer()
@@ -73,6 +84,12 @@ import Testing
         switch waiting {
         case .serveBeforeFirstClient:
             #expect(tool.waitForStandardError(containing: "listening on tcp://"), "\(tool.standardError)")
+        case .receiveWHIPBeforeAPublisher:
+            #expect(tool.waitForStandardError(containing: "WHIP endpoint http://"), "\(tool.standardError)")
+        case .serveWHEPBeforeAViewer:
+            #expect(tool.waitForStandardError(containing: "/whep (media on UDP port"), "\(tool.standardError)")
+        case .serveHTTPBeforeAClient:
+            #expect(tool.waitForStandardError(containing: "(stream at ws://"), "\(tool.standardError)")
         case .receiveUDP, .receiveSRTListener, .sendSRTListener:
             #expect(waitUntilUDPPortIsBound(udpPort, timeout: 10), "\(tool.standardError)")
         case .receiveRTSPListener, .receiveRTMPListener:
@@ -88,6 +105,11 @@ import Testing
         #expect(result.secondsAfterSignal < 2, "it went on for \(result.secondsAfterSignal) s:\n\(result.stderr)")
         #expect(result.status == 128 + SIGINT, "\(result.stderr)")
         #expect(result.stderr.contains("stopped by SIGINT"), "\(result.stderr)")
+        if waiting == .receiveWHIPBeforeAPublisher {
+            // Nothing arrived: no file, under its name or a temporary one.
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+            #expect(!names.contains { $0.hasSuffix(".h264") }, "\(names)")
+        }
     }
 }
 

@@ -101,6 +101,13 @@ enum WHIPReceive {
                 guard sink.samplesWritten > 0 else { throw error }
                 failure = error
             }
+            if sink.samplesWritten == 0, StopSignal.requested != nil {
+                // Stopped before a publisher sent anything: no file is left
+                // (the temporary one goes with the sink), and the stop is
+                // the exit status, as for every other receive.
+                printError("codecs stream receive: no publisher sent anything before the stop; nothing written")
+                return 0
+            }
             try sink.finish()
             if let path = parsed.value("stats-json") {
                 try? Data((server.statisticsJSON() + "\n").utf8).write(to: URL(fileURLWithPath: path))
