@@ -35,6 +35,32 @@ extension MovieReader {
         }
     }
 
+    /// Live: gives the first sample its times when the demuxer left them
+    /// out. libavformat's RTSP demuxer returns the first access unit without
+    /// pts or dts (its H.264/HEVC parser has not yet matched it to an RTP
+    /// timestamp; the later ones have their pts), and a container cannot
+    /// take a sample without a pts. The next sample is read (and held, to
+    /// go out second) and the first is placed one frame duration before it:
+    /// exact for a stream without B-frames, whose pictures are presented in
+    /// decode order. A stream that ends after one sample starts at 0.
+    func stampFirstLiveSample() throws(MediaError) {
+        guard var first = pending, !first.pts.isValid, !first.dts.isValid else { return }
+        guard let second = try readSample() else {
+            first.pts = MediaTime(value: 0, timescale: timescale)
+            pending = first
+            return
+        }
+        let step =
+            first.duration.isValid && first.duration.value > 0
+            ? first.duration : second.duration.isValid && second.duration.value > 0 ? second.duration : nil
+        if let step, second.pts.isValid {
+            first.pts = second.pts - step
+            if second.dts.isValid { first.dts = second.dts - step }
+        }
+        pending = first
+        heldLiveSample = (second, packetOrder)
+    }
+
     private func trackPacket(_ packet: DemuxedPacket) -> TrackPacket {
         let track = tracks[packet.streamIndex]
         var result = TrackPacket(

@@ -105,7 +105,10 @@ public final class MovieReader {
     let outputLengthSize: Int
     var parameterSets: ParameterSetStore
     var currentDescription: FormatDescription?
-    private var pending: CompressedSample?
+    var pending: CompressedSample?
+    /// Live: the sample read after ``pending`` to stamp it (see
+    /// ``stampFirstLiveSample()``), with its file-order place.
+    var heldLiveSample: (sample: CompressedSample, order: Int)?
     private var lastDuration = MediaTime.invalid
     private var lastDecodeTime: MediaTime?
     var packetNumber = 0
@@ -258,6 +261,7 @@ public final class MovieReader {
         }
         pending = try readSample()
         pendingOrder = packetOrder
+        if live { try stampFirstLiveSample() }
         formatDescription = pending?.formatDescription ?? currentDescription
     }
 
@@ -272,7 +276,9 @@ public final class MovieReader {
             // No look-ahead: a sample goes out as soon as it is read; a
             // missing duration repeats the last gap between decode times.
             var next = pending
-            pending = nil
+            pending = heldLiveSample?.sample
+            if let held = heldLiveSample { pendingOrder = held.order }
+            heldLiveSample = nil
             if next == nil && !reachedEnd { next = try readSample() }
             guard var sample = next else { return nil }
             if !sample.duration.isValid || sample.duration.value <= 0 { sample.duration = lastDuration }

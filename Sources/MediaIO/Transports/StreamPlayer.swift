@@ -34,6 +34,14 @@ import NativeCodecs
 /// audio PES packet into its frames; the video then waits for the start of
 /// the next access unit (one frame).
 ///
+/// RTSP carries presentation times only, and libavformat hands out the
+/// first access unit without any: the player places it one frame duration
+/// before the second (read before the first goes out), and a sample without
+/// a decode time is written with its presentation time as one. That is
+/// exact for a stream without B-frames; one with B-frames cannot be written
+/// to a container from RTSP (the writer refuses the first decode time that
+/// does not increase; what came before it is kept).
+///
 /// Receiving options (`fflags nobuffer`, small `probesize` and
 /// `analyzeduration`, `max_delay 0`, …) are listed in ``StreamTransport``'s
 /// settings. Playing RTSP from a server (DESCRIBE/PLAY) and RTMP from a

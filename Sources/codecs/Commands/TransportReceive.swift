@@ -138,7 +138,9 @@ enum TransportReceive {
                 if failure == nil, received > 0, pipeline.sink.framesWritten == 0 {
                     failure = .invalidData("\(request.url): no access unit received could be decoded")
                 }
-            } else if let sink {
+            } else if let sink, failure == nil || sink.samplesWritten > 0 {
+                // With nothing written, the error that stopped it is the
+                // one to report (the unfinished file is removed).
                 try sink.finish()
                 others?.reportLeftOut()
                 if let others, others.count > 0 {
