@@ -45,6 +45,8 @@ import time
 
 import websockets
 
+from soak_common import open_socket, sample_rss, send_endless_head
+
 KINDS = ["idle", "half-head", "slow-body", "ping-flood", "stats-flood", "close-hold", "bad-origin"]
 BEFORE_VIEWER = {"idle", "half-head", "slow-body", "bad-origin"}
 
@@ -85,17 +87,6 @@ class Tally:
     def status(self, kind, status):
         statuses = self.kinds[kind]["statuses"]
         statuses[str(status)] = statuses.get(str(status), 0) + 1
-
-
-async def open_socket(address, port, small_buffer):
-    loop = asyncio.get_running_loop()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if small_buffer:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.bind((address, 0))
-    sock.setblocking(False)
-    await loop.sock_connect(sock, ("127.0.0.1", port))
-    return sock
 
 
 async def read_status(sock):
@@ -139,10 +130,7 @@ async def hostile(kind, address, port, tally, stop):
             if kind == "idle":
                 await until_closed(sock, 3600)
             elif kind == "half-head":
-                await loop.sock_sendall(sock, f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: ".encode())
-                while not stop.is_set():
-                    await loop.sock_sendall(sock, b"a")
-                    await asyncio.sleep(1)
+                await send_endless_head(sock, port, stop)
             elif kind == "slow-body":
                 await loop.sock_sendall(
                     sock,
@@ -209,20 +197,6 @@ async def viewer(port, result, connected):
     result["units"] = units
     result["firstSequence"] = sequences[0] if sequences else None
     result["sequencesContiguous"] = sequences == list(range(sequences[0], sequences[0] + len(sequences))) if sequences else False
-
-
-async def sample_rss(pid, result, stop):
-    while not stop.is_set():
-        try:
-            with open(f"/proc/{pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        kib = int(line.split()[1])
-                        result["rssSamplesKiB"].append(kib)
-                        result["maxRSSKiB"] = max(result["maxRSSKiB"], kib)
-        except OSError:
-            return
-        await asyncio.sleep(0.25)
 
 
 async def main(args):

@@ -52,21 +52,10 @@ import tempfile
 import threading
 import time
 
+from soak_common import sample_rss
 from soak_hostile_whep_workers import KINDS, UDP_KINDS, Tally, hostile_tcp, hostile_udp, make_offer
 
 LOG_LINES_PER_SECOND = 20
-
-
-async def sample_rss(pid, result, stop):
-    while not stop.is_set():
-        try:
-            with open(f"/proc/{pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        result["maxRSSKiB"] = max(result["maxRSSKiB"], int(line.split()[1]))
-        except OSError:
-            return
-        await asyncio.sleep(0.25)
 
 
 async def run_viewer(args, port, frames, result):

@@ -11,6 +11,8 @@ import re
 import socket
 import struct
 
+from soak_common import open_socket, send_endless_head
+
 KINDS = [
     "idle", "half-head", "slow-body", "offer", "offer-guess", "stats", "delete-guess", "patch-guess",
     "two-lengths", "udp-junk", "stun-guess",
@@ -59,15 +61,6 @@ def stun_guess():
     return header + attributes + struct.pack(">HHI", 0x8028, 4, crc)
 
 
-async def open_socket(address, port):
-    loop = asyncio.get_running_loop()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind((address, 0))
-    sock.setblocking(False)
-    await asyncio.wait_for(loop.sock_connect(sock, ("127.0.0.1", port)), 10)
-    return sock
-
-
 async def read_response(sock):
     """The status and body of the answer, or (None, b"") when the connection ended first."""
     loop = asyncio.get_running_loop()
@@ -111,7 +104,7 @@ async def hostile_tcp(kind, address, port, offer, path, tally, stop, pause):
     while not stop.is_set():
         sock = None
         try:
-            sock = await open_socket(address, port)
+            sock = await open_socket(address, port, connect_timeout=10)
             tally.opened(kind)
             if kind == "idle":
                 while not stop.is_set():
@@ -122,10 +115,7 @@ async def hostile_tcp(kind, address, port, offer, path, tally, stop, pause):
                     if not chunk:
                         break
             elif kind == "half-head":
-                await loop.sock_sendall(sock, f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: ".encode())
-                while not stop.is_set():
-                    await loop.sock_sendall(sock, b"a")
-                    await asyncio.sleep(1)
+                await send_endless_head(sock, port, stop)
             elif kind == "slow-body":
                 await loop.sock_sendall(
                     sock,

@@ -16,7 +16,8 @@ struct WHIPSendExitTests {
     }
 
     /// Starts `codecs stream receive whip://…` on a free port and waits
-    /// until it listens (its first line on standard error).
+    /// until its HTTP port listens (read from /proc/net/tcp, so that no
+    /// connection is spent finding out).
     static func startEndpoint(output: String, in directory: TemporaryDirectory, _ extra: [String] = []) throws -> (
         BackgroundProcess, Int
     ) {
@@ -26,10 +27,7 @@ struct WHIPSendExitTests {
                 TestPaths.codecsExecutable.path,
                 ["stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "30"] + extra,
                 in: directory)
-            for _ in 0..<250 {
-                if isListening(port: port) { return (endpoint, port) }
-                usleep(20_000)
-            }
+            if tcpPortListens(port, within: 5) { return (endpoint, port) }
             endpoint.wait(timeout: 0)
         }
         throw ProcessError("the WHIP endpoint did not listen")
@@ -64,20 +62,6 @@ struct WHIPSendExitTests {
         #expect(counts[8] == 0, "the ninth candidate is past the limit")
         #expect(counts.prefix(8).allSatisfy { (1...6).contains($0) }, "\(counts)")
         #expect(counts.reduce(0, +) <= 21, "\(counts)")
-    }
-
-    static func isListening(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 
     /// A whole clip to `codecs stream receive whip://…`: both exit 0 and

@@ -42,16 +42,6 @@ public struct WHEPRequest: Sendable, Hashable {
         if fields["transfer-encoding"] != nil {
             return .invalid(status: 411, reason: "chunked bodies are not taken; send Content-Length")
         }
-        // RFC 9112 6.3: a length field that is not one run of digits, or
-        // more than one of them, leaves the body's end in doubt; refused
-        // rather than guessed (the page server does the same).
-        if head.fields.filter({ $0.name == "content-length" }).count > 1 {
-            return .invalid(status: 400, reason: "more than one Content-Length field")
-        }
-        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
-        if let value = fields["content-length"], value.isEmpty || !value.utf8.allSatisfy({ digits.contains($0) }) {
-            return .invalid(status: 400, reason: "Content-Length \(value.debugDescription) is not a number")
-        }
         let length = fields["content-length"].map { Int($0) ?? -1 } ?? 0
         guard (0...maximumBodyBytes).contains(length) else {
             return .invalid(status: 413, reason: "Content-Length must lie in 0...\(maximumBodyBytes)")

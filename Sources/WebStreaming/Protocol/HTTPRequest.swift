@@ -67,15 +67,12 @@ public struct HTTPRequest: Sendable, Hashable {
         case invalid(status: Int, reason: String)
     }
 
-    /// Reads a request head from the start of `bytes`. A head with more
-    /// than one `Content-Length` field (RFC 9112 6.3: the message's length
-    /// is then unknown) or announcing a body is refused with 400.
+    /// Reads a request head from the start of `bytes`. A head announcing a
+    /// body is refused with 400, as ``parseHead(_:)`` refuses a doubtful
+    /// `Content-Length`.
     public static func parse(_ bytes: ArraySlice<UInt8>) -> Outcome {
         let outcome = parseHead(bytes)
         guard case .complete(let request, _) = outcome else { return outcome }
-        if request.fields.filter({ $0.name == "content-length" }).count > 1 {
-            return .invalid(status: 400, reason: "more than one Content-Length field")
-        }
         if request.field("transfer-encoding") != nil || (request.field("content-length").map { $0 != "0" } ?? false) {
             return .invalid(status: 400, reason: "requests with a body are not served")
         }
@@ -86,7 +83,9 @@ public struct HTTPRequest: Sendable, Hashable {
     /// but leaves a body announced by `Content-Length` or
     /// `Transfer-Encoding` to the caller: the body, if any, starts
     /// `consumed` bytes in. WebRTC's WHEP and WHIP endpoint reads its
-    /// requests' heads with it.
+    /// requests' heads with it. A head with more than one `Content-Length`
+    /// field, or one that is not a run of digits, is refused with 400 (RFC
+    /// 9112 6.3: the message's length is then in doubt).
     package static func parseHead(_ bytes: ArraySlice<UInt8>) -> Outcome {
         // The head ends at the first CRLF CRLF.
         var end: Int?
@@ -159,6 +158,12 @@ public struct HTTPRequest: Sendable, Hashable {
                 return .invalid(status: 400, reason: "a control character in a header value")
             }
             fields.append((String(decoding: name, as: UTF8.self).lowercased(), String(decoding: value, as: UTF8.self)))
+        }
+        let lengths = fields.filter { $0.name == "content-length" }.map(\.value)
+        if lengths.count > 1 { return .invalid(status: 400, reason: "more than one Content-Length field") }
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        if let length = lengths.first, length.isEmpty || !length.utf8.allSatisfy({ digits.contains($0) }) {
+            return .invalid(status: 400, reason: "Content-Length \(length.debugDescription) is not a number")
         }
         let request = HTTPRequest(
             method: String(decoding: parts[0], as: UTF8.self), target: String(decoding: parts[1], as: UTF8.self),
