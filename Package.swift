@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "EncodeSession", targets: ["EncodeSession"]),
         .library(name: "DecodeSession", targets: ["DecodeSession"]),
         .library(name: "PixelTransfer", targets: ["PixelTransfer"]),
+        .library(name: "Sockets", targets: ["Sockets"]),
         .library(name: "MediaIO", targets: ["MediaIO"]),
         .library(name: "WebStreaming", targets: ["WebStreaming"]),
         .library(name: "WebRTC", targets: ["WebRTC"]),
@@ -44,17 +45,23 @@ let package = Package(
         .target(name: "MediaCore"),
         .target(name: "FormatConv", dependencies: ["MediaCore"]),
         .target(name: "RTPPayload", dependencies: ["MediaCore", "FormatConv"]),
+        // The one network layer: UDP (batches, segmentation offload), TCP listen
+        // and connect, one address type for IPv4 and IPv6; the only module that
+        // calls socket(2).
+        .target(name: "Sockets", dependencies: ["MediaCore"]),
         // HTTP, WebSocket (RFC 6455) and the stream's wire format for browsers;
         // Protocol/ has no I/O, Server/ owns the sockets, Page/ the player page.
         .target(
-            name: "WebStreaming", dependencies: ["MediaCore", "FormatConv", "RTPPayload"],
+            name: "WebStreaming", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "Sockets"],
             resources: [.embedInCode("Page/player.html")]),
         // WebRTC: Protocol/ (STUN, ICE-lite, SDP offer/answer, demultiplexing)
         // is pure Swift; Secure/ holds the DTLS (OpenSSL) and SRTP (libsrtp2)
         // owners; Server/ the WHEP endpoint over one UDP socket.
         .target(
             name: "WebRTC",
-            dependencies: ["MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "COpenSSL", "CSRTP"]),
+            dependencies: [
+                "MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "Sockets", "COpenSSL", "CSRTP",
+            ]),
 
         // The package-internal C boundary: error mapping per C library, the
         // VA-API device rule, hardware device and display owners, log capture,
@@ -70,13 +77,14 @@ let package = Package(
         .target(
             name: "DecodeSession",
             dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
-        .target(name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "NativeCodecs"]),
+        .target(
+            name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "NativeCodecs", "Sockets"]),
 
         .executableTarget(
             name: "codecs",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO", "RTPPayload",
-                "WebStreaming", "WebRTC",
+                "WebStreaming", "WebRTC", "Sockets",
             ]),
         // Allocation counting and libavcodec's start-code finder for codecs-bench.
         .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),
@@ -84,7 +92,7 @@ let package = Package(
             name: "CodecsBench",
             dependencies: [
                 "CBenchSupport", "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO",
-                "CX264", "CX265", "CFFmpeg",
+                "CX264", "CX265", "CFFmpeg", "Sockets",
             ],
             path: "Benchmarks/CodecsBench"),
         .executableTarget(
@@ -99,7 +107,7 @@ let package = Package(
         // fixtures, MD5 and PSNR, clip encoding and decode-all through the sessions.
         .target(
             name: "TestSupport",
-            dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO"],
+            dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "Sockets"],
             path: "Tests/TestSupport"),
 
         .testTarget(name: "MediaCoreTests", dependencies: ["TestSupport", "MediaCore"]),
@@ -118,7 +126,10 @@ let package = Package(
         .testTarget(
             name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
         .testTarget(
-            name: "MediaIOTests", dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv", "EncodeSession"]),
+            name: "MediaIOTests",
+            dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv", "EncodeSession", "Sockets"]),
+        // UDP and TCP over 127.0.0.1 and ::1, addresses, deadlines.
+        .testTarget(name: "SocketsTests", dependencies: ["Sockets", "MediaCore"]),
         .testTarget(
             name: "RoundTripTests",
             dependencies: ["TestSupport", "EncodeSession", "DecodeSession", "FormatConv", "MediaCore", "MediaIO"]),

@@ -5,6 +5,7 @@ import Foundation
 import MediaCore
 import MediaIO
 import RTPPayload
+import Sockets
 import Synchronization
 
 /// The live settings every density figure uses, ours and FFmpeg's: x264

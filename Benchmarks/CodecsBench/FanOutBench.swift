@@ -4,6 +4,7 @@ import Foundation
 import MediaCore
 import MediaIO
 import RTPPayload
+import Sockets
 import Synchronization
 
 #if canImport(Glibc)

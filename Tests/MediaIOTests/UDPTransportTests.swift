@@ -1,5 +1,6 @@
 import MediaCore
 import MediaIO
+import Sockets
 import Testing
 
 /// UDP on loopback (IPv4 and IPv6): ephemeral ports, exact bytes, gather

@@ -1,5 +1,6 @@
 import Foundation
 import MediaIO
+import Sockets
 
 #if canImport(Glibc)
     import Glibc

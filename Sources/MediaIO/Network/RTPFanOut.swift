@@ -1,6 +1,7 @@
 import FormatConv
 import MediaCore
 import RTPPayload
+import Sockets
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 import FormatConv
 import MediaCore
 import RTPPayload
+import Sockets
 
 /// An ``RTPReceiverSession`` on UDP: RTP on `HOST:PORT`, RTCP on
 /// `HOST:PORT+1` (both bound to the host given, never to every interface

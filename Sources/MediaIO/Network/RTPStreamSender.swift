@@ -1,6 +1,7 @@
 import FormatConv
 import MediaCore
 import RTPPayload
+import Sockets
 
 /// An ``RTPSenderSession`` on UDP: the packets of each sample to
 /// `HOST:PORT`, RTCP (sender reports, BYE) to `HOST:PORT+1`, and the RTCP the

@@ -1,6 +1,7 @@
 import FormatConv
 import MediaCore
 import RTPPayload
+import Sockets
 
 #if canImport(Glibc)
     import Glibc
@@ -159,31 +160,28 @@ public final class WHEPServer {
                 "the bearer token must be a token68: letters, digits and -._~+/ (then any '='), at least one")
         }
         token = configuration.token.map { Array($0.utf8) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
+        var address = in_addr()
+        guard inet_pton(AF_INET, configuration.host, &address) == 1 else {
             throw .invalidArgument("WHEP host \(configuration.host): expected a numeric IPv4 address")
         }
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard listener >= 0, udp >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
-        var one: Int32 = 1
-        _ = setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var buffer: Int32 = 4 << 20
-        _ = setsockopt(udp, SOL_SOCKET, SO_SNDBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(udp, SOL_SOCKET, SO_RCVBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
+        guard (0...65535).contains(configuration.mediaPort) else {
+            throw .invalidArgument("WHEP media port \(configuration.mediaPort): expected 0 to 65535")
+        }
+        let http = try listenTCP(host: configuration.host, port: configuration.port, backlog: 64)
+        let media: (descriptor: Int32, address: SocketAddress)
         do {
-            httpPort = try Self.bind(listener, address, port: configuration.port)
-            mediaPort = try Self.bind(udp, address, port: configuration.mediaPort)
+            media = try UDPSocket.openDescriptor(
+                bindingTo: SocketAddress(numericHost: configuration.host, port: UInt16(configuration.mediaPort)),
+                receiveBufferSize: 4 << 20, sendBufferSize: 4 << 20, nonBlocking: true)
         } catch {
-            _ = Glibc.close(listener)
-            _ = Glibc.close(udp)
+            _ = Glibc.close(http.descriptor)
             throw error
         }
-        guard listen(listener, 64) == 0 else {
-            throw MediaError(.system, "listen: \(String(cString: strerror(errno)))")
-        }
-        for descriptor in [listener, udp] { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) }
+        listener = http.descriptor
+        httpPort = http.port
+        udp = media.descriptor
+        mediaPort = Int(media.address.port)
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         // Sender reports carry wall-clock NTP time, so that a browser can
         // estimate each frame's capture time (requestVideoFrameCallback).
         ntpOffset = MediaTime(
@@ -194,22 +192,6 @@ public final class WHEPServer {
         for connection in connections { _ = Glibc.close(connection.descriptor) }
         _ = Glibc.close(listener)
         _ = Glibc.close(udp)
-    }
-
-    private static func bind(_ descriptor: Int32, _ address: sockaddr_in, port: Int) throws(MediaError) -> Int {
-        var address = address
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else { throw MediaError(.system, "bind port \(port): \(String(cString: strerror(errno)))") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Viewers now (connecting or connected).

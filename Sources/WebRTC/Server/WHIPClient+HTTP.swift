@@ -1,4 +1,5 @@
 import MediaCore
+import Sockets
 
 #if canImport(Glibc)
     import Glibc
@@ -106,25 +107,17 @@ extension WHIPClient {
     func exchange(method: String, url: WHIPEndpointURL, body: String?, token: String?, timeoutSeconds: Int = 10)
         throws(MediaError) -> WHIPResponse
     {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
-        defer { _ = Glibc.close(fd) }
+        let connection: TCPConnection
+        do {
+            connection = try TCPConnection.connect(host: url.host, port: url.port, timeout: .seconds(timeoutSeconds))
+        } catch {
+            throw MediaError(error.code == .timedOut ? .timedOut : .connectionFailed, "WHIP endpoint \(error.message)")
+        }
+        let fd = connection.descriptor
+        defer { connection.close() }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(url.port).bigEndian)
-        inet_pton(AF_INET, url.host, &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            throw MediaError(
-                .connectionFailed, "WHIP endpoint \(url.host):\(url.port): \(String(cString: strerror(errno)))")
-        }
         var head = "\(method) \(url.path) HTTP/1.1\r\nHost: \(url.host):\(url.port)\r\nConnection: close\r\n"
         // The token is checked at construction (RFC 6750 syntax: no CR, LF
         // or space), so it cannot end the field; it is never logged.

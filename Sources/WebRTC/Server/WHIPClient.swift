@@ -1,6 +1,7 @@
 import FormatConv
 import MediaCore
 import RTPPayload
+import Sockets
 
 #if canImport(Glibc)
     import Glibc
@@ -116,42 +117,15 @@ public final class WHIPClient {
         credentials = ICELiteAgent.randomCredentials()
         agent = ICELiteAgent(localUsernameFragment: credentials.usernameFragment, localPassword: credentials.password)
         agent.isControlling = true
-        var server = sockaddr_in()
-        server.sin_family = sa_family_t(AF_INET)
-        server.sin_port = in_port_t(UInt16(endpoint.port).bigEndian)
-        inet_pton(AF_INET, endpoint.host, &server.sin_addr)
-        // The local address toward the endpoint: a throwaway UDP socket
-        // connected there tells it; the media socket binds to it.
-        let probe = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var local = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let routed = withUnsafePointer(to: &server) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(probe, $0, length) == 0 }
-        }
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) }
-        }
-        _ = Glibc.close(probe)
-        guard routed else {
-            throw MediaError(.system, "no route to \(endpoint.host): \(String(cString: strerror(errno)))")
-        }
-        let media = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard media >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
-        local.sin_port = 0
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(media, $0, length) == 0 }
-        }
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(media, $0, &length) }
-        }
-        guard bound else {
-            _ = Glibc.close(media)
-            throw MediaError(.system, "bind: \(String(cString: strerror(errno)))")
-        }
-        udp = media
-        _ = fcntl(udp, F_SETFL, fcntl(udp, F_GETFL) | O_NONBLOCK)
-        localAddress = UDPAddress(
-            host: withUnsafeBytes(of: local.sin_addr) { Array($0) }, port: UInt16(bigEndian: local.sin_port))
+        // The local address toward the endpoint (a route lookup); the media
+        // socket binds to it.
+        let server = SocketAddress(numericHost: endpoint.host, port: UInt16(clamping: endpoint.port))
+        let local = try server.localAddressReaching()
+        let media = try UDPSocket.openDescriptor(
+            bindingTo: SocketAddress(numericHost: local, port: 0), receiveBufferSize: nil, sendBufferSize: nil,
+            nonBlocking: true)
+        udp = media.descriptor
+        localAddress = UDPAddress(host: media.address.addressBytes, port: media.address.port)
     }
 
     deinit { _ = Glibc.close(udp) }

@@ -1,5 +1,6 @@
 import FormatConv
 import MediaCore
+import Sockets
 
 #if canImport(Glibc)
     import Glibc

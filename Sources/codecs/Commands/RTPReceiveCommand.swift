@@ -4,6 +4,7 @@ import Foundation
 import MediaCore
 import MediaIO
 import RTPPayload
+import Sockets
 
 // `codecs stream receive rtp://…|IN.sdp`: its help, its options, the reception
 // (decoded to Y4M or written as received) and its summary.

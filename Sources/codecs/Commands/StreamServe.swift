@@ -2,6 +2,7 @@ import EncodeSession
 import FormatConv
 import MediaCore
 import MediaIO
+import Sockets
 
 // `codecs stream serve -i IN.y4m --port N`: its options, and the run that encodes
 // the clip and broadcasts it as Annex-B over TCP to every client.

@@ -1,5 +1,6 @@
 import DecodeSession
 import MediaCore
+import Sockets
 
 // `codecs stream receive tcp://HOST:PORT`: its options and the reception of
 // Annex-B over TCP, decoded to Y4M.
@@ -54,8 +55,11 @@ enum TCPReceive {
     private static func receive(
         from host: String, port: Int, idleTimeout: Double, through pipeline: inout DecodePipeline<ReceivedFrameFile>
     ) throws(MediaError) {
-        let connection = try TCPConnection.connect(host: host, port: port, attempts: 100, timeout: idleTimeout)
-        connection.idleTimeout = idleTimeout
+        let stop = { StopSignal.requested != nil }
+        let connection = try TCPConnection.connect(
+            host: host, port: port, attempts: 100, timeout: .seconds(idleTimeout), stopRequested: stop)
+        connection.idleTimeout = .seconds(idleTimeout)
+        connection.stopRequested = stop
         // A timeout or a broken connection ends the reception, not the
         // output: the frames received before it are finished and kept.
         var failure: MediaError? = nil
@@ -67,6 +71,7 @@ enum TCPReceive {
             }
         } catch {
             failure = error
+            if error.code == .timedOut { failure?.message += " (--timeout sets the wait)" }
         }
         connection.close()
         try pipeline.finish()

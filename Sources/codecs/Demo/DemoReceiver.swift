@@ -3,6 +3,7 @@ import FormatConv
 import MediaCore
 import MediaIO
 import RTPPayload
+import Sockets
 
 #if canImport(Glibc)
     import Glibc
@@ -91,7 +92,8 @@ struct DemoReceiver {
     private func receive(through pipeline: inout DecodePipeline<DemoFrameCheck>) throws(MediaError) {
         while !exchange.state.withLock({ $0.receiverMayConnect }) { usleep(1000) }
         if exchange.state.withLock({ $0.failure != nil }) { return }
-        let connection = try TCPConnection.connect(host: "127.0.0.1", port: port, attempts: 20)
+        let connection = try TCPConnection.connect(
+            host: "127.0.0.1", port: port, attempts: 20, stopRequested: { StopSignal.requested != nil })
         defer { connection.close() }
         var sizes = ReadSizes()
         // The side channel also says where each access unit ends on the wire

@@ -1,5 +1,6 @@
 import MediaCore
 import MediaIO
+import Sockets
 import Synchronization
 import WebStreaming
 

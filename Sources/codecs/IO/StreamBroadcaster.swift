@@ -1,6 +1,7 @@
 import FormatConv
 import MediaCore
 import MediaIO
+import Sockets
 
 #if canImport(Glibc)
     import Glibc
@@ -82,9 +83,7 @@ final class StreamBroadcaster {
                 // The kernel's send buffer is part of how far a client may fall
                 // behind: keep it within the same bound (Linux would let it grow
                 // to megabytes on its own).
-                var size = Int32(min(limit, 1 << 20))
-                _ = setsockopt(
-                    connection.descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                connection.setSendBufferSize(min(limit, 1 << 20))
             }
             clients.append(Client(connection))
             log("client \(connection.peer) connected; it starts at the next keyframe")

@@ -52,14 +52,16 @@ extension UDPSocket {
     }
 
     /// `SOL_UDP` and `UDP_SEGMENT` (`<netinet/udp.h>`, not in Swift's Glibc module).
-    static let solUDP: Int32 = 17
-    static let udpSegment: Int32 = 103
+    package static let solUDP: Int32 = 17
+    package static let udpSegment: Int32 = 103
     /// The kernel's limit on segments per message (`UDP_MAX_SEGMENTS`, 64
     /// before Linux 6.9).
-    static let maximumSegments = 64
+    package static let maximumSegments = 64
 
     /// `payload` as messages of whole segments that fit one UDP datagram each.
-    static func segmentRuns(_ payload: UnsafeRawBufferPointer, segmentSize: Int) -> [(UnsafeRawBufferPointer, Int)] {
+    package static func segmentRuns(_ payload: UnsafeRawBufferPointer, segmentSize: Int) -> [(
+        UnsafeRawBufferPointer, Int
+    )] {
         precondition(segmentSize > 0, "segment size \(segmentSize)")
         let perMessage = max(1, min(maximumSegments, 65_000 / segmentSize)) * segmentSize
         var runs: [(UnsafeRawBufferPointer, Int)] = []
@@ -74,10 +76,10 @@ extension UDPSocket {
     }
 
     /// A destination as the `sockaddr` bytes a message header points at.
-    struct SocketName {
+    package struct SocketName {
         var storage = sockaddr_storage()
         var length: socklen_t = 0
-        init(_ address: Address) {
+        package init(_ address: Address) {
             address.withSocketAddress { name, length in
                 withUnsafeMutableBytes(of: &storage) {
                     $0.copyMemory(from: UnsafeRawBufferPointer(start: name, count: Int(length)))
@@ -96,7 +98,9 @@ extension UDPSocket {
     /// Sends message (payload k, name n) for every k and n, payload-major,
     /// in `sendmmsg` calls of up to 1024 messages; a payload with a segment
     /// size carries it as a `UDP_SEGMENT` control message. Returns the calls.
-    func sendMessages(_ payloads: [(UnsafeRawBufferPointer, Int)], to names: [SocketName]) throws(MediaError) -> Int {
+    package func sendMessages(_ payloads: [(UnsafeRawBufferPointer, Int)], to names: [SocketName]) throws(MediaError)
+        -> Int
+    {
         guard descriptor >= 0 else { throw MediaError(.system, "send: the socket is closed") }
         let total = payloads.count * names.count
         guard total > 0 else { return 0 }

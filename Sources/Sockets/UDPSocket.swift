@@ -5,7 +5,7 @@ import MediaCore
 #endif
 
 // UDPSocket's descriptor and lifetime, one datagram sent and one received. The
-// rest of the type: +Address (numeric addresses and their sockaddr forms),
+// rest of the type: SocketAddress (numeric addresses and their sockaddr forms),
 // +Batches (many datagrams per system call, segmentation offload).
 
 /// A UDP endpoint over POSIX sockets, for RTP and RTCP.
@@ -24,7 +24,11 @@ import MediaCore
 /// serializes datagrams); ``close()`` must not race with either, so it is
 /// for the owner once the other threads are done with the socket.
 public final class UDPSocket: @unchecked Sendable {
-    private(set) var descriptor: Int32
+    /// A numeric IPv4 or IPv6 address and a port (the package's one address type).
+    public typealias Address = SocketAddress
+
+    /// The socket's descriptor (-1 once closed), for `poll` and socket options.
+    public private(set) var descriptor: Int32
     /// The address the socket is bound to, with the port the system chose
     /// when it was bound to port 0.
     public let localAddress: Address
@@ -46,16 +50,35 @@ public final class UDPSocket: @unchecked Sendable {
         throws(MediaError)
     {
         let address = try Address(host: host, port: port)
-        let fd = socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        (descriptor, localAddress) = try Self.openDescriptor(
+            bindingTo: address, receiveBufferSize: receiveBufferSize, sendBufferSize: nil, nonBlocking: false)
+    }
+
+    /// A UDP socket bound to `address` (port 0: any free one), with
+    /// `SO_RCVBUF` and `SO_SNDBUF` set when given, non-blocking when
+    /// asked: its descriptor, which the caller owns, and the address it is
+    /// bound to.
+    ///
+    /// - Throws: `MediaError.Code.system` when the socket cannot be opened or bound.
+    package static func openDescriptor(
+        bindingTo address: Address, receiveBufferSize: Int?, sendBufferSize: Int?, nonBlocking: Bool
+    ) throws(MediaError) -> (descriptor: Int32, address: Address) {
+        let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw MediaError(.system, "socket: \(systemErrorText(errno))") }
-        var size = Int32(clamping: receiveBufferSize)
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        // The kernel caps SO_RCVBUF at net.core.rmem_max (212 992 bytes by
-        // default); a privileged process may go past it.
-        var granted: Int32 = 0
-        var grantedLength = socklen_t(MemoryLayout<Int32>.size)
-        if getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &grantedLength) == 0, granted / 2 < size {
-            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
+        if let receiveBufferSize {
+            var size = Int32(clamping: receiveBufferSize)
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            // The kernel caps SO_RCVBUF at net.core.rmem_max (212 992 bytes by
+            // default); a privileged process may go past it.
+            var granted: Int32 = 0
+            var grantedLength = socklen_t(MemoryLayout<Int32>.size)
+            if getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &grantedLength) == 0, granted / 2 < size {
+                _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
+        }
+        if let sendBufferSize {
+            var size = Int32(clamping: sendBufferSize)
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         let bound = address.withSocketAddress { bind(fd, $0, $1) }
         guard bound == 0 else {
@@ -63,18 +86,13 @@ public final class UDPSocket: @unchecked Sendable {
             _ = Glibc.close(fd)
             throw MediaError(.system, "cannot bind UDP \(address): \(systemErrorText(code))")
         }
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0, let local = Address.from(storage) else {
-            let code = errno
+        if nonBlocking { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        do {
+            return (fd, try Address.local(of: fd))
+        } catch {
             _ = Glibc.close(fd)
-            throw MediaError(.system, "getsockname: \(systemErrorText(code))")
+            throw error
         }
-        descriptor = fd
-        localAddress = local
     }
 
     deinit { close() }
@@ -148,18 +166,7 @@ public final class UDPSocket: @unchecked Sendable {
     )? {
         guard descriptor >= 0 else { throw MediaError(.system, "receive on \(localAddress): the socket is closed") }
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds: Int32
-        if let timeout {
-            let (seconds, attoseconds) = timeout.components
-            // Rounded up: a wait of less than a millisecond rounded down to 0
-            // returns at once, and a caller waiting for a deadline spins.
-            let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
-            milliseconds = Int32(
-                clamping: max(
-                    0, seconds * 1000 + (attoseconds + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond))
-        } else {
-            milliseconds = -1
-        }
+        let milliseconds = pollMilliseconds(timeout)
         while true {
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }

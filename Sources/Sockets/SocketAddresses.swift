@@ -30,14 +30,15 @@ package func withResolvedAddresses<Result>(
 /// A blocking TCP socket connected to `host:port`: each address `host`
 /// resolves to is tried in turn until one connects. The connection is
 /// waited for in slices of 50 ms: `stopRequested` saying true ends the wait
-/// (`.cancelled`), and so does `timeout` seconds without an answer
-/// (`.timedOut`; nil waits as long as the system does, about two minutes).
+/// (`.cancelled`), and so does `timeout` without an answer (`.timedOut`;
+/// nil waits as long as the system does, about two minutes). The descriptor
+/// returned is blocking and owned by the caller.
 ///
 /// - Throws: `MediaError` with `code` and "cannot resolve HOST: …" or
 ///   "cannot connect to HOST:PORT: …" (the last address's error);
 ///   `.cancelled` or `.timedOut` as above.
 package func connectTCP(
-    host: String, port: Int, failure code: MediaError.Code, timeout: Double? = nil,
+    host: String, port: Int, failure code: MediaError.Code, timeout: Duration? = nil,
     stopRequested: (() -> Bool)? = nil
 ) throws(MediaError) -> Int32 {
     try withResolvedAddresses(host: host, port: port, socketType: Int32(SOCK_STREAM.rawValue), failure: code) {
@@ -72,9 +73,9 @@ package func connectTCP(
 /// Waits for the non-blocking connection on `fd` to complete; its error (0:
 /// connected). Closes `fd` and throws when a stop or the timeout ends the wait.
 private func waitForConnection(
-    _ fd: Int32, timeout: Double?, stopRequested: (() -> Bool)?, naming peer: String
+    _ fd: Int32, timeout: Duration?, stopRequested: (() -> Bool)?, naming peer: String
 ) throws(MediaError) -> Int32 {
-    var waited = 0.0
+    var waited = Duration.zero
     while true {
         if stopRequested?() == true {
             _ = Glibc.close(fd)
@@ -82,14 +83,13 @@ private func waitForConnection(
         }
         if let timeout, waited >= timeout {
             _ = Glibc.close(fd)
-            let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)
-            throw MediaError(.timedOut, "cannot connect to \(peer): no answer in \(seconds) s")
+            throw MediaError(.timedOut, "cannot connect to \(peer): no answer in \(secondsText(timeout)) s")
         }
         var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         let ready = poll(&waiting, 1, 50)
         if ready < 0 && errno != EINTR { return errno }
         if ready <= 0 {
-            waited += 0.05
+            waited += .milliseconds(50)
             continue
         }
         var error: Int32 = 0
@@ -97,4 +97,21 @@ private func waitForConnection(
         guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { return errno }
         return error
     }
+}
+
+/// `10` or `0.5`: a duration in seconds, for messages.
+func secondsText(_ duration: Duration) -> String {
+    let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+}
+
+/// `duration` in whole milliseconds for `poll(2)`, rounded up (a wait of
+/// less than a millisecond rounded down to 0 would return at once, and a
+/// caller waiting for a deadline would spin); nil gives -1 (for ever).
+func pollMilliseconds(_ duration: Duration?) -> Int32 {
+    guard let duration else { return -1 }
+    let (seconds, attoseconds) = duration.components
+    let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
+    return Int32(
+        clamping: max(0, seconds * 1000 + (attoseconds + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond))
 }
