@@ -52,7 +52,7 @@ let package = Package(
         // HTTP, WebSocket (RFC 6455) and the stream's wire format for browsers;
         // Protocol/ has no I/O, Server/ owns the sockets, Page/ the player page.
         .target(
-            name: "WebStreaming", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "Sockets"],
+            name: "WebStreaming", dependencies: ["MediaCore", "FormatConv", "Sockets"],
             resources: [.embedInCode("Page/player.html")]),
         // WebRTC: Protocol/ (STUN, ICE-lite, SDP offer/answer, demultiplexing)
         // is pure Swift; Secure/ holds the DTLS (OpenSSL) and SRTP (libsrtp2)

@@ -1,4 +1,5 @@
 import FormatConv
+import MediaCore
 import RTPPayload
 
 /// libFuzzer entry: the input as SDP text. Whatever parses must write text

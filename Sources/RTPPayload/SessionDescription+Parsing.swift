@@ -1,4 +1,5 @@
 import FormatConv
+import MediaCore
 
 // Parsing SDP: the first H.264/HEVC `m=video` section of a session
 // description, its `a=fmtp` parameters and sprop values, the RTX payload type

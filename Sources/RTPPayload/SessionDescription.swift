@@ -1,4 +1,5 @@
 import FormatConv
+import MediaCore
 
 // RTPSessionDescription's fields and the SDP text it writes; reading SDP is
 // in SessionDescription+Parsing.swift.

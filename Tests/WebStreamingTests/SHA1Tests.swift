@@ -1,3 +1,4 @@
+import MediaCore
 import TestSupport
 import Testing
 import WebStreaming

@@ -1,5 +1,4 @@
 import MediaCore
-import WebStreaming
 
 /// A UDP transport address: an IPv4 (4 bytes) or IPv6 (16 bytes) host and a
 /// port.
@@ -313,16 +312,6 @@ public enum STUNAttributeType {
     public static let iceControlled: UInt16 = 0x8029
     /// ICE-CONTROLLING: the sender is the controlling agent, with its tie breaker.
     public static let iceControlling: UInt16 = 0x802A
-}
-
-/// HMAC-SHA1 (RFC 2104) over ``SHA1``.
-package enum HMACSHA1 {
-    package static func authenticate(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var block = key.count > 64 ? SHA1.hash(key) : key
-        block += [UInt8](repeating: 0, count: 64 - block.count)
-        let inner = SHA1.hash(block.map { $0 ^ 0x36 } + message)
-        return SHA1.hash(block.map { $0 ^ 0x5C } + inner)
-    }
 }
 
 /// CRC-32 with the ISO-HDLC polynomial (reflected 0xEDB88320), as zlib and

@@ -1,6 +1,5 @@
 import FormatConv
 import MediaCore
-import RTPPayload
 
 /// What `codecs stream serve --http` sends on its WebSocket, one message at a
 /// time (documented in Sources/WebStreaming/WebStreaming.docc/WebStreaming.md):

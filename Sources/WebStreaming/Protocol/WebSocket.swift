@@ -1,4 +1,4 @@
-import RTPPayload
+import MediaCore
 
 /// The server side of the WebSocket protocol (RFC 6455) without I/O: the
 /// opening handshake, frames to send, and a reader for the client's frames.

@@ -1,6 +1,7 @@
 /// SHA-1 (FIPS 180-4 6.1), for the WebSocket handshake's
-/// `Sec-WebSocket-Accept` (RFC 6455 4.2.2) and nothing else: SHA-1 is not
-/// collision resistant, and the handshake only needs it as a fixed function.
+/// `Sec-WebSocket-Accept` (RFC 6455 4.2.2) and STUN's MESSAGE-INTEGRITY
+/// (``HMACSHA1``). SHA-1 is not collision resistant; these protocols use it
+/// as a fixed function and a keyed MAC, and nothing else here should.
 ///
 /// ```swift
 /// SHA1.hash(Array("abc".utf8))  // a9993e36 4706816a ba3e2571 7850c26c 9cd0d89d

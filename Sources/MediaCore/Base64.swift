@@ -1,8 +1,12 @@
-import MediaCore
-
-/// Base64 (RFC 4648 section 4, standard alphabet, `=` padding) for SDP's
-/// sprop parameters, without Foundation.
-package enum Base64 {
+/// Base64 (RFC 4648 section 4, standard alphabet, `=` padding), without
+/// Foundation: SDP's sprop parameters, the WebSocket handshake, the page
+/// server's stream description.
+///
+/// ```swift
+/// Base64.encode(Array("foobar".utf8))   // "Zm9vYmFy"
+/// try Base64.decode("Zm9vYg==")         // the bytes of "foob"
+/// ```
+public enum Base64 {
     private static let alphabet: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
@@ -14,7 +18,7 @@ package enum Base64 {
     }()
 
     /// The base64 text of `bytes`, padded with `=` to a multiple of 4.
-    package static func encode(_ bytes: some Collection<UInt8>) -> String {
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
         var output: [UInt8] = []
         output.reserveCapacity((input.count + 2) / 3 * 4)
@@ -39,7 +43,7 @@ package enum Base64 {
     /// accepted.
     /// - Throws: `.invalidData` naming the offset of a character outside the
     ///   alphabet, misplaced padding or a dangling single character.
-    package static func decode(_ text: some StringProtocol) throws(MediaError) -> [UInt8] {
+    public static func decode(_ text: some StringProtocol) throws(MediaError) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count / 4 * 3 + 3)
         var group: UInt32 = 0
