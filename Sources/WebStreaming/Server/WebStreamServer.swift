@@ -179,8 +179,15 @@ public final class WebStreamServer {
     var statisticsReply: [UInt8]?
 
     /// Listens on the configured address.
+    ///
+    /// - Throws: `.invalidArgument` for a host that is not a numeric IPv4
+    ///   address or a port outside 0 … 65535; `.system` when the port is taken.
     public init(_ configuration: Configuration) throws(MediaError) {
         self.configuration = configuration
+        // Clients' addresses are read as IPv4 (per-address limits, logs).
+        guard !configuration.host.contains(":") else {
+            throw .invalidArgument("listen address \(configuration.host): expected a numeric IPv4 address")
+        }
         let (fd, boundPort) = try listenTCP(host: configuration.host, port: configuration.port, backlog: 64)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         listener = fd
