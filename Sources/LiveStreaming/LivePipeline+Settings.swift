@@ -20,7 +20,8 @@ extension LivePipeline {
         public var backend: CodecBackend = .automatic
         /// The average bit rate in bit/s, or nil for the encoder's default rate control.
         public var bitRate: Int?
-        /// The profile; nil: Constrained Baseline for H.264, the encoder's default for HEVC.
+        /// The profile; nil: Constrained Baseline for H.264 (unless the rate
+        /// control asks for lossless coding), the encoder's default for HEVC.
         public var profile: CompressionProperties.Profile?
         /// The longest time between keyframes (default 2 s).
         public var keyframeInterval: Duration = .seconds(2)
@@ -34,13 +35,19 @@ extension LivePipeline {
         /// Real-time, no B-frames, Constrained Baseline, a keyframe every 2 s.
         public static var live: EncoderSettings { EncoderSettings() }
 
+        /// Whether `properties` ask for lossless coding, which H.264 has in
+        /// High 4:4:4 Predictive only: the profile is then left to the encoder.
+        static func isLossless(_ properties: CompressionProperties) -> Bool {
+            properties.constantQP == 0 || properties.constantRateFactor == 0 || properties.quality == 1
+        }
+
         /// The session properties for a source of `framesPerSecond`.
         public func compressionProperties(framesPerSecond: Double) -> CompressionProperties {
             var result = properties
             if let bitRate { result.averageBitRate = bitRate }
             if let profile {
                 result.profile = profile
-            } else if result.profile == nil, codec == .h264 {
+            } else if result.profile == nil, codec == .h264, !Self.isLossless(result) {
                 result.profile = .baseline
             }
             if (result.maxBFrames ?? 0) == 0 {
