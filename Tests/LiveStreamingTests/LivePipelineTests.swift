@@ -140,6 +140,22 @@ final class RecordingSink: LiveSink {
         #expect(sink.samples.count <= 3)
     }
 
+    /// ``LivePipeline/stop()`` from another thread ends a synchronous run
+    /// of a source that never ends; the stream is finished.
+    @Test func stopFromAnotherThreadEndsTheRun() throws {
+        let sink = RecordingSink(clock: nil)
+        let pipeline = try LivePipeline(source: .frames(framesPerSecond: 30), sink: sink)
+        let stopper = Thread {
+            usleep(200_000)
+            pipeline.stop()
+        }
+        stopper.start()
+        try pipeline.run(until: { false })
+        #expect(pipeline.isStopped)
+        #expect(sink.finished)
+        #expect(sink.samples.isEmpty)
+    }
+
     /// A looped clip's times keep increasing across passes.
     @Test func aLoopedClipKeepsItsTimesIncreasing() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)")
