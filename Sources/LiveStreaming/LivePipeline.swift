@@ -9,7 +9,7 @@ import Synchronization
 #endif
 
 /// A live stream: a source (frames the app pushes, a Y4M clip or an
-/// encoded file, looping) through a ``CompressionSession`` with the live
+/// encoded file, looping) through a `CompressionSession` with the live
 /// defaults (``EncoderSettings/live``) to a ``LiveSink``, with the
 /// feedback loop closed.
 ///

@@ -39,7 +39,7 @@ extension RTPFanOutSender: LiveSink {
         return LiveFeedback()
     }
 
-    /// Nothing to end: the owner closes the socket (``RTPFanOutSender/close()``).
+    /// Nothing to end: the owner closes the socket (`RTPFanOutSender.close()`).
     public func finishLive() throws(MediaError) {}
 }
 
@@ -58,7 +58,7 @@ extension MediaStreamSender: LiveSink {
         return LiveFeedback()
     }
 
-    /// Ends the stream (``MediaStreamSender/finish(lingering:)``).
+    /// Ends the stream (`MediaStreamSender.finish(lingering:)`).
     public func finishLive() throws(MediaError) { try finish() }
 }
 
@@ -78,8 +78,8 @@ extension WHIPClient: LiveSink {
         return LiveFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
     }
 
-    /// Ends the media (``WHIPClient/endStream()``); the owner lingers and
-    /// calls ``WHIPClient/finish()``.
+    /// Ends the media (`WHIPClient.endStream()`); the owner lingers and
+    /// calls `WHIPClient.finish()`.
     public func finishLive() throws(MediaError) { endStream() }
 }
 
@@ -99,7 +99,7 @@ extension WHEPServer: LiveSink {
         return LiveFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
     }
 
-    /// Ends the media (``WHEPServer/endStream()``); the owner lingers and closes.
+    /// Ends the media (`WHEPServer.endStream()`); the owner lingers and closes.
     public func finishLive() throws(MediaError) { endStream() }
 }
 
@@ -118,7 +118,7 @@ extension WebStreamServer: LiveSink {
         return LiveFeedback()
     }
 
-    /// Nothing to end: the owner closes the server (``WebStreamServer/close(drainSeconds:)``).
+    /// Nothing to end: the owner closes the server (`WebStreamServer.close(drainSeconds:)`).
     public func finishLive() throws(MediaError) {}
 }
 
