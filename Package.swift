@@ -147,7 +147,9 @@ let package = Package(
             exclude: ["Peers"]),
         .testTarget(
             name: "LiveStreamingTests",
-            dependencies: ["TestSupport", "LiveStreaming", "EncodeSession", "MediaIO", "FormatConv", "MediaCore"]),
+            dependencies: [
+                "TestSupport", "LiveStreaming", "EncodeSession", "MediaIO", "RTPPayload", "FormatConv", "MediaCore",
+            ]),
         .testTarget(
             name: "RTPPayloadTests",
             dependencies: ["TestSupport", "RTPPayload", "FormatConv", "MediaCore", "DecodeSession"]
