@@ -8,7 +8,7 @@ import WebRTC
 
 /// `codecs stream serve -i IN --whep HOST:PORT`: IN (a .y4m clip, encoded
 /// on the way, or an H.264 file) to WebRTC viewers through ``WHEPServer``;
-/// this file only reads options and feeds the server samples.
+/// this file only reads options and runs a LivePipeline into the server.
 enum WHEPServe {
     static let valueOptions: Set<String> = [
         "i", "input", "whep", "wait-viewers", "media-port", "max-viewers", "stats-json", "codec", "frame-rate",

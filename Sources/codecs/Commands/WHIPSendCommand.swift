@@ -9,7 +9,7 @@ import WebRTC
 /// `codecs stream send -i IN whip+http://HOST:PORT/PATH`: publishes IN (a
 /// .y4m clip, encoded on the way as Constrained Baseline unless --profile
 /// says otherwise, or an H.264 file as it is) to a WHIP endpoint through
-/// ``WHIPClient``; this file only reads options and feeds the client.
+/// ``WHIPClient``; this file only reads options and runs a LivePipeline into the client.
 enum WHIPSend {
     static let valueOptions: Set<String> = [
         "i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json", "token", "token-file",

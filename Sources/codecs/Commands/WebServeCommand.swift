@@ -8,7 +8,7 @@ import WebStreaming
 
 /// `codecs stream serve -i IN --http HOST:PORT`: the player page, the stream
 /// over a WebSocket and the statistics as JSON (``WebStreamServer``); this
-/// file only reads options and feeds the server samples.
+/// file only reads options and runs a LivePipeline into the server.
 enum WebServe {
     static let valueOptions: Set<String> = [
         "i", "input", "http", "wait-clients", "client-buffer", "max-clients", "max-queue", "stats-json", "codec",
