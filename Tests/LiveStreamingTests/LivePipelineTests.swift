@@ -9,7 +9,8 @@ import Testing
 
 /// A clock that moves only when the sink waits.
 final class FakeClock: Sendable {
-    private let time = Mutex(100.0)
+    static let start = 100.0
+    private let time = Mutex(FakeClock.start)
     var now: Double { time.withLock { $0 } }
     func advance(_ seconds: Double) { time.withLock { $0 += seconds } }
 }
@@ -21,6 +22,9 @@ final class RecordingSink: LiveSink {
     var samples: [CompressedSample] = []
     /// Feedback returned with the sample of that index (0-based).
     var feedbackAfterSample: [Int: LiveFeedback] = [:]
+    /// Feedback returned once, by the first wait that ends at or after the
+    /// time given (on the fake clock, from its start).
+    var feedbackWhileWaiting: (time: Double, feedback: LiveFeedback)?
     var finished = false
 
     init(clock: FakeClock?) { self.clock = clock }
@@ -32,6 +36,10 @@ final class RecordingSink: LiveSink {
 
     func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
         if let clock { clock.advance(seconds) } else { usleep(UInt32(seconds * 1_000_000)) }
+        if let clock, let (time, feedback) = feedbackWhileWaiting, clock.now - FakeClock.start >= time {
+            feedbackWhileWaiting = nil
+            return feedback
+        }
         return LiveFeedback()
     }
 
@@ -95,6 +103,21 @@ final class RecordingSink: LiveSink {
         #expect(sink.keyframeIndices == [0, 6, 20])
         // Paced by the fake clock: the last frame left at its time.
         #expect(abs(clock.now - 100 - 29.0 / 30) < 0.001)
+    }
+
+    /// A request that comes while the pipeline waits for a frame's time is
+    /// kept: that frame is the keyframe.
+    @Test func aRequestDuringTheWaitForcesTheNextFrame() throws {
+        let clock = FakeClock()
+        let sink = RecordingSink(clock: clock)
+        sink.feedbackWhileWaiting = (0.48, LiveFeedback(keyframeRequests: 1))
+        let pipeline = try LivePipeline(
+            source: .frames(framesPerSecond: 30), sink: sink, configuration: .init(), now: { clock.now })
+        Self.pushClip(pipeline)
+        try pipeline.run(until: { false })
+        // Frame 15 is due at 0.5 s; the request came while waiting for it.
+        #expect(pipeline.statistics.keyframesForcedAt == [15])
+        #expect(sink.keyframeIndices == [0, 15])
     }
 
     /// A target rate from the sink reaches the encoder without a keyframe.
