@@ -91,7 +91,7 @@ soak-hostile-whep: bootstrap
 # graphs from the compiler, one archive per module from the toolchain's docc
 # (each module's catalog, Sources/<Module>/<Module>.docc), then one combined archive.
 DOCC ?= $(shell command -v docc 2>/dev/null || echo "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/docc")
-DOC_MODULES = MediaCore FormatConv RTPPayload Sockets EncodeSession DecodeSession PixelTransfer MediaIO WebStreaming
+DOC_MODULES = MediaCore FormatConv RTPPayload Sockets EncodeSession DecodeSession PixelTransfer MediaIO WebStreaming LiveStreaming
 DOCS_BUILD = .build/docs-build
 DOCS_OUT = .build/docs
 

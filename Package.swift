@@ -22,10 +22,12 @@ let package = Package(
         .library(name: "MediaIO", targets: ["MediaIO"]),
         .library(name: "WebStreaming", targets: ["WebStreaming"]),
         .library(name: "WebRTC", targets: ["WebRTC"]),
+        .library(name: "LiveStreaming", targets: ["LiveStreaming"]),
         .executable(name: "codecs", targets: ["codecs"]),
         .executable(name: "codecs-bench", targets: ["CodecsBench"]),
         .executable(name: "StreamRoundTrip", targets: ["StreamRoundTrip"]),
         .executable(name: "RTPRecorder", targets: ["RTPRecorder"]),
+        .executable(name: "LiveSend", targets: ["LiveSend"]),
     ],
     targets: [
         // System libraries: one module map and one shim header each.
@@ -79,12 +81,19 @@ let package = Package(
             dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
         .target(
             name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "NativeCodecs", "Sockets"]),
+        // The live loop: a source through an encoder to any sender, with
+        // pacing, keyframe requests and target rates handled in one place.
+        .target(
+            name: "LiveStreaming",
+            dependencies: [
+                "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "MediaIO", "WebStreaming", "WebRTC",
+            ]),
 
         .executableTarget(
             name: "codecs",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO", "RTPPayload",
-                "WebStreaming", "WebRTC", "Sockets",
+                "WebStreaming", "WebRTC", "Sockets", "LiveStreaming",
             ]),
         // Allocation counting and libavcodec's start-code finder for codecs-bench.
         .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),
@@ -102,6 +111,8 @@ let package = Package(
         .executableTarget(
             name: "RTPRecorder", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "MediaIO"],
             path: "Examples/RTPRecorder"),
+        .executableTarget(
+            name: "LiveSend", dependencies: ["MediaCore", "MediaIO", "LiveStreaming"], path: "Examples/LiveSend"),
 
         // Helpers shared by the test targets: running ffmpeg/ffprobe, framemd5,
         // fixtures, MD5 and PSNR, clip encoding and decode-all through the sessions.
@@ -145,6 +156,11 @@ let package = Package(
             dependencies: ["TestSupport", "WebRTC", "RTPPayload", "FormatConv", "MediaCore"],
             // Peers/: the independent WebRTC peers the tests run (aiortc, Chromium).
             exclude: ["Peers"]),
+        .testTarget(
+            name: "LiveStreamingTests",
+            dependencies: [
+                "TestSupport", "LiveStreaming", "EncodeSession", "MediaIO", "RTPPayload", "FormatConv", "MediaCore",
+            ]),
         .testTarget(
             name: "RTPPayloadTests",
             dependencies: ["TestSupport", "RTPPayload", "FormatConv", "MediaCore", "DecodeSession"]

@@ -32,10 +32,12 @@ struct Sent {
         try writeTestClip(to: clip, frames: frames)
         encoded = directory.path("sent.\(`extension`)")
         // The same encoder settings as `stream send` uses for Y4M input
-        // (a keyframe every second at 30 fps), so both give the same stream.
-        let encoding = try runCodecs([
-            "encode", "-i", clip, "-o", encoded, "--codec", codec, "--keyint", "\(keyint)",
-        ])
+        // (the live defaults: real-time, Constrained Baseline for H.264; a
+        // clip of at most `keyint` frames has one keyframe either way), so
+        // both give the same stream.
+        let encoding = try runCodecs(
+            ["encode", "-i", clip, "-o", encoded, "--codec", codec, "--keyint", "\(keyint)", "--realtime"]
+                + (codec == "h264" ? ["--profile", "baseline"] : []))
         guard encoding.status == 0 else { throw ProcessError("encode failed: \(encoding.stderr)") }
         hashes = try referenceHashes(encoded)
     }

@@ -20,6 +20,7 @@ private let encodeUsage = """
       --crf N                   constant quality 0-51 (default 23 H.264, 25 HEVC)
       --qp N                    constant quantizer 0-51
       --keyint N                at most N frames between keyframes
+      --profile NAME            H.264: baseline (Constrained Baseline), main, high or constrained-high
       --bframes N               at most N consecutive B-frames (0: no reordering)
       --preset NAME             ultrafast ... placebo (default medium)
       --realtime                zero-latency: no look-ahead, no B-frames
@@ -35,7 +36,7 @@ func runEncode(_ arguments: [String]) -> Int32 {
     let options: Arguments
     do {
         options = try Arguments(
-            arguments, valueOptions: EncodeOptions.valueOptions.union(["i", "o", "frames"]),
+            arguments, valueOptions: EncodeOptions.valueOptions.union(["i", "o", "frames", "profile"]),
             flagOptions: EncodeOptions.flagOptions.union(["fast-start", "help", "h"]))
     } catch {
         printError("codecs encode: \(error)")
@@ -94,6 +95,9 @@ private struct EncodePlan {
         self.outputKind = outputKind
         let fromExtension = outputKind.annexBCodec
         encode = try EncodeOptions(options, defaultCodec: fromExtension ?? .h264)
+        if options.value("profile") != nil {
+            encode.properties.profile = try LiveOptions.encoderSettings(encode, options).profile
+        }
         if let fromExtension, fromExtension != encode.codec {
             throw .init(
                 description:

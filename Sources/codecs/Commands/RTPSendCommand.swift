@@ -1,4 +1,5 @@
 import Foundation
+import LiveStreaming
 import MediaCore
 import RTPPayload
 
@@ -7,12 +8,13 @@ import RTPPayload
 
 let rtpSendHelp = """
     usage: codecs stream send -i IN rtp://HOST:PORT [--sdp OUT.sdp] [--wait SECONDS] [encode options]
-                              [--no-pace] [--payload-size N] [--packetization-mode 0|1]
+                              [--profile NAME] [--loop] [--no-pace] [--payload-size N] [--packetization-mode 0|1]
                               [--loss PCT --seed N]
 
     send packetizes H.264/HEVC as RTP (RFC 6184 / RFC 7798) to HOST:PORT over
-    UDP. IN is a Y4M file (encoded on the way) or an encoded file (Annex-B,
-    MP4, MKV, TS: sent as it is). Parameter sets go in one STAP-A / AP before
+    UDP. IN is a Y4M file (encoded on the way with the live defaults:
+    real-time, no B-frames, Constrained Baseline, a keyframe every 2 s) or an
+    encoded file (Annex-B, MP4, MKV, TS: sent as it is). Parameter sets go in one STAP-A / AP before
     every keyframe. RTCP: a sender report every second to PORT+1; a picture
     loss indication or full intra request from a receiver makes the next
     frame a keyframe (when encoding; at most twice a second); a generic NACK
@@ -23,7 +25,7 @@ let rtpSendHelp = """
       -i IN                      the clip
       --sdp OUT.sdp              write the stream's SDP (for ffmpeg/ffplay/GStreamer receivers)
       --wait SECONDS             wait this long after writing the SDP before the first packet
-      --no-pace                  send as fast as possible instead of at the clip's frame rate
+    \(LiveOptions.help)
       --payload-size N           the most RTP payload bytes in a packet (default 1200)
       --packetization-mode 0|1   H.264 mode (default 1; 0: one NAL unit per packet)
       --loss PCT                 drop this percentage of packets on the way (seeded, for tests)
@@ -44,7 +46,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         return 0
     }
     let parsed: Arguments
-    let options: EncodeOptions
+    let settings: LivePipeline.EncoderSettings
     let url: RTPURL
     let input: String
     var injector: PacketFaultInjector?
@@ -58,8 +60,8 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             valueOptions: EncodeOptions.valueOptions.union([
                 "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed", "stats-json",
                 "rtcp-port",
-            ]),
-            flagOptions: EncodeOptions.flagOptions.union(["no-pace", "adaptive-bitrate"]))
+            ]).union(LiveOptions.valueOptions),
+            flagOptions: EncodeOptions.flagOptions.union(["adaptive-bitrate"]).union(LiveOptions.flagOptions))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
             throw Arguments.UsageError(description: "send needs -i IN")
         }
@@ -76,7 +78,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             // Retargeting a running encoder needs constant-bit-rate control.
             encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
         }
-        options = encodeOptions
+        settings = try LiveOptions.encoderSettings(encodeOptions, parsed)
         injector = try lossInjector(parsed)
         payloadSize = try parsed.integer("payload-size", in: 100...65_000, default: 1200)!
         rtcpPort = try parsed.integer("rtcp-port", in: 1...65535, default: 0)!
@@ -92,8 +94,9 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         return 2
     }
     do throws(MediaError) {
-        var sender = try RTPSender(
-            input: input, url: url, options: options, payloadSize: payloadSize, mode: mode, injector: injector,
+        let sender = try RTPSender(
+            input: input, url: url, settings: settings, configuration: LiveOptions.configuration(settings, parsed),
+            loop: parsed.flag("loop"), payloadSize: payloadSize, mode: mode, injector: injector,
             adaptiveBitRate: parsed.flag("adaptive-bitrate"), rtcpPort: rtcpPort)
         if let sdp = parsed.value("sdp") {
             let text = RTPSessionDescription(
@@ -112,7 +115,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             printError("codecs stream send: stopped before the first packet; nothing was sent")
             return 0
         }
-        try sender.run(pace: !parsed.flag("no-pace"))
+        try sender.run()
         printError("codecs stream send: " + sender.summary)
         if let statsPath = parsed.value("stats-json") {
             var objects: [String: Any] = ["outbound-rtp": StatsJSON.outbound(sender.statistics)]

@@ -1,80 +1,46 @@
 import EncodeSession
 import FormatConv
+import LiveStreaming
 import MediaCore
 import MediaIO
 import RTPPayload
 
-// The RTP sender of `codecs stream send`: samples from an encoder or a file,
-// paced, through MediaIO's stream sender, with the feedback acted on and a
-// summary of what happened.
+// The RTP sender of `codecs stream send`: a LivePipeline from the input to
+// MediaIO's stream sender, and a summary of what happened.
 
-/// Samples from a Y4M file through an encoder, or from an encoded file as
-/// they are (MediaIO's ``EncodedFile``: presentation times, which RTP
-/// timestamps carry).
-private enum SenderSource {
-    case encoder(CompressionSession, Y4MReader, frameDuration: MediaTime)
-    case file(EncodedFile)
-}
-
-/// One RTP stream out: the samples of `source` through MediaIO's
-/// ``MediaStreamSender`` (an ``RTPStreamSender``: packetizing, sender
-/// reports, NACKs answered from the history of sent packets, keyframe
-/// requests and receiver reports turned into feedback), paced at the frame
-/// rate while feedback is still read; this type says what happened.
+/// One RTP stream out: the input (a Y4M clip encoded with the live
+/// defaults, or an encoded file as it is) through ``LivePipeline`` (pacing,
+/// keyframe requests, target rates) to MediaIO's ``MediaStreamSender`` (an
+/// ``RTPStreamSender``: packetizing, sender reports, NACKs answered from the
+/// history of sent packets); this type says what happened.
 struct RTPSender {
     let url: RTPURL
-    let formatDescription: FormatDescription
-    private var source: SenderSource
+    let pipeline: LivePipeline
     private let stream: MediaStreamSender
-    private(set) var framesSent = 0
-    private(set) var keyframesForced: [Int] = []
-    private var keyframeRequestsIgnored = 0
-    /// How many times the rate changed, its range, and the last few rates
-    /// (a bounded record: a peer flooding reports cannot grow it).
-    private(set) var rateChangeCount = 0
-    private var rateRange: ClosedRange<Int>?
-    private var recentRates: [Int] = []
-    /// Feedback that came in while a sample was being sent, for the next frame.
-    private var pendingFeedback = MediaStreamSender.Feedback()
 
     init(
-        input: String, url: RTPURL, options: EncodeOptions, payloadSize: Int, mode: RTPPacketizationMode,
-        injector: PacketFaultInjector?, adaptiveBitRate: Bool, rtcpPort: Int
+        input: String, url: RTPURL, settings: LivePipeline.EncoderSettings, configuration: LivePipeline.Configuration,
+        loop: Bool, payloadSize: Int, mode: RTPPacketizationMode, injector: PacketFaultInjector?,
+        adaptiveBitRate: Bool, rtcpPort: Int
     ) throws(MediaError) {
         self.url = url
         guard let kind = MediaFileKind(path: input, standardStream: nil) else {
             throw .invalidArgument("\(input): unknown kind of file (expected .y4m, Annex-B or a container)")
         }
+        let source: LivePipeline.Source
         var rateController: LossBasedRateController? = nil
         switch kind {
         case .y4m:
-            let reader = try Y4MReader(path: input)
-            let live = try LiveEncoder(header: reader.header, input: input, options: options)
-            let encoder = live.session
-            if adaptiveBitRate, let rate = encoder.properties.averageBitRate {
+            source = .y4m(path: input, loop: loop)
+            if adaptiveBitRate, let rate = settings.properties.averageBitRate {
                 rateController = LossBasedRateController(initial: rate, minimum: max(1_000, rate / 10), maximum: rate)
             }
-            formatDescription = encoder.formatDescription
-            source = .encoder(encoder, reader, frameDuration: live.frameDuration)
         case .annexB(let fileCodec):
             if adaptiveBitRate { throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode") }
-            let file = try EncodedFile(path: input, codec: fileCodec)
-            if file.skippedBeforeKeyframe > 0 {
-                printError(
-                    "codecs stream send: skipped \(file.skippedBeforeKeyframe) access units before the first keyframe")
-            }
-            formatDescription = file.formatDescription
-            source = .file(file)
+            source = .encoded(try EncodedFile(path: input, codec: fileCodec), loop: loop)
         case .container:
             if adaptiveBitRate { throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode") }
-            let file = try EncodedFile(path: input)
-            if !file.otherTracks.isEmpty {
-                printError(
-                    "codecs stream send: RTP carries the video track only here; not sent from \(input): "
-                        + file.otherTracks.map(\.description).joined(separator: "; "))
-            }
-            formatDescription = file.formatDescription
-            source = .file(file)
+            source = .encoded(try EncodedFile(path: input), loop: loop)
         }
         let controller = rateController
         stream = try MediaStreamSender(
@@ -89,7 +55,23 @@ struct RTPSender {
                         maximumPayloadSize: payloadSize, packetizationMode: mode)
                     return .init(packetizer: packetizer, rateController: controller, cname: "codecs")
                 }, faultInjector: injector, rtcpPort: rtcpPort))
+        var configuration = configuration
+        configuration.encoder = settings
+        pipeline = try LivePipeline(source: source, sink: stream, configuration: configuration)
+        if let file = pipeline.encodedFile {
+            if file.skippedBeforeKeyframe > 0 {
+                printError(
+                    "codecs stream send: skipped \(file.skippedBeforeKeyframe) access units before the first keyframe")
+            }
+            if !file.otherTracks.isEmpty {
+                printError(
+                    "codecs stream send: RTP carries the video track only here; not sent from \(input): "
+                        + file.otherTracks.map(\.description).joined(separator: "; "))
+            }
+        }
     }
+
+    var formatDescription: FormatDescription { pipeline.formatDescription! }
 
     /// The figures of the stream (webrtc-stats `outbound-rtp`).
     var statistics: RTPOutboundStreamStatistics {
@@ -99,10 +81,12 @@ struct RTPSender {
 
     var summary: String {
         let stats = statistics
+        let live = pipeline.statistics
         let dropped = stream.rtpSender?.packetsDroppedOnPurpose ?? 0
         var text =
-            "sent \(framesSent) frames in \(stats.packetsSent) packets (\(stats.bytesSent) payload bytes) to "
+            "sent \(live.samplesSent) frames in \(stats.packetsSent) packets (\(stats.bytesSent) payload bytes) to "
             + "rtp://\(url.host.contains(":") ? "[\(url.host)]" : url.host):\(url.port)"
+        if live.loops > 0 { text += " (the input \(live.loops + 1) times over)" }
         if dropped > 0 {
             text += "; dropped \(dropped) of \(stats.packetsSent) packets on purpose"
         }
@@ -111,67 +95,25 @@ struct RTPSender {
                 "; \(stats.nackCount) NACKs, \(stats.retransmittedPacketsSent) packets retransmitted "
                 + "(\(stats.retransmittedBytesSent) bytes)"
         }
-        if rateChangeCount > 0, let rateRange {
+        if live.rateChanges > 0, let rateRange = live.rateRange {
             text +=
-                "; bit rate changed \(rateChangeCount) times from receiver reports (\(rateRange.lowerBound)…"
-                + "\(rateRange.upperBound) bit/s; last \(recentRates.map(String.init).joined(separator: ", ")))"
+                "; bit rate changed \(live.rateChanges) times from receiver reports (\(rateRange.lowerBound)…"
+                + "\(rateRange.upperBound) bit/s; last \(live.recentRates.map(String.init).joined(separator: ", ")))"
         }
         let keyframeRequests = stats.keyframeRequestsForwarded
         if keyframeRequests > 0 {
             text += "; \(keyframeRequests) keyframe requests"
-            if !keyframesForced.isEmpty { text += ", keyframes forced at frames \(keyframesForced)" }
-            if keyframeRequestsIgnored > 0 { text += ", \(keyframeRequestsIgnored) not honored (sending a file)" }
+            if !live.keyframesForcedAt.isEmpty { text += ", keyframes forced at frames \(live.keyframesForcedAt)" }
+            if live.keyframeRequestsNotHonourable > 0 {
+                text += ", \(live.keyframeRequestsNotHonourable) not honored (sending a file)"
+            }
         }
         return text
     }
 
-    mutating func run(pace: Bool) throws(MediaError) {
-        switch source {
-        case .encoder(let encoder, let reader, let frameDuration):
-            defer { encoder.invalidate() }
-            var index: Int64 = 0
-            while StopSignal.requested == nil, let frame = try reader.readFrame() {
-                let feedback = try wait(until: pace ? frameDuration * index : nil)
-                if feedback.keyframeRequested {
-                    encoder.requestKeyFrame()
-                    keyframesForced.append(Int(index))
-                    if keyframesForced.count > 64 { keyframesForced.removeFirst() }
-                }
-                if let rate = feedback.targetBitRate {
-                    try encoder.setAverageBitRate(rate)
-                    rateChangeCount += 1
-                    rateRange = rateRange.map { min($0.lowerBound, rate)...max($0.upperBound, rate) } ?? rate...rate
-                    recentRates = Array((recentRates + [rate]).suffix(5))
-                }
-                try send(encoder.encode(frame, pts: frameDuration * index, duration: frameDuration))
-                index += 1
-            }
-            try send(encoder.finish())
-        case .file(let file):
-            for (index, sample) in file.samples.enumerated() where StopSignal.requested == nil {
-                let feedback = try wait(until: pace ? file.frameDuration * Int64(index) : nil)
-                if feedback.keyframeRequested { keyframeRequestsIgnored += 1 }
-                try send([sample])
-            }
-        }
-        // The BYE goes after the receiver's jitter buffer had time to ask for
-        // the last packets again (NACKs are answered meanwhile).
-        try stream.finish(lingering: 0.3)
-    }
-
-    /// Reads feedback until `time` (the frame's place on the stream's
-    /// clock), or just what is waiting when nil.
-    private mutating func wait(until time: MediaTime?) throws(MediaError) -> MediaStreamSender.Feedback {
-        var feedback = pendingFeedback
-        pendingFeedback = MediaStreamSender.Feedback()
-        feedback.merge(try stream.wait(until: time ?? .invalid))
-        return feedback
-    }
-
-    private mutating func send(_ samples: [CompressedSample]) throws(MediaError) {
-        for sample in samples {
-            pendingFeedback.merge(try stream.send(sample))
-            framesSent += 1
-        }
+    /// Sends the input, paced unless the configuration says otherwise,
+    /// until its end or a stop signal.
+    func run() throws(MediaError) {
+        try pipeline.run(until: { StopSignal.requested != nil })
     }
 }

@@ -7,7 +7,7 @@ import MediaIO
 // ReceivedFrameFile.swift.
 
 private let streamHelp = """
-    usage: codecs stream serve -i IN.y4m --port N [encode options] [--no-pace] [--loop]
+    usage: codecs stream serve -i IN --port N [encode options] [--profile NAME] [--no-pace] [--loop]
                                [--listen ADDRESS] [--wait-clients N]
            codecs stream serve -i IN --http HOST:PORT [--annexb] [--loop] [--no-pace] [--wait-clients N]
                                [--stats-json FILE] [encode options for a .y4m IN]
@@ -19,7 +19,8 @@ private let streamHelp = """
            codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
                                [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
                                [--timeout SECONDS]
-           codecs stream send -i IN URL [encode options] [--no-pace] [--listen] [--timeout SECONDS]
+           codecs stream send -i IN URL [encode options] [--profile NAME] [--no-pace] [--loop] [--listen]
+                               [--timeout SECONDS]
                                [--reconnect N] [--rtsp-transport tcp|udp] [--hls-time S] [--hls-list-size N]
            codecs stream receive URL -o OUT [--listen] [--timeout SECONDS] [--reconnect N]
                                [--rtsp-transport tcp|udp] [--frames N] [--decoder …] [--fps RATE]
@@ -32,13 +33,13 @@ private let streamHelp = """
          rtmp://HOST[:PORT]/APP/KEY                              RTMP (H.264 only)
          PATH.m3u8                                               HLS, fMP4 segments (send writes it)
 
-    serve encodes IN.y4m and sends it as an Annex-B elementary stream to every
-    client that connects, with parameter sets before every keyframe; a client
+    serve sends IN (a .y4m clip, encoded on the way, or an encoded file sent as
+    it is) as an Annex-B elementary stream to every client that connects, with parameter sets before every keyframe; a client
     that connects mid-stream starts at the next keyframe. It waits for the
     first client (or --wait-clients N of them) before it starts the clip.
 
     serve options:
-      -i IN.y4m                  the clip to send
+      -i IN                      the clip or encoded file to send
       --port N                   the TCP port (0: any free one; the chosen port is printed)
       --listen ADDRESS           the IPv4 address to listen on (default 0.0.0.0, every interface)
       --no-pace                  send as fast as the encoder runs instead of at the clip's frame rate
@@ -50,7 +51,9 @@ private let streamHelp = """
       --max-queue BYTES          bytes queued for all clients together; past it the client
                                  furthest behind is dropped (default 67108864)
     \(EncodeOptions.help)
-    Without --keyint, serve puts a keyframe every two seconds so joiners start soon.
+    A .y4m IN is encoded with the live defaults of every send and serve: real-time,
+    no B-frames, Constrained Baseline unless --profile main|high|constrained-high,
+    and a keyframe every two seconds unless --keyint, so joiners start soon.
 
     serve --http serves IN (a .y4m clip, encoded on the way, or an encoded file
     sent as it is) to browsers: the player page at /, the stream over a
@@ -58,11 +61,12 @@ private let streamHelp = """
     \(WebServe.help)
 
     send publishes IN to URL: a .y4m clip is encoded on the way (encode options
-    as above; a keyframe every second unless --keyint says otherwise); an
+    and live defaults as above); an
     encoded file (.h264 .264 .hevc .265 .mp4 .mkv .ts) is sent as it is, from
     its first keyframe (what came before is skipped, and counted). The first
     access unit on every transport is a keyframe with its parameter sets.
-    Sending is paced by the timestamps (--no-pace: as fast as possible). The
+    Sending is paced by the timestamps (--no-pace: as fast as possible);
+    --loop sends IN again, times continuing (a file's video track only). The
     audio tracks of an .mp4/.mkv/.ts file go along as they are over SRT, UDP,
     RTSP, RTMP and HLS; a track the transport cannot carry (and every track
     but the video over RTP) is named as not sent.

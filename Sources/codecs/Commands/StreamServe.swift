@@ -1,11 +1,13 @@
 import EncodeSession
 import FormatConv
+import LiveStreaming
 import MediaCore
 import MediaIO
 import Sockets
 
-// `codecs stream serve -i IN.y4m --port N`: its options, and the run that encodes
-// the clip and broadcasts it as Annex-B over TCP to every client.
+// `codecs stream serve -i IN --port N`: its options, and the run that sends IN
+// (a .y4m clip encoded live, or an encoded file) through a LivePipeline as
+// Annex-B over TCP to every client.
 
 func runStreamServe(_ arguments: [String]) -> Int32 {
     if arguments.contains("--http") { return WebServe.run(arguments) }
@@ -22,10 +24,10 @@ func runStreamServe(_ arguments: [String]) -> Int32 {
             arguments,
             valueOptions: EncodeOptions.valueOptions.union([
                 "i", "input", "port", "listen", "wait-clients", "client-buffer", "max-clients", "max-queue",
-            ]),
-            flagOptions: EncodeOptions.flagOptions.union(["no-pace", "loop"]))
+            ]).union(LiveOptions.valueOptions),
+            flagOptions: EncodeOptions.flagOptions.union(LiveOptions.flagOptions))
         guard let path = parsed.value("i") ?? parsed.value("input") else {
-            throw Arguments.UsageError(description: "serve needs -i IN.y4m")
+            throw Arguments.UsageError(description: "serve needs -i IN")
         }
         if let extra = parsed.positional.first {
             throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
@@ -51,8 +53,8 @@ func runStreamServe(_ arguments: [String]) -> Int32 {
     do {
         try serve(
             input: input, port: port, listenAddress: parsed.value("listen") ?? "0.0.0.0", options: encodeOptions,
-            pace: !parsed.flag("no-pace"), loop: parsed.flag("loop"), waitClients: waitClients,
-            clientBuffer: clientBuffer, maximumClients: maximumClients, maximumQueue: maximumQueue)
+            parsed: parsed, waitClients: waitClients, clientBuffer: clientBuffer, maximumClients: maximumClients,
+            maximumQueue: maximumQueue)
         return 0
     } catch {
         printError("codecs stream serve: \(error)")
@@ -61,26 +63,34 @@ func runStreamServe(_ arguments: [String]) -> Int32 {
 }
 
 private func serve(
-    input: String, port: Int, listenAddress: String, options: EncodeOptions, pace: Bool, loop: Bool,
-    waitClients: Int, clientBuffer: Int, maximumClients: Int, maximumQueue: Int
+    input: String, port: Int, listenAddress: String, options: EncodeOptions, parsed: Arguments, waitClients: Int,
+    clientBuffer: Int, maximumClients: Int, maximumQueue: Int
 ) throws(MediaError) {
-    var reader = try Y4MReader(path: input)
-    let header = reader.header
-    let live = try LiveEncoder(header: header, input: input, options: options)
-    let encoder = live.session
-    let frameDuration = live.frameDuration
-    let framesPerSecond = live.framesPerSecond
-    defer { encoder.invalidate() }
-    var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
-
+    guard let kind = MediaFileKind(path: input), kind.holdsCompressedVideo || kind == .y4m else {
+        throw .invalidArgument("\(input): expected a .y4m clip or an encoded file (Annex-B or a container)")
+    }
+    let settings: LivePipeline.EncoderSettings
+    do {
+        settings = try LiveOptions.encoderSettings(options, parsed)
+    } catch {
+        throw .invalidArgument(error.description)
+    }
+    let loop = parsed.flag("loop")
+    let source: LivePipeline.Source =
+        kind == .y4m
+        ? .y4m(path: input, loop: loop) : .encoded(try EncodedFile(path: input, codec: kind.annexBCodec), loop: loop)
     let listener = try TCPListener(host: listenAddress, port: port)
     let broadcaster = StreamBroadcaster(
         listener: listener, maximumQueuedBytes: clientBuffer, maximumClients: maximumClients,
         maximumTotalQueuedBytes: maximumQueue)
     broadcaster.log = { printError("codecs stream serve: \($0)") }
+    let pipeline = try LivePipeline(
+        source: source, sink: broadcaster, configuration: LiveOptions.configuration(settings, parsed))
+    let format = pipeline.formatDescription
     printError(
-        "codecs stream serve: \(options.codec.displayName) \(header.width)x\(header.height) from \(input) "
-            + "with \(encoder.backendDescription); "
+        "codecs stream serve: \(format?.codec.displayName ?? options.codec.displayName) "
+            + "\(format?.width ?? 0)x\(format?.height ?? 0) from \(input) "
+            + "with \(pipeline.encoder?.backendDescription ?? "no encoder (sent as it is)"); "
             + "listening on tcp://\(listenAddress):\(listener.port)")
     // Waits in slices of 50 ms, so that a stop signal ends the wait at once
     // (a signal may be taken by another thread than the one in poll).
@@ -90,39 +100,31 @@ private func serve(
     // Everyone connected so far sees the stream from its first access unit,
     // which is a keyframe.
     broadcaster.startWaitingClients()
-
-    func send(_ encoded: consuming [CompressedSample]) throws(MediaError) {
-        var samples = encoded
-        while !samples.isEmpty {
-            // Out of the array, so that the gather list may write start codes
-            // over the sample's own length fields instead of copying it.
-            let sample = samples.removeFirst()
-            let isKeyframe = sample.isKeyframe
-            broadcaster.send(try writer.gather(consume sample), isKeyframe: isKeyframe)
-        }
-    }
-
-    let start = monotonicSeconds()
-    var frameIndex: Int64 = 0
-    var framesInPass = 0
-    while StopSignal.requested == nil {
-        guard let frame = try reader.readFrame() else {
-            guard loop, framesInPass > 0 else { break }
-            reader = try Y4MReader(path: input)
-            framesInPass = 0
-            continue
-        }
-        framesInPass += 1
-        if pace { sleep(until: start + Double(frameIndex) / framesPerSecond) }
-        try broadcaster.acceptPending()
-        try send(encoder.encode(frame, pts: frameDuration * frameIndex, duration: frameDuration))
-        frameIndex += 1
-    }
-    try send(encoder.finish())
+    try pipeline.run(until: { StopSignal.requested != nil })
     broadcaster.closeAll()
-    printError("codecs stream serve: sent \(frameIndex) frames")
-    if !encoder.droppedFrames.isEmpty {
-        throw .backendFailure(
-            "the encoder dropped \(encoder.droppedFrames.count) frames (pts \(encoder.droppedFrames.prefix(8)))")
+    printError("codecs stream serve: sent \(pipeline.statistics.frames) frames")
+}
+
+/// The broadcaster as a live sink: each access unit in Annex-B (parameter
+/// sets before every keyframe) to every client; clients accepted while the
+/// pipeline waits.
+extension StreamBroadcaster: LiveSink {
+    func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+        try acceptPending()
+        let isKeyframe = sample.isKeyframe
+        send(try annexBWriter.gather(sample), isKeyframe: isKeyframe)
+        return LiveFeedback()
     }
+
+    func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+        let end = monotonicSeconds() + seconds
+        var left = seconds
+        repeat {
+            try acceptPending(timeoutMilliseconds: Int32((left * 1000).rounded(.up)))
+            left = end - monotonicSeconds()
+        } while left > 0
+        return LiveFeedback()
+    }
+
+    func finishLive() throws(MediaError) {}
 }

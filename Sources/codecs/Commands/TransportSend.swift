@@ -1,6 +1,7 @@
 import DecodeSession
 import EncodeSession
 import FormatConv
+import LiveStreaming
 import MediaCore
 import MediaIO
 
@@ -11,8 +12,9 @@ import MediaIO
 enum TransportSend {
     static let valueOptions = TransportOptions.valueOptions.union(EncodeOptions.valueOptions).union([
         "frames", "hls-time", "hls-list-size",
-    ])
-    static let flagOptions = TransportOptions.flagOptions.union(EncodeOptions.flagOptions).union(["no-pace"])
+    ]).union(LiveOptions.valueOptions)
+    static let flagOptions = TransportOptions.flagOptions.union(EncodeOptions.flagOptions).union(
+        LiveOptions.flagOptions)
     static let label = "codecs stream send"
 
     static func run(_ request: StreamSendRequest) -> Int32 {
@@ -21,6 +23,7 @@ enum TransportSend {
         let options: StreamOptions
         let reconnect: Int
         let encode: EncodeOptions?
+        let settings: LivePipeline.EncoderSettings?
         let frameLimit: Int?
         do {
             options = try TransportOptions.streamOptions(parsed)
@@ -28,13 +31,14 @@ enum TransportSend {
             frameLimit = try parsed.integer("frames", in: 1...Int.max)
             if request.inputKind == .y4m {
                 encode = try EncodeOptions(parsed)
+                settings = try LiveOptions.encoderSettings(encode!, parsed)
                 if let transport = StreamTransport(url: request.url), !transport.codecs.contains(encode!.codec) {
                     throw Arguments.UsageError(
                         description: "\(request.url): \(transport) carries H.264 only here, not HEVC (Debian 12's "
                             + "FFmpeg 5.1 writes no HEVC into FLV); publish HEVC over SRT, RTSP or MPEG-TS over UDP")
                 }
             } else {
-                let given = EncodeOptions.valueOptions.union(EncodeOptions.flagOptions).filter {
+                let given = EncodeOptions.valueOptions.union(EncodeOptions.flagOptions).union(["profile"]).filter {
                     parsed.value($0) != nil || parsed.flag($0)
                 }
                 if let option = given.sorted().first {
@@ -42,24 +46,52 @@ enum TransportSend {
                         description: "--\(option) applies to .y4m input; \(request.input) is sent as it is")
                 }
                 encode = nil
+                settings = nil
             }
         } catch {
             printError("\(label): \(error)")
             return 2
         }
         do throws(MediaError) {
+            // Encoded on the way or looped, the pipeline paces; a file sent
+            // once with its other tracks, the stream sender does.
+            let live = encode != nil || parsed.flag("loop")
             let stream = try MediaStreamSender(
                 url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
-                pacing: !parsed.flag("no-pace"))
+                pacing: !live && !parsed.flag("no-pace"))
             stream.willReconnect = sayReconnecting(label, limit: reconnect)
             stream.stopRequested = { StopSignal.requested != nil }
             var sender = Sender(url: request.url, stream: stream)
-            if let encode {
-                try sender.sendEncoding(y4m: request.input, options: encode, frameLimit: frameLimit)
+            if let encode, let settings {
+                let pipeline = try LivePipeline(
+                    source: .y4m(path: request.input, loop: parsed.flag("loop")), sink: stream,
+                    configuration: LiveOptions.configuration(settings, parsed, frameLimit: frameLimit))
+                printError(
+                    "\(label): \(encode.codec.displayName) \(pipeline.formatDescription?.width ?? 0)x"
+                        + "\(pipeline.formatDescription?.height ?? 0) from \(request.input) with "
+                        + "\(pipeline.encoder?.backendDescription ?? "?") to \(request.url)")
+                try sender.send(pipeline)
+            } else if live {
+                let file = try EncodedFile(path: request.input, codec: request.inputKind.annexBCodec)
+                if !file.otherTracks.isEmpty {
+                    printError(
+                        "\(label): --loop sends the video track only; not sent: "
+                            + file.otherTracks.map(\.description).joined(separator: "; "))
+                }
+                let pipeline = try LivePipeline(
+                    source: .encoded(file, loop: true), sink: stream,
+                    configuration: LiveOptions.configuration(.live, parsed, frameLimit: frameLimit))
+                printError(
+                    "\(label): \(file.formatDescription.codec.displayName) \(file.formatDescription.width)x"
+                        + "\(file.formatDescription.height) from \(request.input) (\(file.samples.count) access "
+                        + "units, sent as they are, again and again) to \(request.url)")
+                sender.skippedByAssembler = file.skippedBeforeKeyframe
+                try sender.send(pipeline)
             } else {
                 try sender.sendFile(request.input, kind: request.inputKind, frameLimit: frameLimit)
+                try sender.finishStream()
             }
-            try sender.finish()
+            try sender.summarize()
             return 0
         } catch  where error.code == .cancelled && StopSignal.requested != nil {
             // Stopped while waiting for the connection (an SRT listener's
@@ -80,8 +112,6 @@ enum TransportSend {
         let stream: MediaStreamSender
         /// Access units the assembler left out before the first keyframe.
         var skippedByAssembler = 0
-        /// Set after a reconnection: the encoder makes the next frame a keyframe.
-        var wantsKeyframe = false
         var saidMidGOP = false
 
         init(url: String, stream: MediaStreamSender) {
@@ -89,42 +119,13 @@ enum TransportSend {
             self.stream = stream
         }
 
-        mutating func sendEncoding(y4m path: String, options encode: EncodeOptions, frameLimit: Int?)
-            throws(MediaError)
-        {
-            let reader = try Y4MReader(path: path)
-            let header = reader.header
-            var properties = encode.properties
-            let frameDuration =
-                header.frameDuration.isValid ? header.frameDuration : MediaTime(value: 1, timescale: 30)
-            let framesPerSecond = Double(frameDuration.timescale) / Double(frameDuration.value)
-            properties.expectedFrameRate = framesPerSecond
-            if properties.maxKeyFrameInterval == nil && properties.maxKeyFrameIntervalDuration == nil {
-                // A keyframe every second: late joiners and HLS segments start soon.
-                properties.maxKeyFrameInterval = max(1, Int(framesPerSecond.rounded()))
-            }
-            let encoder = try CompressionSession(
-                width: header.width, height: header.height, codec: encode.codec, encoder: encode.encoder,
-                properties: properties)
-            defer { encoder.invalidate() }
-            printError(
-                "\(label): \(encode.codec.displayName) \(header.width)x\(header.height) from \(path) with "
-                    + "\(encoder.backendDescription) to \(url)")
-            var frames = 0
-            while frameLimit.map({ frames < $0 }) ?? true, StopSignal.requested == nil,
-                let frame = try reader.readFrame()
-            {
-                let force = wantsKeyframe
-                wantsKeyframe = false
-                let samples = try encoder.encode(
-                    frame, pts: frameDuration * Int64(frames), duration: frameDuration,
-                    options: FrameOptions(forceKeyFrame: force))
-                for sample in samples { try send(sample) }
-                frames += 1
-            }
-            for sample in try encoder.finish() { try send(sample) }
-            if !encoder.droppedFrames.isEmpty {
-                throw .backendFailure("the encoder dropped \(encoder.droppedFrames.count) frames")
+        /// Runs `pipeline` (the encoder or the looped file into the stream)
+        /// until its end or a stop signal; it ends the stream.
+        mutating func send(_ pipeline: LivePipeline) throws(MediaError) {
+            try pipeline.run(until: { StopSignal.requested != nil })
+            sayMidGOP()
+            if stream.samplesSent == 0 {
+                throw .invalidData("nothing was sent to \(url): the input holds no keyframe")
             }
         }
 
@@ -180,7 +181,7 @@ enum TransportSend {
         var copiedTracks: [MediaTrack] = []
 
         private mutating func send(_ packet: TrackPacket) throws(MediaError) {
-            if try stream.send(packet).keyframeRequested { wantsKeyframe = true }
+            _ = try stream.send(packet)  // a file cannot make keyframes
         }
 
         /// Annex-B access units with presentation times from their picture
@@ -208,23 +209,31 @@ enum TransportSend {
         }
 
         private mutating func send(_ sample: CompressedSample) throws(MediaError) {
-            if try stream.send(sample).keyframeRequested { wantsKeyframe = true }
-            if !saidMidGOP, stream.samplesSent > 0 {
-                saidMidGOP = true
-                let skipped = skippedByAssembler + stream.skippedBeforeFirstKeyframe
-                if skipped > 0 {
-                    printError(
-                        "\(label): the input starts mid-GOP: skipped \(skipped) access units to the first "
-                            + "keyframe (pts \(sample.pts))")
-                }
+            _ = try stream.send(sample)  // a file cannot make keyframes
+            sayMidGOP()
+        }
+
+        /// Says once, after the first sample went out, how many access units
+        /// before the input's first keyframe were left out.
+        private mutating func sayMidGOP() {
+            guard !saidMidGOP, stream.samplesSent > 0 else { return }
+            saidMidGOP = true
+            let skipped = skippedByAssembler + stream.skippedBeforeFirstKeyframe
+            if skipped > 0 {
+                printError("\(label): the input starts mid-GOP: skipped \(skipped) access units to the first keyframe")
             }
         }
 
-        mutating func finish() throws(MediaError) {
+        /// Ends the stream of a file sent once.
+        func finishStream() throws(MediaError) {
             guard stream.samplesSent > 0 else {
                 throw .invalidData("nothing was sent to \(url): the input holds no keyframe")
             }
             try stream.finish()
+        }
+
+        /// Says what was sent.
+        func summarize() throws(MediaError) {
             var summary = "\(label): sent \(stream.samplesSent) access units to \(url)"
             if stream.skippedAfterReconnect > 0 {
                 summary += "; \(stream.skippedAfterReconnect) skipped after reconnecting, waiting for a keyframe"

@@ -1,13 +1,14 @@
 import EncodeSession
 import FormatConv
 import Foundation
+import LiveStreaming
 import MediaCore
 import MediaIO
 import WebRTC
 
 /// `codecs stream serve -i IN --whep HOST:PORT`: IN (a .y4m clip, encoded
 /// on the way, or an H.264 file) to WebRTC viewers through ``WHEPServer``;
-/// this file only reads options and feeds the server samples.
+/// this file only reads options and runs a LivePipeline into the server.
 enum WHEPServe {
     static let valueOptions: Set<String> = [
         "i", "input", "whep", "wait-viewers", "media-port", "max-viewers", "stats-json", "codec", "frame-rate",
@@ -44,7 +45,8 @@ enum WHEPServe {
         do {
             parsed = try Arguments(
                 arguments,
-                valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(WHEPEndpointOptions.valueOptions),
+                valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(WHEPEndpointOptions.valueOptions)
+                    .union(LiveOptions.valueOptions),
                 flagOptions: flagOptions.union(EncodeOptions.flagOptions))
             let (path, kind, host, port) = try WebServe.serveInput(
                 parsed, endpoint: "whep", encoded: "an encoded H.264 file")
@@ -58,7 +60,7 @@ enum WHEPServe {
             guard (0...60).contains(linger) else {
                 throw Arguments.UsageError(description: "--linger SECONDS: expected 0 to 60")
             }
-            let encodeOptions = try WebServe.webRTCEncodeOptions(parsed)
+            let encodeOptions = try EncodeOptions(parsed)
             let loss = Double(parsed.value("loss") ?? "0") ?? -1
             guard (0..<50).contains(loss) else {
                 throw Arguments.UsageError(description: "--loss PCT: expected 0 to 50")
@@ -68,7 +70,7 @@ enum WHEPServe {
             guard encodeOptions.codec == .h264 else {
                 throw Arguments.UsageError(description: "--whep sends H.264 only")
             }
-            input = WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
+            input = try WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")
             return 2
@@ -76,25 +78,18 @@ enum WHEPServe {
         do {
             let server = try WHEPServer(configuration)
             server.log = { printError("codecs stream serve: \($0)") }
-            let (feeder, first) = try input.openH264(unsupported: "--whep sends H.264 only")
-            server.send(first)  // no viewer yet: makes the stream live
+            let (pipeline, profileLevelID) = try input.h264Pipeline(
+                to: server, parsed, command: "serve", unsupported: "--whep sends H.264 only")
+            server.setLive(profileLevelID: profileLevelID)
             printError(
                 "codecs stream serve: \(input.path) at http://\(configuration.host):\(server.httpPort)/whep "
                     + "(media on UDP port \(server.mediaPort))")
             while server.connectedViewerCount < waitViewers, StopSignal.requested == nil {
                 try server.poll(timeoutMilliseconds: 50)
             }
-            _ = server.takeKeyframeRequest()  // the held first sample is a keyframe
-            var feed = input.pacedFeed(feeder, first: first, parsed)
-            while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
-                try server.poll(timeoutMilliseconds: milliseconds)
-            }) {
-                try server.poll(timeoutMilliseconds: 0)
-                if server.takeKeyframeRequest() { feed.requestKeyFrame() }
-                server.send(sample)
-            }
-            let sent = feed.count
-            server.endStream()
+            _ = server.takeKeyframeRequest()  // the first sample is a keyframe
+            try pipeline.run(until: { StopSignal.requested != nil })  // ends with server.endStream()
+            let sent = pipeline.statistics.samplesSent
             let lingerEnd = monotonicSeconds() + linger
             while monotonicSeconds() < lingerEnd, StopSignal.requested == nil {
                 try server.poll(timeoutMilliseconds: 20)

@@ -1,6 +1,7 @@
 import EncodeSession
 import FormatConv
 import Foundation
+import LiveStreaming
 import MediaCore
 import MediaIO
 import WebRTC
@@ -8,7 +9,7 @@ import WebRTC
 /// `codecs stream send -i IN whip+http://HOST:PORT/PATH`: publishes IN (a
 /// .y4m clip, encoded on the way as Constrained Baseline unless --profile
 /// says otherwise, or an H.264 file as it is) to a WHIP endpoint through
-/// ``WHIPClient``; this file only reads options and feeds the client.
+/// ``WHIPClient``; this file only reads options and runs a LivePipeline into the client.
 enum WHIPSend {
     static let valueOptions: Set<String> = [
         "i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json", "token", "token-file",
@@ -69,7 +70,7 @@ enum WHIPSend {
         let token: String?
         do {
             parsed = try Arguments(
-                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
+                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(LiveOptions.valueOptions),
                 flagOptions: flagOptions.union(EncodeOptions.flagOptions))
             guard let target = parsed.positional.first, target.hasPrefix("whip+http://") else {
                 throw Arguments.UsageError(description: "expected whip+http://HOST:PORT/PATH")
@@ -77,7 +78,7 @@ enum WHIPSend {
             url = String(target.dropFirst("whip+".count))
             let path = try WebServe.inputPath(parsed, command: "send")
             let kind = try WebServe.inputKind(path, encoded: "an encoded H.264 file")
-            let encodeOptions = try WebServe.webRTCEncodeOptions(parsed)
+            let encodeOptions = try EncodeOptions(parsed)
             guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
             timeout = Double(parsed.value("timeout") ?? "10") ?? -1
             guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
@@ -86,34 +87,26 @@ enum WHIPSend {
                 throw Arguments.UsageError(description: "--consent-timeout SECONDS: expected > 0 and ≤ 3600")
             }
             token = try Self.token(parsed)
-            input = WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
+            input = try WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream send: \(error)")
             return 2
         }
         do {
-            let (feeder, first) = try input.openH264(unsupported: "WHIP sends H.264 only")
-            guard let sps = first.formatDescription.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }),
-                sps.count >= 4
-            else { throw MediaError.unsupported("WHIP sends H.264 only") }
-            let client = try WHIPClient(url: url, profileLevelID: Array(sps[1...3]), token: token)
+            let (pipeline, profileLevelID) = try input.h264Pipeline(
+                to: nil, parsed, command: "send", unsupported: "WHIP sends H.264 only")
+            let client = try WHIPClient(url: url, profileLevelID: profileLevelID, token: token)
             client.consentExpiry = consentTimeout
             // RFC 7675's 5 s, or a sixth of a shorter expiry: several checks
             // before consent is lost.
             client.consentInterval = min(5, consentTimeout / 6)
             try client.connect(timeoutSeconds: timeout)
             printError("codecs stream send: publishing \(input.path) to \(url) (session \(client.location ?? "?"))")
-            var feed = input.pacedFeed(feeder, first: first, parsed)
-            while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
-                try client.poll(timeoutMilliseconds: milliseconds)
-            }) {
-                try client.poll(timeoutMilliseconds: 0)
-                if client.takeKeyframeRequest() { feed.requestKeyFrame() }
-                try client.send(sample)
-            }
-            let sent = feed.count
-            // The end of the media, then late NACKs answered for a moment.
-            client.endStream()
+            pipeline.attach(client)
+            // Ends with the end of the media (client.endStream()); then late
+            // NACKs answered for a moment.
+            try pipeline.run(until: { StopSignal.requested != nil })
+            let sent = pipeline.statistics.samplesSent
             let lingerEnd = monotonicSeconds() + 0.5
             while monotonicSeconds() < lingerEnd { try client.poll(timeoutMilliseconds: 20) }
             let ending = try client.finish()

@@ -1,13 +1,14 @@
 import EncodeSession
 import FormatConv
 import Foundation
+import LiveStreaming
 import MediaCore
 import MediaIO
 import WebStreaming
 
 /// `codecs stream serve -i IN --http HOST:PORT`: the player page, the stream
 /// over a WebSocket and the statistics as JSON (``WebStreamServer``); this
-/// file only reads options and feeds the server samples.
+/// file only reads options and runs a LivePipeline into the server.
 enum WebServe {
     static let valueOptions: Set<String> = [
         "i", "input", "http", "wait-clients", "client-buffer", "max-clients", "max-queue", "stats-json", "codec",
@@ -54,7 +55,7 @@ enum WebServe {
         let waitClients: Int
         do {
             parsed = try Arguments(
-                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions),
+                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(LiveOptions.valueOptions),
                 flagOptions: flagOptions.union(EncodeOptions.flagOptions))
             let (path, kind, host, port) = try serveInput(parsed, endpoint: "http", encoded: "an encoded file")
             configuration.host = host
@@ -72,7 +73,7 @@ enum WebServe {
                 }
                 configuration.allowedOrigins.append(normalized)
             }
-            input = Input(path: path, kind: kind, options: try EncodeOptions(parsed), parsed: parsed)
+            input = try Input(path: path, kind: kind, options: try EncodeOptions(parsed), parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")
             return 2
@@ -83,18 +84,12 @@ enum WebServe {
             printError(
                 "codecs stream serve: \(input.path) on http://\(configuration.host):\(server.port)/ "
                     + "(stream at ws://\(configuration.host):\(server.port)/stream, statistics at /stats)")
-            let feeder = try input.open()
+            let pipeline = try input.pipeline(to: server, parsed, command: "serve")
             while server.clientCount < waitClients, StopSignal.requested == nil {
                 try server.poll(timeoutMilliseconds: 50)
             }
-            var feed = input.pacedFeed(feeder, parsed)
-            while let sample = try feed.next(waiting: { milliseconds throws(MediaError) in
-                try server.poll(timeoutMilliseconds: milliseconds)
-            }) {
-                try server.poll(timeoutMilliseconds: 0)
-                server.send(sample)
-            }
-            let sent = feed.count
+            try pipeline.run(until: { StopSignal.requested != nil })
+            let sent = pipeline.statistics.samplesSent
             let statistics = server.statisticsJSON()
             server.close(drainSeconds: 5)
             if let path = parsed.value("stats-json") {
@@ -105,135 +100,6 @@ enum WebServe {
         } catch {
             printError("codecs stream serve: \(error)")
             return 1
-        }
-    }
-
-    /// The samples of a ``Feeder`` in decode order, each handed out once it
-    /// is due (its decode time after the start, when pacing) with its times
-    /// moved onto the stream's clock; with `loop`, IN again from the start,
-    /// its times shifted past the pass before. `serve --http`, `serve
-    /// --whep` and WHIP publishing share it.
-    struct PacedFeed {
-        private(set) var feeder: Feeder
-        private let reopen: () throws(MediaError) -> Feeder
-        private let loop: Bool
-        private let pace: Bool
-        private var held: CompressedSample?
-        private let start = monotonicSeconds()
-        private var offset = 0.0
-        private var passEnd = 0.0
-        /// Samples handed out so far.
-        private(set) var count = 0
-
-        /// `first`, when given, is a sample already read from `feeder`
-        /// (handed out first); `reopen` makes a new feeder for the next pass.
-        init(
-            _ feeder: Feeder, first: CompressedSample? = nil, loop: Bool, pace: Bool,
-            reopen: @escaping () throws(MediaError) -> Feeder
-        ) {
-            self.feeder = feeder
-            self.held = first
-            self.loop = loop
-            self.pace = pace
-            self.reopen = reopen
-        }
-
-        /// The next sample once it is due, calling `wait` with at most 20 ms
-        /// while it is not (the caller's network poll); nil at the end of IN
-        /// (of the first pass that sent anything, without `loop`) or on a
-        /// stop signal.
-        mutating func next(
-            waiting wait: (_ milliseconds: Int32) throws(MediaError) -> Void
-        ) throws(MediaError) -> CompressedSample? {
-            while StopSignal.requested == nil {
-                let next: CompressedSample
-                if let sample = held {
-                    next = sample
-                    held = nil
-                } else if let read = try feeder.next() {
-                    next = read
-                } else {
-                    guard loop, count > 0 else { return nil }
-                    offset = passEnd
-                    feeder = try reopen()
-                    continue
-                }
-                let due = offset + max(0, next.dts.seconds.isFinite ? next.dts.seconds : Double(count) / 30)
-                passEnd = max(passEnd, due + (next.duration.isValid ? next.duration.seconds : 1.0 / 30))
-                if pace {
-                    while monotonicSeconds() - start < due, StopSignal.requested == nil {
-                        try wait(Int32(max(0, min(20, (due - (monotonicSeconds() - start)) * 1000))))
-                    }
-                }
-                var sample = next
-                if offset > 0 {
-                    let shift = MediaTime(seconds: offset, timescale: 90000)
-                    sample.pts = next.pts + shift
-                    sample.dts = next.dts + shift
-                }
-                count += 1
-                return sample
-            }
-            return nil
-        }
-
-        /// Asks the live encoder for a keyframe (see ``Feeder/requestKeyFrame()``).
-        func requestKeyFrame() { feeder.requestKeyFrame() }
-    }
-
-    /// Samples in decode order from an encoded file (as they are, timed by
-    /// the container or the picture order counts) or a Y4M clip (encoded on
-    /// the way).
-    struct Feeder {
-        private var source: SampleSource?
-        private var reader: Y4MReader?
-        private var encoder: LiveEncoder?
-        private var pending: [CompressedSample] = []
-        private var frameIndex: Int64 = 0
-        private var finished = false
-
-        init(input: String, kind: MediaFileKind, options: EncodeOptions, codec: CodecType?) throws(MediaError) {
-            if kind == .y4m {
-                let reader = try Y4MReader(path: input)
-                self.reader = reader
-                encoder = try LiveEncoder(header: reader.header, input: input, options: options)
-            } else {
-                source = try SampleSource(
-                    path: input, kind: kind, codec: codec, frameDuration: nil, presentationTimes: true)
-                if let reader = source?.reader {
-                    let others = reader.tracks.filter { $0.index != reader.trackIndex }
-                    if !others.isEmpty {
-                        printError(
-                            "codecs stream serve: the page gets the video track only; not sent from \(input): "
-                                + others.map(\.description).joined(separator: "; "))
-                    }
-                }
-            }
-        }
-
-        /// Asks the live encoder for a keyframe; an encoded file cannot
-        /// honour it (a viewer then waits for the file's next keyframe).
-        func requestKeyFrame() { encoder?.session.requestKeyFrame() }
-
-        mutating func next() throws(MediaError) -> CompressedSample? {
-            if var source {
-                defer { self.source = source }
-                return try source.next()
-            }
-            guard let encoder else { return nil }
-            while pending.isEmpty {
-                guard !finished else { return nil }
-                if let frame = try reader?.readFrame() {
-                    pending = try encoder.session.encode(
-                        frame, pts: encoder.frameDuration * frameIndex, duration: encoder.frameDuration)
-                    frameIndex += 1
-                } else {
-                    finished = true
-                    pending = try encoder.session.finish()
-                    encoder.session.invalidate()
-                }
-            }
-            return pending.removeFirst()
         }
     }
 }

@@ -1,6 +1,8 @@
 import EncodeSession
 import FormatConv
+import LiveStreaming
 import MediaCore
+import MediaIO
 
 /// Prints `help` and says so when `arguments` ask for it (`--help`); the
 /// WebRTC commands' first step.
@@ -12,43 +14,56 @@ func printedHelp(_ arguments: [String], _ help: String) -> Bool {
 
 extension WebServe {
     /// IN as `serve --http`, `serve --whep` and WHIP publishing send it: the
-    /// path, its kind, the encode options for a .y4m IN and `--codec` for an
-    /// elementary stream. It opens IN's feeders, again for every `--loop`
-    /// pass.
+    /// path, its kind, the live encoder settings for a .y4m IN and `--codec`
+    /// for an elementary stream; it opens IN as a ``LivePipeline``.
     struct Input {
         let path: String
         let kind: MediaFileKind
-        let options: EncodeOptions
+        let settings: LivePipeline.EncoderSettings
         let codec: CodecType?
 
-        init(path: String, kind: MediaFileKind, options: EncodeOptions, parsed: Arguments) {
+        init(path: String, kind: MediaFileKind, options: EncodeOptions, parsed: Arguments)
+            throws(Arguments.UsageError)
+        {
             self.path = path
             self.kind = kind
-            self.options = options
+            settings = try LiveOptions.encoderSettings(options, parsed)
             codec = try? parsed.inputCodec()
         }
 
-        /// A feeder from the start of IN.
-        func open() throws(MediaError) -> Feeder {
-            try Feeder(input: path, kind: kind, options: options, codec: codec)
-        }
-
-        /// Opens IN and reads its first sample, which must be H.264 (the
-        /// WebRTC commands send nothing else; `.unsupported(message)`
-        /// otherwise): the feeder past it, and the sample.
-        func openH264(unsupported message: String) throws(MediaError) -> (feeder: Feeder, first: CompressedSample) {
-            var feeder = try open()
-            guard let first = try feeder.next() else { throw MediaError.invalidData("\(path) holds no frames") }
-            guard first.formatDescription.codec == .h264 else { throw MediaError.unsupported(message) }
-            return (feeder, first)
-        }
-
-        /// `feeder`'s samples (after `first`, a sample already read from it,
-        /// when given) paced unless `--no-pace` and looped with `--loop`.
-        func pacedFeed(_ feeder: Feeder, first: CompressedSample? = nil, _ parsed: Arguments) -> PacedFeed {
-            PacedFeed(feeder, first: first, loop: parsed.flag("loop"), pace: !parsed.flag("no-pace")) {
-                () throws(MediaError) in try open()
+        /// A pipeline from IN (paced unless `--no-pace`, looped with
+        /// `--loop`) to `sink`; the tracks of a container other than the
+        /// video are named once as not sent, by `command`.
+        func pipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String) throws(MediaError)
+            -> LivePipeline
+        {
+            let loop = parsed.flag("loop")
+            let source: LivePipeline.Source =
+                kind == .y4m
+                ? .y4m(path: path, loop: loop)
+                : .encoded(try EncodedFile(path: path, codec: kind.annexBCodec ?? codec), loop: loop)
+            let pipeline = try LivePipeline(
+                source: source, sink: sink, configuration: LiveOptions.configuration(settings, parsed))
+            if let others = pipeline.encodedFile?.otherTracks, !others.isEmpty {
+                let what = command == "serve" ? "the page gets the video track only" : "the video track only is sent"
+                printError(
+                    "codecs stream \(command): \(what); not sent from \(path): "
+                        + others.map(\.description).joined(separator: "; "))
             }
+            return pipeline
+        }
+
+        /// A pipeline as ``pipeline(to:_:command:)`` whose stream must be
+        /// H.264 (the WebRTC commands send nothing else; `.unsupported(message)`
+        /// otherwise), and the SPS's profile-level-id.
+        func h264Pipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String, unsupported message: String)
+            throws(MediaError) -> (pipeline: LivePipeline, profileLevelID: [UInt8])
+        {
+            let pipeline = try pipeline(to: sink, parsed, command: command)
+            guard let format = pipeline.formatDescription, format.codec == .h264,
+                let sps = format.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }), sps.count >= 4
+            else { throw MediaError.unsupported(message) }
+            return (pipeline, Array(sps[1...3]))
         }
     }
 
@@ -86,26 +101,5 @@ extension WebServe {
             throw Arguments.UsageError(description: "--\(option) HOST:PORT: expected an IPv4 address and a port")
         }
         return (path, try inputKind(path, encoded: encoded), host, port)
-    }
-
-    /// The encode options of a .y4m IN sent over WebRTC (`serve --whep`,
-    /// WHIP publishing): `--profile` (baseline, the Constrained Baseline
-    /// every browser offers, by default) and, unless `--bframes N > 0`, no
-    /// look-ahead or frame reordering (as `--realtime`): a viewer shows each
-    /// frame as it comes, and a look-ahead would hold frames back.
-    static func webRTCEncodeOptions(_ parsed: Arguments) throws(Arguments.UsageError) -> EncodeOptions {
-        var options = try EncodeOptions(parsed)
-        let profiles: [String: CompressionProperties.Profile] = [
-            "baseline": .baseline, "main": .main, "high": .high, "constrained-high": .constrainedHigh,
-        ]
-        guard let profile = profiles[parsed.value("profile") ?? "baseline"] else {
-            throw Arguments.UsageError(description: "--profile: expected baseline, main, high or constrained-high")
-        }
-        options.properties.profile = profile
-        if (options.properties.maxBFrames ?? 0) == 0 {
-            options.properties.realTime = true
-            options.properties.allowFrameReordering = false
-        }
-        return options
     }
 }

@@ -50,6 +50,8 @@ final class StreamBroadcaster {
     private(set) var refusedClients = 0
     /// Called with a line of text when a client comes or goes.
     var log: (String) -> Void = { _ in }
+    /// Turns samples into Annex-B gather lists (``LiveSink`` sends).
+    var annexBWriter = AnnexBWriter(policy: .beforeEveryKeyframe)
 
     init(
         listener: TCPListener, maximumQueuedBytes: Int? = nil, maximumClients: Int? = nil,

@@ -1,0 +1,135 @@
+// The library's senders as live sinks: RTP (one destination or a fan-out),
+// MediaIO's stream sender, the WHIP client, the WHEP server and the page server.
+import FormatConv
+import MediaCore
+import MediaIO
+import WebRTC
+import WebStreaming
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension RTPStreamSender: LiveSink {
+    /// Sends `sample`; picture loss indications and full intra requests
+    /// become keyframe requests, the rate controller's target a target rate.
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+        LiveFeedback(try send(sample))
+    }
+
+    /// Reads RTCP and runs the session's timers for up to `seconds`.
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+        LiveFeedback(try poll(for: seconds))
+    }
+
+    /// Sends the BYE after 0.3 s in which NACKs for the last packets are answered.
+    public func finishLive() throws(MediaError) { try finish(lingering: 0.3) }
+}
+
+extension RTPFanOutSender: LiveSink {
+    /// Sends `sample` to every destination; a fan-out reads no feedback.
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+        try send(sample)
+        return LiveFeedback()
+    }
+
+    /// Waits `seconds`: a fan-out has no feedback to read.
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+        MediaStreamSender.sleep(seconds: seconds)
+        return LiveFeedback()
+    }
+
+    /// Nothing to end: the owner closes the socket (`RTPFanOutSender.close()`).
+    public func finishLive() throws(MediaError) {}
+}
+
+extension MediaStreamSender: LiveSink {
+    /// Sends `sample` (create the sender without `pacing`: the pipeline
+    /// paces); a reconnection counts as a keyframe request.
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+        LiveFeedback(try send(sample))
+    }
+
+    /// RTP: reads RTCP for up to `seconds`; the other transports have no
+    /// feedback to read and wait out `seconds`.
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+        if let rtpSender { return LiveFeedback(try rtpSender.poll(for: seconds)) }
+        MediaStreamSender.sleep(seconds: seconds)
+        return LiveFeedback()
+    }
+
+    /// Ends the stream (`MediaStreamSender.finish(lingering:)`).
+    public func finishLive() throws(MediaError) { try finish() }
+}
+
+extension WHIPClient: LiveSink {
+    /// Sends `sample` to the endpoint; its picture loss indications become
+    /// keyframe requests.
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+        try poll(timeoutMilliseconds: 0)
+        let requested = takeKeyframeRequest()
+        try send(sample)
+        return LiveFeedback(keyframeRequests: requested ? 1 : 0)
+    }
+
+    /// Runs ICE, DTLS and RTCP for up to `seconds`.
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+        try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
+        return LiveFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
+    }
+
+    /// Ends the media (`WHIPClient.endStream()`); the owner lingers and
+    /// calls `WHIPClient.finish()`.
+    public func finishLive() throws(MediaError) { endStream() }
+}
+
+extension WHEPServer: LiveSink {
+    /// Sends `sample` to every viewer; a viewer's picture loss indication or
+    /// a new viewer becomes a keyframe request.
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+        try poll(timeoutMilliseconds: 0)
+        let requested = takeKeyframeRequest()
+        send(sample)
+        return LiveFeedback(keyframeRequests: requested ? 1 : 0)
+    }
+
+    /// Serves HTTP, ICE, DTLS and RTCP for up to `seconds`.
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+        try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
+        return LiveFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
+    }
+
+    /// Ends the media (`WHEPServer.endStream()`); the owner lingers and closes.
+    public func finishLive() throws(MediaError) { endStream() }
+}
+
+extension WebStreamServer: LiveSink {
+    /// Sends `sample` to every client (a client that joins waits for the
+    /// next keyframe itself, so none is requested).
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+        try poll(timeoutMilliseconds: 0)
+        send(sample)
+        return LiveFeedback()
+    }
+
+    /// Serves HTTP and the WebSocket clients for up to `seconds`.
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+        try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
+        return LiveFeedback()
+    }
+
+    /// Nothing to end: the owner closes the server (`WebStreamServer.close(drainSeconds:)`).
+    public func finishLive() throws(MediaError) {}
+}
+
+extension LiveFeedback {
+    /// The feedback of an RTP sender.
+    public init(_ rtp: RTPStreamSender.Feedback) {
+        self.init(keyframeRequests: rtp.keyframeRequested ? 1 : 0, targetBitRate: rtp.targetBitRate)
+    }
+
+    /// The feedback of a stream sender (a reconnection asks for a keyframe).
+    public init(_ stream: MediaStreamSender.Feedback) {
+        self.init(keyframeRequests: stream.keyframeRequested ? 1 : 0, targetBitRate: stream.targetBitRate)
+    }
+}
