@@ -160,6 +160,7 @@ let package = Package(
             name: "LiveStreamingTests",
             dependencies: [
                 "TestSupport", "LiveStreaming", "EncodeSession", "MediaIO", "RTPPayload", "FormatConv", "MediaCore",
+                "Sockets",
             ]),
         .testTarget(
             name: "RTPPayloadTests",

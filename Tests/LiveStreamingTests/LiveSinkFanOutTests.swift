@@ -4,6 +4,7 @@ import LiveStreaming
 import MediaCore
 import MediaIO
 import RTPPayload
+import Sockets
 import Testing
 
 /// `RTPFanOutSender` as a live sink: every packet of every frame the
