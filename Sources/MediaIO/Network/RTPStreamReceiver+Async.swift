@@ -1,5 +1,5 @@
 // RTPStreamReceiver as an AsyncSequence of its events, read in short poll
-// slices on the receiver's own queue so that a cancel ends it at once.
+// slices on the receiver's own thread so that a cancel ends it at once.
 
 import MediaCore
 

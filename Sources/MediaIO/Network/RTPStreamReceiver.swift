@@ -1,4 +1,3 @@
-import Dispatch
 import FormatConv
 import MediaCore
 import RTPPayload
@@ -51,8 +50,17 @@ public final class RTPStreamReceiver {
     public var packetArrived: ((_ datagram: [UInt8]) -> Void)?
     /// The switch ``cancel()`` flips; safe to flip from any thread or task.
     public let cancellation = StreamCancellation()
-    /// Runs the blocking reads of the `AsyncSequence` form.
-    let worker = DispatchQueue(label: "MediaIO.RTPStreamReceiver")
+    /// The thread of its own that runs the `async` forms' blocking calls.
+    var worker: BlockingWorker {
+        if let startedWorker { return startedWorker }
+        let worker = BlockingWorker()
+        startedWorker = worker
+        return worker
+    }
+    /// The worker's thread, once the `async` form first ran.
+    private var startedWorker: BlockingWorker?
+
+    deinit { startedWorker?.close() }
 
     /// Ends waiting: a ``receive(waiting:)`` in progress returns within
     /// about 50 ms and later ones do not wait; the `AsyncSequence` form

@@ -38,6 +38,17 @@ public final class RTPStreamSender {
     private let rtcpDestination: UDPSocket.Address
     private var injector: PacketFaultInjector?
     private let clock = RTPMonotonicClock()
+    /// The thread of its own that runs the `async` forms' waits.
+    var worker: BlockingWorker {
+        if let startedWorker { return startedWorker }
+        let worker = BlockingWorker()
+        startedWorker = worker
+        return worker
+    }
+    /// The worker's thread, once the `async` form first ran.
+    private var startedWorker: BlockingWorker?
+
+    deinit { startedWorker?.close() }
     private var buffer = [UInt8](repeating: 0, count: 2048)
     /// Feedback read and not taken yet.
     private var pendingFeedback = StreamFeedback()
@@ -149,14 +160,28 @@ public final class RTPStreamSender {
 
     /// Reads feedback (waiting for it on the report socket) and runs the
     /// session's timers until `end`, or until a keyframe is asked for.
-    private func serve(until end: MediaTime, untilKeyframe: Bool) throws(MediaError) {
+    /// A `cancellation` ends the wait too (checked every 50 ms at least).
+    func serve(until end: MediaTime, untilKeyframe: Bool, cancellation: StreamCancellation? = nil)
+        throws(MediaError)
+    {
+        let slice = MediaTime(value: 50, timescale: 1000)
         repeat {
             let now = clock.now
             var wait = end - now
             if let deadline = session.nextDeadline { wait = min(wait, deadline - now) }
+            if cancellation != nil { wait = min(wait, slice) }
             try runSession(waiting: max(.zero, wait))
             if untilKeyframe, pendingFeedback.keyframeRequested { break }
+            if cancellation?.isCancelled == true { break }
         } while clock.now < end
+    }
+
+    /// `deadline` on the sender's clock.
+    func clockTime(of deadline: ContinuousClock.Instant) -> MediaTime {
+        let left = ContinuousClock.now.duration(to: deadline).components
+        return clock.now
+            + MediaTime(
+                value: left.seconds * 1_000_000 + left.attoseconds / 1_000_000_000_000, timescale: 1_000_000)
     }
 
     /// Reads the feedback waiting (the first datagram waited for up to

@@ -1,5 +1,5 @@
 // MediaStreamReceiver as an AsyncSequence: each blocking read runs on the
-// receiver's own queue while the awaiting task is suspended.
+// receiver's own thread while the awaiting task is suspended.
 
 import MediaCore
 

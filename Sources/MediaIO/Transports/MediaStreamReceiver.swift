@@ -1,4 +1,3 @@
-import Dispatch
 import FormatConv
 import MediaCore
 import RTPPayload
@@ -109,8 +108,15 @@ public final class MediaStreamReceiver {
     /// Whether ``cancel()`` was called (or the awaiting task was cancelled).
     public var isCancelled: Bool { cancellation.isCancelled }
 
-    /// Runs the blocking reads of the `AsyncSequence` form.
-    let worker = DispatchQueue(label: "MediaIO.MediaStreamReceiver")
+    /// The thread of its own that runs the `async` forms' blocking calls.
+    var worker: BlockingWorker {
+        if let startedWorker { return startedWorker }
+        let worker = BlockingWorker()
+        startedWorker = worker
+        return worker
+    }
+    /// The worker's thread, once the `async` form first ran.
+    private var startedWorker: BlockingWorker?
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -205,7 +211,10 @@ public final class MediaStreamReceiver {
             host: host, port: port, configuration: configuration, faultInjector: faultInjector)
     }
 
-    deinit { closeTCP() }
+    deinit {
+        closeTCP()
+        startedWorker?.close()
+    }
 
     /// The next event, waiting for it; nil once the stream ended (the
     /// sender closed or said BYE, an RTP stream was idle for `idleTimeout`,
@@ -257,33 +266,6 @@ public final class MediaStreamReceiver {
             endNote = "nothing arrived for \(idleTimeout) s"
             try finish()
         }
-    }
-
-    private static func events(_ events: [RTPStreamReceiver.Event]) -> [Event] {
-        events.map { event in
-            switch event {
-            case .sample(let sample): .sample(sample)
-            case .loss(let loss): .loss(loss.description)
-            }
-        }
-    }
-
-    private static func readSDP(_ path: String) throws(MediaError) -> RTPSessionDescription {
-        var bytes: [UInt8] = []
-        guard let file = fopen(path, "rb") else { throw .invalidArgument("cannot read the SDP file \(path)") }
-        defer { fclose(file) }
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count == 0 { break }
-            bytes += chunk[..<count]
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw .invalidData("\(path) is not a UTF-8 SDP file")
-        }
-        let sdp = try RTPSessionDescription(parsing: text)
-        guard (1...65535).contains(sdp.port) else { throw .invalidData("\(path): port \(sdp.port) is not a UDP port") }
-        return sdp
     }
 
     // MARK: - TCP
@@ -339,10 +321,6 @@ public final class MediaStreamReceiver {
             }
         }
         return events
-    }
-
-    private static func connect(_ endpoint: URLEndpoint, stop: @escaping () -> Bool) throws(MediaError) -> Int32 {
-        try connectTCP(host: endpoint.host, port: endpoint.port, failure: .connectionFailed, stopRequested: stop)
     }
 
     private func closeTCP() {

@@ -7,7 +7,7 @@ import MediaCore
 extension MediaStreamSender {
     /// Waits without blocking a thread until decode time `decodeTime` has
     /// come (counted from the first time given, here or by a send), reading
-    /// RTP feedback every 5 ms meanwhile, and returns the feedback gathered
+    /// RTP feedback meanwhile (on the RTP sender's own thread), and returns the feedback gathered
     /// since it was last taken (taken now). A caller that encodes waits with
     /// this before each frame, so that a keyframe request that came during
     /// the wait shapes that frame.
@@ -44,19 +44,20 @@ extension MediaStreamSender {
         }
     }
 
-    /// Sleeps until `due` (monotonic seconds) in slices of 5 ms while RTP
-    /// feedback is to be read.
+    /// Waits until `due` (monotonic seconds): RTP as
+    /// ``RTPStreamSender/wait(until:)`` does, the transports by sleeping the task.
     private func suspend(until due: Double) async throws(MediaError) {
-        while true {
-            try rtpSender?.runSession(waiting: .zero)
-            let left = due - Self.monotonicSeconds()
-            guard left > 0 else { return }
-            let nap = rtpSender == nil ? left : min(left, 0.005)
-            do {
-                try await Task.sleep(for: .microseconds((nap * 1e6).rounded()))
-            } catch {
-                throw MediaError(.cancelled, "\(url): the waiting task was cancelled")
-            }
+        let left = due - Self.monotonicSeconds()
+        let deadline = ContinuousClock.now + .microseconds(max(0, (left * 1e6).rounded()))
+        if let rtpSender {
+            try await rtpSender.wait(until: deadline)
+            return
+        }
+        guard left > 0 else { return }
+        do {
+            try await Task.sleep(until: deadline)
+        } catch {
+            throw MediaError(.cancelled, "\(url): the waiting task was cancelled")
         }
     }
 }

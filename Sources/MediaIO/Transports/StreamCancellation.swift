@@ -5,6 +5,10 @@ import Dispatch
 import MediaCore
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A stop switch that any thread or task may flip: ``cancel()`` is an
 /// atomic store, ``isCancelled`` an atomic load. A receiver hands one out
 /// (``MediaStreamReceiver/cancellation``, ``RTPStreamReceiver/cancellation``)
@@ -29,25 +33,85 @@ public final class StreamCancellation: Sendable {
     public var isCancelled: Bool { flag.load(ordering: .acquiring) }
 }
 
-/// A value handed to the worker queue of one receiver: the receiver is used
+/// A value handed to the worker thread of one receiver or sender: the receiver is used
 /// by one iterator at a time, which waits for each call to finish, so no two
 /// threads touch it at once.
 struct HandOver<Value>: @unchecked Sendable {
     let value: Value
 }
 
-/// Runs `body` (a blocking read) on `queue` and suspends the calling task
-/// until it returns, without holding a thread of the task's executor.
-/// Cancelling the task flips `cancellation`, which the read checks at least
-/// every 50 ms (libavformat's interrupt callback, the RTP and TCP poll
-/// slices).
+/// A thread of its own that runs blocking jobs (a receiver's reads, a
+/// sender's paced waits) one at a time, so that they hold neither a thread
+/// of Swift's cooperative pool nor one of Dispatch's (which other blocking
+/// work can use up). Started on first use; ``close()`` ends the thread once
+/// the jobs given before it ran.
+final class BlockingWorker: Sendable {
+    private let jobs = Mutex<(waiting: [@Sendable () -> Void], closed: Bool)>(([], false))
+    private let ready = DispatchSemaphore(value: 0)
+
+    init() {
+        var thread = pthread_t()
+        let worker = Unmanaged.passRetained(self).toOpaque()
+        let status = pthread_create(
+            &thread, nil,
+            { argument in
+                let worker = Unmanaged<BlockingWorker>.fromOpaque(argument!).takeRetainedValue()
+                worker.work()
+                return nil
+            }, worker)
+        if status == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<BlockingWorker>.fromOpaque(worker).release()
+            jobs.withLock { $0.closed = true }
+        }
+    }
+
+    /// Runs `job` on the worker's thread after those given before it (at
+    /// once on the caller's thread when the thread could not be started).
+    func run(_ job: @escaping @Sendable () -> Void) {
+        let accepted = jobs.withLock { jobs in
+            guard !jobs.closed else { return false }
+            jobs.waiting.append(job)
+            return true
+        }
+        if accepted { ready.signal() } else { job() }
+    }
+
+    /// Ends the thread after the jobs given so far.
+    func close() {
+        jobs.withLock { $0.closed = true }
+        ready.signal()
+    }
+
+    private func work() {
+        while true {
+            ready.wait()
+            let next = jobs.withLock { jobs -> (@Sendable () -> Void)?? in
+                if !jobs.waiting.isEmpty { return jobs.waiting.removeFirst() }
+                return jobs.closed ? .some(nil) : nil
+            }
+            switch next {
+            case .some(.some(let job)): job()
+            case .some(.none): return
+            case .none: continue
+            }
+        }
+    }
+}
+
+/// Runs `body` (a blocking read or wait) on `worker` and suspends the
+/// calling task until it returns, without holding a thread of the task's
+/// executor. Cancelling the task flips `cancellation`, which the read
+/// checks at least every 50 ms (libavformat's interrupt callback, the RTP
+/// and TCP poll slices).
 func awaitBlocking<Value: Sendable>(
-    on queue: DispatchQueue, cancellation: StreamCancellation,
+    on worker: BlockingWorker, cancellation: StreamCancellation,
     _ body: @escaping @Sendable () throws(MediaError) -> Value
 ) async throws(MediaError) -> Value {
     let result: Result<Value, MediaError> = await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, MediaError>, Never>) in
-            queue.async {
+            worker.run {
                 continuation.resume(returning: Result { () throws(MediaError) -> Value in try body() })
             }
         }
