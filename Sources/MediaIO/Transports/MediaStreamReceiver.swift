@@ -135,7 +135,9 @@ public final class MediaStreamReceiver {
     /// replace its codec, payload type and parameter sets); `idleTimeout`
     /// ends an RTP or TCP stream that sent nothing for that long (and is the
     /// transports' `options.ioTimeout` when that is nil). `codec` is that of
-    /// an `rtp://` or `tcp://` stream (an SDP says its own).
+    /// an `rtp://` or `tcp://` stream (an SDP says its own). RTP binds its
+    /// ports here; a TCP server is connected to, and a transport opened, by
+    /// the first ``next()``, so that a cancel ends those waits too.
     public init(
         url: String, codec: CodecType = .h264, options: StreamOptions = .init(),
         reconnect: ReconnectPolicy = .never, readingEveryTrack: Bool = false, idleTimeout: Double = 10,
