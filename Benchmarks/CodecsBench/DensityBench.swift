@@ -205,7 +205,7 @@ func benchmarkDensity(
             host: "127.0.0.1", port: receiver.port, configuration: .init(packetizer: .init(codec: .h264, ssrc: 7)))
         let cpu = threadCPUSeconds()
         let start = monotonicNow()
-        for index in 1...30 { try sender.poll(for: start + Double(index) / liveFrameRate - monotonicNow()) }
+        for index in 1...30 { _ = try sender.poll(for: start + Double(index) / liveFrameRate - monotonicNow()) }
         report.notes.append(
             String(
                 format: "density: pacing one second at 30 fps with RTPStreamSender.poll(for:) used %.1f CPU ms",
@@ -360,14 +360,14 @@ private func sendPipeline(
             log.state.withLock { $0.submitted[index] = submitted }
             let samples = try encoder.encode(frame, pts: duration * Int64(index), duration: duration)
             let encoded = monotonicNow()
-            for sample in samples { try sender.send(sample) }
+            for sample in samples { _ = try sender.send(sample) }
             let sent = monotonicNow()
             log.state.withLock {
                 $0.encodedAt[index] = encoded
                 $0.sentAt[index] = sent
             }
         }
-        for sample in try encoder.finish() { try sender.send(sample) }
+        for sample in try encoder.finish() { _ = try sender.send(sample) }
         try sender.finish(lingering: 0)
     } catch {
         log.state.withLock { $0.failure = $0.failure ?? "sender: \(error)" }

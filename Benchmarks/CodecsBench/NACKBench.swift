@@ -40,8 +40,8 @@ private func intactFrames(_ samples: [CompressedSample], lossPercent: Int, nack:
                 faultInjector: PacketFaultInjector(seed: 42, dropProbability: Double(lossPercent) / 100))
             let start = Date()
             for (index, sample) in samples.enumerated() {
-                try stream.send(sample)
-                try stream.poll(for: start.addingTimeInterval(Double(index + 1) / 30).timeIntervalSinceNow)
+                _ = try stream.send(sample)
+                _ = try stream.poll(for: start.addingTimeInterval(Double(index + 1) / 30).timeIntervalSinceNow)
             }
             try stream.finish(lingering: 0.3)
         } catch {

@@ -13,15 +13,18 @@ import RTPPayload
 //   RTPStreamReceiver ─▶ DecompressionSession ─▶ frames, compared with the source
 //
 // The receiver asks for every lost packet again (RTCP generic NACK) and the
-// sender sends it from its history, so every frame comes back. Exit status
-// 0 means every frame came back at or above the PSNR pass mark.
+// sender sends it from its history, so every frame comes back; a keyframe
+// request (PLI) that comes makes the next frame a keyframe. Both sides are
+// tasks: the sender paces by sleeping (feedback read meanwhile), the
+// receiver is awaited as an AsyncSequence, with a watchdog that cancels it.
+// Exit status 0 means every frame came back at or above the PSNR pass mark.
 
 let (width, height, frameCount, frameRate) = (320, 240, 60, Int32(30))
 let passMark = 30.0  // dB of luma PSNR every frame must reach
 
 /// Encodes the clip and sends it to 127.0.0.1:`port` as RTP, paced at the
 /// frame rate, with 3 % of the packets dropped on the way.
-func sendClip(to port: Int) {
+func sendClip(to port: Int) async {
     let clip = SyntheticClip(width: width, height: height, frameCount: frameCount, frameRate: Int(frameRate))
     do {
         var properties = CompressionProperties()
@@ -33,16 +36,20 @@ func sendClip(to port: Int) {
             configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0001)),
             faultInjector: PacketFaultInjector(seed: 3, dropProbability: 0.03))
         let frameDuration = MediaTime(value: 1, timescale: frameRate)
+        let start = ContinuousClock.now
         for index in 0..<frameCount {
+            // Paced: the task sleeps until the frame is due, NACKs answered meanwhile;
+            // a keyframe request that came while it slept shapes this frame.
+            try await stream.wait(until: start + .seconds(Double(index) / Double(frameRate)))
+            if stream.takeFeedback().keyframeRequested { encoder.requestKeyFrame() }
             let pts = frameDuration * Int64(index)
             for sample in try encoder.encode(clip.frame(at: index), pts: pts, duration: frameDuration) {
                 if try stream.send(sample).keyframeRequested { encoder.requestKeyFrame() }
             }
-            try stream.poll(for: 1 / Double(frameRate))  // paced, answering feedback meanwhile
         }
-        for sample in try encoder.finish() { try stream.send(sample) }
+        for sample in try encoder.finish() { _ = try stream.send(sample) }
         encoder.invalidate()
-        try stream.finish(lingering: 0.3)  // NACKs for the last packets, then BYE
+        try await stream.close(lingering: .milliseconds(300))  // NACKs for the last packets, then BYE
         print(
             "sender: \(stream.statistics.packetsSent) packets, \(stream.packetsDroppedOnPurpose) lost on purpose, "
                 + "\(stream.statistics.retransmittedPacketsSent) sent again")
@@ -53,12 +60,18 @@ func sendClip(to port: Int) {
 
 /// Receives the stream, decodes every access unit and compares each frame
 /// with its source; true when every frame came back above the pass mark.
-func receiveClip() throws -> Bool {
+func receiveClip() async throws -> Bool {
     let clip = SyntheticClip(width: width, height: height, frameCount: frameCount, frameRate: Int(frameRate))
     // RTP on a free even port of 127.0.0.1, RTCP on the one above; then the sender.
     let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: .init(codec: .h264))
     let port = receiver.port
-    Thread { sendClip(to: port) }.start()
+    let sender = Task { await sendClip(to: port) }
+    // Cancels the receive if the stream has not ended (BYE) within 20 s.
+    let stop = receiver.cancellation
+    let watchdog = Task {
+        try await Task.sleep(for: .seconds(20))
+        stop.cancel()
+    }
 
     var decoder: DecompressionSession? = nil
     var (framesBack, lowestPSNR) = (0, Double.infinity)
@@ -69,24 +82,24 @@ func receiveClip() throws -> Bool {
             framesBack += 1
         }
     }
-    func handle(_ events: [RTPStreamReceiver.Event]) throws {
-        for event in events {
-            switch event {
-            case .sample(let sample):
-                // The first sample's description (from in-band parameter sets) makes the session.
-                if decoder == nil {
-                    decoder = try DecompressionSession(
-                        formatDescription: sample.formatDescription, output: DecoderOutputAttributes(pixelFormat: .i420)
-                    )
-                }
-                check(try decoder!.decode(sample))
-            case .loss(let loss):  // a gap no retransmission filled: skip to the next keyframe
-                check(try decoder?.reportLoss(loss.description) ?? [])
+    func handle(_ event: RTPStreamReceiver.Event) throws {
+        switch event {
+        case .sample(let sample):
+            // The first sample's description (from in-band parameter sets) makes the session.
+            if decoder == nil {
+                decoder = try DecompressionSession(
+                    formatDescription: sample.formatDescription, output: DecoderOutputAttributes(pixelFormat: .i420))
             }
+            check(try decoder!.decode(sample))
+        case .loss(let loss):  // a gap no retransmission filled: skip to the next keyframe
+            check(try decoder?.reportLoss(loss.description) ?? [])
         }
     }
-    while !receiver.isEnded && receiver.secondsSinceLastPacket < 5 { try handle(receiver.receive()) }
-    try handle(receiver.finish())
+    // Ends at the sender's BYE, or when the watchdog cancels.
+    for try await event in receiver { try handle(event) }
+    watchdog.cancel()
+    await sender.value
+    for event in try receiver.finish() { try handle(event) }
     check(try decoder?.finish() ?? [])  // frames the decoder still holds
 
     let stats = receiver.statistics
@@ -101,4 +114,4 @@ func receiveClip() throws -> Bool {
     return passed
 }
 
-exit(try receiveClip() ? 0 : 1)
+exit(try await receiveClip() ? 0 : 1)

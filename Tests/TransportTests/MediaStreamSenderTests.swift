@@ -59,9 +59,9 @@ struct ReconnectPolicyTests {
         #expect(sender.transport == .udp)
         let samples = try testSamples()
         #expect(samples[0].isKeyframe && samples[30].isKeyframe && !samples[1...3].contains { $0.isKeyframe })
-        for sample in samples[1...3] { try sender.send(sample) }
+        for sample in samples[1...3] { _ = try sender.send(sample) }
         #expect(sender.samplesSent == 0 && sender.skippedBeforeFirstKeyframe == 3)
-        try sender.send(samples[30])
+        _ = try sender.send(samples[30])
         #expect(sender.samplesSent == 1)
         try sender.finish()
     }

@@ -21,7 +21,9 @@ import Sockets
 /// }
 /// ```
 ///
-/// Used from one thread.
+/// Used from one thread, or awaited as an `AsyncSequence` of events
+/// (`for try await event in receiver`); ``cancel()`` (or ``cancellation``,
+/// from any thread or task) and cancelling the awaiting task end it.
 public final class RTPStreamReceiver {
     /// What the stream gives the caller.
     public enum Event: Sendable {
@@ -47,6 +49,28 @@ public final class RTPStreamReceiver {
     /// Called with each RTP datagram as it arrives, before the fault
     /// injector and the session see it (to measure arrival times, say).
     public var packetArrived: ((_ datagram: [UInt8]) -> Void)?
+    /// The switch ``cancel()`` flips; safe to flip from any thread or task.
+    public let cancellation = StreamCancellation()
+    /// The thread of its own that runs the `async` forms' blocking calls.
+    var worker: BlockingWorker {
+        if let startedWorker { return startedWorker }
+        let worker = BlockingWorker()
+        startedWorker = worker
+        return worker
+    }
+    /// The worker's thread, once the `async` form first ran.
+    private var startedWorker: BlockingWorker?
+
+    deinit { startedWorker?.close() }
+
+    /// Ends waiting: a ``receive(waiting:)`` in progress returns within
+    /// about 50 ms and later ones do not wait; the `AsyncSequence` form
+    /// ends. Thread-safe; ``finish()`` still hands out what the jitter
+    /// buffer holds.
+    public func cancel() { cancellation.cancel() }
+
+    /// Whether ``cancel()`` was called (or the awaiting task was cancelled).
+    public var isCancelled: Bool { cancellation.isCancelled }
 
     /// Binds `host:port` for RTP and `host:port+1` for RTCP; port 0 takes
     /// a free even port with a free port above it (``port`` tells which).
@@ -96,14 +120,23 @@ public final class RTPStreamReceiver {
 
     /// Waits up to `seconds` (less when the session has a timer due) for
     /// packets, and returns what they and the session's timers produced,
-    /// possibly nothing.
+    /// possibly nothing. The wait runs in slices of 50 ms at most, so that
+    /// ``cancel()`` ends it; once cancelled, nothing is waited for.
     public func receive(waiting seconds: Double = 0.1) throws(MediaError) -> [Event] {
         var events: [RTPReceiverSession<UDPSocket.Address>.Event] = []
         let now = clock.now
-        var wait = MediaTime(seconds: max(0, seconds), timescale: 1_000_000)
-        if let deadline = session.nextDeadline { wait = max(.zero, min(wait, deadline - now)) }
-        var timeout = Duration.microseconds((wait.seconds * 1e6).rounded())
-        while let (count, from) = try socket.receive(into: &buffer, timeout: timeout) {
+        var wait = MediaTime(seconds: Swift.max(0, seconds), timescale: 1_000_000)
+        if let deadline = session.nextDeadline { wait = Swift.max(.zero, Swift.min(wait, deadline - now)) }
+        let end = now + wait
+        var timeout = slice(until: end)
+        while true {
+            guard let (count, from) = try socket.receive(into: &buffer, timeout: timeout) else {
+                // Nothing in this slice: wait another unless a datagram came,
+                // the time is up or a cancel came.
+                if timeout == .zero || cancellation.isCancelled || clock.now >= end { break }
+                timeout = slice(until: end)
+                continue
+            }
             timeout = .zero
             lastPacket = clock.now
             let datagram = Array(buffer[..<count])
@@ -122,6 +155,12 @@ public final class RTPStreamReceiver {
         }
         events += session.poll(at: clock.now)
         return try handOut(events)
+    }
+
+    /// The socket wait up to `end`, 50 ms at most, none once cancelled.
+    private func slice(until end: MediaTime) -> Duration {
+        let left = cancellation.isCancelled ? 0 : Swift.max(0, Swift.min(0.05, (end - clock.now).seconds))
+        return .microseconds((left * 1e6).rounded())
     }
 
     /// Ends reception: the packets the jitter buffer still holds are

@@ -16,48 +16,21 @@ import Sockets
 ///     host: "127.0.0.1", port: 5004,
 ///     configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x1234)))
 /// for sample in samples {
-///     let feedback = try sender.send(sample)
-///     if feedback.keyframeRequested { encoder.requestKeyFrame() }
+///     if try sender.send(sample).keyframeRequested { encoder.requestKeyFrame() }
+///     try sender.pace(for: 1.0 / 30)  // NACKs answered meanwhile
 /// }
 /// try sender.finish()
 /// ```
 ///
-/// The sender is used from one thread. Feedback is read whenever ``send(_:)``
-/// or ``poll(for:)`` runs; a sender that pauses between samples calls
-/// ``poll(for:)`` to keep answering.
+/// The sender is used from one thread (or one task: its `async` forms wait
+/// without blocking a thread). Feedback is read whenever a send, a wait or
+/// a poll runs, and kept in the sender until it is taken: by the next
+/// ``send(_:)`` or ``poll(for:)`` (which return it) or by
+/// ``takeFeedback()``. A sender that pauses between samples calls
+/// ``pace(for:)`` (or `await` ``wait(until:)``) to keep answering.
 public final class RTPStreamSender {
-    /// What the receiver asked for since the last call.
-    public struct Feedback: Sendable, Hashable {
-        /// A picture loss indication or full intra request arrived (rate-limited
-        /// by the session).
-        public var keyframeRequested = false
-        /// The rate controller's new target, when it changed.
-        public var targetBitRate: Int?
-        /// Receivers said goodbye.
-        public var receiverLeft = false
-
-        /// No feedback.
-        public init() {}
-
-        /// Adds what `later` says: a keyframe asked for in either, the later
-        /// target rate when it has one.
-        public mutating func merge(_ later: Feedback) {
-            keyframeRequested = keyframeRequested || later.keyframeRequested
-            targetBitRate = later.targetBitRate ?? targetBitRate
-            receiverLeft = receiverLeft || later.receiverLeft
-        }
-
-        mutating func merge(_ events: [RTPSenderEvent]) {
-            for event in events {
-                switch event {
-                case .keyframeRequested: keyframeRequested = true
-                case .targetBitRate(let rate): targetBitRate = rate
-                case .receiverLeft: receiverLeft = true
-                case .rtp, .rtcp: break
-                }
-            }
-        }
-    }
+    /// What the receiver asked for (the one feedback type of MediaIO).
+    public typealias Feedback = StreamFeedback
 
     private var session: RTPSenderSession
     private let socket: UDPSocket
@@ -66,7 +39,20 @@ public final class RTPStreamSender {
     private let rtcpDestination: UDPSocket.Address
     private var injector: PacketFaultInjector?
     private let clock = RTPMonotonicClock()
+    /// The thread of its own that runs the `async` forms' waits.
+    var worker: BlockingWorker {
+        if let startedWorker { return startedWorker }
+        let worker = BlockingWorker()
+        startedWorker = worker
+        return worker
+    }
+    /// The worker's thread, once the `async` form first ran.
+    private var startedWorker: BlockingWorker?
+
+    deinit { startedWorker?.close() }
     private var buffer = [UInt8](repeating: 0, count: 2048)
+    /// Feedback read and not taken yet.
+    private var pendingFeedback = StreamFeedback()
 
     /// Opens the sockets for a stream to `host:port`; RTCP goes to port + 1.
     /// `faultInjector` drops (and delays) media packets on purpose, for tests
@@ -118,8 +104,8 @@ public final class RTPStreamSender {
         (socket.localAddress, rtcpSocket.localAddress)
     }
 
-    /// Packetizes and sends `sample`, then reads the feedback waiting.
-    @discardableResult
+    /// Packetizes and sends `sample`, then reads the feedback waiting; the
+    /// feedback gathered since it was last taken (taken now).
     public func send(_ sample: CompressedSample) throws(MediaError) -> Feedback {
         try send(sample, losingOnTheWay: false)
     }
@@ -128,10 +114,9 @@ public final class RTPStreamSender {
     /// packets instead of sending it, as a network losing them would: they
     /// stay in the history, so the receiver's NACKs bring them back (a loss
     /// on purpose, for demonstrations and tests of repair). Then reads the
-    /// feedback waiting.
-    @discardableResult
+    /// feedback waiting; the feedback gathered since it was last taken
+    /// (taken now).
     public func send(_ sample: CompressedSample, losingOnTheWay: Bool) throws(MediaError) -> Feedback {
-        var feedback = Feedback()
         let events = try session.send(sample, at: clock.now)
         if losingOnTheWay {
             let media = events.filter { if case .rtp = $0 { true } else { false } }.count
@@ -143,40 +128,93 @@ public final class RTPStreamSender {
             try transmit(events)
             firstTransmissionsDropped += (injector?.statistics.dropped ?? 0) - before
         }
-        feedback.merge(events)
-        feedback.merge(try readFeedback())
-        return feedback
+        pendingFeedback.merge(events)
+        pendingFeedback.merge(try readFeedback())
+        return takeFeedback()
+    }
+
+    /// The feedback gathered since it was last taken; the sender keeps none
+    /// afterwards (a keyframe request is handed out once).
+    public func takeFeedback() -> Feedback {
+        defer { pendingFeedback = Feedback() }
+        return pendingFeedback
     }
 
     /// Reads feedback and runs the session's timers (sender reports,
     /// retransmissions) for up to `seconds`, returning early once a keyframe
-    /// is asked for. Pacing a stream means calling this until the next
-    /// sample is due.
-    @discardableResult
+    /// is asked for; the feedback gathered since it was last taken (taken
+    /// now). ``pace(for:)`` waits the same way and keeps the feedback for
+    /// the next send or ``takeFeedback()``.
     public func poll(for seconds: Double = 0) throws(MediaError) -> Feedback {
-        let end = clock.now + MediaTime(seconds: max(0, seconds), timescale: 1_000_000)
-        var feedback = Feedback()
+        try serve(until: clock.now + MediaTime(seconds: max(0, seconds), timescale: 1_000_000), untilKeyframe: true)
+        return takeFeedback()
+    }
+
+    /// Reads feedback and runs the session's timers (sender reports,
+    /// retransmissions) for `seconds`: pacing a stream means calling this
+    /// until the next sample is due. What the receiver asked for stays in
+    /// the sender until the next ``send(_:)``, ``poll(for:)`` or
+    /// ``takeFeedback()``.
+    public func pace(for seconds: Double) throws(MediaError) {
+        try serve(until: clock.now + MediaTime(seconds: max(0, seconds), timescale: 1_000_000), untilKeyframe: false)
+    }
+
+    /// Reads feedback (waiting for it on the report socket) and runs the
+    /// session's timers until `end`, or until a keyframe is asked for.
+    /// A `cancellation` ends the wait too (checked every 50 ms at least).
+    func serve(until end: MediaTime, untilKeyframe: Bool, cancellation: StreamCancellation? = nil)
+        throws(MediaError)
+    {
+        let slice = MediaTime(value: 50, timescale: 1000)
         repeat {
             let now = clock.now
             var wait = end - now
             if let deadline = session.nextDeadline { wait = min(wait, deadline - now) }
-            let events = try readFeedback(waiting: max(.zero, wait)) + session.poll(at: clock.now)
-            try transmit(events)
-            feedback.merge(events)
-            if feedback.keyframeRequested { break }
+            if cancellation != nil { wait = min(wait, slice) }
+            try runSession(waiting: max(.zero, wait))
+            if untilKeyframe, pendingFeedback.keyframeRequested { break }
+            if cancellation?.isCancelled == true { break }
         } while clock.now < end
-        return feedback
     }
+
+    /// `deadline` on the sender's clock.
+    func clockTime(of deadline: ContinuousClock.Instant) -> MediaTime {
+        let left = ContinuousClock.now.duration(to: deadline).components
+        return clock.now
+            + MediaTime(
+                value: left.seconds * 1_000_000 + left.attoseconds / 1_000_000_000_000, timescale: 1_000_000)
+    }
+
+    /// Reads the feedback waiting (the first datagram waited for up to
+    /// `waiting`), runs the session's timers and sends what they give.
+    func runSession(waiting: MediaTime) throws(MediaError) {
+        let events = try readFeedback(waiting: waiting) + session.poll(at: clock.now)
+        try transmit(events)
+        pendingFeedback.merge(events)
+    }
+
+    /// When the session's next timer is due, on the sender's clock.
+    var secondsUntilNextTimer: Double? { session.nextDeadline.map { ($0 - clock.now).seconds } }
 
     /// Ends the stream: a BYE, after `lingering` seconds in which NACKs for
     /// the last packets are still answered (give it the receiver's jitter
     /// buffer delay).
     public func finish(lingering: Double = 0.2, reason: String = "end of stream") throws(MediaError) {
+        try flushFaultInjector()
+        try pace(for: lingering)
+        try sayGoodbye(reason: reason)
+    }
+
+    /// Sends what the fault injector still delays.
+    func flushFaultInjector() throws(MediaError) {
         if var injector {
             for packet in injector.flush() { try socket.send(packet, to: destination) }
             self.injector = injector
         }
-        try poll(for: lingering)
+    }
+
+    /// Sends the session's last report and BYE.
+    func sayGoodbye(reason: String) throws(MediaError) {
         try transmit(session.finish(at: clock.now, reason: reason))
     }
 

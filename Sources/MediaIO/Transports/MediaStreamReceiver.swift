@@ -28,7 +28,9 @@ import Sockets
 /// }
 /// ```
 ///
-/// Used from one thread.
+/// Used from one thread, or awaited as an `AsyncSequence` of events
+/// (`for try await event in receiver`); ``cancel()`` (or ``cancellation``,
+/// from any thread or task) and cancelling the awaiting task end it.
 public final class MediaStreamReceiver {
     /// What the stream gives the caller, in order.
     public enum Event: Sendable {
@@ -87,7 +89,35 @@ public final class MediaStreamReceiver {
     /// libavformat's interrupt callback (``StreamOptions/stopRequested``),
     /// so a listener waiting for its publisher, a handshake or a read ends
     /// within about 0.1 s too, and so does a reconnection's back-off.
-    public var stopRequested: (@Sendable () -> Bool)?
+    /// Set or replaced at any time: libavformat's callback asks the closure
+    /// set now, also during a read that began before it was set.
+    public var stopRequested: (@Sendable () -> Bool)? {
+        get { stop.stopRequested }
+        set { stop.stopRequested = newValue }
+    }
+    /// The switch ``cancel()`` flips; safe to flip from any thread or task.
+    public var cancellation: StreamCancellation { stop.cancellation }
+    private let stop = StopCondition()
+
+    /// Ends the stream as a ``stopRequested`` saying true does: the wait in
+    /// progress (a listener's for its caller, a TCP connection, a read, a
+    /// reconnection's back-off) ends within about 0.1 s and ``next()`` then
+    /// returns what RTP's jitter buffer or TCP's assembler held, then nil.
+    /// Thread-safe; ``cancellation`` is the same switch for other tasks.
+    public func cancel() { cancellation.cancel() }
+
+    /// Whether ``cancel()`` was called (or the awaiting task was cancelled).
+    public var isCancelled: Bool { cancellation.isCancelled }
+
+    /// The thread of its own that runs the `async` forms' blocking calls.
+    var worker: BlockingWorker {
+        if let startedWorker { return startedWorker }
+        let worker = BlockingWorker()
+        startedWorker = worker
+        return worker
+    }
+    /// The worker's thread, once the `async` form first ran.
+    private var startedWorker: BlockingWorker?
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -97,6 +127,7 @@ public final class MediaStreamReceiver {
     private var player: StreamPlayer?
     private var tcp: (socket: Int32, assembler: AccessUnitAssembler)?
     private var tcpAddress: URLEndpoint?
+    private var tcpCodec: CodecType = .h264
     private var queue: [Event] = []
     private var idle = 0.0
     private var ended = false
@@ -105,7 +136,9 @@ public final class MediaStreamReceiver {
     /// replace its codec, payload type and parameter sets); `idleTimeout`
     /// ends an RTP or TCP stream that sent nothing for that long (and is the
     /// transports' `options.ioTimeout` when that is nil). `codec` is that of
-    /// an `rtp://` or `tcp://` stream (an SDP says its own).
+    /// an `rtp://` or `tcp://` stream (an SDP says its own). RTP binds its
+    /// ports here; a TCP server is connected to, and a transport opened, by
+    /// the first ``next()``, so that a cancel ends those waits too.
     public init(
         url: String, codec: CodecType = .h264, options: StreamOptions = .init(),
         reconnect: ReconnectPolicy = .never, readingEveryTrack: Bool = false, idleTimeout: Double = 10,
@@ -151,8 +184,9 @@ public final class MediaStreamReceiver {
                 host: host, port: port, configuration: configuration, faultInjector: faultInjector)
         } else if lowered.hasPrefix("tcp://") {
             kind = .tcp
+            // Connected by the first ``next()``, so that a cancel ends the wait.
             tcpAddress = try URLEndpoint(url: url)
-            tcp = (try Self.connect(tcpAddress!), AccessUnitAssembler(codec: codec))
+            tcpCodec = codec
         } else if let transport = StreamTransport(url: url) {
             // Connected by the first ``next()``, so that the hooks are set.
             kind = .transport(transport)
@@ -180,7 +214,10 @@ public final class MediaStreamReceiver {
             host: host, port: port, configuration: configuration, faultInjector: faultInjector)
     }
 
-    deinit { closeTCP() }
+    deinit {
+        closeTCP()
+        startedWorker?.close()
+    }
 
     /// The next event, waiting for it; nil once the stream ended (the
     /// sender closed or said BYE, an RTP stream was idle for `idleTimeout`,
@@ -189,7 +226,7 @@ public final class MediaStreamReceiver {
     /// came before it was handed out.
     public func next() throws(MediaError) -> Event? {
         while queue.isEmpty && !ended {
-            if stopRequested?() == true {
+            if stopAsked {
                 try finish()
                 break
             }
@@ -217,6 +254,9 @@ public final class MediaStreamReceiver {
 
     // MARK: - RTP
 
+    /// Whether ``stopRequested`` or ``cancel()`` asked to stop.
+    private var stopAsked: Bool { stop.isAsked }
+
     private func receiveRTP() throws(MediaError) {
         let receiver = rtpReceiver!
         if receiver.isEnded {
@@ -224,50 +264,38 @@ public final class MediaStreamReceiver {
             try finish()
             return
         }
-        queue += Self.events(try receiver.receive())
+        queue += Self.events(try receiver.receive(waiting: 0.05))
         if receiver.secondsSinceLastPacket > idleTimeout {
             endNote = "nothing arrived for \(idleTimeout) s"
             try finish()
         }
     }
 
-    private static func events(_ events: [RTPStreamReceiver.Event]) -> [Event] {
-        events.map { event in
-            switch event {
-            case .sample(let sample): .sample(sample)
-            case .loss(let loss): .loss(loss.description)
-            }
-        }
-    }
-
-    private static func readSDP(_ path: String) throws(MediaError) -> RTPSessionDescription {
-        var bytes: [UInt8] = []
-        guard let file = fopen(path, "rb") else { throw .invalidArgument("cannot read the SDP file \(path)") }
-        defer { fclose(file) }
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count == 0 { break }
-            bytes += chunk[..<count]
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw .invalidData("\(path) is not a UTF-8 SDP file")
-        }
-        let sdp = try RTPSessionDescription(parsing: text)
-        guard (1...65535).contains(sdp.port) else { throw .invalidData("\(path): port \(sdp.port) is not a UDP port") }
-        return sdp
-    }
-
     // MARK: - TCP
 
     private func receiveTCP() throws(MediaError) {
+        if tcp == nil, let address = tcpAddress {
+            tcpAddress = nil
+            do throws(MediaError) {
+                tcp = (
+                    try Self.connect(
+                        address,
+                        stop: { [stop] in
+                            stop.isAsked
+                        }), AccessUnitAssembler(codec: tcpCodec)
+                )
+            } catch  where error.code == .cancelled {
+                ended = true
+                return
+            }
+        }
         guard var connection = tcp else {
             ended = true
             return
         }
         var ready = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
-        if poll(&ready, 1, 100) == 0 {
-            idle += 0.1
+        if poll(&ready, 1, 50) == 0 {
+            idle += 0.05
             if idle > idleTimeout { throw MediaError(.timedOut, "\(url): nothing arrived for \(idleTimeout) s") }
             return
         }
@@ -298,10 +326,6 @@ public final class MediaStreamReceiver {
         return events
     }
 
-    private static func connect(_ endpoint: URLEndpoint) throws(MediaError) -> Int32 {
-        try connectTCP(host: endpoint.host, port: endpoint.port, failure: .connectionFailed)
-    }
-
     private func closeTCP() {
         if let tcp, tcp.socket >= 0 { _ = Glibc.close(tcp.socket) }
         tcp = nil
@@ -313,10 +337,8 @@ public final class MediaStreamReceiver {
     /// completes); false when a stop request ended the wait.
     private func openPlayer() throws(MediaError) -> Bool {
         var playerOptions = options
-        if let stop = stopRequested {
-            let own = options.stopRequested
-            playerOptions.stopRequested = { stop() || own?() == true }
-        }
+        let own = options.stopRequested
+        playerOptions.stopRequested = { [stop] in stop.isAsked || own?() == true }
         while true {
             do throws(MediaError) {
                 let opened = try StreamPlayer(url: url, options: playerOptions, readingEveryTrack: readingEveryTrack)
@@ -330,7 +352,7 @@ public final class MediaStreamReceiver {
                 connected?(opened.skippedBeforeKeyframe)
                 return true
             } catch {
-                if error.code == .cancelled || stopRequested?() == true { return false }
+                if error.code == .cancelled || stopAsked { return false }
                 if options.listen, error.code != .timedOut, refusedClients < 100 {
                     refusedClients += 1
                     clientRefused?(error)
@@ -359,7 +381,7 @@ public final class MediaStreamReceiver {
             }
         } catch {
             player = nil
-            if error.code == .cancelled || stopRequested?() == true {
+            if error.code == .cancelled || stopAsked {
                 ended = true
                 return
             }
@@ -369,18 +391,17 @@ public final class MediaStreamReceiver {
 
     /// Waits the back-off before a new connection, or throws `error`.
     private func wait(after error: MediaError) throws(MediaError) {
-        guard stopRequested?() != true, let seconds = reconnector.delay(after: error) else { throw error }
+        guard !stopAsked, let seconds = reconnector.delay(after: error) else { throw error }
         willReconnect?(error, seconds, reconnector.attempts)
         sleepUnlessStopped(seconds)
     }
 
-    /// Sleeps `seconds`, in slices of 0.05 s while ``stopRequested`` is set,
-    /// so that a stop request ends the back-off too.
+    /// Sleeps `seconds` in slices of 0.05 s, so that a stop request or a
+    /// cancel ends the back-off too.
     private func sleepUnlessStopped(_ seconds: Double) {
-        guard let stopRequested else { return sleep(seconds) }
         var left = seconds
-        while left > 0, !stopRequested() {
-            sleep(min(left, 0.05))
+        while left > 0, !stopAsked {
+            sleep(Swift.min(left, 0.05))
             left -= 0.05
         }
     }

@@ -27,28 +27,13 @@ import RTPPayload
 /// keyframe too: the feedback asks the caller for one, and samples up to it
 /// are left out (counted). With `pacing`, each sample is sent when its
 /// decode time (from the first sample's) has come on the monotonic clock,
-/// feedback still read meanwhile. Used from one thread.
+/// feedback still read meanwhile. Used from one thread (or one task: the
+/// `async` forms pace without blocking a thread). Feedback is kept in the
+/// sender until taken, by the next send (which returns it) or by
+/// ``takeFeedback()``.
 public final class MediaStreamSender {
-    /// What the caller should do after a send.
-    public struct Feedback: Sendable, Hashable {
-        /// Make the next frame a keyframe: a receiver asked (RTP picture loss
-        /// indication or full intra request) or the connection was opened again.
-        public var keyframeRequested = false
-        /// The connection was opened again.
-        public var reconnected = false
-        /// RTP with a rate controller: the new target bit rate.
-        public var targetBitRate: Int?
-
-        /// Creates feedback that asks for nothing.
-        public init() {}
-
-        /// Adds what `later` says.
-        public mutating func merge(_ later: Feedback) {
-            keyframeRequested = keyframeRequested || later.keyframeRequested
-            reconnected = reconnected || later.reconnected
-            targetBitRate = later.targetBitRate ?? targetBitRate
-        }
-    }
+    /// What the caller should do after a send (the one feedback type of MediaIO).
+    public typealias Feedback = StreamFeedback
 
     /// RTP settings beyond the URL.
     public struct RTPOptions {
@@ -98,7 +83,13 @@ public final class MediaStreamSender {
     /// (``StreamOptions/stopRequested``): an SRT listener waiting for its
     /// caller, a connection, a handshake or a write ends within about
     /// 0.1 s with a `.cancelled` error.
-    public var stopRequested: (@Sendable () -> Bool)?
+    /// Set or replaced at any time: libavformat's callback asks the closure
+    /// set now, also during a write that began before it was set.
+    public var stopRequested: (@Sendable () -> Bool)? {
+        get { stop.stopRequested }
+        set { stop.stopRequested = newValue }
+    }
+    private let stop = StopCondition()
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -109,7 +100,7 @@ public final class MediaStreamSender {
     private var publisher: StreamPublisher?
     private var copiedTracks: [MediaTrack] = []
     private var outputTrack: [Int: Int] = [:]
-    private var sentKeyframe = false
+    private(set) var sentKeyframe = false
     private var clockStart: (wall: Double, media: MediaTime)?
     private var pendingFeedback = Feedback()
 
@@ -152,17 +143,16 @@ public final class MediaStreamSender {
         copiedTracks.append(track)
     }
 
-    /// Sends `samples` in order, paced when asked.
-    @discardableResult
+    /// Sends `samples` in order, paced when asked; the feedback gathered
+    /// since it was last taken (taken now).
     public func send(_ samples: [CompressedSample]) throws(MediaError) -> Feedback {
         var feedback = Feedback()
         for sample in samples { feedback.merge(try send(sample)) }
         return feedback
     }
 
-    /// Sends one sample (paced when asked); the feedback gathered since
-    /// the last call.
-    @discardableResult
+    /// Sends one sample (paced when asked); the feedback gathered since it
+    /// was last taken (taken now).
     public func send(_ sample: CompressedSample) throws(MediaError) -> Feedback {
         if !sentKeyframe {
             guard sample.isKeyframe else {
@@ -174,7 +164,7 @@ public final class MediaStreamSender {
         if pacing { try wait(untilDue: sample.dts.isValid ? sample.dts : sample.pts) }
         if let destination = rtpDestination {
             let stream = try openRTP(destination, codec: sample.formatDescription.codec)
-            pendingFeedback.merge(Self.feedback(try stream.send(sample)))
+            pendingFeedback.merge(try stream.send(sample))
             samplesSent += 1
             return takeFeedback()
         }
@@ -187,8 +177,8 @@ public final class MediaStreamSender {
     }
 
     /// Sends a packet of a copied track (paced like the samples); packets
-    /// of other tracks and damaged ones are left out.
-    @discardableResult
+    /// of other tracks and damaged ones are left out. The feedback gathered
+    /// since it was last taken (taken now).
     public func send(_ packet: TrackPacket) throws(MediaError) -> Feedback {
         guard copiedTracks.contains(where: { $0.index == packet.track }) else { return takeFeedback() }
         if packet.isCorrupt {
@@ -222,7 +212,7 @@ public final class MediaStreamSender {
     /// keyframe request that came during the wait shapes that frame.
     public func wait(until decodeTime: MediaTime) throws(MediaError) -> Feedback {
         try wait(untilDue: decodeTime)
-        if let rtpSender { pendingFeedback.merge(Self.feedback(try rtpSender.poll(for: 0))) }
+        if let rtpSender { pendingFeedback.merge(try rtpSender.poll(for: 0)) }
         return takeFeedback()
     }
 
@@ -234,19 +224,15 @@ public final class MediaStreamSender {
         while nanosleep(&request, &left) != 0 && errno == EINTR { request = left }
     }
 
-    // MARK: - Private
-
-    private func takeFeedback() -> Feedback {
+    /// The feedback gathered since it was last taken (RTP feedback read by
+    /// sends and waits, reconnections); the sender keeps none afterwards.
+    public func takeFeedback() -> Feedback {
+        if let rtpSender { pendingFeedback.merge(rtpSender.takeFeedback()) }
         defer { pendingFeedback = Feedback() }
         return pendingFeedback
     }
 
-    private static func feedback(_ rtp: RTPStreamSender.Feedback) -> Feedback {
-        var feedback = Feedback()
-        feedback.keyframeRequested = rtp.keyframeRequested
-        feedback.targetBitRate = rtp.targetBitRate
-        return feedback
-    }
+    // MARK: - Private
 
     private func openRTP(_ destination: URLEndpoint, codec: CodecType) throws(MediaError) -> RTPStreamSender {
         if let rtpSender { return rtpSender }
@@ -298,36 +284,39 @@ public final class MediaStreamSender {
 
     private func makePublisher() throws(MediaError) -> StreamPublisher {
         var publisherOptions = options
-        if let stop = stopRequested {
-            let own = options.stopRequested
-            publisherOptions.stopRequested = { stop() || own?() == true }
-        }
+        let own = options.stopRequested
+        publisherOptions.stopRequested = { [stop] in stop.isAsked || own?() == true }
         let publisher = try StreamPublisher(url: url, options: publisherOptions)
         outputTrack = [:]
         for track in copiedTracks { outputTrack[track.index] = try publisher.addTrack(copying: track) }
         return publisher
     }
 
+    /// When decode time `time` is due on the monotonic clock, counted from
+    /// the first time given (nil for that one, and for an invalid time).
+    func dueSeconds(for time: MediaTime) -> Double? {
+        guard time.isValid else { return nil }
+        guard let start = clockStart else {
+            clockStart = (Self.monotonicSeconds(), time)
+            return nil
+        }
+        return start.wall + (time - start.media).seconds
+    }
+
     /// Waits until decode time `time` has come, counted from the first
     /// sample's; RTP feedback is read meanwhile.
     private func wait(untilDue time: MediaTime) throws(MediaError) {
-        guard time.isValid else { return }
-        let now = Self.monotonicSeconds()
-        guard let start = clockStart else {
-            clockStart = (now, time)
-            return
-        }
-        let due = start.wall + (time - start.media).seconds
+        guard let due = dueSeconds(for: time) else { return }
         if let rtpSender {
             while !pendingFeedback.keyframeRequested, Self.monotonicSeconds() < due {
-                pendingFeedback.merge(Self.feedback(try rtpSender.poll(for: due - Self.monotonicSeconds())))
+                pendingFeedback.merge(try rtpSender.poll(for: due - Self.monotonicSeconds()))
             }
         }
         let left = due - Self.monotonicSeconds()
         if left > 0 { sleep(left) }
     }
 
-    private static func monotonicSeconds() -> Double {
+    static func monotonicSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
