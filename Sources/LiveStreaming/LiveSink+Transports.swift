@@ -123,13 +123,9 @@ extension WebStreamServer: LiveSink {
 }
 
 extension LiveFeedback {
-    /// The feedback of an RTP sender.
-    public init(_ rtp: RTPStreamSender.Feedback) {
-        self.init(keyframeRequests: rtp.keyframeRequested ? 1 : 0, targetBitRate: rtp.targetBitRate)
-    }
-
-    /// The feedback of a stream sender (a reconnection asks for a keyframe).
-    public init(_ stream: MediaStreamSender.Feedback) {
-        self.init(keyframeRequests: stream.keyframeRequested ? 1 : 0, targetBitRate: stream.targetBitRate)
+    /// The feedback of an RTP or stream sender (a reconnection asks for a
+    /// keyframe too).
+    public init(_ feedback: StreamFeedback) {
+        self.init(keyframeRequests: feedback.keyframeRequested ? 1 : 0, targetBitRate: feedback.targetBitRate)
     }
 }

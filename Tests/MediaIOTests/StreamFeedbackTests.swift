@@ -3,6 +3,7 @@ import FormatConv
 import MediaCore
 import MediaIO
 import RTPPayload
+import Sockets
 import TestSupport
 import Testing
 

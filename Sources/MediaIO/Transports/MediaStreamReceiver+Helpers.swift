@@ -3,6 +3,7 @@
 
 import FormatConv
 import MediaCore
+import Sockets
 import RTPPayload
 
 #if canImport(Glibc)
