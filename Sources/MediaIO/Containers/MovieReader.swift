@@ -11,7 +11,9 @@ import NativeCodecs
 /// ```swift
 /// let reader = try MovieReader(path: "in.mp4")
 /// let session = try DecompressionSession(formatDescription: reader.formatDescription!)
-/// while let sample = try reader.nextSample() { frames += try session.decode(sample) }
+/// while let sample = try reader.nextSample() {
+///     for frame in try session.decode(sample) { show(frame.pixelBuffer) }
+/// }
 /// ```
 ///
 /// What comes out is always the VideoToolbox shape: length-prefixed NAL units

@@ -10,7 +10,7 @@ private let srtpLibraryStatus: Int32 = Int32(bitPattern: srtp_init().rawValue)
 ///
 /// ```swift
 /// let outbound = try SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .outbound)
-/// socket.send(try outbound.protectRTP(packet))
+/// socket.send(try outbound.protectRTP(packet), to: peer)
 /// let inbound = try SRTPContext(keyAndSalt: keys.clientKeyAndSalt, direction: .inbound)
 /// let rtcp = try inbound.unprotectRTCP(datagram)   // throws on a bad tag or a replay
 /// ```

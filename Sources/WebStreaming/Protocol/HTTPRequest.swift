@@ -2,10 +2,10 @@
 /// header fields. Bodies are not read: the server answers GET and HEAD only.
 ///
 /// ```swift
-/// switch HTTPRequest.parse(buffer[...]) {
-/// case .complete(let request, let consumed): …   // consumed: bytes of the head
-/// case .incomplete: …                            // read more
-/// case .invalid(let status, let reason): …       // answer `status`, close
+/// switch HTTPRequest.parse(bytes[...]) {
+/// case .complete(let request, let consumed): print(request.path, consumed)   // consumed: bytes of the head
+/// case .incomplete: break                                                    // read more
+/// case .invalid(let status, let reason): print(status, reason)               // answer `status`, close
 /// }
 /// ```
 ///
