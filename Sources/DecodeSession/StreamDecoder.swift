@@ -2,10 +2,10 @@ import FormatConv
 import MediaCore
 
 /// Annex-B bytes in chunks of any size → access units, through FormatConv's
-/// ``AccessUnitAssembler``.
+/// `AccessUnitAssembler`.
 ///
 /// When the codec is not known beforehand it is told from the first NAL
-/// unit headers (``AnnexB/detectCodec(in:)``) once ``detectionWindow`` bytes
+/// unit headers (`AnnexB.detectCodec(in:)`) once ``detectionWindow`` bytes
 /// have arrived, so that the guess rests on more than one header; bytes
 /// wait until then. A stream with no start code in its first
 /// ``detectionLimit`` bytes is an error; a shorter one is read as H.264 at

@@ -26,7 +26,7 @@ import FormatConv
 ///
 /// What it does, in the order a packet meets it:
 /// - **Source validation** (RFC 3550 8.2, A.1): a source (SSRC and address)
-///   is accepted once ``Configuration/minimumSequential`` consecutive
+///   is accepted once ``RTPReceiverConfiguration/minimumSequential`` consecutive
 ///   sequence numbers are among its last four packets (in any arrival
 ///   order); the session then locks to it. Packets of other sources,
 ///   other payload types and malformed ones are ignored and counted. A jump
@@ -36,25 +36,25 @@ import FormatConv
 ///   locked source sent nothing during that probation, with the same
 ///   payload type, and either from the same address (a sender that
 ///   restarted with a new SSRC) or after the locked source has been silent
-///   for ``Configuration/sourceTimeout``. The payload type is the
+///   for ``RTPReceiverConfiguration/sourceTimeout``. The payload type is the
 ///   configured one, or that of the packet that completed probation.
 /// - **Reception statistics** at arrival: counts and the RFC 3550 A.8
 ///   interarrival jitter (retransmissions excluded), for receiver reports
-///   every ``Configuration/reportInterval``.
+///   every ``RTPReceiverConfiguration/reportInterval``.
 /// - **One jitter buffer**, the only reorder stage: packets leave in
 ///   sequence order at once; a gap holds the packets after it for at most
-///   ``Configuration/jitterBufferDelay``, then is given up. Bounded in
+///   ``RTPReceiverConfiguration/jitterBufferDelay``, then is given up. Bounded in
 ///   packets and bytes.
-/// - **NACK** (RFC 4585 generic NACK), when ``Configuration/nack`` is set:
+/// - **NACK** (RFC 4585 generic NACK), when ``RTPReceiverConfiguration/nack`` is set:
 ///   a missing packet is asked for once the reorder tolerance has passed,
 ///   again every retry interval (longer when ``roundTripTime`` is known)
 ///   until the jitter buffer gives it up. Retransmissions come as RTX (RFC
-///   4588, unwrapped here when ``Configuration/retransmission`` is set) or
+///   4588, unwrapped here when ``RTPReceiverConfiguration/retransmission`` is set) or
 ///   as the original packet.
 /// - **Depacketizing** with ``RTPDepacketizer``, fed in order; a gap given up
 ///   becomes a ``Event/loss(_:)`` (pass it to the decoder's `reportLoss`),
 ///   and a PLI (or FIR) goes out, at most once per
-///   ``Configuration/keyframeRequestInterval``, until a keyframe arrives.
+///   ``RTPReceiverConfiguration/keyframeRequestInterval``, until a keyframe arrives.
 /// - **BYE** from the locked SSRC and its RTCP address ends the stream after
 ///   the packets still on the way had the jitter buffer's delay to arrive:
 ///   ``Event/streamEnded(reason:)``. Any other BYE is ignored and counted.

@@ -306,7 +306,7 @@ public final class MovieReader {
     /// nil at the end of the file; for a reader opened with
     /// `readingEveryTrack: true`. Samples are what ``nextSample()`` returns;
     /// packets are the container's, with their timestamps converted to
-    /// ``MediaTime`` in their track's time base (exactly: a time base of
+    /// `MediaTime` in their track's time base (exactly: a time base of
     /// `n/d` gives times with timescale `d`).
     ///
     /// - Throws: what ``nextSample()`` throws. A damaged packet of another

@@ -2,7 +2,7 @@ import FormatConv
 import MediaCore
 import RTPPayload
 
-/// An ``RTPReceiverSession`` on UDP: RTP on `HOST:PORT`, RTCP on
+/// An `RTPReceiverSession` (RTPPayload) on UDP: RTP on `HOST:PORT`, RTCP on
 /// `HOST:PORT+1` (both bound to the host given, never to every interface
 /// unless the host says so), the session's receiver reports, NACKs and
 /// picture loss indications sent back to the sender's RTCP address.
@@ -90,7 +90,7 @@ public final class RTPStreamReceiver {
     /// Packets dropped on purpose by the fault injector.
     public var packetsDroppedOnPurpose: Int { injector?.statistics.dropped ?? 0 }
     /// The RTP timestamp a sample's pts of zero stands for, once the first
-    /// packet went to the depacketizer (``RTPReceiverSession/timestampOrigin``):
+    /// packet went to the depacketizer (`RTPReceiverSession.timestampOrigin`):
     /// a sample's RTP timestamp is this plus its pts at 90 kHz.
     public var timestampOrigin: UInt32? { session.timestampOrigin }
 

@@ -2,7 +2,7 @@ import FormatConv
 import MediaCore
 import RTPPayload
 
-/// An ``RTPSenderSession`` on UDP: the packets of each sample to
+/// An `RTPSenderSession` (RTPPayload) on UDP: the packets of each sample to
 /// `HOST:PORT`, RTCP (sender reports, BYE) to `HOST:PORT+1`, and the RTCP the
 /// receiver sends back read from the socket the reports leave from: picture
 /// loss indications and full intra requests become keyframe requests,

@@ -138,6 +138,8 @@ public final class DTLSEndpoint {
     private let expectedFingerprint: [UInt8]?
 
     /// - Parameters:
+    ///   - role: the side of the handshake taken.
+    ///   - certificate: the certificate presented (by default one made per process).
     ///   - expectedFingerprint: the SHA-256 of the peer's certificate; nil
     ///     accepts any certificate (tests only).
     public init(

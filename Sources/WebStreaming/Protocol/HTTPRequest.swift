@@ -68,7 +68,7 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 
     /// Reads a request head from the start of `bytes`. A head announcing a
-    /// body is refused with 400, as ``parseHead(_:)`` refuses a doubtful
+    /// body is refused with 400, as `parseHead(_:)` refuses a doubtful
     /// `Content-Length`.
     public static func parse(_ bytes: ArraySlice<UInt8>) -> Outcome {
         let outcome = parseHead(bytes)
