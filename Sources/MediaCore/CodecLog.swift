@@ -97,6 +97,7 @@ public enum CodecLog {
     /// child tasks it starts) going to `handler` in place of ``handler``;
     /// other threads keep logging to ``handler``. Scopes nest: the innermost
     /// handler receives the messages.
+    @discardableResult
     public static func withHandler<R, E: Error>(_ handler: @escaping Handler, _ body: () throws(E) -> R) throws(E)
         -> R
     {

@@ -54,6 +54,25 @@ import Testing
         #expect(messages.first?.message.hasSuffix("; reconnecting in 0.5 s (attempt 1 of 1)") == true)
     }
 
+    /// A receiver of a loopback RTMP URL where nothing listens, allowed two
+    /// reconnections: each attempt is logged once, as the sender's are.
+    @Test func aRefusedReceiverLogsEachAttempt() throws {
+        let port = try freePort(.tcp)
+        let receiver = try MediaStreamReceiver(
+            url: "rtmp://127.0.0.1:\(port)/live/s", options: StreamOptions(openTimeout: 2, ioTimeout: 2),
+            reconnect: ReconnectPolicy(maximumAttempts: 2), sleep: { _ in })
+        let logged = Mutex<[LogMessage]>([])
+        CodecLog.withHandler({ message in logged.withLock { $0.append(message) } }) {
+            #expect(throws: MediaError.self) { _ = try receiver.next() }
+        }
+        let messages = logged.withLock { $0 }.filter { $0.subsystem == "mediaio.reconnect" }
+        #expect(messages.count == 2, "\(messages)")
+        #expect(messages.allSatisfy { $0.level == .warning })
+        #expect(messages.first?.message.hasSuffix("; reconnecting in 0.5 s (attempt 1 of 2)") == true)
+        #expect(messages.last?.message.hasSuffix("; reconnecting in 1.0 s (attempt 2 of 2)") == true)
+        #expect(receiver.reconnections == 2)
+    }
+
     /// The first sample (a keyframe) of a short H.264 clip made by FFmpeg.
     static func keyframe() throws -> CompressedSample {
         let directory = try TemporaryDirectory()
