@@ -234,8 +234,9 @@ public final class AsyncCompressionSession: Sendable {
     /// the frames still queued for the encoder and the one it is encoding;
     /// dropped includes the frames ``invalidate()`` or an encoder failure
     /// discarded from the queue and the frame the encoder failed on.
-    /// `encoded` counts the samples the encoding task has queued for
-    /// ``samples`` (as of its latest finished job).
+    /// `encoded` counts the samples the encoder returned, as of the encoding
+    /// task's latest finished job (samples ``invalidate()`` then discards
+    /// before the consumer took them included).
     public var statistics: EncodeStatistics {
         admission.withLock { state in
             let dropped = state.inner.dropped + state.discarded
