@@ -12,8 +12,9 @@ import Synchronization
 ///     for try await frame in session.frames { show(frame.pixelBuffer) }
 /// }
 /// for sample in samples { try await session.decode(sample) }
-/// await session.finish()        // the sequence ends after the last picture
+/// let dropped = try await session.finish()   // drains; `frames` ends after the last picture
 /// try await consumer.value
+/// print("\(session.statistics.decoded) pictures, \(dropped.count) samples dropped")
 /// ```
 ///
 /// **Back-pressure.** At most `queueDepth` samples wait to be decoded and at
@@ -48,6 +49,7 @@ public final class AsyncDecompressionSession: Sendable {
     private let input: BoundedChannel<Command>
     private let output: BoundedChannel<SessionEvent<DecodedFrame>>
     private let ledger: LedgerBox
+    private let worker: Task<Void, Never>
 
     private enum Command: @unchecked Sendable {
         case sample(CompressedSample, userValue: (any Sendable)?, generation: Int)
@@ -80,6 +82,8 @@ public final class AsyncDecompressionSession: Sendable {
         var frameFilter = FrameFilter.all
         var temporalLevelLimit: Int?
         var earliestPresentationTime: MediaTime?
+        /// The first failure given to ``frames`` (what ``finish()`` throws).
+        var failure: MediaError?
     }
 
     /// Which pictures are decoded (``DecompressionSession/frameFilter``). A
@@ -140,7 +144,7 @@ public final class AsyncDecompressionSession: Sendable {
         self.output = output
         self.ledger = ledger
         self.frames = SessionOutput(channel: output)
-        Task.detached {
+        worker = Task.detached {
             await Self.run(session, input: input, output: output, ledger: ledger)
         }
     }
@@ -222,15 +226,28 @@ public final class AsyncDecompressionSession: Sendable {
         }
     }
 
-    /// Ends the stream (``DecompressionSession/finish()``): decodes what is
-    /// queued, drains the decoder, delivers the remaining pictures and then
-    /// ends ``frames``. No sample may follow.
-    public func finish() async {
+    /// Ends the stream (``DecompressionSession/finish()``), as
+    /// `AsyncCompressionSession.finish()` does: decodes what is queued,
+    /// drains the decoder, ends ``frames`` and returns the presentation
+    /// times of the samples dropped (those of ``drops``, in that order).
+    /// Returns once the last picture is queued for the consumer, so
+    /// ``frames`` must be read concurrently when more than `queueDepth`
+    /// pictures are still to come. No sample may follow.
+    ///
+    /// - Throws: the first decoding failure given to ``frames``, or
+    ///   `MediaError.Code.invalidated` when the session was already finished
+    ///   or invalidated.
+    @discardableResult
+    public func finish() async throws(MediaError) -> [MediaTime] {
         let first = ledger.withLock { ledger -> Bool in
             defer { ledger.finished = true }
             return !ledger.finished
         }
-        if first { _ = await input.send(.finish) }
+        guard first else { throw MediaError(.invalidated, "the decompression session was finished or invalidated") }
+        _ = await input.send(.finish)
+        await worker.value
+        if let failure = ledger.withLock({ $0.failure }) { throw failure }
+        return drops.map(\.pts)
     }
 
     /// Discards queued samples and pictures not yet consumed (each listed in
@@ -316,6 +333,7 @@ public final class AsyncDecompressionSession: Sendable {
                     await send(frames, generation: generation)
                 } catch {
                     publish()
+                    ledger.withLock { if $0.failure == nil { $0.failure = error } }
                     _ = await output.send(.failure(error))
                 }
             case .loss(let reason, let generation):
@@ -327,6 +345,7 @@ public final class AsyncDecompressionSession: Sendable {
                     await send(frames, generation: generation)
                 } catch {
                     publish()
+                    ledger.withLock { if $0.failure == nil { $0.failure = error } }
                     _ = await output.send(.failure(error))
                 }
             case .flush:
@@ -345,6 +364,7 @@ public final class AsyncDecompressionSession: Sendable {
                     await send(frames, generation: nil)
                 } catch {
                     publish()
+                    ledger.withLock { if $0.failure == nil { $0.failure = error } }
                     _ = await output.send(.failure(error))
                 }
                 output.finish()

@@ -2,10 +2,10 @@ import FormatConv
 import MediaCore
 
 /// Annex-B bytes in chunks of any size → access units, through FormatConv's
-/// ``AccessUnitAssembler``.
+/// `AccessUnitAssembler`.
 ///
 /// When the codec is not known beforehand it is told from the first NAL
-/// unit headers (``AnnexB/detectCodec(in:)``) once ``detectionWindow`` bytes
+/// unit headers (`AnnexB.detectCodec(in:)`) once ``detectionWindow`` bytes
 /// have arrived, so that the guess rests on more than one header; bytes
 /// wait until then. A stream with no start code in its first
 /// ``detectionLimit`` bytes is an error; a shorter one is read as H.264 at
@@ -67,7 +67,7 @@ public struct AccessUnitReader: Sendable {
     }
 }
 
-/// What a command does with what a ``DecodePipeline`` produces.
+/// What an app does with what a ``StreamDecoder`` produces.
 public protocol DecodedFrameSink {
     /// True once the sink wants nothing more (a frame limit reached); the
     /// pipeline then stops decoding.
@@ -108,7 +108,7 @@ public struct PictureSize: Sendable, Hashable {
     }
 }
 
-/// How a ``DecodePipeline`` makes its ``DecompressionSession``.
+/// How a ``StreamDecoder`` makes its ``DecompressionSession``.
 public struct StreamDecoderSettings: Sendable {
     /// Where to decode (``DecompressionSession/requestedBackend``).
     public var decoder: CodecBackend = .automatic
@@ -156,7 +156,7 @@ public struct StreamDecoderSettings: Sendable {
 ///     mutating func receive(_ frames: [DecodedFrame]) { count += frames.count }
 /// }
 /// var decoder = StreamDecoder(codec: nil, settings: .init(), sink: Frames())
-/// for try chunk in socketChunks { try decoder.append(chunk) }
+/// for chunk in chunks { try decoder.append(chunk) }
 /// try decoder.finish()
 /// ```
 ///

@@ -15,8 +15,9 @@ import Synchronization
 /// for (index, frame) in frames.enumerated() {
 ///     try await session.encode(frame, pts: MediaTime(value: Int64(index), timescale: 30))
 /// }
-/// try await session.finish()      // drains the encoder and ends `samples`
+/// let dropped = try await session.finish()   // drains the encoder and ends `samples`
 /// try await sent
+/// print("\(session.statistics.encoded) samples, \(dropped.count) frames dropped")
 /// ```
 ///
 /// **Back-pressure**: ``encode(_:pts:duration:options:)`` returns as soon as
@@ -30,6 +31,12 @@ import Synchronization
 /// that does not increase) is rejected by ``encode(_:pts:duration:options:)``
 /// itself. An encoder failure ends ``samples`` with that error and makes
 /// later calls throw it.
+///
+/// **Accounting** matches the synchronous session: ``statistics`` adds up
+/// (`submitted == encoded + dropped + pending`, frames still queued counted
+/// as pending), and ``finish()`` returns the dropped frames' times, as
+/// DecodeSession's `AsyncDecompressionSession.finish()` returns the dropped
+/// samples' times.
 ///
 /// Samples arrive in decode order; ``samples`` has one consumer. The same
 /// bounded queue runs DecodeSession's `AsyncDecompressionSession`.
@@ -54,13 +61,23 @@ public final class AsyncCompressionSession: Sendable {
         case requestKeyFrame
         case finish
         case invalidate
+
+        var isFrame: Bool { if case .frame = self { true } else { false } }
     }
 
-    /// What the callers' side checks before queueing.
+    /// What the callers' side checks before queueing, and the counts behind
+    /// ``statistics``.
     private struct Admission {
         var lastPTS: MediaTime?
         var closed = false
         var failure: MediaError?
+        /// Frames queued by ``encode(_:pts:duration:options:)``.
+        var admitted = 0
+        /// Queued frames discarded before the encoder saw them, and a frame
+        /// the encoder failed on.
+        var discarded = 0
+        /// The inner session's statistics after the latest job.
+        var inner = EncodeStatistics()
     }
 
     private let input: BoundedChannel<Job>
@@ -130,11 +147,19 @@ public final class AsyncCompressionSession: Sendable {
             func fail(_ error: MediaError) async {
                 admission.withLock { $0.failure = error }
                 input.finish()
-                _ = input.purge()
+                let purged = input.purge()
+                admission.withLock { state in
+                    state.discarded += purged.filter(\.isFrame).count
+                    state.inner = session.statistics
+                }
                 _ = await output.send(.failure(error))
             }
             defer { output.finish() }
             while let job = await input.receive() {
+                defer {
+                    let inner = session.statistics
+                    admission.withLock { $0.inner = inner }
+                }
                 do throws(MediaError) {
                     switch job {
                     case .frame(let frame, let pts, let duration, let options):
@@ -153,6 +178,7 @@ public final class AsyncCompressionSession: Sendable {
                         return session.droppedFrames
                     }
                 } catch {
+                    if case .frame = job { admission.withLock { $0.discarded += 1 } }
                     await fail(error)
                     return session.droppedFrames
                 }
@@ -193,8 +219,31 @@ public final class AsyncCompressionSession: Sendable {
             try CompressionSession.check(
                 frame, pts: pts, after: state.lastPTS, width: width, height: height, formats: formats)
             state.lastPTS = pts
+            state.admitted += 1
         }
-        try await push(.frame(frame, pts, duration, options))
+        do throws(MediaError) {
+            try await push(.frame(frame, pts, duration, options))
+        } catch {
+            admission.withLock { $0.admitted -= 1 }
+            throw error
+        }
+    }
+
+    /// Where every frame given to ``encode(_:pts:duration:options:)``
+    /// stands: `submitted == encoded + dropped + pending`. Pending includes
+    /// the frames still queued for the encoder and the one it is encoding;
+    /// dropped includes the frames ``invalidate()`` or an encoder failure
+    /// discarded from the queue and the frame the encoder failed on.
+    /// `encoded` counts the samples the encoder returned, as of the encoding
+    /// task's latest finished job (samples ``invalidate()`` then discards
+    /// before the consumer took them included).
+    public var statistics: EncodeStatistics {
+        admission.withLock { state in
+            let dropped = state.inner.dropped + state.discarded
+            return EncodeStatistics(
+                submitted: state.admitted, encoded: state.inner.encoded, dropped: dropped,
+                pending: state.admitted - state.inner.encoded - dropped)
+        }
     }
 
     /// Changes the average bit rate from the next queued frame on.
@@ -211,7 +260,10 @@ public final class AsyncCompressionSession: Sendable {
 
     /// Ends the stream (``CompressionSession/finish()``): encodes everything
     /// queued, drains the encoder, ends ``samples`` and returns the
-    /// presentation times of frames the encoder dropped. Returns
+    /// presentation times of frames the encoder dropped (what
+    /// DecodeSession's `AsyncDecompressionSession.finish()` means too). Throws
+    /// the encoder's failure, or `MediaError.Code.invalidated` when the
+    /// session was already finished or invalidated. Returns
     /// once the last sample is queued for the consumer, so ``samples`` must be
     /// read concurrently when more than `queueDepth` samples are still to come.
     @discardableResult
@@ -234,7 +286,10 @@ public final class AsyncCompressionSession: Sendable {
         // can never wait on a consumer while it winds down.
         output.finish()
         _ = output.purge()
-        _ = input.purge()
+        let purged = input.purge()
+        admission.withLock { state in
+            state.discarded += purged.filter(\.isFrame).count
+        }
         _ = await input.send(.invalidate)
         input.finish()
         _ = await worker.value

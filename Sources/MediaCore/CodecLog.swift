@@ -35,7 +35,10 @@ public struct LogMessage: Sendable, Hashable, CustomStringConvertible {
     /// `"DecodeSession"` (a decompression session: a fallback to software at
     /// `.warning`, where decoding resumed after a loss at `.info`),
     /// `"EncodeSession"` (a compression session's fallback to software),
-    /// `"libva"` (libva's messages for the devices NativeCodecs opens itself).
+    /// `"libva"` (libva's messages for the devices NativeCodecs opens itself),
+    /// `"webstream"` (`WebStreamServer`: clients that come, go or are
+    /// refused), `"mediaio.reconnect"` (a `MediaStreamSender` or
+    /// `MediaStreamReceiver` about to reconnect, at `.warning`).
     public var subsystem: String
     /// The text, without FFmpeg's `[name @ 0x…]` prefix or a trailing newline.
     public var message: String
@@ -64,7 +67,12 @@ public struct LogMessage: Sendable, Hashable, CustomStringConvertible {
 /// Without a handler (the default) messages are discarded: the library
 /// writes nothing to standard error by itself. The handler is called on the
 /// thread that logged, possibly several at once, so it must be thread-safe;
-/// it should return quickly and must not call back into a session.
+/// it should return quickly and must not call back into a session. Setting
+/// or reading ``handler`` is safe from any thread (a lock guards it).
+///
+/// ``withHandler(_:_:)`` sends the messages logged by one piece of work (the
+/// thread or task that runs its body, and the tasks it starts) to a handler
+/// of their own, for example to tell two servers of one process apart.
 ///
 /// Limits: x265 writes its own errors to standard error (it offers no log
 /// callback), and so does x264 for a profile it refuses
@@ -82,10 +90,31 @@ public enum CodecLog {
         set { state.withLock { $0 = newValue } }
     }
 
+    /// The handler of ``withHandler(_:_:)`` bound to this thread or task.
+    @TaskLocal private static var scopedHandler: Handler?
+
+    /// Runs `body` with the messages logged on its thread or task (and the
+    /// child tasks it starts) going to `handler` in place of ``handler``;
+    /// other threads keep logging to ``handler``. Scopes nest: the innermost
+    /// handler receives the messages.
+    @discardableResult
+    public static func withHandler<R, E: Error>(_ handler: @escaping Handler, _ body: () throws(E) -> R) throws(E)
+        -> R
+    {
+        let result: Result<R, E> = $scopedHandler.withValue(handler) {
+            do throws(E) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// The handler a message logged here and now goes to: the innermost
+    /// ``withHandler(_:_:)`` of this thread or task, else ``handler``.
+    package static var currentHandler: Handler? { scopedHandler ?? handler }
+
     /// Hands a message to the handler, if one is installed; `message` is
     /// only built then.
     package static func log(_ level: LogLevel, subsystem: String, _ message: @autoclosure () -> String) {
-        guard let handler else { return }
+        guard let handler = currentHandler else { return }
         handler(LogMessage(level: level, subsystem: subsystem, message: message()))
     }
 }

@@ -3,8 +3,8 @@
 ///
 /// ```swift
 /// var ledger = LatencyLedger()
-/// ledger.record(.encodeIn, unit: pts, at: now())      // sender
-/// ledger.record(.decoded, unit: pts, at: now())       // receiver
+/// ledger.record(.encodeIn, unit: pts, at: now)        // sender, seconds on one clock
+/// ledger.record(.decoded, unit: pts, at: now)         // receiver
 /// for stage in ledger.stages { print(stage) }         // "encode in → encode out p50 2.1 ms …"
 /// ```
 ///

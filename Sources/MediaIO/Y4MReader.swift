@@ -6,7 +6,7 @@ import MediaCore
 /// ```swift
 /// let reader = try Y4MReader(path: "clip.y4m")      // "-" reads stdin
 /// print(reader.header.width, reader.header.frameRate)
-/// while let frame = try reader.readFrame() { … }     // nil at the end
+/// while let frame = try reader.readFrame() { show(frame) }   // nil at the end
 /// ```
 ///
 /// The header is parsed in `init` (see ``Y4MHeader`` for the tags accepted).

@@ -98,7 +98,7 @@ func libavLogLine(_ level: Int32, _ name: UnsafePointer<CChar>?, _ line: UnsafeP
     guard let line else { return }
     let current = HardwareLog.current()
     let capture = level <= CFFmpeg_AV_LOG_ERROR() ? current : nil
-    let handler = current?.forwards == false ? nil : CodecLog.handler
+    let handler = current?.forwards == false ? nil : CodecLog.currentHandler
     // Nobody listens: no text is made.
     guard capture != nil || handler != nil else { return }
     let message = HardwareLog.message(of: String(cString: line))

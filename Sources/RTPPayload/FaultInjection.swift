@@ -45,6 +45,7 @@ package struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
 /// same damage.
 ///
 /// ```swift
+/// var receiver = RTPDepacketizer(codec: .h264)
 /// var faults = PacketFaultInjector(seed: 7, dropProbability: 0.02)
 /// for packet in packets { for damaged in faults.process(packet) { receiver.receive(damaged) } }
 /// for late in faults.flush() { receiver.receive(late) }

@@ -82,10 +82,11 @@ public struct RTCPReportBlock: Sendable, Hashable {
 /// kinds a video sender and receiver exchange, and any other kept as bytes.
 ///
 /// ```swift
-/// let compound = RTCPPacket.compound([.receiverReport(ssrc: me, reports: [block]),
-///                                     .sourceDescription([(me, "cam@host")]),
+/// let me: UInt32 = 0x5EED_0002, them: UInt32 = 0x5EED_0001
+/// let compound = RTCPPacket.compound([.receiverReport(ssrc: me, reports: []),
+///                                     .sourceDescription([.init(ssrc: me, cname: "cam@host")]),
 ///                                     .pictureLossIndication(senderSSRC: me, mediaSSRC: them)])
-/// for packet in try RTCPPacket.parseCompound(datagram) where packet.requestsKeyframe(of: mySSRC) {
+/// for packet in try RTCPPacket.parseCompound(compound) where packet.requestsKeyframe(of: them) {
 ///     encoder.requestKeyFrame()
 /// }
 /// ```

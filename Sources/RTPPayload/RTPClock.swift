@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// ```swift
 /// let clock = RTPMonotonicClock()
-/// let events = receiver.receiveRTP(datagram, from: address, at: clock.now)
+/// var receiver = RTPReceiverSession<String>(configuration: .init(codec: .h264))
+/// let events = receiver.receiveRTP(datagram, from: "127.0.0.1:5004", at: clock.now)
 /// ```
 public protocol RTPClock: Sendable {
     /// The current time, monotonic, in any timescale.

@@ -10,13 +10,14 @@ import FormatConv
 /// AP, FU, with DONL/DOND ordering when `sprop-max-don-diff` is above 0).
 ///
 /// ```swift
+/// let sdp = try RTPSessionDescription(parsing: String(contentsOfFile: "stream.sdp", encoding: .utf8))
 /// var receiver = RTPDepacketizer(codec: .h264, parameterSets: sdp.parameterSets)
-/// for datagram in socket {
+/// while let datagram = try socket.receive() {
 ///     for output in receiver.receive(datagram) {
 ///         switch output {
-///         case .sample(let sample): try decoder.decode(sample)
-///         case .loss: keyframeRequests.lossDetected()     // send a PLI
-///         case .dropped(let report): log(report)
+///         case .sample(let sample): for frame in try decoder.decode(sample) { show(frame.pixelBuffer) }
+///         case .loss(let loss): _ = try decoder.reportLoss(loss.description)   // and ask for a keyframe
+///         case .dropped(let report): print(report)
 ///         }
 ///     }
 /// }

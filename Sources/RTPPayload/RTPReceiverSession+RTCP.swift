@@ -128,9 +128,9 @@ extension RTPReceiverSession {
     }
 
     /// Where the locked source's RTCP must come from, when the
-    /// configuration says (``Configuration/rtcpEndpoint``).
+    /// configuration says (``rtcpEndpoint``).
     func expectedRTCPEndpoint(of ssrc: UInt32) -> Endpoint? {
-        guard let locked = source, locked.ssrc == ssrc, let map = configuration.rtcpEndpoint else { return nil }
+        guard let locked = source, locked.ssrc == ssrc, let map = rtcpEndpoint else { return nil }
         return map(locked.endpoint)
     }
 

@@ -5,17 +5,19 @@ import FormatConv
 /// Time is passed in (see ``RTPClock``).
 ///
 /// ```swift
-/// var receiver = RTPReceiverSession<SocketAddress>(configuration: .init(codec: .h264, payloadType: 96))
+/// let clock = RTPMonotonicClock()
+/// var receiver = RTPReceiverSession<String>(configuration: .init(codec: .h264, payloadType: 96))
 /// while true {
+///     // The app's socket: a datagram and the address it came from, as a String here.
 ///     let datagram = socket.receive(timeout: receiver.nextDeadline.map { $0 - clock.now })
-///     var events: [RTPReceiverSession<SocketAddress>.Event] = []
+///     var events: [RTPReceiverSession<String>.Event] = []
 ///     if let (bytes, from) = datagram { events += receiver.receiveRTP(bytes, from: from, at: clock.now) }
 ///     events += receiver.poll(at: clock.now)
 ///     for event in events {
 ///         switch event {
-///         case .sample(let sample): try decoder.decode(sample)
-///         case .loss(let loss): try decoder.reportLoss(loss.description)
-///         case .rtcp(let datagram, let to): rtcpSocket.send(datagram, to: to ?? senderRTCPAddress)
+///         case .sample(let sample): for frame in try decoder.decode(sample) { show(frame.pixelBuffer) }
+///         case .loss(let loss): _ = try decoder.reportLoss(loss.description)
+///         case .rtcp(let datagram, let to): socket.send(datagram, to: to ?? "127.0.0.1:5005")
 ///         case .streamEnded: return
 ///         }
 ///     }
@@ -24,7 +26,7 @@ import FormatConv
 ///
 /// What it does, in the order a packet meets it:
 /// - **Source validation** (RFC 3550 8.2, A.1): a source (SSRC and address)
-///   is accepted once ``Configuration/minimumSequential`` consecutive
+///   is accepted once ``RTPReceiverConfiguration/minimumSequential`` consecutive
 ///   sequence numbers are among its last four packets (in any arrival
 ///   order); the session then locks to it. Packets of other sources,
 ///   other payload types and malformed ones are ignored and counted. A jump
@@ -34,165 +36,41 @@ import FormatConv
 ///   locked source sent nothing during that probation, with the same
 ///   payload type, and either from the same address (a sender that
 ///   restarted with a new SSRC) or after the locked source has been silent
-///   for ``Configuration/sourceTimeout``. The payload type is the
+///   for ``RTPReceiverConfiguration/sourceTimeout``. The payload type is the
 ///   configured one, or that of the packet that completed probation.
 /// - **Reception statistics** at arrival: counts and the RFC 3550 A.8
 ///   interarrival jitter (retransmissions excluded), for receiver reports
-///   every ``Configuration/reportInterval``.
+///   every ``RTPReceiverConfiguration/reportInterval``.
 /// - **One jitter buffer**, the only reorder stage: packets leave in
 ///   sequence order at once; a gap holds the packets after it for at most
-///   ``Configuration/jitterBufferDelay``, then is given up. Bounded in
+///   ``RTPReceiverConfiguration/jitterBufferDelay``, then is given up. Bounded in
 ///   packets and bytes.
-/// - **NACK** (RFC 4585 generic NACK), when ``Configuration/nack`` is set:
+/// - **NACK** (RFC 4585 generic NACK), when ``RTPReceiverConfiguration/nack`` is set:
 ///   a missing packet is asked for once the reorder tolerance has passed,
 ///   again every retry interval (longer when ``roundTripTime`` is known)
 ///   until the jitter buffer gives it up. Retransmissions come as RTX (RFC
-///   4588, unwrapped here when ``Configuration/retransmission`` is set) or
+///   4588, unwrapped here when ``RTPReceiverConfiguration/retransmission`` is set) or
 ///   as the original packet.
 /// - **Depacketizing** with ``RTPDepacketizer``, fed in order; a gap given up
 ///   becomes a ``Event/loss(_:)`` (pass it to the decoder's `reportLoss`),
 ///   and a PLI (or FIR) goes out, at most once per
-///   ``Configuration/keyframeRequestInterval``, until a keyframe arrives.
+///   ``RTPReceiverConfiguration/keyframeRequestInterval``, until a keyframe arrives.
 /// - **BYE** from the locked SSRC and its RTCP address ends the stream after
 ///   the packets still on the way had the jitter buffer's delay to arrive:
 ///   ``Event/streamEnded(reason:)``. Any other BYE is ignored and counted.
-///   The RTCP address is ``Configuration/rtcpEndpoint`` of the RTP address
+///   The RTCP address is ``rtcpEndpoint`` of the RTP address
 ///   when given, else learned from the source's first sender report, else
 ///   the RTP address itself (RTCP multiplexed).
 ///
 /// Endpoints are the caller's: any `Hashable` value that tells senders
 /// apart (a socket address). Everything the session keeps is bounded.
 public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
-    /// How the session receives.
-    public struct Configuration: Sendable {
-        /// H.264 or HEVC.
-        public var codec: CodecType
-        /// The media payload type (from the SDP); nil takes that of the
-        /// first source accepted.
-        public var payloadType: UInt8?
-        /// The sender's SSRC when known in advance (SDP `a=ssrc`); nil
-        /// accepts any after probation.
-        public var expectedSSRC: UInt32?
-        /// This receiver's SSRC, for its RTCP.
-        public var ssrc: UInt32
-        /// The SDES CNAME.
-        public var cname: String
-        /// Parameter sets known out of band (the SDP's sprop values).
-        public var parameterSets: [[UInt8]]
-        /// HEVC `sprop-max-don-diff`.
-        public var maximumDONDifference: Int
-        /// The most bytes an access unit may hold.
-        public var maximumAccessUnitSize: Int
-        /// How long packets after a gap wait for the missing ones.
-        public var jitterBufferDelay: MediaTime
-        /// The most packets the jitter buffer holds (also the widest gap it
-        /// bridges).
-        public var jitterBufferCapacity: Int
-        /// The most bytes the jitter buffer holds.
-        public var jitterBufferByteLimit: Int
-        /// Generic NACK settings; nil sends no NACK.
-        public var nack: NACKSettings?
-        /// The RTX stream to unwrap; nil when retransmissions come as the
-        /// original packets.
-        public var retransmission: RTPRetransmission?
-        /// PLI or FIR.
-        public var keyframeRequest: KeyframeRequestKind
-        /// The least time between two keyframe requests.
-        public var keyframeRequestInterval: MediaTime
-        /// The time between receiver reports.
-        public var reportInterval: MediaTime
-        /// RFC 3550 MIN_SEQUENTIAL: consecutive sequence numbers (among a
-        /// source's last four packets) before it is accepted (1 to 4).
-        public var minimumSequential: Int
-        /// How long the locked source must be silent before a source from
-        /// another address may replace it.
-        public var sourceTimeout: MediaTime
-        /// How many recent events each history keeps.
-        public var historyCapacity: Int
-        /// The RTCP address of a sender at a given RTP address (RTP port + 1
-        /// by RFC 3550 11; the same address with `a=rtcp-mux`). When set,
-        /// sender reports and BYE of the accepted source count only from
-        /// there, and feedback goes there. When nil, the address the
-        /// source's first sender report came from is taken (a peer that
-        /// knows the SSRC and reports first could claim it).
-        public var rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)?
-
-        /// Creates a receiver's settings for a stream of `codec`, with a random SSRC and a 50 ms jitter buffer unless
-        /// given. Traps on a negative jitter buffer delay, a jitter buffer under 16 packets or 1500 bytes, a
-        /// `minimumSequential` outside 1 to 4, a report interval that is not positive or an empty history.
-        public init(
-            codec: CodecType, payloadType: UInt8? = nil, expectedSSRC: UInt32? = nil,
-            ssrc: UInt32 = UInt32.random(in: 1...UInt32.max), cname: String = "codecsessions",
-            parameterSets: [[UInt8]] = [], maximumDONDifference: Int = 0,
-            maximumAccessUnitSize: Int = RTPDepacketizer.Configuration.defaultMaximumAccessUnitSize,
-            jitterBufferDelay: MediaTime = MediaTime(value: 50, timescale: 1000), jitterBufferCapacity: Int = 4096,
-            jitterBufferByteLimit: Int = 8 << 20, nack: NACKSettings? = NACKSettings(),
-            retransmission: RTPRetransmission? = nil, keyframeRequest: KeyframeRequestKind = .pictureLossIndication,
-            keyframeRequestInterval: MediaTime = MediaTime(value: 500, timescale: 1000),
-            reportInterval: MediaTime = MediaTime(value: 1, timescale: 1), minimumSequential: Int = 2,
-            sourceTimeout: MediaTime = MediaTime(value: 2, timescale: 1), historyCapacity: Int = 64,
-            rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)? = nil
-        ) {
-            precondition(jitterBufferDelay >= .zero, "the jitter buffer delay cannot be negative")
-            precondition(jitterBufferCapacity >= 16 && jitterBufferByteLimit >= 1500, "the jitter buffer is too small")
-            precondition((1...4).contains(minimumSequential), "minimumSequential is 1 to 4")
-            precondition(reportInterval > .zero, "the report interval must be positive")
-            precondition(historyCapacity >= 1, "histories keep at least one event")
-            self.codec = codec
-            self.payloadType = payloadType
-            self.expectedSSRC = expectedSSRC
-            self.ssrc = ssrc
-            self.cname = cname
-            self.parameterSets = parameterSets
-            self.maximumDONDifference = maximumDONDifference
-            self.maximumAccessUnitSize = maximumAccessUnitSize
-            self.jitterBufferDelay = jitterBufferDelay
-            self.jitterBufferCapacity = jitterBufferCapacity
-            self.jitterBufferByteLimit = jitterBufferByteLimit
-            self.nack = nack
-            self.retransmission = retransmission
-            self.keyframeRequest = keyframeRequest
-            self.keyframeRequestInterval = keyframeRequestInterval
-            self.reportInterval = reportInterval
-            self.minimumSequential = minimumSequential
-            self.sourceTimeout = sourceTimeout
-            self.historyCapacity = historyCapacity
-            self.rtcpEndpoint = rtcpEndpoint
-        }
-    }
-
+    /// How the session receives: an ``RTPReceiverConfiguration``.
+    public typealias Configuration = RTPReceiverConfiguration
     /// When and how often missing packets are asked for.
-    public struct NACKSettings: Sendable, Hashable {
-        /// How long after a gap is seen before its packets are asked for
-        /// (packets merely reordered arrive within it).
-        public var reorderTolerance: MediaTime
-        /// The least time between two requests for one packet; with a
-        /// known round-trip time, at least 1.25 × that.
-        public var retryInterval: MediaTime
-        /// The most missing packets tracked at once.
-        public var maximumTracked: Int
-
-        /// Creates NACK settings: by default a gap is asked for after 10 ms, again at most every 20 ms, with up to 512
-        /// packets tracked. Traps when `maximumTracked` is below 1.
-        public init(
-            reorderTolerance: MediaTime = MediaTime(value: 10, timescale: 1000),
-            retryInterval: MediaTime = MediaTime(value: 20, timescale: 1000),
-            maximumTracked: Int = 512
-        ) {
-            precondition(maximumTracked >= 1, "NACK tracks at least one packet")
-            self.reorderTolerance = reorderTolerance
-            self.retryInterval = retryInterval
-            self.maximumTracked = maximumTracked
-        }
-    }
-
+    public typealias NACKSettings = RTPReceiverConfiguration.NACKSettings
     /// How a keyframe is asked for.
-    public enum KeyframeRequestKind: Sendable, Hashable {
-        /// RFC 4585 picture loss indication.
-        case pictureLossIndication
-        /// RFC 5104 full intra request.
-        case fullIntraRequest
-    }
+    public typealias KeyframeRequestKind = RTPReceiverConfiguration.KeyframeRequestKind
 
     /// What the session hands its caller.
     public enum Event: Sendable {
@@ -209,6 +87,13 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
 
     /// The configuration given to `init`.
     public let configuration: Configuration
+    /// The RTCP address of a sender at a given RTP address (RTP port + 1
+    /// by RFC 3550 11; the same address with `a=rtcp-mux`), as given to
+    /// `init`. When set, sender reports and BYE of the accepted source count
+    /// only from there, and feedback goes there. When nil, the address the
+    /// source's first sender report came from is taken (a peer that knows
+    /// the SSRC and reports first could claim it).
+    public let rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)?
     /// What was received so far.
     public internal(set) var statistics = RTPInboundStreamStatistics()
     /// The round-trip time, when the caller knows it (for example from
@@ -273,9 +158,11 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
     /// Set by an accepted BYE: when the stream ends, and why.
     var goodbye: (at: Int64, reason: String?)?
 
-    /// A session with the given configuration.
-    public init(configuration: Configuration) {
+    /// A session with the given configuration; `rtcpEndpoint` maps a
+    /// sender's RTP address to its RTCP address (see ``rtcpEndpoint``).
+    public init(configuration: Configuration, rtcpEndpoint: (@Sendable (Endpoint) -> Endpoint)? = nil) {
         self.configuration = configuration
+        self.rtcpEndpoint = rtcpEndpoint
         jitterBuffer = Self.makeJitterBuffer(configuration)
         nack = Self.makeNACK(configuration)
         depacketizer = Self.makeDepacketizer(configuration)

@@ -5,10 +5,11 @@ import FormatConv
 /// 6.4.1 LSR/DLSR).
 ///
 /// ```swift
-/// var stats = RTPReceiverStatistics(ssrc: senderSSRC)
-/// stats.record(header, arrival: now)                  // every packet, as it arrives
-/// stats.recordSenderReport(ntpTimestamp: sr.ntp, arrival: now)
-/// let block = stats.makeReportBlock(at: now)          // fraction lost since the last one
+/// let clock = RTPMonotonicClock()
+/// var stats = RTPReceiverStatistics(ssrc: 0x5EED_0001)
+/// stats.record(try RTPHeader.parse(packet).0, arrival: clock.now)   // every packet, as it arrives
+/// stats.recordSenderReport(ntpTimestamp: ntp, arrival: clock.now)     // the SR's NTP time
+/// let block = stats.makeReportBlock(at: clock.now)    // fraction lost since the last one
 /// ```
 ///
 /// Times are the caller's: any monotonic clock as a `MediaTime`; jitter is

@@ -4,25 +4,25 @@ import FormatConv
 /// RTCP feedback in. Time is passed in (see ``RTPClock``).
 ///
 /// ```swift
-/// var sender = RTPSenderSession(configuration: .init(packetizer: .init(codec: .h264, ssrc: ssrc),
+/// let clock = RTPMonotonicClock()
+/// var sender = RTPSenderSession(configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0001),
 ///                                                    retransmission: RTPRetransmission(payloadType: 97)))
-/// for sample in encoder.samples {
-///     for event in try sender.send(sample, at: clock.now) { handle(event) }
-/// }
-/// // the I/O loop, on an RTCP datagram and whenever `sender.nextDeadline` comes:
-/// for event in sender.receiveRTCP(datagram, at: clock.now) { handle(event) }
-/// for event in sender.poll(at: clock.now) { handle(event) }
-/// for event in sender.finish(at: clock.now) { handle(event) }   // SR + BYE
-///
-/// func handle(_ event: RTPSenderEvent) {
-///     switch event {
-///     case .rtp(let datagram): rtpSocket.send(datagram)
-///     case .rtcp(let datagram): rtcpSocket.send(datagram)
-///     case .keyframeRequested: encoder.requestKeyFrame()
-///     case .targetBitRate(let rate): try encoder.setAverageBitRate(rate)
-///     case .receiverLeft: break
+/// func handle(_ events: [RTPSenderEvent]) throws {
+///     for event in events {
+///         switch event {
+///         case .rtp(let datagram): rtpSocket.send(datagram)
+///         case .rtcp(let datagram): rtcpSocket.send(datagram)
+///         case .keyframeRequested: encoder.requestKeyFrame()
+///         case .targetBitRate(let rate): try encoder.setAverageBitRate(rate)
+///         case .receiverLeft: break
+///         }
 ///     }
 /// }
+/// for sample in samples { try handle(sender.send(sample, at: clock.now)) }
+/// // the I/O loop, on an RTCP datagram and whenever `sender.nextDeadline` comes:
+/// try handle(sender.receiveRTCP(datagram, at: clock.now))
+/// try handle(sender.poll(at: clock.now))
+/// try handle(sender.finish(at: clock.now))   // SR + BYE
 /// ```
 ///
 /// What it does:

@@ -5,7 +5,7 @@ import MediaCore
 ///
 /// ```swift
 /// var losses = RTPEventHistory<RTPLossEvent>(capacity: 64)
-/// losses.append(event)
+/// losses.append(RTPLossEvent(firstSequenceNumber: 7, count: 2))
 /// losses.total   // every event appended
 /// losses.recent  // at most 64, oldest first
 /// ```

@@ -12,8 +12,9 @@ import MediaCore
 ///
 /// ```swift
 /// let sdp = RTPSessionDescription(formatDescription: description, address: "127.0.0.1", port: 5004)
-/// try sdp.text.write(to: "stream.sdp")               // what `ffplay stream.sdp` reads
-/// let read = try RTPSessionDescription(parsing: text)  // what `ffmpeg -sdp_file` wrote
+/// try sdp.text.write(toFile: "stream.sdp", atomically: true, encoding: .utf8)  // what `ffplay stream.sdp` reads
+/// let text = try String(contentsOfFile: "ffmpeg.sdp", encoding: .utf8)           // what `ffmpeg -sdp_file` wrote
+/// let read = try RTPSessionDescription(parsing: text)
 /// var receiver = RTPDepacketizer(codec: read.codec, parameterSets: read.parameterSets)
 /// ```
 ///

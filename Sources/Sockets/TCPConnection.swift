@@ -208,7 +208,7 @@ public final class TCPConnection: @unchecked Sendable {
 ///
 /// ```swift
 /// let listener = try TCPListener(host: "::1", port: 0)
-/// if let client = try listener.accept(timeout: .seconds(1)) { … }
+/// if let client = try listener.accept(timeout: .seconds(1)) { client.close() }
 /// ```
 public final class TCPListener: @unchecked Sendable {
     /// The socket's descriptor (-1 once closed), for `poll`.

@@ -15,7 +15,7 @@ import MediaCore
 /// let peer = try UDPSocket.Address(host: "127.0.0.1", port: 5004)
 /// try socket.send(packet, to: peer)
 /// var buffer = [UInt8](repeating: 0, count: 2048)
-/// if let (count, from) = try socket.receive(into: &buffer, timeout: .milliseconds(100)) { … }
+/// if let (count, from) = try socket.receive(into: &buffer, timeout: .milliseconds(100)) { print(count, from) }
 /// ```
 ///
 /// The socket owns its descriptor and closes it once, in ``close()`` or

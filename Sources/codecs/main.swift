@@ -36,10 +36,9 @@ let commands: [String: ([String]) -> Int32] = [
 
 // The library writes nothing to standard error itself; the tool prints
 // FFmpeg's lines there, as FFmpeg's own logger did (the sessions' messages are
-// in the tool's own reports).
-CodecLog.handler = { message in
-    if message.subsystem.hasPrefix("ffmpeg") { writeError("[\(message.subsystem)] \(message.message)\n") }
-}
+// in the tool's own reports; a command that serves or reconnects installs the
+// handler again with its label).
+useCommandLog()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {

@@ -42,7 +42,7 @@ import Testing
             return frames
         }
         for sample in samples { try await session.decode(sample, userValue: sample.pts) }
-        await session.finish()
+        try await session.finish()
         let frames = try await consumer.value
         #expect(frames.count == 30)
         #expect(frames.map { md5Hex($0.pixelBuffer) } == expected)
@@ -70,7 +70,7 @@ import Testing
             return frames
         }
         for sample in samples[10...] { try await session.decode(sample) }
-        await session.finish()
+        try await session.finish()
         let frames = try await consumer.value
         // Nothing from before the flush is delivered after it.
         let early = Set(samples[0..<6].map(\.pts))
@@ -108,7 +108,7 @@ import Testing
         #expect(filtered.frameFilter == .keyframes)
         let keyframes = collect(filtered)
         for sample in samples { try await filtered.decode(sample) }
-        await filtered.finish()
+        try await filtered.finish()
         #expect(try await keyframes.value.map { md5Hex($0.pixelBuffer) } == [expected[0], expected[10], expected[20]])
         #expect(filtered.statistics == DecodeStatistics(submitted: 30, decoded: 3, dropped: 27))
         #expect(filtered.drops.filter { $0.kind == .filtered }.count == 27)
@@ -120,7 +120,7 @@ import Testing
         for sample in samples[0..<13] { try await lossy.decode(sample) }
         try await lossy.reportLoss("packets lost")
         for sample in samples[15...] { try await lossy.decode(sample) }
-        await lossy.finish()
+        try await lossy.finish()
         #expect(try await frames.value.map { md5Hex($0.pixelBuffer) } == Array(expected[0..<13] + expected[20...]))
         let recoveries = lossy.recoveries
         #expect(recoveries.count == 1)

@@ -433,7 +433,7 @@ func theAsyncSessionTakesReportedLossesInOrder(_ codec: CodecType) async throws 
             try await asynchronous.decode(sample)
         }
     }
-    await asynchronous.finish()
+    try await asynchronous.finish()
     let asyncFrames = try await consumer.value
     #expect(asyncFrames.map(\.0) == syncFrames.map(\.pts))
     #expect(asyncFrames.map(\.1) == syncFrames.map { md5Hex($0.pixelBuffer) })

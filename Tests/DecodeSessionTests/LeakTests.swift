@@ -44,7 +44,7 @@ import Testing
             let session = try AsyncDecompressionSession(formatDescription: samples[0].formatDescription)
             let consumer = Task { for try await _ in session.frames {} }
             for sample in samples { try await session.decode(sample) }
-            await session.finish()
+            try await session.finish()
             try await consumer.value
         }
         do {

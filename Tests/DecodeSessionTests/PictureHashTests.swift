@@ -205,7 +205,7 @@ extension PictureHashTests {
             return checks
         }
         for sample in samples { try await session.decode(sample) }
-        await session.finish()
+        try await session.finish()
         let checks = try await consumer.value
         #expect(checks.count == Self.frames)
         #expect(checks.allSatisfy { $0?.matches == true && $0?.method == .md5 })

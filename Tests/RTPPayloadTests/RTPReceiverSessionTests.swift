@@ -14,8 +14,11 @@ struct ReceiverDriver {
     var ended = false
     var now = ms(0)
 
-    init(_ configuration: RTPReceiverSession<String>.Configuration) {
-        session = RTPReceiverSession(configuration: configuration)
+    init(
+        _ configuration: RTPReceiverSession<String>.Configuration,
+        rtcpEndpoint: (@Sendable (String) -> String)? = nil
+    ) {
+        session = RTPReceiverSession(configuration: configuration, rtcpEndpoint: rtcpEndpoint)
     }
 
     mutating func take(_ events: [RTPReceiverSession<String>.Event]) {
@@ -277,9 +280,8 @@ extension RTPReceiverSessionHostilePeerTests {
     /// feedback goes to the real sender.
     @Test func spoofedSenderReportCannotClaimTheRTCPAddress() throws {
         let samples = try multiPacketStream(frames: 20, gop: 10)
-        var configuration = Self.configuration()
-        configuration.rtcpEndpoint = { rtp in rtp.replacingOccurrences(of: ":5004", with: ":5005") }
-        var driver = ReceiverDriver(configuration)
+        var driver = ReceiverDriver(
+            Self.configuration(), rtcpEndpoint: { rtp in rtp.replacingOccurrences(of: ":5004", with: ":5005") })
         let spoof = RTCPPacket.senderReport(
             ssrc: 0xAAAA_0001, ntpTimestamp: 1 << 32, rtpTimestamp: 0, packetCount: 0, octetCount: 0, reports: [])
         driver.rtcp(spoof.bytes, from: "stranger:5005", at: ms(0))

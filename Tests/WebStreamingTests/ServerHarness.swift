@@ -14,7 +14,7 @@ final class ServerHarness: @unchecked Sendable {
     private let lock = NSLock()
     private var stopRequested = false
     private var finalStatistics: WebStreamServer.Statistics?
-    private var logLines: [String] = []
+    private var logMessages: [LogMessage] = []
     private let done = DispatchSemaphore(value: 0)
 
     init(
@@ -28,29 +28,38 @@ final class ServerHarness: @unchecked Sendable {
         page = configuration.page
         let box = ServerBox(server)
         let thread = Thread { [self] in
-            let server = box.server
-            server.log = { line in self.lock.withLock { self.logLines.append(line) } }
-            let deadline = Date().addingTimeInterval(30)
-            while !isStopped, server.clientCount < clients, Date() < deadline {
-                try? server.poll(timeoutMilliseconds: 10)
+            // The server's messages, logged on this thread only.
+            CodecLog.withHandler({ message in self.lock.withLock { self.logMessages.append(message) } }) {
+                serve(
+                    box.server, samples: samples, clients: clients, framePeriod: framePeriod, drainSeconds: drainSeconds
+                )
             }
-            let start = Date()
-            for (index, sample) in samples.enumerated() where !isStopped {
-                while Date().timeIntervalSince(start) < Double(index) * framePeriod {
-                    try? server.poll(timeoutMilliseconds: 1)
-                }
-                try? server.poll(timeoutMilliseconds: 0)
-                server.send(sample)
-            }
-            if samples.isEmpty {
-                while !isStopped { try? server.poll(timeoutMilliseconds: 10) }
-            }
-            let statistics = server.statistics
-            server.close(drainSeconds: drainSeconds)
-            lock.withLock { finalStatistics = statistics }
-            done.signal()
         }
         thread.start()
+    }
+
+    private func serve(
+        _ server: WebStreamServer, samples: [CompressedSample], clients: Int, framePeriod: Double, drainSeconds: Double
+    ) {
+        let deadline = Date().addingTimeInterval(30)
+        while !isStopped, server.clientCount < clients, Date() < deadline {
+            try? server.poll(timeoutMilliseconds: 10)
+        }
+        let start = Date()
+        for (index, sample) in samples.enumerated() where !isStopped {
+            while Date().timeIntervalSince(start) < Double(index) * framePeriod {
+                try? server.poll(timeoutMilliseconds: 1)
+            }
+            try? server.poll(timeoutMilliseconds: 0)
+            server.send(sample)
+        }
+        if samples.isEmpty {
+            while !isStopped { try? server.poll(timeoutMilliseconds: 10) }
+        }
+        let statistics = server.statistics
+        server.close(drainSeconds: drainSeconds)
+        lock.withLock { finalStatistics = statistics }
+        done.signal()
     }
 
     private var isStopped: Bool { lock.withLock { stopRequested } }
@@ -71,7 +80,10 @@ final class ServerHarness: @unchecked Sendable {
         return lock.withLock { finalStatistics }
     }
 
-    var log: [String] { lock.withLock { logLines } }
+    /// The text of the server's messages to `CodecLog`.
+    var log: [String] { lock.withLock { logMessages.map(\.message) } }
+    /// The server's messages to `CodecLog`, with their levels and subsystems.
+    var messages: [LogMessage] { lock.withLock { logMessages } }
 }
 
 /// Hands a server to the thread that alone uses it from then on.

@@ -18,11 +18,11 @@ public enum AssemblerOutput: Sendable {
 /// ```swift
 /// var assembler = AccessUnitAssembler(codec: .h264)
 /// while let chunk = try socket.read() {
-///     for output in assembler.append(chunk) {
+///     for output in try assembler.append(chunk) {
 ///         if case .sample(let sample) = output { try decoder.decode(sample) }
 ///     }
 /// }
-/// for output in assembler.finish() { … }   // the last access unit
+/// let last = assembler.finish()   // the last access unit
 /// ```
 ///
 /// Access units are delimited with the standard's first-NAL-unit rules:

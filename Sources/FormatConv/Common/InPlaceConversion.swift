@@ -83,7 +83,7 @@ extension AnnexB {
     ///
     /// ```swift
     /// var bytes = receivedAccessUnit   // 00 00 00 01 NAL 00 00 00 01 NAL …
-    /// if let count = AnnexB.convertToLengthPrefixedInPlace(&bytes) { … }
+    /// if let count = AnnexB.convertToLengthPrefixedInPlace(&bytes) { print("\(count) NAL units") }
     /// ```
     ///
     /// Every NAL unit is kept, access unit delimiters and parameter sets

@@ -6,7 +6,7 @@ import MediaCore
 /// take them: the k-th sample's dts is the k-th smallest pts of the stream,
 /// moved back by `depth` frame durations, which keeps every dts ≤ its pts
 /// as long as no picture is shown more than `depth` pictures after it is
-/// decoded (H.264 / HEVC `max_num_reorder_frames`; ``FormatDescription/maxReorderFrames``).
+/// decoded (H.264 / HEVC `max_num_reorder_frames`; `FormatDescription.maxReorderFrames`).
 ///
 /// Live: a sample is handed out once `depth` later ones arrived (the
 /// delay the reordering itself costs), the rest at ``finish()``.

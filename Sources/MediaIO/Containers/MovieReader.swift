@@ -11,7 +11,9 @@ import NativeCodecs
 /// ```swift
 /// let reader = try MovieReader(path: "in.mp4")
 /// let session = try DecompressionSession(formatDescription: reader.formatDescription!)
-/// while let sample = try reader.nextSample() { frames += try session.decode(sample) }
+/// while let sample = try reader.nextSample() {
+///     for frame in try session.decode(sample) { show(frame.pixelBuffer) }
+/// }
 /// ```
 ///
 /// What comes out is always the VideoToolbox shape: length-prefixed NAL units
@@ -304,7 +306,7 @@ public final class MovieReader {
     /// nil at the end of the file; for a reader opened with
     /// `readingEveryTrack: true`. Samples are what ``nextSample()`` returns;
     /// packets are the container's, with their timestamps converted to
-    /// ``MediaTime`` in their track's time base (exactly: a time base of
+    /// `MediaTime` in their track's time base (exactly: a time base of
     /// `n/d` gives times with timescale `d`).
     ///
     /// - Throws: what ``nextSample()`` throws. A damaged packet of another

@@ -45,7 +45,7 @@ public struct MovieWriterOptions: Sendable {
 ///
 /// ```swift
 /// let writer = try MovieWriter(path: "out.mp4")
-/// for sample in session.encode(frame, pts: t) { try writer.append(sample) }
+/// for sample in try encoder.encode(frame, pts: pts) { try writer.append(sample) }
 /// try writer.finish()
 /// ```
 ///

@@ -11,7 +11,8 @@ import MediaCore
 /// being copied into one buffer first.
 ///
 /// ```swift
-/// let list = try writer.gather(consume sample)
+/// var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
+/// let list = try writer.gather(sample)
 /// try list.withBuffers { buffers in
 ///     try GatheredWrite.writeAll(buffers, to: descriptor, peer: "127.0.0.1:5000")
 /// }

@@ -17,7 +17,7 @@ import Sockets
 /// ```swift
 /// let fanOut = try RTPFanOutSender(
 ///     configuration: .init(codec: .h264, ssrc: 0x1234),
-///     destinations: viewers.map { try UDPSocket.Address(host: $0.host, port: $0.port) })
+///     destinations: [try UDPSocket.Address(host: "127.0.0.1", port: 5004), try UDPSocket.Address(host: "::1", port: 5004)])
 /// for sample in samples { try fanOut.send(sample) }
 /// ```
 ///

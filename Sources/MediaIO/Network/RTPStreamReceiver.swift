@@ -3,18 +3,18 @@ import MediaCore
 import RTPPayload
 import Sockets
 
-/// An ``RTPReceiverSession`` on UDP: RTP on `HOST:PORT`, RTCP on
+/// An `RTPReceiverSession` (RTPPayload) on UDP: RTP on `HOST:PORT`, RTCP on
 /// `HOST:PORT+1` (both bound to the host given, never to every interface
 /// unless the host says so), the session's receiver reports, NACKs and
 /// picture loss indications sent back to the sender's RTCP address.
 ///
 /// ```swift
 /// let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 5004, configuration: .init(codec: .h264))
-/// while let events = try receiver.receive(), !receiver.isEnded {
-///     for event in events {
+/// while !receiver.isEnded {
+///     for event in try receiver.receive(waiting: 0.1) {
 ///         switch event {
-///         case .sample(let sample): frames += try decoder.decode(sample)
-///         case .loss(let loss): frames += try decoder.reportLoss(loss.description)
+///         case .sample(let sample): for frame in try decoder.decode(sample) { show(frame.pixelBuffer) }
+///         case .loss(let loss): for frame in try decoder.reportLoss(loss.description) { show(frame.pixelBuffer) }
 ///         }
 ///     }
 ///     if receiver.secondsSinceLastPacket > 5 { break }
@@ -77,7 +77,8 @@ public final class RTPStreamReceiver {
     /// `faultInjector` drops received packets on purpose (before the
     /// session sees them), for tests and demonstrations of repair.
     public init(
-        host: String, port: Int, configuration: RTPReceiverSession<UDPSocket.Address>.Configuration,
+        host: String, port: Int, configuration: RTPReceiverConfiguration,
+        rtcpEndpoint: (@Sendable (UDPSocket.Address) -> UDPSocket.Address)? = nil,
         faultInjector: PacketFaultInjector? = nil
     ) throws(MediaError) {
         guard (0...65534).contains(port) else {
@@ -97,7 +98,7 @@ public final class RTPStreamReceiver {
             socket = try UDPSocket(bindingTo: host, port: UInt16(port))
             rtcpSocket = try UDPSocket(bindingTo: host, port: UInt16(port + 1))
         }
-        session = RTPReceiverSession(configuration: configuration)
+        session = RTPReceiverSession(configuration: configuration, rtcpEndpoint: rtcpEndpoint)
         injector = faultInjector
         lastPacket = clock.now
     }
@@ -114,7 +115,7 @@ public final class RTPStreamReceiver {
     /// Packets dropped on purpose by the fault injector.
     public var packetsDroppedOnPurpose: Int { injector?.statistics.dropped ?? 0 }
     /// The RTP timestamp a sample's pts of zero stands for, once the first
-    /// packet went to the depacketizer (``RTPReceiverSession/timestampOrigin``):
+    /// packet went to the depacketizer (`RTPReceiverSession.timestampOrigin`):
     /// a sample's RTP timestamp is this plus its pts at 90 kHz.
     public var timestampOrigin: UInt32? { session.timestampOrigin }
 

@@ -3,7 +3,7 @@ import MediaCore
 import RTPPayload
 import Sockets
 
-/// An ``RTPSenderSession`` on UDP: the packets of each sample to
+/// An `RTPSenderSession` (RTPPayload) on UDP: the packets of each sample to
 /// `HOST:PORT`, RTCP (sender reports, BYE) to `HOST:PORT+1`, and the RTCP the
 /// receiver sends back read from the socket the reports leave from: picture
 /// loss indications and full intra requests become keyframe requests,

@@ -18,7 +18,7 @@ import Sockets
 ///
 /// ```swift
 /// let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:9000?mode=listener")
-/// var decoder = StreamDecoder(codec: nil, settings: .init(), sink: frames)
+/// var decoder = StreamDecoder(codec: nil, settings: .init(), sink: Display())
 /// while let event = try receiver.next() {
 ///     switch event {
 ///     case .sample(let sample): try decoder.decode(sample)
@@ -58,7 +58,9 @@ public final class MediaStreamReceiver {
     public var reconnections: Int { reconnector.attempts }
     /// Listener clients whose handshake failed (each one waited out).
     public private(set) var refusedClients = 0
-    /// Called before each wait to reconnect: the error, the seconds, the attempt.
+    /// Called before each wait to reconnect: the error, the seconds, the
+    /// attempt. Every reconnection is also logged to `CodecLog` (subsystem
+    /// "mediaio.reconnect", `.warning`) whether this is set or not.
     public var willReconnect: ((_ error: MediaError, _ wait: Double, _ attempt: Int) -> Void)?
     /// Called when a listener's client failed its handshake (listening goes on).
     public var clientRefused: ((_ error: MediaError) -> Void)?
@@ -142,7 +144,7 @@ public final class MediaStreamReceiver {
     public init(
         url: String, codec: CodecType = .h264, options: StreamOptions = .init(),
         reconnect: ReconnectPolicy = .never, readingEveryTrack: Bool = false, idleTimeout: Double = 10,
-        rtp: RTPReceiverSession<UDPSocket.Address>.Configuration? = nil,
+        rtp: RTPReceiverConfiguration? = nil,
         faultInjector: PacketFaultInjector? = nil,
         sleep: @escaping (Double) -> Void = MediaStreamSender.sleep(seconds:)
     ) throws(MediaError) {
@@ -156,6 +158,7 @@ public final class MediaStreamReceiver {
         if lowered.hasPrefix("rtp://") || lowered.hasSuffix(".sdp") {
             kind = .rtp
             var configuration = rtp ?? .init(codec: codec)
+            var rtcpEndpoint: (@Sendable (UDPSocket.Address) -> UDPSocket.Address)?
             let host: String
             let port: Int
             if lowered.hasPrefix("rtp://") {
@@ -174,14 +177,15 @@ public final class MediaStreamReceiver {
                     // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
                     let rtcp = try UDPSocket.Address(
                         host: sdp.rtcpAddress ?? sdp.connectionAddress, port: UInt16(rtcpPort))
-                    configuration.rtcpEndpoint = { _ in rtcp }
+                    rtcpEndpoint = { _ in rtcp }
                 }
                 let loopback = sdp.connectionAddress.hasPrefix("127.") || sdp.connectionAddress == "::1"
                 host = loopback ? sdp.connectionAddress : (sdp.addressType == "IP6" ? "::" : "0.0.0.0")
                 port = sdp.port
             }
             rtpReceiver = try RTPStreamReceiver(
-                host: host, port: port, configuration: configuration, faultInjector: faultInjector)
+                host: host, port: port, configuration: configuration, rtcpEndpoint: rtcpEndpoint,
+                faultInjector: faultInjector)
         } else if lowered.hasPrefix("tcp://") {
             kind = .tcp
             // Connected by the first ``next()``, so that a cancel ends the wait.
@@ -198,9 +202,12 @@ public final class MediaStreamReceiver {
     }
 
     /// An RTP stream on `host:port` (RTCP on the port above) with a receiver
-    /// session configured by the caller (from an SDP it read, say).
+    /// session configured by the caller (from an SDP it read, say);
+    /// `rtcpEndpoint` maps the sender's RTP address to its RTCP address
+    /// (`RTPReceiverSession.rtcpEndpoint`).
     public init(
-        rtpHost host: String, port: Int, configuration: RTPReceiverSession<UDPSocket.Address>.Configuration,
+        rtpHost host: String, port: Int, configuration: RTPReceiverConfiguration,
+        rtcpEndpoint: (@Sendable (UDPSocket.Address) -> UDPSocket.Address)? = nil,
         faultInjector: PacketFaultInjector? = nil, idleTimeout: Double = 10
     ) throws(MediaError) {
         url = "rtp://\(host.contains(":") ? "[\(host)]" : host):\(port)"
@@ -211,7 +218,8 @@ public final class MediaStreamReceiver {
         self.idleTimeout = idleTimeout
         sleep = MediaStreamSender.sleep(seconds:)
         rtpReceiver = try RTPStreamReceiver(
-            host: host, port: port, configuration: configuration, faultInjector: faultInjector)
+            host: host, port: port, configuration: configuration, rtcpEndpoint: rtcpEndpoint,
+            faultInjector: faultInjector)
     }
 
     deinit {
@@ -392,6 +400,7 @@ public final class MediaStreamReceiver {
     /// Waits the back-off before a new connection, or throws `error`.
     private func wait(after error: MediaError) throws(MediaError) {
         guard !stopAsked, let seconds = reconnector.delay(after: error) else { throw error }
+        reconnector.logReconnecting(after: error, wait: seconds)
         willReconnect?(error, seconds, reconnector.attempts)
         sleepUnlessStopped(seconds)
     }

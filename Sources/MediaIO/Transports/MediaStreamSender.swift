@@ -74,7 +74,9 @@ public final class MediaStreamSender {
     /// Reconnections so far.
     public var reconnections: Int { reconnector.attempts }
     /// Called before each wait to reconnect, with the error, the seconds to
-    /// wait and the attempt (from 1): to say so, or to log it.
+    /// wait and the attempt (from 1). Every reconnection is also logged to
+    /// `CodecLog` (subsystem "mediaio.reconnect", `.warning`) whether this is
+    /// set or not.
     public var willReconnect: ((_ error: MediaError, _ wait: Double, _ attempt: Int) -> Void)?
     /// RTP: the sender, once the first sample opened it (its statistics).
     public private(set) var rtpSender: RTPStreamSender?
@@ -263,6 +265,7 @@ public final class MediaStreamSender {
             } catch {
                 publisher = nil
                 guard stopRequested?() != true, let wait = reconnector.delay(after: error) else { throw error }
+                reconnector.logReconnecting(after: error, wait: wait)
                 willReconnect?(error, wait, reconnector.attempts)
                 if let stopRequested {
                     // In slices, so that a stop ends the back-off too.

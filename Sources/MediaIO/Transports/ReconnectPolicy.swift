@@ -80,4 +80,15 @@ public struct Reconnector: Sendable, Hashable {
         attempts += 1
         return policy.delay(beforeAttempt: attempts)
     }
+
+    /// The subsystem of the reconnection messages to `CodecLog`.
+    public static let logSubsystem = "mediaio.reconnect"
+
+    /// Logs the reconnection that ``delay(after:)`` just granted, at
+    /// `.warning`: "ERROR; reconnecting in WAIT s (attempt N of MAX)".
+    package func logReconnecting(after error: MediaError, wait: Double) {
+        CodecLog.log(
+            .warning, subsystem: Self.logSubsystem,
+            "\(error.message); reconnecting in \(wait) s (attempt \(attempts) of \(policy.maximumAttempts))")
+    }
 }

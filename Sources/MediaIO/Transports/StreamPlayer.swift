@@ -9,7 +9,9 @@ import NativeCodecs
 /// ```swift
 /// let player = try StreamPlayer(url: "srt://127.0.0.1:9000?mode=listener")
 /// let session = try DecompressionSession(formatDescription: player.formatDescription)
-/// while let sample = try player.nextSample() { frames += try session.decode(sample) }
+/// while let sample = try player.nextSample() {
+///     for frame in try session.decode(sample) { show(frame.pixelBuffer) }
+/// }
 /// ```
 ///
 /// Samples come out in the VideoToolbox shape (length-prefixed NAL units,

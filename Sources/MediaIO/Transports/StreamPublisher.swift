@@ -12,7 +12,7 @@ import NativeCodecs
 ///
 /// ```swift
 /// let publisher = try StreamPublisher(url: "srt://127.0.0.1:9000")
-/// for sample in session.encode(frame, pts: t) { try publisher.append(sample) }
+/// for sample in try encoder.encode(frame, pts: pts) { try publisher.append(sample) }
 /// try publisher.finish()
 /// ```
 ///

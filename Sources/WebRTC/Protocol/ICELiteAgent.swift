@@ -5,8 +5,9 @@ import MediaCore
 /// pair the peer nominates and watches consent (RFC 7675).
 ///
 /// ```swift
-/// var ice = ICELiteAgent(localUsernameFragment: "abcd", localPassword: pwd)
-/// ice.remoteUsernameFragment = offer.iceUsernameFragment
+/// let clock = RTPMonotonicClock()
+/// var ice = ICELiteAgent(localUsernameFragment: "abcd", localPassword: password)
+/// ice.remoteUsernameFragment = offer.iceUsernameFragment   // the offer's video section
 /// switch ice.receive(datagram, from: peer, at: clock.now) {
 /// case .respond(let response): socket.send(response, to: peer)
 /// case .ignored(let reason): log(reason)

@@ -32,9 +32,10 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
 /// ```swift
 /// let message = try STUNMessage.parse(datagram)
 /// guard message.verifyIntegrity(key: Array(password.utf8)), message.verifyFingerprint() else { return }
-/// var response = STUNMessage(method: .binding, messageClass: .successResponse, transactionID: message.transactionID)
+/// var response = STUNMessage(
+///     method: STUNMessage.bindingMethod, messageClass: .successResponse, transactionID: message.transactionID)
 /// response.attributes.append(.xorMappedAddress(peer, transactionID: message.transactionID))
-/// socket.send(response.encoded(integrityKey: Array(password.utf8), fingerprint: true))
+/// socket.send(response.encoded(integrityKey: Array(password.utf8), fingerprint: true), to: peer)
 /// ```
 ///
 /// The parser takes bytes and nothing else: it checks the header (the two

@@ -102,17 +102,17 @@ public struct SRTPKeyingMaterial: Sendable, Hashable {
 /// memory BIOs: datagrams in, datagrams out, no socket.
 ///
 /// ```swift
-/// let dtls = try DTLSEndpoint(role: .server, expectedFingerprint: offer.fingerprint)
-/// for datagram in try dtls.receive(record) { socket.send(datagram) }
-/// if let keys = dtls.keyingMaterial { … }   // after the handshake
+/// let dtls = try DTLSEndpoint(role: .server, expectedFingerprint: offer.fingerprint?.value)
+/// for datagram in dtls.receive(record) { socket.send(datagram, to: peer) }
+/// if let keys = dtls.keyingMaterial { print(keys.serverKeyAndSalt.count) }   // after the handshake
 /// ```
 ///
 /// Both sides must present a certificate; the peer's SHA-256 fingerprint
 /// must equal `expectedFingerprint` (from its SDP) or the handshake fails.
 /// Only SRTP_AES128_CM_SHA1_80 is offered. Outgoing flights are cut into
 /// datagrams of at most ``maximumDatagramSize`` bytes on record boundaries.
-/// Retransmission timers run from ``poll(at:)``-style calls to
-/// ``handleTimeout()``.
+/// Retransmission timers run from the caller's loop: it calls
+/// ``handleTimeout()`` when a retransmission may be due.
 public final class DTLSEndpoint {
     /// Which side of the handshake the endpoint takes; a WHEP or WHIP endpoint (`a=setup:passive`) is the server.
     public enum Role: Sendable { case server, client }
@@ -138,6 +138,8 @@ public final class DTLSEndpoint {
     private let expectedFingerprint: [UInt8]?
 
     /// - Parameters:
+    ///   - role: the side of the handshake taken.
+    ///   - certificate: the certificate presented (by default one made per process).
     ///   - expectedFingerprint: the SHA-256 of the peer's certificate; nil
     ///     accepts any certificate (tests only).
     public init(

@@ -10,7 +10,7 @@ private let srtpLibraryStatus: Int32 = Int32(bitPattern: srtp_init().rawValue)
 ///
 /// ```swift
 /// let outbound = try SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .outbound)
-/// socket.send(try outbound.protectRTP(packet))
+/// socket.send(try outbound.protectRTP(packet), to: peer)
 /// let inbound = try SRTPContext(keyAndSalt: keys.clientKeyAndSalt, direction: .inbound)
 /// let rtcp = try inbound.unprotectRTCP(datagram)   // throws on a bad tag or a replay
 /// ```
@@ -29,8 +29,9 @@ public final class SRTPContext {
     /// The direction the context was made for.
     public let direction: Direction
 
-    /// - Parameter keyAndSalt: the 16-byte master key then the 14-byte
-    ///   master salt.
+    /// - Parameters:
+    ///   - keyAndSalt: the 16-byte master key then the 14-byte master salt.
+    ///   - direction: protecting what goes out, or unprotecting what comes in.
     public init(keyAndSalt: [UInt8], direction: Direction) throws(MediaError) {
         precondition(keyAndSalt.count == 30, "AES128_CM_HMAC_SHA1_80 takes a 16-byte key and a 14-byte salt")
         guard srtpLibraryStatus == 0 else {

@@ -2,10 +2,10 @@
 /// header fields. Bodies are not read: the server answers GET and HEAD only.
 ///
 /// ```swift
-/// switch HTTPRequest.parse(buffer[...]) {
-/// case .complete(let request, let consumed): …   // consumed: bytes of the head
-/// case .incomplete: …                            // read more
-/// case .invalid(let status, let reason): …       // answer `status`, close
+/// switch HTTPRequest.parse(bytes[...]) {
+/// case .complete(let request, let consumed): print(request.path, consumed)   // consumed: bytes of the head
+/// case .incomplete: break                                                    // read more
+/// case .invalid(let status, let reason): print(status, reason)               // answer `status`, close
 /// }
 /// ```
 ///
@@ -68,7 +68,7 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 
     /// Reads a request head from the start of `bytes`. A head announcing a
-    /// body is refused with 400, as ``parseHead(_:)`` refuses a doubtful
+    /// body is refused with 400, as `parseHead(_:)` refuses a doubtful
     /// `Content-Length`.
     public static func parse(_ bytes: ArraySlice<UInt8>) -> Outcome {
         let outcome = parseHead(bytes)

@@ -108,7 +108,7 @@ extension WebStreamServer {
         case .close(let code, _):
             startClosing(connection, WebSocket.closeFrame(code: code ?? WebSocket.CloseCode.normal))
         case .failure(let code, let reason):
-            report("client \(connection.id) (\(connection.peer)) broke the protocol: \(reason)")
+            report(.warning, "client \(connection.id) (\(connection.peer)) broke the protocol: \(reason)")
             startClosing(connection, WebSocket.closeFrame(code: code, reason: reason))
         }
         guard fits else {
@@ -168,6 +168,7 @@ extension WebStreamServer {
             departedSkips += connection.queue.skips
             departedAccessUnitsSkipped += connection.queue.accessUnitsSkipped
             report(
+                .info,
                 "client \(connection.id) (\(connection.peer)) left\(reason.map { " (\($0))" } ?? ""): "
                     + "\(connection.queue.accessUnitsQueued) access units, \(connection.bytesSent) bytes, "
                     + "\(connection.queue.skips) skips")

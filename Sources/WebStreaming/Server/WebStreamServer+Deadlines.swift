@@ -27,7 +27,7 @@ extension WebStreamServer {
 
     private func evict(_ connection: Connection, _ why: String) {
         statisticsSoFar.clientsRefused += 1
-        report("connection \(connection.id) (\(connection.peer)) closed to make room: \(why)")
+        report(.warning, "connection \(connection.id) (\(connection.peer)) closed to make room: \(why)")
         drop(connection, reason: nil)
     }
 
@@ -62,7 +62,7 @@ extension WebStreamServer {
             if connection.isWebSocket || connection.isClosing {
                 drop(connection, reason: why)
             } else {
-                report("connection \(connection.id) (\(connection.peer)) closed: \(why)")
+                report(.warning, "connection \(connection.id) (\(connection.peer)) closed: \(why)")
                 drop(connection, reason: nil)
             }
         }

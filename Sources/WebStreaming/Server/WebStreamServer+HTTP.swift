@@ -21,7 +21,7 @@ extension WebStreamServer {
     private func route(_ request: HTTPRequest, _ connection: Connection) {
         if let refusal = hostRefusal(request) {
             statisticsSoFar.httpErrors += 1
-            report("connection \(connection.id) (\(connection.peer)) refused: \(refusal)")
+            report(.warning, "connection \(connection.id) (\(connection.peer)) refused: \(refusal)")
             respond(connection, status: 403, type: "text/plain", body: Array((refusal + "\n").utf8))
             return
         }
@@ -47,7 +47,7 @@ extension WebStreamServer {
             case .success(let response):
                 if let refusal = originRefusal(request) {
                     statisticsSoFar.httpErrors += 1
-                    report("client \(connection.peer) refused: \(refusal)")
+                    report(.warning, "client \(connection.peer) refused: \(refusal)")
                     respond(connection, status: 403, type: "text/plain", body: Array((refusal + "\n").utf8))
                     return
                 }
@@ -56,6 +56,7 @@ extension WebStreamServer {
                 guard inUse < configuration.maximumClients, fromAddress < configuration.maximumClientsPerAddress else {
                     statisticsSoFar.clientsRefused += 1
                     report(
+                        .warning,
                         "client \(connection.peer) refused: \(inUse) clients connected or closing, "
                             + "\(fromAddress) of them from \(connection.address) (the most allowed: "
                             + "\(configuration.maximumClients), \(configuration.maximumClientsPerAddress) from one address)"
@@ -67,7 +68,7 @@ extension WebStreamServer {
                 connection.queue.appendControl(response)
                 if let configurationMessage { connection.queue.appendControl(configurationMessage) }
                 statisticsSoFar.clientsServed += 1
-                report("client \(connection.id) (\(connection.peer)) connected; it starts at the next keyframe")
+                report(.info, "client \(connection.id) (\(connection.peer)) connected; it starts at the next keyframe")
                 flush(connection)
             }
         default:

@@ -58,6 +58,7 @@ extension WebStreamServer {
             let before = furthest.queue.queuedBytes
             furthest.queue.skipToNextKeyframe()
             report(
+                .warning,
                 "client \(furthest.id) (\(furthest.peer)) skips to the next keyframe: all queues hold \(total) bytes")
             total -= before - furthest.queue.queuedBytes
             if before == furthest.queue.queuedBytes { break }

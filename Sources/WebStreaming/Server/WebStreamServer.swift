@@ -17,7 +17,9 @@ import Sockets
 /// statistics as JSON at `/stats`.
 ///
 /// ```swift
-/// let server = try WebStreamServer(WebStreamServer.Configuration(host: "127.0.0.1", port: 0, page: html))
+/// var configuration = WebStreamServer.Configuration(host: "127.0.0.1", port: 0)
+/// configuration.page = Array("<html>…</html>".utf8)   // the built-in player page unless set
+/// let server = try WebStreamServer(configuration)
 /// for sample in samples {
 ///     try server.poll(timeoutMilliseconds: 10)   // accept, read, write
 ///     server.send(sample)                        // to every client
@@ -152,11 +154,13 @@ public final class WebStreamServer {
     public let configuration: Configuration
     /// The port the server listens on.
     public let port: Int
-    /// Called with a line of text when a client comes, goes or misbehaves:
-    /// at most ``maximumLogLinesPerSecond`` lines a second, then one line
-    /// saying how many were left out (so strangers cannot fill a disk).
-    public var log: (String) -> Void = { _ in }
-    /// The most lines a second given to ``log``.
+    /// The subsystem of the server's messages to `CodecLog`.
+    public static let logSubsystem = "webstream"
+    /// The most lines a second the server logs: when a client comes
+    /// (`.info`), goes (`.info`), is refused or misbehaves (`.warning`), it
+    /// hands a line to `CodecLog` (subsystem ``logSubsystem``), at most this
+    /// many a second, then one line saying how many were left out (so
+    /// strangers cannot fill a disk).
     public var maximumLogLinesPerSecond = 20
     var logSecond = 0.0
     var logLinesThisSecond = 0
@@ -210,10 +214,10 @@ public final class WebStreamServer {
 }
 
 extension WebStreamServer {
-    /// Gives `line` to ``log`` unless ``maximumLogLinesPerSecond`` lines went
-    /// out this second; counts it otherwise, and says how many were left out
-    /// with the next line that goes out.
-    func report(_ line: String) {
+    /// Logs `line` to `CodecLog` unless ``maximumLogLinesPerSecond`` lines
+    /// went out this second; counts it otherwise, and says how many were left
+    /// out (at `.warning`) with the next line that goes out.
+    func report(_ level: LogLevel, _ line: String) {
         let now = monotonicSeconds()
         if now - logSecond >= 1 {
             logSecond = now
@@ -225,11 +229,13 @@ extension WebStreamServer {
         }
         logLinesThisSecond += 1
         if logLinesLeftOut > 0 {
-            log("\(logLinesLeftOut) lines about clients left out (more than \(maximumLogLinesPerSecond) a second)")
+            CodecLog.log(
+                .warning, subsystem: Self.logSubsystem,
+                "\(logLinesLeftOut) lines about clients left out (more than \(maximumLogLinesPerSecond) a second)")
             logLinesLeftOut = 0
             logLinesThisSecond += 1
         }
-        log(line)
+        CodecLog.log(level, subsystem: Self.logSubsystem, line)
     }
 }
 

@@ -125,15 +125,16 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         nack: parsed.flag("no-nack") ? nil : .init(), retransmission: description?.retransmission)
     configuration.cname = "codecs"
     do throws(MediaError) {
+        var rtcpEndpoint: (@Sendable (UDPSocket.Address) -> UDPSocket.Address)?
         if let description, let rtcpPort = description.rtcpPort {
             // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
             let rtcp = try UDPSocket.Address(
                 host: description.rtcpAddress ?? description.connectionAddress, port: UInt16(rtcpPort))
-            configuration.rtcpEndpoint = { _ in rtcp }
+            rtcpEndpoint = { _ in rtcp }
         }
         let stream = try MediaStreamReceiver(
-            rtpHost: bindHost, port: Int(port), configuration: configuration, faultInjector: injector,
-            idleTimeout: idleTimeout)
+            rtpHost: bindHost, port: Int(port), configuration: configuration, rtcpEndpoint: rtcpEndpoint,
+            faultInjector: injector, idleTimeout: idleTimeout)
         stream.stopRequested = { StopSignal.requested != nil }
         let receiver = stream.rtpReceiver!
         let summary: String

@@ -45,11 +45,3 @@ enum TransportOptions {
         try parsed.integer("reconnect", in: 0...100, default: 0)!
     }
 }
-
-/// Says a reconnection on standard error: `--reconnect N` is MediaIO's
-/// ``ReconnectPolicy`` with N attempts (0.5 s, 1 s, 2 s, … at most 8 s).
-func sayReconnecting(_ label: String, limit: Int) -> (MediaError, Double, Int) -> Void {
-    { error, wait, attempt in
-        printError("\(label): \(error.message); reconnecting in \(wait) s (attempt \(attempt) of \(limit))")
-    }
-}

@@ -71,7 +71,7 @@ enum TransportReceive {
                 url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
                 readingEveryTrack: keepsOtherTracks)
             defer { reconnections = receiver.reconnections }
-            receiver.willReconnect = sayReconnecting(label, limit: reconnect)
+            useCommandLog(label)
             receiver.stopRequested = { StopSignal.requested != nil }
             receiver.clientRefused = { error in
                 printError("\(label): a client's handshake failed (\(error.message)); listening again")

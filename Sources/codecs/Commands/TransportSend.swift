@@ -59,7 +59,7 @@ enum TransportSend {
             let stream = try MediaStreamSender(
                 url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
                 pacing: !live && !parsed.flag("no-pace"))
-            stream.willReconnect = sayReconnecting(label, limit: reconnect)
+            useCommandLog(label)
             stream.stopRequested = { StopSignal.requested != nil }
             var sender = Sender(url: request.url, stream: stream)
             if let encode, let settings {

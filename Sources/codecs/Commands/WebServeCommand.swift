@@ -80,7 +80,7 @@ enum WebServe {
         }
         do {
             let server = try WebStreamServer(configuration)
-            server.log = { printError("codecs stream serve: \($0)") }
+            useCommandLog("codecs stream serve")
             printError(
                 "codecs stream serve: \(input.path) on http://\(configuration.host):\(server.port)/ "
                     + "(stream at ws://\(configuration.host):\(server.port)/stream, statistics at /stats)")
