@@ -10,7 +10,8 @@ import RTPPayload
 /// SDP file (``RTPStreamReceiver``: jitter buffer, NACK, picture loss
 /// indications, receiver reports; the SDP's RTX payload type and `a=rtcp`
 /// port are used), `tcp://HOST:PORT` (Annex-B from a TCP
-/// server, access units found by their boundaries), or SRT, RTSP, RTMP,
+/// server, access units found by their boundaries, the codec told from the
+/// first bytes unless given), or SRT, RTSP, RTMP,
 /// MPEG-TS over UDP and HLS (``StreamPlayer``, opened again after a refused,
 /// broken or silent connection as its ``ReconnectPolicy`` allows; a
 /// listener outlives clients whose handshake fails).
@@ -75,6 +76,9 @@ public final class MediaStreamReceiver {
     /// Access units skipped before the first keyframe (transports: the
     /// player's; TCP: units the assembler could not make samples of).
     public private(set) var skippedBeforeKeyframe = 0
+    /// TCP: called with the NAL units the assembler could not make a sample
+    /// of (slices before their parameter sets, say) and why.
+    public var nalUnitsDropped: ((_ nalUnitCount: Int, _ reason: String) -> Void)?
     /// Why the stream ended without an error (the player's note, the
     /// sender's BYE, an idle RTP or TCP stream), once it did.
     public private(set) var endNote: String?
@@ -94,8 +98,10 @@ public final class MediaStreamReceiver {
     private let idleTimeout: Double
     private let sleep: (Double) -> Void
     private var player: StreamPlayer?
-    private var tcp: (socket: Int32, assembler: AccessUnitAssembler)?
+    private var tcp: (socket: Int32, reader: AccessUnitReader)?
     private var tcpAddress: URLEndpoint?
+    private var tcpCodec: CodecType?
+    private var tcpOpened = false
     private var queue: [Event] = []
     private var idle = 0.0
     private var ended = false
@@ -104,9 +110,12 @@ public final class MediaStreamReceiver {
     /// replace its codec, payload type and parameter sets); `idleTimeout`
     /// ends an RTP or TCP stream that sent nothing for that long (and is the
     /// transports' `options.ioTimeout` when that is nil). `codec` is that of
-    /// an `rtp://` or `tcp://` stream (an SDP says its own).
+    /// an `rtp://` stream (nil: H.264; an SDP says its own) or a `tcp://` one
+    /// (nil: told from its first bytes). A TCP server is connected to by the
+    /// first ``next()``: tried again every 50 ms while it refuses, for up to
+    /// `idleTimeout`.
     public init(
-        url: String, codec: CodecType = .h264, options: StreamOptions = .init(),
+        url: String, codec: CodecType? = nil, options: StreamOptions = .init(),
         reconnect: ReconnectPolicy = .never, readingEveryTrack: Bool = false, idleTimeout: Double = 10,
         rtp: RTPReceiverSession<UDPSocket.Address>.Configuration? = nil,
         faultInjector: PacketFaultInjector? = nil,
@@ -121,14 +130,14 @@ public final class MediaStreamReceiver {
         let lowered = url.lowercased()
         if lowered.hasPrefix("rtp://") || lowered.hasSuffix(".sdp") {
             kind = .rtp
-            var configuration = rtp ?? .init(codec: codec)
+            var configuration = rtp ?? .init(codec: codec ?? .h264)
             let host: String
             let port: Int
             if lowered.hasPrefix("rtp://") {
                 let endpoint = try URLEndpoint(url: url)
                 host = endpoint.host.isEmpty ? "0.0.0.0" : endpoint.host
                 port = endpoint.port
-                configuration.codec = codec
+                configuration.codec = codec ?? .h264
             } else {
                 let sdp = try Self.readSDP(url)
                 configuration.codec = sdp.codec
@@ -150,8 +159,10 @@ public final class MediaStreamReceiver {
                 host: host, port: port, configuration: configuration, faultInjector: faultInjector)
         } else if lowered.hasPrefix("tcp://") {
             kind = .tcp
-            tcpAddress = try URLEndpoint(url: url)
-            tcp = (try Self.connect(tcpAddress!), AccessUnitAssembler(codec: codec))
+            let endpoint = try URLEndpoint(url: url)
+            guard !endpoint.host.isEmpty else { throw .invalidArgument("\(url): expected tcp://HOST:PORT") }
+            tcpAddress = endpoint
+            tcpCodec = codec
         } else if let transport = StreamTransport(url: url) {
             // Connected by the first ``next()``, so that the hooks are set.
             kind = .transport(transport)
@@ -208,7 +219,7 @@ public final class MediaStreamReceiver {
         ended = true
         if let rtpReceiver { queue += Self.events(try rtpReceiver.finish()) }
         if var tcp {
-            queue += take(tcp.assembler.finish())
+            queue += take(tcp.reader.finish())
             self.tcp = tcp
         }
         closeTCP()
@@ -239,27 +250,14 @@ public final class MediaStreamReceiver {
         }
     }
 
-    private static func readSDP(_ path: String) throws(MediaError) -> RTPSessionDescription {
-        var bytes: [UInt8] = []
-        guard let file = fopen(path, "rb") else { throw .invalidArgument("cannot read the SDP file \(path)") }
-        defer { fclose(file) }
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count == 0 { break }
-            bytes += chunk[..<count]
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw .invalidData("\(path) is not a UTF-8 SDP file")
-        }
-        let sdp = try RTPSessionDescription(parsing: text)
-        guard (1...65535).contains(sdp.port) else { throw .invalidData("\(path): port \(sdp.port) is not a UDP port") }
-        return sdp
-    }
-
     // MARK: - TCP
 
     private func receiveTCP() throws(MediaError) {
+        if !tcpOpened, let endpoint = tcpAddress {
+            tcpOpened = true
+            try openTCP(endpoint)
+            return
+        }
         guard var connection = tcp else {
             ended = true
             return
@@ -267,7 +265,11 @@ public final class MediaStreamReceiver {
         var ready = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
         if poll(&ready, 1, 100) == 0 {
             idle += 0.1
-            if idle > idleTimeout { throw MediaError(.timedOut, "\(url): nothing arrived for \(idleTimeout) s") }
+            if idle > idleTimeout {
+                let seconds = idleTimeout == idleTimeout.rounded() ? String(Int(idleTimeout)) : String(idleTimeout)
+                let peer = tcpAddress.map { "\($0.host):\($0.port)" } ?? url
+                throw MediaError(.timedOut, "\(peer) sent nothing for \(seconds) s; giving up")
+            }
             return
         }
         idle = 0
@@ -282,7 +284,7 @@ public final class MediaStreamReceiver {
             try finish()
             return
         }
-        queue += take(connection.assembler.append(buffer[..<count]))
+        queue += take(try connection.reader.append(buffer[..<count]))
         tcp = connection
     }
 
@@ -291,14 +293,33 @@ public final class MediaStreamReceiver {
         for output in outputs {
             switch output {
             case .sample(let sample): events.append(.sample(sample))
-            case .dropped: skippedBeforeKeyframe += 1
+            case .dropped(let reason, let count):
+                skippedBeforeKeyframe += 1
+                nalUnitsDropped?(count, reason)
             }
         }
         return events
     }
 
-    private static func connect(_ endpoint: URLEndpoint) throws(MediaError) -> Int32 {
-        try connectTCP(host: endpoint.host, port: endpoint.port, failure: .connectionFailed)
+    /// Connects, again every 50 ms while the server refuses, for up to
+    /// `idleTimeout`; a stop request ends the stream instead.
+    private func openTCP(_ endpoint: URLEndpoint) throws(MediaError) {
+        let stop = stopRequested
+        var waited = 0.0
+        while true {
+            do throws(MediaError) {
+                let socket = try connectTCP(
+                    host: endpoint.host, port: endpoint.port, failure: .connectionFailed, timeout: idleTimeout,
+                    stopRequested: stop.map { stop in { stop() } })
+                tcp = (socket, AccessUnitReader(codec: tcpCodec))
+                return
+            } catch {
+                if error.code == .cancelled || stop?() == true { return try finish() }
+                if error.code == .timedOut || waited >= idleTimeout { throw error }
+            }
+            sleep(0.05)
+            waited += 0.05
+        }
     }
 
     private func closeTCP() {
