@@ -5,8 +5,8 @@ import MediaCore
 
 /// The coded video of a file, one access unit at a time in decode order:
 /// an Annex-B elementary stream (read in 1 MiB chunks through FormatConv's
-/// `AccessUnitReader`; `-` is standard input) or a container (through a
-/// ``MovieReader``, with the packets of its other tracks when asked).
+/// `AccessUnitReader`) or a container (through a ``MovieReader``, with the
+/// packets of its other tracks when asked).
 ///
 /// ```swift
 /// var reader = try EncodedSampleReader(path: "clip.h264", annexB: true)
