@@ -6,7 +6,7 @@ import MediaCore
 /// The H.264/HEVC track of a container file as ``MovieReader`` reads it, as
 /// values an app can print or check: the container and codec, the track's
 /// stored configuration record (`avcC`/`hvcC`), every track of the file
-/// with the packets read of each, one ``FormatDescription`` per format in
+/// with the packets read of each, one `FormatDescription` per format in
 /// decode order, the sample and keyframe counts, the presentation span and,
 /// when asked, the NAL units of every sample.
 ///
