@@ -43,40 +43,14 @@ public struct EncodedFile: Sendable {
             ?? ([".h264", ".264", ".avc"].contains { lowered.hasSuffix($0) }
                 ? .some(.h264)
                 : [".hevc", ".h265", ".265"].contains { lowered.hasSuffix($0) } ? .some(.hevc) : nil)
+        var reader = try EncodedSampleReader(path: path, annexB: annexB != nil, codec: annexB ?? nil)
+        otherTracks = reader.movie.map { movie in movie.tracks.filter { $0.index != movie.trackIndex } } ?? []
         var read: [CompressedSample] = []
-        if let annexB {
-            let bytes = try Self.readAll(path)
-            let detected = annexB ?? AnnexB.detectCodec(in: bytes) ?? .h264
-            var assembler = AccessUnitAssembler(codec: detected)
-            for output in assembler.append(bytes) + assembler.finish() {
-                if case .sample(let sample) = output { read.append(sample) }
-            }
-            otherTracks = []
-        } else {
-            let reader = try MovieReader(path: path)
-            otherTracks = reader.tracks.filter { $0.index != reader.trackIndex }
-            while let sample = try reader.nextSample() { read.append(sample) }
-        }
+        while let sample = try reader.next() { read.append(sample) }
         let keyed = Array(read.drop { !$0.isKeyframe })
         guard let first = keyed.first else { throw .invalidData("\(path): no keyframe to start from") }
         skippedBeforeKeyframe = read.count - keyed.count
         frameDuration = first.duration.isValid ? first.duration : MediaTime(value: 1, timescale: 30)
         samples = annexB != nil ? try PresentationTimes.assign(to: keyed, frameDuration: frameDuration) : keyed
-    }
-
-    private static func readAll(_ path: String) throws(MediaError) -> [UInt8] {
-        let input = try BufferedInput(path: path)
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            var count = 0
-            var failure: MediaError?
-            chunk.withUnsafeMutableBytes { buffer in
-                do throws(MediaError) { count = try input.read(into: buffer) } catch { failure = error }
-            }
-            if let failure { throw failure }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
-        }
     }
 }

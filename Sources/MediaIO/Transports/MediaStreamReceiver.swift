@@ -11,7 +11,8 @@ import Sockets
 /// SDP file (``RTPStreamReceiver``: jitter buffer, NACK, picture loss
 /// indications, receiver reports; the SDP's RTX payload type and `a=rtcp`
 /// port are used), `tcp://HOST:PORT` (Annex-B from a TCP
-/// server, access units found by their boundaries), or SRT, RTSP, RTMP,
+/// server, access units found by their boundaries, the codec told from the
+/// first bytes unless given), or SRT, RTSP, RTMP,
 /// MPEG-TS over UDP and HLS (``StreamPlayer``, opened again after a refused,
 /// broken or silent connection as its ``ReconnectPolicy`` allows; a
 /// listener outlives clients whose handshake fails).
@@ -80,6 +81,9 @@ public final class MediaStreamReceiver {
     /// Access units skipped before the first keyframe (transports: the
     /// player's; TCP: units the assembler could not make samples of).
     public private(set) var skippedBeforeKeyframe = 0
+    /// TCP: called with the NAL units the assembler could not make a sample
+    /// of (slices before their parameter sets, say) and why.
+    public var nalUnitsDropped: ((_ nalUnitCount: Int, _ reason: String) -> Void)?
     /// Why the stream ended without an error (the player's note, the
     /// sender's BYE, an idle RTP or TCP stream), once it did.
     public private(set) var endNote: String?
@@ -127,9 +131,10 @@ public final class MediaStreamReceiver {
     private let idleTimeout: Double
     private let sleep: (Double) -> Void
     private var player: StreamPlayer?
-    private var tcp: (socket: Int32, assembler: AccessUnitAssembler)?
+    private var tcp: (socket: Int32, reader: AccessUnitReader)?
     private var tcpAddress: URLEndpoint?
-    private var tcpCodec: CodecType = .h264
+    private var tcpCodec: CodecType?
+    private var tcpOpened = false
     private var queue: [Event] = []
     private var idle = 0.0
     private var ended = false
@@ -138,11 +143,12 @@ public final class MediaStreamReceiver {
     /// replace its codec, payload type and parameter sets); `idleTimeout`
     /// ends an RTP or TCP stream that sent nothing for that long (and is the
     /// transports' `options.ioTimeout` when that is nil). `codec` is that of
-    /// an `rtp://` or `tcp://` stream (an SDP says its own). RTP binds its
-    /// ports here; a TCP server is connected to, and a transport opened, by
-    /// the first ``next()``, so that a cancel ends those waits too.
+    /// an `rtp://` stream (nil: H.264; an SDP says its own) or a `tcp://` one
+    /// (nil: told from its first bytes). A TCP server is connected to by the
+    /// first ``next()``: tried again every 50 ms while it refuses, for up to
+    /// `idleTimeout`.
     public init(
-        url: String, codec: CodecType = .h264, options: StreamOptions = .init(),
+        url: String, codec: CodecType? = nil, options: StreamOptions = .init(),
         reconnect: ReconnectPolicy = .never, readingEveryTrack: Bool = false, idleTimeout: Double = 10,
         rtp: RTPReceiverConfiguration? = nil,
         faultInjector: PacketFaultInjector? = nil,
@@ -157,7 +163,7 @@ public final class MediaStreamReceiver {
         let lowered = url.lowercased()
         if lowered.hasPrefix("rtp://") || lowered.hasSuffix(".sdp") {
             kind = .rtp
-            var configuration = rtp ?? .init(codec: codec)
+            var configuration = rtp ?? .init(codec: codec ?? .h264)
             var rtcpEndpoint: (@Sendable (UDPSocket.Address) -> UDPSocket.Address)?
             let host: String
             let port: Int
@@ -165,7 +171,7 @@ public final class MediaStreamReceiver {
                 let endpoint = try URLEndpoint(url: url)
                 host = endpoint.host.isEmpty ? "0.0.0.0" : endpoint.host
                 port = endpoint.port
-                configuration.codec = codec
+                configuration.codec = codec ?? .h264
             } else {
                 let sdp = try Self.readSDP(url)
                 configuration.codec = sdp.codec
@@ -188,8 +194,9 @@ public final class MediaStreamReceiver {
                 faultInjector: faultInjector)
         } else if lowered.hasPrefix("tcp://") {
             kind = .tcp
-            // Connected by the first ``next()``, so that a cancel ends the wait.
-            tcpAddress = try URLEndpoint(url: url)
+            let endpoint = try URLEndpoint(url: url)
+            guard !endpoint.host.isEmpty else { throw .invalidArgument("\(url): expected tcp://HOST:PORT") }
+            tcpAddress = endpoint
             tcpCodec = codec
         } else if let transport = StreamTransport(url: url) {
             // Connected by the first ``next()``, so that the hooks are set.
@@ -254,7 +261,7 @@ public final class MediaStreamReceiver {
         ended = true
         if let rtpReceiver { queue += Self.events(try rtpReceiver.finish()) }
         if var tcp {
-            queue += take(tcp.assembler.finish())
+            queue += take(tcp.reader.finish())
             self.tcp = tcp
         }
         closeTCP()
@@ -282,20 +289,10 @@ public final class MediaStreamReceiver {
     // MARK: - TCP
 
     private func receiveTCP() throws(MediaError) {
-        if tcp == nil, let address = tcpAddress {
-            tcpAddress = nil
-            do throws(MediaError) {
-                tcp = (
-                    try Self.connect(
-                        address,
-                        stop: { [stop] in
-                            stop.isAsked
-                        }), AccessUnitAssembler(codec: tcpCodec)
-                )
-            } catch  where error.code == .cancelled {
-                ended = true
-                return
-            }
+        if !tcpOpened, let endpoint = tcpAddress {
+            tcpOpened = true
+            try openTCP(endpoint)
+            return
         }
         guard var connection = tcp else {
             ended = true
@@ -304,7 +301,11 @@ public final class MediaStreamReceiver {
         var ready = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
         if poll(&ready, 1, 50) == 0 {
             idle += 0.05
-            if idle > idleTimeout { throw MediaError(.timedOut, "\(url): nothing arrived for \(idleTimeout) s") }
+            if idle > idleTimeout {
+                let seconds = idleTimeout == idleTimeout.rounded() ? String(Int(idleTimeout)) : String(idleTimeout)
+                let peer = tcpAddress.map { "\($0.host):\($0.port)" } ?? url
+                throw MediaError(.timedOut, "\(peer) sent nothing for \(seconds) s; giving up")
+            }
             return
         }
         idle = 0
@@ -319,7 +320,7 @@ public final class MediaStreamReceiver {
             try finish()
             return
         }
-        queue += take(connection.assembler.append(buffer[..<count]))
+        queue += take(try connection.reader.append(buffer[..<count]))
         tcp = connection
     }
 
@@ -328,10 +329,33 @@ public final class MediaStreamReceiver {
         for output in outputs {
             switch output {
             case .sample(let sample): events.append(.sample(sample))
-            case .dropped: skippedBeforeKeyframe += 1
+            case .dropped(let reason, let count):
+                skippedBeforeKeyframe += 1
+                nalUnitsDropped?(count, reason)
             }
         }
         return events
+    }
+
+    /// Connects, again every 50 ms while the server refuses, for up to
+    /// `idleTimeout`; a stop request ends the stream instead.
+    private func openTCP(_ endpoint: URLEndpoint) throws(MediaError) {
+        var waited = 0.0
+        while true {
+            do throws(MediaError) {
+                let socket = try connectTCP(
+                    host: endpoint.host, port: endpoint.port, failure: .connectionFailed,
+                    timeout: .seconds(idleTimeout),
+                    stopRequested: { [stop] in stop.isAsked })
+                tcp = (socket, AccessUnitReader(codec: tcpCodec))
+                return
+            } catch {
+                if error.code == .cancelled || stop.isAsked { return try finish() }
+                if error.code == .timedOut || waited >= idleTimeout { throw error }
+            }
+            sleep(0.05)
+            waited += 0.05
+        }
     }
 
     private func closeTCP() {

@@ -83,115 +83,26 @@ func runInspect(_ arguments: [String]) -> Int32 {
     return 0
 }
 
-/// The facts `codecs inspect` prints.
+/// What `codecs inspect` prints of an Annex-B stream: FormatConv's
+/// ``AnnexBInspection`` as text or JSON.
 struct InspectReport {
-    /// One NAL unit as `--nals` lists it, its header decoded (H.264 7.3.1,
-    /// H.265 7.3.1.2). `offset` is where its start code (Annex-B) or length
-    /// prefix (container sample, numbered `sample`) begins; `size` excludes it.
-    struct NALUnit {
-        var sample: Int?
-        var offset: Int
-        var size: Int
-        var type = 0
-        var name = "truncated"
-        var layerId: Int?
-        var temporalId: Int?
+    typealias NALUnit = AnnexBInspection.NALUnit
 
-        /// The NAL unit at `range` of `bytes`; an HEVC unit shorter than its
-        /// 2-byte header is named "truncated".
-        init(sample: Int? = nil, offset: Int, range: Range<Int>, of bytes: [UInt8], codec: CodecType) {
-            self.sample = sample
-            self.offset = offset
-            size = range.count
-            let start = range.lowerBound
-            switch codec {
-            case .h264:
-                let header = H264NALUnitHeader(bytes[start])
-                type = Int(header.type.rawValue)
-                name = header.type.name
-            case .hevc:
-                guard range.count >= 2 else { return }
-                let header = HEVCNALUnitHeader(bytes[start], bytes[start + 1])
-                type = Int(header.type.rawValue)
-                name = header.type.name
-                layerId = header.layerId
-                temporalId = header.temporalId
-            }
-        }
-
-        var json: JSONValue {
-            var fields: [(String, JSONValue)] = sample.map { [("sample", .int($0))] } ?? []
-            fields += [
-                ("offset", .int(offset)), ("size", .int(size)), ("type", .int(type)), ("name", .string(name)),
-            ]
-            if let layerId { fields.append(("layerId", .int(layerId))) }
-            if let temporalId { fields.append(("temporalId", .int(temporalId))) }
-            return .object(fields)
-        }
-
-        /// Tab-separated: [sample,] offset, size, type, name[, layer and temporal id].
-        var textLine: String {
-            var line = "  " + (sample.map { "\($0)\t" } ?? "") + "\(offset)\t\(size)\t\(type)\t\(name)"
-            if let layerId, let temporalId {
-                line += "\tlayer \(layerId) temporal \(temporalId)"
-            }
-            return line
-        }
-    }
-
-    var codec: CodecType
-    var accessUnits = 0
-    var keyframes = 0
-    var descriptions: [FormatDescription] = []
-    /// Drops coalesced: one entry per distinct reason, its NAL units summed.
-    var dropped: [(reason: String, nalUnitCount: Int)] = []
-    var nalUnitCount = 0
+    let inspection: AnnexBInspection
     /// Whether ``printText()`` and ``printJSON()`` list every NAL unit; the
     /// list is produced while it is printed, never held whole (a stream of
     /// millions of tiny NAL units stays within a few bytes per unit).
     let listsNALUnits: Bool
-    private let bytes: [UInt8]
+
+    var codec: CodecType { inspection.codec }
+    var nalUnitCount: Int { inspection.nalUnitCount }
 
     init(bytes: [UInt8], codec: CodecType, listNALUnits: Bool) {
-        self.codec = codec
-        self.bytes = bytes
-        self.listsNALUnits = listNALUnits
-        var assembler = AccessUnitAssembler(codec: codec)
-        var drops = ReasonTally()
-        for output in assembler.append(bytes) + assembler.finish() {
-            switch output {
-            case .sample(let sample):
-                accessUnits += 1
-                if sample.isKeyframe { keyframes += 1 }
-                if descriptions.last != sample.formatDescription { descriptions.append(sample.formatDescription) }
-            case .dropped(let reason, let count):
-                drops.add(reason, count: count)
-            }
-        }
-        dropped = drops.entries.map { ($0.reason, $0.count) }
-        if descriptions.isEmpty {
-            // No decodable access unit (no keyframe, say): still describe the
-            // stream from whatever parameter sets it carries.
-            var store = ParameterSetStore(codec: codec)
-            for location in AnnexB.nalUnits(in: bytes) where location.range.count >= codec.nalHeaderSize {
-                let first = bytes[location.range.lowerBound]
-                let isSet =
-                    codec == .h264
-                    ? H264NALUnitType(rawValue: first).isParameterSet
-                    : HEVCNALUnitType(rawValue: first >> 1).isParameterSet
-                if isSet { _ = try? store.update(nal: bytes[location.range]) }
-            }
-            if store.isComplete, let description = try? store.makeDescription() { descriptions = [description] }
-        }
-        for _ in AnnexB.nalUnits(in: bytes) { nalUnitCount += 1 }
+        inspection = AnnexBInspection(bytes: bytes, codec: codec)
+        listsNALUnits = listNALUnits
     }
 
-    /// Calls `body` with each NAL unit, in stream order.
-    private func forEachNALUnit(_ body: (NALUnit) -> Void) {
-        for location in AnnexB.nalUnits(in: bytes) {
-            body(NALUnit(offset: location.startCodeOffset, range: location.range, of: bytes, codec: codec))
-        }
-    }
+    private func forEachNALUnit(_ body: (NALUnit) -> Void) { inspection.forEachNALUnit(body) }
 
     /// Writes the report as text; with ``listsNALUnits`` one line per NAL unit.
     func printText() {
@@ -230,27 +141,18 @@ struct InspectReport {
         return text
     }
 
-    /// The NAL unit type name of a parameter set ("SPS", "VPS", ...).
-    static func parameterSetName(_ set: [UInt8], codec: CodecType) -> String {
-        guard let first = set.first else { return "empty" }
-        switch codec {
-        case .h264: return H264NALUnitType(rawValue: first).name
-        case .hevc: return HEVCNALUnitType(rawValue: first >> 1).name
-        }
-    }
-
     var json: JSONValue {
         let members: [(String, JSONValue)] = [
             ("container", .string("annexb")),
             ("codec", .string(codec.rawValue)),
-            ("accessUnits", .int(accessUnits)),
-            ("keyframes", .int(keyframes)),
-            ("descriptions", .array(descriptions.map { Self.json($0) })),
+            ("accessUnits", .int(inspection.accessUnits)),
+            ("keyframes", .int(inspection.keyframes)),
+            ("descriptions", .array(inspection.descriptions.map { Self.json($0) })),
             (
                 "dropped",
                 .array(
-                    dropped.map {
-                        .object([("reason", .string($0.reason)), ("nalUnits", .int($0.nalUnitCount))])
+                    inspection.dropped.entries.map {
+                        .object([("reason", .string($0.reason)), ("nalUnits", .int($0.count))])
                     })
             ),
         ]
@@ -273,7 +175,7 @@ struct InspectReport {
                 .array(
                     d.parameterSets.map { set in
                         .object([
-                            ("type", .string(parameterSetName(set, codec: d.codec))),
+                            ("type", .string(AnnexBInspection.parameterSetName(set, codec: d.codec))),
                             ("hex", .string(hex(set))),
                         ])
                     })
@@ -317,7 +219,8 @@ struct InspectReport {
         ]
         for (setIndex, set) in d.parameterSets.enumerated() {
             lines.append(
-                "  [\(setIndex)] \(parameterSetName(set, codec: d.codec)) \(set.count) bytes: \(hex(set))")
+                "  [\(setIndex)] \(AnnexBInspection.parameterSetName(set, codec: d.codec)) \(set.count) bytes: \(hex(set))"
+            )
         }
         for warning in d.warnings { lines.append("  warning: \(warning)") }
         if let display = d.hdr10?.masteringDisplay {
@@ -335,16 +238,34 @@ struct InspectReport {
     }
 
     var text: String {
+        let (accessUnits, keyframes) = (inspection.accessUnits, inspection.keyframes)
         var lines = [
             "Annex-B \(codec == .h264 ? "H.264" : "HEVC") stream: \(nalUnitCount) NAL units, "
                 + "\(accessUnits) access units, \(keyframes) keyframe\(keyframes == 1 ? "" : "s")"
         ]
-        for (index, d) in descriptions.enumerated() {
+        for (index, d) in inspection.descriptions.enumerated() {
             lines += Self.textLines(d, index: index)
         }
-        for drop in dropped {
-            lines.append("dropped \(drop.nalUnitCount) NAL unit(s): \(drop.reason)")
+        for drop in inspection.dropped.entries {
+            lines.append("dropped \(drop.count) NAL unit(s): \(drop.reason)")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension AnnexBInspection.NALUnit {
+    var json: JSONValue {
+        var fields: [(String, JSONValue)] = sample.map { [("sample", .int($0))] } ?? []
+        fields += [("offset", .int(offset)), ("size", .int(size)), ("type", .int(type)), ("name", .string(name))]
+        if let layerId { fields.append(("layerId", .int(layerId))) }
+        if let temporalId { fields.append(("temporalId", .int(temporalId))) }
+        return .object(fields)
+    }
+
+    /// Tab-separated: [sample,] offset, size, type, name[, layer and temporal id].
+    var textLine: String {
+        var line = "  " + (sample.map { "\($0)\t" } ?? "") + "\(offset)\t\(size)\t\(type)\t\(name)"
+        if let layerId, let temporalId { line += "\tlayer \(layerId) temporal \(temporalId)" }
+        return line
     }
 }

@@ -17,7 +17,7 @@ import MediaIO
 func inspectContainer(path: String, json: Bool, listNALUnits: Bool) -> Int32 {
     let report: ContainerInspectReport
     do throws(MediaError) {
-        report = try ContainerInspectReport(path: path, listNALUnits: listNALUnits)
+        report = try ContainerInspectReport(path: path, listingNALUnits: listNALUnits)
     } catch {
         // A file without H.264/HEVC video (audio only): its tracks still tell what it is.
         if error.code == .unsupported, let tracks = try? MovieReader.tracks(inFile: path), !tracks.isEmpty {
@@ -30,94 +30,12 @@ func inspectContainer(path: String, json: Bool, listNALUnits: Bool) -> Int32 {
     return 0
 }
 
-/// The facts `codecs inspect` prints for a container.
-struct ContainerInspectReport {
-    /// A NAL unit of a sample: `offset` is where its length prefix starts
-    /// within the sample, `size` excludes the prefix.
-    typealias NALUnit = InspectReport.NALUnit
+/// What `codecs inspect` prints of a container: MediaIO's
+/// ``ContainerInspection`` as text or JSON.
+typealias ContainerInspectReport = ContainerInspection
 
-    /// `"mp4"`, `"mov"`, `"mkv"` or `"ts"`.
-    var container: String
-    var codec: CodecType
-    var track: Int
-    var sampleEntry: String?
-    var storedLengthSize: Int?
-    var record: [UInt8]?
-    var timescale: Int32
-    var samples = 0
-    var keyframeSamples: [Int] = []
-    var startTime = MediaTime.invalid
-    var endTime = MediaTime.invalid
-    var descriptions: [FormatDescription] = []
-    var nalUnits: [NALUnit]?
-    /// Every track of the file and the packets read of each.
-    var tracks: [MediaTrack] = []
-    var packetCounts: [Int: Int] = [:]
-
-    init(path: String, listNALUnits: Bool) throws(MediaError) {
-        let reader = try MovieReader(path: path, readingEveryTrack: true)
-        tracks = reader.tracks
-        switch reader.container {
-        case .mp4: container = ContainerFormat(path: path) == .quickTime ? "mov" : "mp4"
-        case .quickTime: container = "mov"
-        case .matroska: container = "mkv"
-        case .mpegTS: container = "ts"
-        }
-        codec = reader.codec
-        track = reader.trackIndex
-        sampleEntry = reader.sampleEntryType
-        storedLengthSize = reader.storedNALUnitLengthSize
-        record = reader.storedRecord
-        timescale = reader.timescale
-        var units: [NALUnit] = []
-        while let item = try reader.nextItem() {
-            let sample: CompressedSample
-            switch item {
-            case .sample(let read): sample = read
-            case .packet(let packet):
-                packetCounts[packet.track, default: 0] += 1
-                continue
-            }
-            packetCounts[track, default: 0] += 1
-            if sample.isKeyframe { keyframeSamples.append(samples) }
-            if descriptions.last != sample.formatDescription { descriptions.append(sample.formatDescription) }
-            if sample.pts.isValid {
-                if !startTime.isValid || sample.pts < startTime { startTime = sample.pts }
-                let end = sample.duration.isValid ? sample.pts + sample.duration : sample.pts
-                if !endTime.isValid || end > endTime { endTime = end }
-            }
-            if listNALUnits {
-                units += try Self.nalUnits(of: sample, index: samples)
-            }
-            samples += 1
-        }
-        nalUnits = listNALUnits ? units : nil
-    }
-
-    /// The NAL units of `sample` with their headers decoded (H.264 7.3.1,
-    /// H.265 7.3.1.2).
-    private static func nalUnits(of sample: CompressedSample, index: Int) throws(MediaError) -> [NALUnit] {
-        let codec = sample.formatDescription.codec
-        let lengthSize = sample.formatDescription.nalUnitHeaderLength
-        let bytes = sample.data
-        let ranges: [Range<Int>]
-        do {
-            ranges = try LengthPrefixed.nalUnitRanges(in: bytes, lengthSize: lengthSize, codec: codec)
-        } catch {
-            throw MediaError(error.code, "sample \(index) (pts \(sample.pts)): \(error.message)")
-        }
-        // nalUnitRanges guarantees the 2-byte header for HEVC.
-        return ranges.map { range in
-            NALUnit(sample: index, offset: range.lowerBound - lengthSize, range: range, of: bytes, codec: codec)
-        }
-    }
-
+extension ContainerInspection {
     private var recordName: String { codec == .h264 ? "avcC" : "hvcC" }
-
-    private var durationSeconds: Double? {
-        guard startTime.isValid, endTime.isValid else { return nil }
-        return (endTime - startTime).seconds
-    }
 
     var json: JSONValue {
         var members: [(String, JSONValue)] = [

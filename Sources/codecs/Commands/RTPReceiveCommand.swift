@@ -44,8 +44,7 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         return 0
     }
     let parsed: Arguments
-    var description: RTPSessionDescription?
-    var bindHost: String
+    let source: String
     let port: UInt16
     let codec: CodecType
     let output: String
@@ -65,9 +64,8 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         guard parsed.positional.count == 1 else {
             throw Arguments.UsageError(description: "receive needs one rtp://HOST:PORT address or an SDP file")
         }
-        let source = parsed.positional[0]
+        source = parsed.positional[0]
         if let url = RTPURL(source) {
-            bindHost = url.host.isEmpty ? "0.0.0.0" : url.host
             port = url.port
             switch parsed.value("codec") ?? "h264" {
             case "h264": codec = .h264
@@ -89,11 +87,8 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             guard (1...65535).contains(sdp.port) else {
                 throw Arguments.UsageError(description: "\(source): port \(sdp.port) is not a UDP port")
             }
-            description = sdp
             port = UInt16(sdp.port)
             codec = sdp.codec
-            let loopback = sdp.connectionAddress.hasPrefix("127.") || sdp.connectionAddress == "::1"
-            bindHost = loopback ? sdp.connectionAddress : (sdp.addressType == "IP6" ? "::" : "0.0.0.0")
         }
         guard let path = parsed.value("o") ?? parsed.value("output") else {
             throw Arguments.UsageError(description: "receive needs -o OUT.y4m (or .h264/.hevc)")
@@ -118,23 +113,16 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         printError("codecs stream receive: \(error)\n\n\(rtpReceiveHelp)")
         return 2
     }
+    // An SDP file's codec, payload types, parameter sets and RTCP address
+    // (RFC 3605 a=rtcp) are set by MediaIO's receiver, which binds where the
+    // SDP (or the rtp:// URL) says.
     var configuration = RTPReceiverSession<UDPSocket.Address>.Configuration(
-        codec: codec, payloadType: description?.payloadType, parameterSets: description?.parameterSets ?? [],
-        maximumDONDifference: description?.maximumDONDifference ?? 0,
-        jitterBufferDelay: MediaTime(value: Int64(jitter), timescale: 1000),
-        nack: parsed.flag("no-nack") ? nil : .init(), retransmission: description?.retransmission)
+        codec: codec, jitterBufferDelay: MediaTime(value: Int64(jitter), timescale: 1000),
+        nack: parsed.flag("no-nack") ? nil : .init())
     configuration.cname = "codecs"
     do throws(MediaError) {
-        var rtcpEndpoint: (@Sendable (UDPSocket.Address) -> UDPSocket.Address)?
-        if let description, let rtcpPort = description.rtcpPort {
-            // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
-            let rtcp = try UDPSocket.Address(
-                host: description.rtcpAddress ?? description.connectionAddress, port: UInt16(rtcpPort))
-            rtcpEndpoint = { _ in rtcp }
-        }
         let stream = try MediaStreamReceiver(
-            rtpHost: bindHost, port: Int(port), configuration: configuration, rtcpEndpoint: rtcpEndpoint,
-            faultInjector: injector, idleTimeout: idleTimeout)
+            url: source, codec: codec, idleTimeout: idleTimeout, rtp: configuration, faultInjector: injector)
         stream.stopRequested = { StopSignal.requested != nil }
         let receiver = stream.rtpReceiver!
         let summary: String

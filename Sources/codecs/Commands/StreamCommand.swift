@@ -140,15 +140,19 @@ func runStream(_ arguments: [String]) -> Int32 {
         print(streamHelp)
         return 0
     }
-    switch mode {
-    case "serve": return runStreamServe(rest)
-    case "send": return runStreamSend(rest)
-    case "receive": return runStreamReceive(rest)
-    default:
+    guard let run = streamModes[mode] else {
         printError("codecs stream: unknown mode '\(mode)': expected serve, send or receive\n\n\(streamHelp)")
         return 2
     }
+    return run(rest)
 }
+
+/// `codecs stream MODE`: the one table of modes, as `commands` is of commands.
+private let streamModes: [String: @Sendable ([String]) -> Int32] = [
+    "serve": runStreamServe,
+    "send": runStreamSend,
+    "receive": runStreamReceive,
+]
 
 /// The URL among `arguments`: the first one a route takes, else the first
 /// positional-looking one (reported as unsupported), else nil. Values of
