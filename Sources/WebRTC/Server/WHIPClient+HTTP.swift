@@ -106,25 +106,8 @@ extension WHIPClient {
     func exchange(method: String, url: WHIPEndpointURL, body: String?, token: String?, timeoutSeconds: Int = 10)
         throws(MediaError) -> WHIPResponse
     {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
+        let fd = try Self.connectTCP(to: url, timeoutSeconds: timeoutSeconds)
         defer { _ = Glibc.close(fd) }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(url.port).bigEndian)
-        inet_pton(AF_INET, url.host, &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            throw MediaError(
-                .connectionFailed, "WHIP endpoint \(url.host):\(url.port): \(String(cString: strerror(errno)))")
-        }
         var head = "\(method) \(url.path) HTTP/1.1\r\nHost: \(url.host):\(url.port)\r\nConnection: close\r\n"
         // The token is checked at construction (RFC 6750 syntax: no CR, LF
         // or space), so it cannot end the field; it is never logged.
@@ -174,5 +157,30 @@ extension WHIPClient {
                 "\(url.origin) requires a token (401) for \(method); the token is sent only to \(endpoint.origin)"
             }
         return MediaError(.unavailable, message, status: 401)
+    }
+
+    /// A TCP connection to `url`'s host and port, with `timeoutSeconds` for
+    /// each send and receive.
+    static func connectTCP(to url: WHIPEndpointURL, timeoutSeconds: Int) throws(MediaError) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw MediaError(.system, "socket: \(String(cString: strerror(errno)))") }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(url.port).bigEndian)
+        inet_pton(AF_INET, url.host, &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            _ = Glibc.close(fd)
+            throw MediaError(.connectionFailed, "WHIP endpoint \(url.host):\(url.port): \(reason)")
+        }
+        return fd
     }
 }

@@ -6,10 +6,11 @@ import RTPPayload
     import Glibc
 #endif
 
-// WHIPClient's endpoint, sockets and state. The rest of the type, by concern:
-// +Signalling (the offer, the HTTP requests, connecting), +Connectivity (ICE
-// checks, DTLS, what arrives on the media socket), +Media (access units out,
-// feedback, the end of the stream).
+// WHIPClient's endpoint, socket and state: a thin driver of a controlling
+// WebRTCPeer. The rest of the type, by concern: +Offers (the offer, the
+// answer, connecting), +HTTP (the endpoint's URL, one request, redirects, the
+// token), +Media (datagrams in and out, access units, feedback, the end of
+// the stream).
 
 /// A WHIP publisher (RFC 9725) of one H.264 stream: it POSTs an offer to the
 /// endpoint, runs ICE as the controlling agent (its own host candidate,
@@ -53,12 +54,12 @@ public final class WHIPClient {
     /// The session URL the endpoint answered (`Location`), resolved against
     /// the URL that answered.
     public var location: String? { session?.description }
-    /// The sender session, for its statistics.
-    public internal(set) var sender: RTPSenderSession?
+    /// The sender session, for its statistics (nil before ``connect(timeoutSeconds:)`` read the answer).
+    public var sender: RTPSenderSession? { peer?.sender }
     /// Datagrams refused, per reason.
-    public internal(set) var refusals: [String: Int] = [:]
+    public var refusals: [String: Int] { peer?.refusals ?? [:] }
     /// Whether the DTLS handshake is done and SRTP keys are in place, so media flows.
-    public internal(set) var isConnected = false
+    public var isConnected: Bool { peer?.state == .connected && !stopped }
     /// The pacing and bounds of the ICE checks; set before ``connect(timeoutSeconds:)``.
     public var checkLimits = ICECheckSchedule.Limits()
     /// The base time between two consent checks once connected (RFC 7675: 5 s).
@@ -68,7 +69,7 @@ public final class WHIPClient {
     /// The most 307/308 redirects followed for one request.
     public var maximumRedirects = 5
     /// The candidates checked and those refused, once ``connect(timeoutSeconds:)`` read the answer.
-    public internal(set) var checks: ICECheckSchedule?
+    public var checks: ICECheckSchedule? { peer?.checks }
 
     let endpoint: WHIPEndpointURL
     let bearerToken: String?
@@ -76,22 +77,12 @@ public final class WHIPClient {
     let udp: Int32
     let localAddress: UDPAddress
     let credentials: (usernameFragment: String, password: String)
-    var agent: ICELiteAgent
     let profileLevelID: [UInt8]
-    let tieBreaker = UInt64.random(in: 0...UInt64.max)
-    var remote: (usernameFragment: String, password: String)?
-    var video: NegotiatedVideo?
-    var selected: UDPAddress?
-    var consent: ConsentFreshness?
-    var pendingChecks: [[UInt8]: UDPAddress] = [:]
-    /// Remote candidates that answered a check.
-    var answered: Set<UDPAddress> = []
-    var dtls: DTLSEndpoint?
-    var outbound: SRTPContext?
-    var inbound: SRTPContext?
+    /// ICE, DTLS and SRTP, once the answer came.
+    var peer: WebRTCPeer?
+    /// Set when the endpoint ended the session before our end of the stream.
+    var stopped = false
     var keyframeWanted = false
-    /// How the endpoint ended the session (its BYE), if it did.
-    var endpointEnded: String?
     let clock = RTPMonotonicClock()
     let ssrc = UInt32.random(in: 1...UInt32.max)
     let rtxSSRC = UInt32.random(in: 1...UInt32.max)
@@ -114,14 +105,21 @@ public final class WHIPClient {
         bearerToken = token
         self.profileLevelID = profileLevelID
         credentials = ICELiteAgent.randomCredentials()
-        agent = ICELiteAgent(localUsernameFragment: credentials.usernameFragment, localPassword: credentials.password)
-        agent.isControlling = true
+        (udp, localAddress) = try Self.openMediaSocket(toward: endpoint)
+    }
+
+    deinit { _ = Glibc.close(udp) }
+}
+
+extension WHIPClient {
+    /// The UDP media socket, non-blocking, bound to the local IPv4 address
+    /// on the route toward the endpoint (a throwaway socket connected there
+    /// tells it), on a free port; with that address.
+    static func openMediaSocket(toward endpoint: WHIPEndpointURL) throws(MediaError) -> (Int32, UDPAddress) {
         var server = sockaddr_in()
         server.sin_family = sa_family_t(AF_INET)
         server.sin_port = in_port_t(UInt16(endpoint.port).bigEndian)
         inet_pton(AF_INET, endpoint.host, &server.sin_addr)
-        // The local address toward the endpoint: a throwaway UDP socket
-        // connected there tells it; the media socket binds to it.
         let probe = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         var local = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -148,11 +146,9 @@ public final class WHIPClient {
             _ = Glibc.close(media)
             throw MediaError(.system, "bind: \(String(cString: strerror(errno)))")
         }
-        udp = media
-        _ = fcntl(udp, F_SETFL, fcntl(udp, F_GETFL) | O_NONBLOCK)
-        localAddress = UDPAddress(
+        _ = fcntl(media, F_SETFL, fcntl(media, F_GETFL) | O_NONBLOCK)
+        let address = UDPAddress(
             host: withUnsafeBytes(of: local.sin_addr) { Array($0) }, port: UInt16(bigEndian: local.sin_port))
+        return (media, address)
     }
-
-    deinit { _ = Glibc.close(udp) }
 }
