@@ -177,7 +177,8 @@ struct WebRTCPeerControllingTests {
     @Test func responsesToNoCheckOfOursAreRefused() throws {
         let pair = try Pair()
         var response = STUNMessage(
-            method: STUNMessage.bindingMethod, messageClass: .successResponse, transactionID: Array(repeating: 7, count: 12))
+            method: STUNMessage.bindingMethod, messageClass: .successResponse,
+            transactionID: Array(repeating: 7, count: 12))
         response.attributes.append(.xorMappedAddress(Self.publisherAddress, transactionID: response.transactionID))
         let outputs = pair.publisher.receive(
             response.encoded(integrityKey: Array("x".utf8), fingerprint: true), from: Self.endpointAddress, at: .zero)

@@ -19,6 +19,9 @@ import RTPPayload
 /// it, then sends access units through an ``RTPPayload/RTPSenderSession``
 /// (NACK answered as RTX when the answer takes RTX, PLI/FIR reported by
 /// ``takeKeyframeRequest()``). ``finish()`` says BYE and DELETEs the session.
+/// ICE, DTLS and media are a controlling ``WebRTCPeer``
+/// (``WebRTCPeer/ControllingRole``); the client does the HTTP signalling and
+/// carries the peer's datagrams on its one UDP socket.
 ///
 /// ```swift
 /// let client = try WHIPClient(url: "http://127.0.0.1:8080/whip", profileLevelID: [0x42, 0xC0, 0x1E])

@@ -75,7 +75,7 @@ enum WHEPServe {
         }
         do {
             let server = try WHEPServer(configuration)
-            server.log = { printError("codecs stream serve: \($0)") }
+            WHEPEndpointOptions.printLog(of: server.logSubsystem, prefix: "codecs stream serve")
             let (feeder, first) = try input.openH264(unsupported: "--whep sends H.264 only")
             server.send(first)  // no viewer yet: makes the stream live
             printError(
