@@ -29,6 +29,10 @@ extension WHIPClient {
         guard let peer else { return }
         perform(peer.poll(at: clock.now))
         if peer.consentLost {
+            if !stopped {
+                CodecLog.log(.warning, subsystem: "whip", "\(endpoint) stopped answering consent checks; media stopped")
+            }
+            stopped = true
             throw MediaError(
                 .unavailable,
                 "the WHIP endpoint stopped answering: no response to consent checks for \(consentExpiry) s "
@@ -38,6 +42,7 @@ extension WHIPClient {
         // its BYE or DTLS close_notify (after ours, it is the expected end).
         if isConnected, !peer.sender.isFinished, let reason = peer.remoteEnded {
             stopped = true
+            CodecLog.log(.warning, subsystem: "whip", "\(endpoint) ended the session (\(reason))")
             throw MediaError(.unavailable, "the WHIP endpoint ended the session (\(reason)) before the stream's end")
         }
     }

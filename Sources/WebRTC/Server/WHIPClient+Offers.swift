@@ -103,6 +103,10 @@ extension WHIPClient {
             if let failure = peer.dtlsFailure { throw MediaError(.backendFailure, failure, library: "openssl") }
             try poll(timeoutMilliseconds: 20)
         }
+        CodecLog.log(
+            .info, subsystem: "whip",
+            "publishing to \(endpoint) over \(peer.selectedAddress.map { "\($0)" } ?? "?") "
+                + "(DTLS \(role.dtlsRole == .client ? "client" : "server"))")
     }
 
     /// The directed broadcast addresses of the local IPv4 interfaces
