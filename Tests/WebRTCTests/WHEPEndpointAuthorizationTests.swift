@@ -29,7 +29,7 @@ struct WHEPEndpointAuthorizationTests {
     @Test func offersAndDeletesWithoutTheTokenGet401AndNoSession() throws {
         let server = try Self.liveServer()
         var lines: [String] = []
-        server.log = { lines.append($0) }
+        server.logObserver = { lines.append($0.message) }
         let missing = try Client.exchange(server, Client.offer())
         #expect(missing.status == 401)
         #expect(missing.field("WWW-Authenticate") == "Bearer")

@@ -39,7 +39,7 @@ struct WHEPEndpointLogTests {
         let server = try WHEPEndpointAuthorizationTests.liveServer()
         let authorized = ["Authorization: Bearer \(WHEPEndpointAuthorizationTests.token)"]
         var lines: [String] = []
-        server.log = { lines.append($0) }
+        server.logObserver = { lines.append($0.message) }
         server.logTime = 100
         var statuses: [Int: Int] = [:]
         for _ in 0..<30 {

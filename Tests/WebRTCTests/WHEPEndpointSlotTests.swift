@@ -83,7 +83,7 @@ struct WHEPEndpointSlotTests {
     @Test func fabricatedOffersAreReclaimedAtTheHandshakeDeadline() throws {
         let server = try Self.server { $0.handshakeTimeout = 3 }
         var lines: [String] = []
-        server.log = { lines.append($0) }
+        server.logObserver = { lines.append($0.message) }
         for host in 2...5 {
             for _ in 0..<4 {
                 #expect(try Client.exchange(server, Client.offer(), from: "127.0.0.\(host)").status == 201)

@@ -1,3 +1,5 @@
+import MediaCore
+
 // The log: lines about refused requests bounded per second (so that
 // strangers cannot fill a disk or a terminal), lines about sessions always.
 
@@ -63,7 +65,7 @@ struct LogBudget {
 
 extension WHEPServer {
     /// The most lines a second about refused requests (offers, requests
-    /// without the token) given to ``log``; past it they are counted and the
+    /// without the token) given to ``MediaCore/CodecLog``; past it they are counted and the
     /// count is logged once the second is over. Lines about sessions that
     /// start or end always go out. 20 by default.
     public var maximumLogLinesPerSecond: Int {
@@ -71,21 +73,27 @@ extension WHEPServer {
         set { logBudget.linesPerSecond = max(1, newValue) }
     }
 
-    /// Lines about refused requests not given to ``log`` (more than
+    /// Lines about refused requests not logged (more than
     /// ``maximumLogLinesPerSecond`` came in a second).
     public var logLinesLeftOut: Int { logBudget.leftOutInAll }
 
     /// The log's clock in seconds (a fixed time in tests).
     var logNow: Double { logTime ?? clock.now.seconds }
 
-    /// Gives a line about a refused request to ``log`` within the budget.
+    /// Logs a line about a refused request (`.warning`) within the budget.
     func report(_ line: String) {
-        for admitted in logBudget.admit(line, at: logNow) { log(admitted) }
+        for admitted in logBudget.admit(line, at: logNow) { log(.warning, admitted) }
     }
 
     /// Logs the count of lines left out once their second is over (or at
     /// once with `force`).
     func flushLog(force: Bool = false) {
-        if let count = logBudget.summary(at: logNow, force: force) { log(count) }
+        if let count = logBudget.summary(at: logNow, force: force) { log(.warning, count) }
+    }
+
+    /// Gives one line to ``MediaCore/CodecLog`` under ``logSubsystem``.
+    func log(_ level: LogLevel, _ line: String) {
+        CodecLog.log(level, subsystem: logSubsystem, line)
+        logObserver?(LogMessage(level: level, subsystem: logSubsystem, message: line))
     }
 }

@@ -90,7 +90,7 @@ extension WHEPServer {
     func removeClosedPeers() {
         for (id, peer) in peers where peer.isClosed {
             if case .closed(let reason) = peer.state {
-                log("\(peer.video.isIncoming ? "publisher" : "viewer") \(id) left: \(reason)")
+                log(.info, "\(peer.video.isIncoming ? "publisher" : "viewer") \(id) left: \(reason)")
             }
             collectSamples(of: peer)
             if peer.video.isIncoming && peer.connectedAt != nil { publishersFinished += 1 }

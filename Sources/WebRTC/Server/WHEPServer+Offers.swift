@@ -88,6 +88,7 @@ extension WHEPServer {
             : (video.playoutDelayID.map { ["playout-delay \($0)"] } ?? [])
                 + (video.absoluteCaptureTimeID.map { ["abs-capture-time \($0)"] } ?? [])
         log(
+            .info,
             "\(incoming ? "publisher" : "viewer") \(id) joined from \(source) (payload type \(video.payloadType), profile-level-id \(video.offeredProfileLevelID)"
                 + (extensions.isEmpty ? ")" : "; extensions: \(extensions.joined(separator: ", ")))"))
         let location = (incoming ? configuration.whipPath! : "/whep") + "/" + id

@@ -41,11 +41,13 @@ import Sockets
 /// /whep/stats` counts as JSON (``countsJSON()``), the full statistics
 /// (``statisticsJSON()``) only with the token; `GET /` (and `HEAD /`) a
 /// WebRTC player page (``WHEPPage``). Only the endpoint's own answers carry
-/// CORS fields. It starts no threads: the caller drives it from one thread.
+/// CORS fields. Its messages go to ``MediaCore/CodecLog`` (subsystem
+/// ``logSubsystem``). It starts no threads: the caller drives it from one thread.
 ///
 /// With ``Configuration/whipPath`` set it is also a WHIP endpoint (RFC 9725):
 /// a publisher POSTs an offer that sends H.264 to that path, its session URL
-/// is below it, and what it sends comes out of ``takeReceivedSamples()``.
+/// is below it, and what it sends comes out of ``takeReceivedSamples()``;
+/// ``WHIPEndpoint`` is that endpoint as a type of its own.
 public final class WHEPServer {
     /// What the server listens on and its limits.
     public struct Configuration: Sendable {
@@ -109,10 +111,14 @@ public final class WHEPServer {
     public private(set) var httpPort = 0
     /// The UDP port media, ICE and DTLS use (the one picked when ``Configuration/mediaPort`` was 0).
     public private(set) var mediaPort = 0
-    /// Called with one line per notable event (viewer joined, left, refused);
-    /// lines about refused requests at most ``maximumLogLinesPerSecond`` a
-    /// second (then one line with the count left out).
-    public var log: (String) -> Void = { _ in }
+    /// The ``MediaCore/CodecLog`` subsystem of the server's messages, one per
+    /// notable event (a session joined or left at `.info`, a request refused
+    /// at `.warning`; those at most ``maximumLogLinesPerSecond`` a second, then
+    /// one line with the count left out): `"whep"` unless set (a distinct one
+    /// tells two servers apart).
+    public var logSubsystem = "whep"
+    /// Also given each message (tests).
+    var logObserver: ((LogMessage) -> Void)?
     var logBudget = LogBudget(linesPerSecond: 20)
     /// A fixed time for the log's budget (tests); nil: the monotonic clock.
     var logTime: Double?

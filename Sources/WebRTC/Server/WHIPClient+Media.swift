@@ -2,28 +2,70 @@ import FormatConv
 import MediaCore
 import RTPPayload
 
-// Media: access units out through the sender session, its feedback and
-// packets, and the end of the stream (BYE, close_notify, DELETE).
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// Media: datagrams in and the peer's datagrams out on the one UDP socket,
+// access units out, feedback, and the end of the stream (BYE, close_notify,
+// DELETE).
 extension WHIPClient {
-    func handle(_ events: [RTPSenderEvent]) {
-        guard let selected, let outbound else { return }
-        for event in events {
-            switch event {
-            case .rtp(let packet):
-                if let protected = try? outbound.protectRTP(packet) { sendDatagram(protected, to: selected) }
-            case .rtcp(let packet):
-                if let protected = try? outbound.protectRTCP(packet) { sendDatagram(protected, to: selected) }
+    /// Reads datagrams and hands them to the peer, then runs its timers: the
+    /// ICE checks ``checks`` lets out until one succeeds, then consent
+    /// checks to the selected pair, DTLS retransmissions and sender reports.
+    ///
+    /// - Throws: `.unavailable` once consent expired (no response to a
+    ///   consent check for ``consentExpiry``): the endpoint is gone, and no
+    ///   media is sent to it any more; `.unavailable` too when the endpoint
+    ///   ended the session (BYE or DTLS close_notify) before
+    ///   ``endStream()``.
+    public func poll(timeoutMilliseconds: Int32) throws(MediaError) {
+        waitForDatagrams(timeoutMilliseconds: timeoutMilliseconds)
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        for _ in 0..<256 {
+            guard let (datagram, address) = receiveIPv4Datagram(on: udp, into: &buffer) else { break }
+            if let peer { perform(peer.receive(datagram, from: address, at: clock.now)) }
+        }
+        guard let peer else { return }
+        perform(peer.poll(at: clock.now))
+        if peer.consentLost {
+            if !stopped {
+                CodecLog.log(.warning, subsystem: "whip", "\(endpoint) stopped answering consent checks; media stopped")
+            }
+            stopped = true
+            throw MediaError(
+                .unavailable,
+                "the WHIP endpoint stopped answering: no response to consent checks for \(consentExpiry) s "
+                    + "(RFC 7675); media stopped")
+        }
+        // The endpoint ending the session before our end of the stream:
+        // its BYE or DTLS close_notify (after ours, it is the expected end).
+        if isConnected, !peer.sender.isFinished, let reason = peer.remoteEnded {
+            stopped = true
+            CodecLog.log(.warning, subsystem: "whip", "\(endpoint) ended the session (\(reason))")
+            throw MediaError(.unavailable, "the WHIP endpoint ended the session (\(reason)) before the stream's end")
+        }
+    }
+
+    /// Waits up to `timeoutMilliseconds` for a datagram on the media socket.
+    private func waitForDatagrams(timeoutMilliseconds: Int32) {
+        var descriptors = [pollfd(fd: udp, events: Int16(POLLIN), revents: 0)]
+        _ = Glibc.poll(&descriptors, 1, timeoutMilliseconds)
+    }
+
+    func perform(_ outputs: [WebRTCPeer.Output]) {
+        for output in outputs {
+            switch output {
+            case .send(let datagram, let address): sendIPv4Datagram(datagram, to: address, on: udp)
             case .keyframeRequested: keyframeWanted = true
-            case .receiverLeft(_, let reason): endpointEnded = "RTCP BYE" + (reason.map { ": \($0)" } ?? "")
-            case .targetBitRate: break
             }
         }
     }
 
     /// Sends one access unit (after ``connect(timeoutSeconds:)``).
     public func send(_ sample: CompressedSample) throws(MediaError) {
-        guard isConnected, sender != nil else { throw MediaError(.unavailable, "WHIP publisher is not connected") }
-        handle(try sender!.send(sample, at: clock.now))
+        guard isConnected, let peer else { throw MediaError(.unavailable, "WHIP publisher is not connected") }
+        perform(try peer.sendSample(sample, captureNTP: wallClockSeconds() + 2_208_988_800, at: clock.now))
     }
 
     /// True once since the last call when the endpoint asked for a keyframe.
@@ -36,7 +78,7 @@ extension WHIPClient {
     /// are still answered by ``poll(timeoutMilliseconds:)`` until
     /// ``finish()``.
     public func endStream() {
-        if isConnected, sender != nil, !sender!.isFinished { handle(sender!.finish(at: clock.now)) }
+        if isConnected, let peer { perform(peer.endStream(at: clock.now)) }
     }
 
     /// How ``finish()`` ended the session.
@@ -71,9 +113,7 @@ extension WHIPClient {
     @discardableResult
     public func finish() throws(MediaError) -> Ending {
         endStream()
-        if isConnected, let selected {
-            for datagram in dtls?.close() ?? [] { sendDatagram(datagram, to: selected) }
-        }
+        if isConnected, let peer { perform(peer.close(reason: "the publisher finished", at: clock.now)) }
         guard let session else { return .noSessionURL }
         do throws(MediaError) {
             let (response, answeredBy) = try request(method: "DELETE", url: session)

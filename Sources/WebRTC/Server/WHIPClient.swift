@@ -7,10 +7,11 @@ import Sockets
     import Glibc
 #endif
 
-// WHIPClient's endpoint, sockets and state. The rest of the type, by concern:
-// +Signalling (the offer, the HTTP requests, connecting), +Connectivity (ICE
-// checks, DTLS, what arrives on the media socket), +Media (access units out,
-// feedback, the end of the stream).
+// WHIPClient's endpoint, socket and state: a thin driver of a controlling
+// WebRTCPeer. The rest of the type, by concern: +Offers (the offer, the
+// answer, connecting), +HTTP (the endpoint's URL, one request, redirects, the
+// token), +Media (datagrams in and out, access units, feedback, the end of
+// the stream).
 
 /// A WHIP publisher (RFC 9725) of one H.264 stream: it POSTs an offer to the
 /// endpoint, runs ICE as the controlling agent (its own host candidate,
@@ -19,6 +20,9 @@ import Sockets
 /// it, then sends access units through an ``RTPPayload/RTPSenderSession``
 /// (NACK answered as RTX when the answer takes RTX, PLI/FIR reported by
 /// ``takeKeyframeRequest()``). ``finish()`` says BYE and DELETEs the session.
+/// ICE, DTLS and media are a controlling ``WebRTCPeer``
+/// (``WebRTCPeer/ControllingRole``); the client does the HTTP signalling and
+/// carries the peer's datagrams on its one UDP socket.
 ///
 /// ```swift
 /// let client = try WHIPClient(url: "http://127.0.0.1:8080/whip", profileLevelID: [0x42, 0xC0, 0x1E])
@@ -54,12 +58,12 @@ public final class WHIPClient {
     /// The session URL the endpoint answered (`Location`), resolved against
     /// the URL that answered.
     public var location: String? { session?.description }
-    /// The sender session, for its statistics.
-    public internal(set) var sender: RTPSenderSession?
+    /// The sender session, for its statistics (nil before ``connect(timeoutSeconds:)`` read the answer).
+    public var sender: RTPSenderSession? { peer?.sender }
     /// Datagrams refused, per reason.
-    public internal(set) var refusals: [String: Int] = [:]
+    public var refusals: [String: Int] { peer?.refusals ?? [:] }
     /// Whether the DTLS handshake is done and SRTP keys are in place, so media flows.
-    public internal(set) var isConnected = false
+    public var isConnected: Bool { peer?.state == .connected && !stopped }
     /// The pacing and bounds of the ICE checks; set before ``connect(timeoutSeconds:)``.
     public var checkLimits = ICECheckSchedule.Limits()
     /// The base time between two consent checks once connected (RFC 7675: 5 s).
@@ -69,7 +73,7 @@ public final class WHIPClient {
     /// The most 307/308 redirects followed for one request.
     public var maximumRedirects = 5
     /// The candidates checked and those refused, once ``connect(timeoutSeconds:)`` read the answer.
-    public internal(set) var checks: ICECheckSchedule?
+    public var checks: ICECheckSchedule? { peer?.checks }
 
     let endpoint: WHIPEndpointURL
     let bearerToken: String?
@@ -77,22 +81,12 @@ public final class WHIPClient {
     let udp: Int32
     let localAddress: UDPAddress
     let credentials: (usernameFragment: String, password: String)
-    var agent: ICELiteAgent
     let profileLevelID: [UInt8]
-    let tieBreaker = UInt64.random(in: 0...UInt64.max)
-    var remote: (usernameFragment: String, password: String)?
-    var video: NegotiatedVideo?
-    var selected: UDPAddress?
-    var consent: ConsentFreshness?
-    var pendingChecks: [[UInt8]: UDPAddress] = [:]
-    /// Remote candidates that answered a check.
-    var answered: Set<UDPAddress> = []
-    var dtls: DTLSEndpoint?
-    var outbound: SRTPContext?
-    var inbound: SRTPContext?
+    /// ICE, DTLS and SRTP, once the answer came.
+    var peer: WebRTCPeer?
+    /// Set when the endpoint ended the session before our end of the stream.
+    var stopped = false
     var keyframeWanted = false
-    /// How the endpoint ended the session (its BYE), if it did.
-    var endpointEnded: String?
     let clock = RTPMonotonicClock()
     let ssrc = UInt32.random(in: 1...UInt32.max)
     let rtxSSRC = UInt32.random(in: 1...UInt32.max)
@@ -115,18 +109,22 @@ public final class WHIPClient {
         bearerToken = token
         self.profileLevelID = profileLevelID
         credentials = ICELiteAgent.randomCredentials()
-        agent = ICELiteAgent(localUsernameFragment: credentials.usernameFragment, localPassword: credentials.password)
-        agent.isControlling = true
-        // The local address toward the endpoint (a route lookup); the media
-        // socket binds to it.
+        (udp, localAddress) = try Self.openMediaSocket(toward: endpoint)
+    }
+
+    deinit { _ = Glibc.close(udp) }
+}
+
+extension WHIPClient {
+    /// The UDP media socket, non-blocking, bound to the local address on the
+    /// route toward the endpoint (Sockets' route lookup), on a free port;
+    /// with that address.
+    static func openMediaSocket(toward endpoint: WHIPEndpointURL) throws(MediaError) -> (Int32, UDPAddress) {
         let server = SocketAddress(numericHost: endpoint.host, port: UInt16(clamping: endpoint.port))
         let local = try server.localAddressReaching()
         let media = try UDPSocket.openDescriptor(
             bindingTo: SocketAddress(numericHost: local, port: 0), receiveBufferSize: nil, sendBufferSize: nil,
             nonBlocking: true)
-        udp = media.descriptor
-        localAddress = UDPAddress(host: media.address.addressBytes, port: media.address.port)
+        return (media.descriptor, UDPAddress(host: media.address.addressBytes, port: media.address.port))
     }
-
-    deinit { _ = Glibc.close(udp) }
 }

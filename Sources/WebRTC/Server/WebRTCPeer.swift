@@ -10,6 +10,12 @@ import RTPPayload
 /// receives through an ``RTPPayload/RTPReceiverSession`` (NACK and PLI sent
 /// back), its access units taken with ``takeSamples()``.
 ///
+/// Given a ``ControllingRole`` it plays the other side, a WHIP publisher's
+/// (``WHIPClient``): the controlling ICE agent that sends binding requests
+/// with USE-CANDIDATE to the answer's candidates, the DTLS client (or the
+/// server, when the answer said `setup:active`), then SRTP media out and
+/// SRTCP feedback in (see WebRTCPeer+Controlling.swift).
+///
 /// It does no I/O: datagrams and samples go in with the time, and
 /// ``Output`` values say what to send where. Every datagram it refuses is
 /// counted with the reason (``refusals``).
@@ -36,15 +42,15 @@ public final class WebRTCPeer {
     /// What the offer and our stream agreed on.
     public let video: NegotiatedVideo
     /// The peer's ICE-lite agent: its credentials, selected address and consent.
-    public private(set) var ice: ICELiteAgent
+    public internal(set) var ice: ICELiteAgent
     /// Connecting until the DTLS handshake gives SRTP keys, then connected until closed.
-    public private(set) var state = State.connecting
+    public internal(set) var state = State.connecting
     /// The sender session (its statistics: packets, NACKs, PLIs, RTX).
-    public private(set) var sender: RTPSenderSession
+    public internal(set) var sender: RTPSenderSession
     /// Datagrams refused, per reason.
     public private(set) var refusals: [String: Int] = [:]
     /// When the peer reached ``State/connected`` (monotonic nanoseconds).
-    public private(set) var connectedAt: Int64?
+    public internal(set) var connectedAt: Int64?
     /// SRTCP packets taken.
     public private(set) var rtcpPacketsReceived = 0
     /// For a publishing peer (``NegotiatedVideo/isIncoming``): the receiver
@@ -74,9 +80,11 @@ public final class WebRTCPeer {
     /// How many frames ``sentFrames`` keeps.
     public static let sentFrameLimit = 2048
 
-    private let dtls: DTLSEndpoint
-    private var outbound: SRTPContext?
-    private var inbound: SRTPContext?
+    let dtls: DTLSEndpoint
+    var outbound: SRTPContext?
+    var inbound: SRTPContext?
+    /// The controlling side's ICE state; nil for the controlled (lite) role.
+    var controlling: ControllingState?
     private var waitingForKeyframe = true
     private let handshakeTimeout: Int64
     private let createdAt: Int64
@@ -87,15 +95,25 @@ public final class WebRTCPeer {
     ///   - ssrc: the media SSRC (RTX gets its own).
     ///   - ntpOffset: NTP seconds minus the monotonic clock, for sender
     ///     reports.
+    ///   - controlling: nil for the controlled ICE-lite role (DTLS server);
+    ///     the candidates to check and the DTLS role for the controlling one.
+    ///   - retransmissionSSRC: the RTX SSRC when an offer of ours already
+    ///     named it; nil picks one.
     public init(
         id: String, video: NegotiatedVideo, credentials: (usernameFragment: String, password: String), ssrc: UInt32,
-        ntpOffset: MediaTime, now: MediaTime, handshakeTimeout: MediaTime = MediaTime(value: 30, timescale: 1)
+        ntpOffset: MediaTime, now: MediaTime, handshakeTimeout: MediaTime = MediaTime(value: 30, timescale: 1),
+        controlling role: ControllingRole? = nil, retransmissionSSRC: UInt32? = nil
     ) throws(MediaError) {
         self.id = id
         self.video = video
         ice = ICELiteAgent(localUsernameFragment: credentials.usernameFragment, localPassword: credentials.password)
         ice.remoteUsernameFragment = video.remoteUsernameFragment
-        dtls = try DTLSEndpoint(role: .server, expectedFingerprint: video.remoteFingerprint)
+        ice.isControlling = role != nil
+        controlling = role.map { ControllingState(role: $0) }
+        // A publisher sends what it is given from the start; it asks itself
+        // for no keyframe.
+        waitingForKeyframe = role == nil
+        dtls = try DTLSEndpoint(role: role?.dtlsRole ?? .server, expectedFingerprint: video.remoteFingerprint)
         let packetizer = RTPPacketizer.Configuration(
             codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
             initialSequenceNumber: UInt16.random(in: 0...UInt16.max),
@@ -105,7 +123,9 @@ public final class WebRTCPeer {
             configuration: .init(
                 packetizer: packetizer,
                 retransmission: video.retransmissionPayloadType.map {
-                    RTPRetransmission(payloadType: $0, initialSequenceNumber: UInt16.random(in: 0...UInt16.max))
+                    RTPRetransmission(
+                        payloadType: $0, ssrc: retransmissionSSRC,
+                        initialSequenceNumber: UInt16.random(in: 0...UInt16.max))
                 }, ntpOffset: ntpOffset))
         if video.isIncoming {
             receiver = RTPReceiverSession(
@@ -123,12 +143,13 @@ public final class WebRTCPeer {
     /// Whether the peer has closed (``state`` is `.closed`).
     public var isClosed: Bool { if case .closed = state { true } else { false } }
 
-    private func refuse(_ reason: String) { refusals[reason, default: 0] += 1 }
+    func refuse(_ reason: String) { refusals[reason, default: 0] += 1 }
 
     /// Takes one datagram from `source` (already known to be for this peer
     /// by its ICE username or its validated address).
     public func receive(_ datagram: [UInt8], from source: UDPAddress, at now: MediaTime) -> [Output] {
         guard !isClosed else { return [] }
+        if controlling != nil { return receiveAsControlling(datagram, from: source, at: now) }
         switch WebRTCPacketKind(classifying: datagram) {
         case .stun:
             switch ice.receive(datagram, from: source, at: now) {
@@ -176,12 +197,7 @@ public final class WebRTCPeer {
                 refuse(error.message)
                 return []
             }
-            rtcpPacketsReceived += 1
-            if let packets = try? RTCPPacket.parseCompound(packet) {
-                for case .genericNACK(_, _, let sequenceNumbers) in packets where nackedSequenceNumbers.count < 256 {
-                    nackedSequenceNumbers += sequenceNumbers.prefix(256 - nackedSequenceNumbers.count)
-                }
-            }
+            countRTCP(packet)
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
             return handle(sender.receiveRTCP(packet, at: now), at: now)
         case .rtp:
@@ -205,20 +221,34 @@ public final class WebRTCPeer {
         }
     }
 
+    /// Counts one SRTCP packet taken and the sequence numbers its NACKs ask for.
+    func countRTCP(_ packet: [UInt8]) {
+        rtcpPacketsReceived += 1
+        if let packets = try? RTCPPacket.parseCompound(packet) {
+            for case .genericNACK(_, _, let sequenceNumbers) in packets where nackedSequenceNumbers.count < 256 {
+                nackedSequenceNumbers += sequenceNumbers.prefix(256 - nackedSequenceNumbers.count)
+            }
+        }
+    }
+
     /// Sends one access unit (skipped until the first keyframe after the
     /// handshake). `captureNTP` is the capture time in NTP seconds for the
     /// abs-capture-time extension.
     public func send(_ sample: CompressedSample, captureNTP: Double, at now: MediaTime) -> [Output] {
+        do { return try sendSample(sample, captureNTP: captureNTP, at: now) } catch {
+            refuse("sample not packetized: \(error.message)")
+            return []
+        }
+    }
+
+    /// ``send(_:captureNTP:at:)``, throwing when the sample cannot be packetized.
+    func sendSample(_ sample: CompressedSample, captureNTP: Double, at now: MediaTime) throws(MediaError) -> [Output] {
         guard state == .connected, !sender.isFinished else { return [] }
         if waitingForKeyframe {
             guard sample.isKeyframe else { return [] }
             waitingForKeyframe = false
         }
-        let events: [RTPSenderEvent]
-        do { events = try sender.send(sample, at: now) } catch {
-            refuse("sample not packetized: \(error.message)")
-            return []
-        }
+        let events = try sender.send(sample, at: now)
         for case .rtp(let packet) in events where packet.count >= 8 {
             if sentFrames.count == Self.sentFrameLimit { sentFrames.removeFirst(Self.sentFrameLimit / 2) }
             let timestamp = packet[4...7].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -249,6 +279,7 @@ public final class WebRTCPeer {
     /// requests, consent and handshake timeouts.
     public func poll(at now: MediaTime) -> [Output] {
         guard !isClosed else { return [] }
+        if controlling != nil { return pollAsControlling(at: now) }
         let time = now.converted(toTimescale: 1_000_000_000).value
         if ice.consentExpired(at: now) {
             state = .closed("consent expired: no ICE check for \(ice.consentTimeout.seconds) s")
@@ -282,7 +313,7 @@ public final class WebRTCPeer {
                 samplesReceived += 1
             case .loss: lossEvents += 1
             case .rtcp(let packet, _):
-                if let destination = ice.destination, let protected = try? outbound?.protectRTCP(packet) {
+                if let destination = mediaDestination, let protected = try? outbound?.protectRTCP(packet) {
                     outputs.append(.send(protected, to: destination))
                 }
             case .streamEnded(let reason):
@@ -297,7 +328,8 @@ public final class WebRTCPeer {
     /// still answered until ``close(reason:at:)``.
     public func endStream(at now: MediaTime) -> [Output] {
         guard state == .connected, receiver == nil, !sender.isFinished else { return [] }
-        return handle(sender.finish(at: now, reason: "the stream ended"), at: now)
+        // A publisher's BYE carries no reason, as before it drove a peer.
+        return handle(sender.finish(at: now, reason: controlling == nil ? "the stream ended" : nil), at: now)
     }
 
     /// Ends the stream: the sender's BYE (unless ``endStream(at:)`` said it),
@@ -312,13 +344,20 @@ public final class WebRTCPeer {
                 outputs = handle(sender.finish(at: now, reason: reason), at: now)
             }
         }
-        if let destination = ice.destination { outputs += dtls.close().map { .send($0, to: destination) } }
+        // A publisher says close_notify only on a DTLS connection.
+        if let destination = mediaDestination, controlling == nil || state == .connected {
+            outputs += dtls.close().map { .send($0, to: destination) }
+        }
         state = .closed(reason)
         return outputs
     }
 
-    private func handle(_ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil) -> [Output] {
-        guard let destination = ice.destination, let outbound else { return [] }
+    /// Where media and DTLS go: the pair a controlling peer selected, else
+    /// the ICE-lite agent's destination.
+    var mediaDestination: UDPAddress? { controlling == nil ? ice.destination : controlling?.selected }
+
+    func handle(_ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil) -> [Output] {
+        guard let destination = mediaDestination, let outbound else { return [] }
         var outputs: [Output] = []
         for event in events {
             switch event {
@@ -340,7 +379,12 @@ public final class WebRTCPeer {
             case .keyframeRequested: outputs.append(.keyframeRequested)
             case .targetBitRate: break
             case .receiverLeft(_, let reason):
-                state = .closed("the peer said BYE" + (reason.map { ": \($0)" } ?? ""))
+                if controlling != nil {
+                    // The publisher's owner decides what the endpoint's BYE means.
+                    controlling?.byeReason = "RTCP BYE" + (reason.map { ": \($0)" } ?? "")
+                } else {
+                    state = .closed("the peer said BYE" + (reason.map { ": \($0)" } ?? ""))
+                }
             }
         }
         return outputs

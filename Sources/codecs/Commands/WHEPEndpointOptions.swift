@@ -1,4 +1,5 @@
 import Foundation
+import MediaCore
 import WebRTC
 
 // The options the WHEP and WHIP endpoints share (`serve --whep`, `receive
@@ -15,9 +16,23 @@ enum WHEPEndpointOptions {
                                      is ended and its slot freed (default 5)
         """
 
+    /// Prints the endpoint's ``CodecLog`` messages (those of `subsystem`) as
+    /// `PREFIX: LINE` on standard error; other messages go on to the handler
+    /// installed before.
+    static func printLog(of subsystem: String, prefix: String) {
+        let previous = CodecLog.handler
+        CodecLog.handler = { message in
+            if message.subsystem == subsystem {
+                printError("\(prefix): \(message.message)")
+            } else {
+                previous?(message)
+            }
+        }
+    }
+
     /// Sets `configuration`'s token and handshake deadline from `parsed`.
     /// The token itself never appears in an error.
-    static func apply(_ parsed: Arguments, to configuration: inout WHEPServer.Configuration)
+    static func apply<Configuration: EndpointSettings>(_ parsed: Arguments, to configuration: inout Configuration)
         throws(Arguments.UsageError)
     {
         let token: String?
@@ -57,3 +72,12 @@ enum WHEPEndpointOptions {
         }
     }
 }
+
+/// The settings of the WHEP server and the WHIP endpoint that these options set.
+protocol EndpointSettings {
+    var token: String? { get set }
+    var handshakeTimeout: Double { get set }
+}
+
+extension WHEPServer.Configuration: EndpointSettings {}
+extension WHIPEndpoint.Configuration: EndpointSettings {}

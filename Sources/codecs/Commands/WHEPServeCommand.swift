@@ -77,7 +77,7 @@ enum WHEPServe {
         }
         do {
             let server = try WHEPServer(configuration)
-            server.log = { printError("codecs stream serve: \($0)") }
+            WHEPEndpointOptions.printLog(of: server.logSubsystem, prefix: "codecs stream serve")
             let (pipeline, profileLevelID) = try input.h264Pipeline(
                 to: server, parsed, command: "serve", unsupported: "--whep sends H.264 only")
             server.setLive(profileLevelID: profileLevelID)

@@ -4,7 +4,7 @@ import MediaCore
 import WebRTC
 
 /// `codecs stream receive whip://HOST:PORT/PATH -o OUT`: a WHIP endpoint
-/// (RFC 9725) at `http://HOST:PORT/PATH` through ``WHEPServer``; the first
+/// (RFC 9725) at `http://HOST:PORT/PATH` through ``WHIPEndpoint``; the first
 /// publisher's H.264 is written to OUT as it comes (Annex-B or a container,
 /// by the extension). This file only reads options and writes samples.
 enum WHIPReceive {
@@ -34,7 +34,7 @@ enum WHIPReceive {
     static func run(_ arguments: [String]) -> Int32 {
         if printedHelp(arguments, help) { return 0 }
         let parsed: Arguments
-        var configuration = WHEPServer.Configuration()
+        var configuration = WHIPEndpoint.Configuration()
         let output: String
         let kind: MediaFileKind
         let frameLimit: Int?
@@ -55,7 +55,7 @@ enum WHIPReceive {
             kind = found
             configuration.host = host
             configuration.port = port
-            configuration.whipPath = path
+            configuration.path = path
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
             try WHEPEndpointOptions.apply(parsed, to: &configuration)
             frameLimit = try parsed.integer("frames", in: 1...Int.max)
@@ -66,11 +66,11 @@ enum WHIPReceive {
             return 2
         }
         do {
-            let server = try WHEPServer(configuration)
-            server.log = { printError("codecs stream receive: \($0)") }
+            let server = try WHIPEndpoint(configuration)
+            WHEPEndpointOptions.printLog(of: server.logSubsystem, prefix: "codecs stream receive")
             printError(
                 "codecs stream receive: WHIP endpoint http://\(configuration.host):\(server.httpPort)"
-                    + "\(configuration.whipPath!) (media on UDP port \(server.mediaPort))")
+                    + "\(configuration.path) (media on UDP port \(server.mediaPort))")
             let sink = try SampleSink(path: output, kind: kind, options: SampleSink.liveRecordingOptions(for: kind))
             if let note = sink.recordingNote { printError("codecs stream receive: \(note)") }
             // A failure once samples were written (a format change the
@@ -85,7 +85,7 @@ enum WHIPReceive {
                         _ = try sink.write(sample)
                         if let frameLimit, sink.samplesWritten >= frameLimit { break loop }
                     }
-                    if server.publishersFinished > 0 && server.publisherCount == 0 { break }
+                    if server.publishersHaveLeft { break }
                     if server.publishersFinished == 0 && server.publisherCount == 0
                         && monotonicSeconds() - start > timeout
                     {

@@ -5,8 +5,8 @@ import RTPPayload
     import Glibc
 #endif
 
-// Signalling: the SDP offer, one HTTP request to the endpoint, and connecting
-// (POST the offer, take the answer, run ICE and DTLS until SRTP is keyed).
+// Offers: the SDP offer, the endpoint's answer turned into a controlling
+// WebRTCPeer, and connecting (POST the offer, poll until SRTP is keyed).
 extension WHIPClient {
     /// The offer: one send-only H.264 video section with RTX, our host
     /// candidate, setup:actpass.
@@ -55,9 +55,9 @@ extension WHIPClient {
         guard let ufrag = answer.usernameFragment(section), let pwd = answer.password(section),
             let fingerprint = answer.fingerprint(section), fingerprint.algorithm == "sha-256"
         else { throw .unsupported("the answer lacks ice-ufrag, ice-pwd or a sha-256 fingerprint") }
-        let deadline = monotonic() + timeoutSeconds
+        let now = clock.now
         var schedule = ICECheckSchedule(
-            localAddress: localAddress, deadline: deadline, limits: checkLimits,
+            localAddress: localAddress, deadline: now.seconds + timeoutSeconds, limits: checkLimits,
             broadcastAddresses: Self.localBroadcastAddresses())
         for candidate in section.candidates {
             var v4 = in_addr()
@@ -70,33 +70,61 @@ extension WHIPClient {
         }
         // An answer without candidates (aiortc's, for one) leaves the
         // endpoint's own checks to tell us where it is (peer-reflexive).
-        checks = schedule
-        remote = (ufrag, pwd)
-        agent.remoteUsernameFragment = ufrag
         let retransmission = section.formats.contains("97") && section.rtpmaps[97]?.name.lowercased() == "rtx"
-        sender = RTPSenderSession(
-            configuration: .init(
-                packetizer: .init(
-                    codec: .h264, payloadType: 96, ssrc: ssrc, initialSequenceNumber: UInt16.random(in: 0...UInt16.max),
-                    timestampOffset: UInt32.random(in: 0...UInt32.max), maximumPayloadSize: 1100),
-                retransmission: retransmission ? RTPRetransmission(payloadType: 97, ssrc: rtxSSRC) : nil))
+        let video = NegotiatedVideo(
+            sectionIndex: answer.sections.firstIndex(of: section) ?? 0, mid: section.mid ?? "0", payloadType: 96,
+            retransmissionPayloadType: retransmission ? 97 : nil,
+            offeredProfileLevelID: profileLevelID.map { String(format2: $0) }.joined(), nack: true,
+            pictureLossIndication: true, fullIntraRequest: true, reducedSizeRTCP: true, playoutDelayID: nil,
+            absoluteCaptureTimeID: nil, remoteUsernameFragment: ufrag, remotePassword: pwd,
+            remoteFingerprint: fingerprint.value)
         // The answer's setup:active makes us the DTLS server; else the client.
-        let role: DTLSEndpoint.Role = answer.setup(section) == "active" ? .server : .client
-        dtls = try DTLSEndpoint(role: role, expectedFingerprint: fingerprint.value)
+        let role = WebRTCPeer.ControllingRole(
+            checks: schedule, dtlsRole: answer.setup(section) == "active" ? .server : .client,
+            consentInterval: consentInterval, consentExpiry: consentExpiry)
+        let peer = try WebRTCPeer(
+            id: "whip", video: video, credentials: credentials, ssrc: ssrc, ntpOffset: .zero, now: now,
+            controlling: role, retransmissionSSRC: rtxSSRC)
+        self.peer = peer
+        stopped = false
         while !isConnected {
-            guard monotonic() < deadline else {
+            guard clock.now.seconds < now.seconds + timeoutSeconds else {
+                let checks = peer.checks
                 let skipped = checks?.refusalSummary ?? ""
                 let state =
-                    selected == nil
+                    peer.selectedAddress == nil
                     ? "no ICE check succeeded (\(checks?.candidates.count ?? 0) remote candidates checked, "
                         + "\(checks?.checksSent ?? 0) checks"
                         + (skipped.isEmpty ? "" : "; not checked: \(skipped)") + ")"
-                    : "DTLS did not finish with \(selected!)"
+                    : "DTLS did not finish with \(peer.selectedAddress!)"
                 let refused = refusals.map { "\($0.key) ×\($0.value)" }.sorted().joined(separator: "; ")
                 throw MediaError(.timedOut, "\(state)" + (refused.isEmpty ? "" : "; refused: \(refused)"))
             }
-            if let failure = dtls?.failure { throw MediaError(.backendFailure, failure, library: "openssl") }
+            if let failure = peer.dtlsFailure { throw MediaError(.backendFailure, failure, library: "openssl") }
             try poll(timeoutMilliseconds: 20)
         }
+        CodecLog.log(
+            .info, subsystem: "whip",
+            "publishing to \(endpoint) over \(peer.selectedAddress.map { "\($0)" } ?? "?") "
+                + "(DTLS \(role.dtlsRole == .client ? "client" : "server"))")
+    }
+
+    /// The directed broadcast addresses of the local IPv4 interfaces
+    /// (`getifaddrs`), which a candidate may not name.
+    static func localBroadcastAddresses() -> Set<[UInt8]> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var found: Set<[UInt8]> = []
+        var next = list
+        while let entry = next?.pointee {
+            next = entry.ifa_next
+            guard entry.ifa_flags & UInt32(IFF_BROADCAST) != 0, let broadcast = entry.ifa_ifu.ifu_broadaddr,
+                broadcast.pointee.sa_family == sa_family_t(AF_INET)
+            else { continue }
+            let address = UnsafeRawPointer(broadcast).assumingMemoryBound(to: sockaddr_in.self).pointee.sin_addr
+            found.insert(withUnsafeBytes(of: address) { Array($0) })
+        }
+        return found
     }
 }
