@@ -14,8 +14,8 @@ import Sockets
 import WebRTC
 import WebStreaming
 
-// README.md:549
-private func snippet_README_549() async throws {
+// README.md:550
+private func snippet_README_550() async throws {
 
     // Sender: frames → samples → RTP (RTCP on the port above: NACKs answered, PLIs as keyframe requests).
     var properties = CompressionProperties()
@@ -45,8 +45,8 @@ private func snippet_README_549() async throws {
     }
 }
 
-// README.md:612
-private func snippet_README_612() async throws {
+// README.md:623
+private func snippet_README_623() async throws {
     for encoder in CompressionSession.encoders() {           // x264, x265, vaapi (h264), vaapi (hevc)
         print(encoder.name, encoder.codec, encoder.isAvailable ? "available" : encoder.unavailableReason!)
     }

@@ -60,16 +60,18 @@ import Testing
         for _ in 0..<3 {
             let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:\(try freePort(.udp))?mode=listener")
             let cancellation = receiver.cancellation
-            let consumer = Task { () throws -> Int in
+            let consumer = Task(executorPreference: DedicatedThreadExecutor()) {
+                () throws -> (Int, ContinuousClock.Instant) in
                 var events = 0
                 for try await _ in receiver { events += 1 }
-                return events
+                return (events, ContinuousClock.now)
             }
             try await Task.sleep(for: .milliseconds(500))
             let stoppedAt = ContinuousClock.now
             if stop == .cancelMethod { cancellation.cancel() } else { consumer.cancel() }
-            #expect(try await consumer.value == 0)
-            figures.append(stoppedAt.duration(to: .now))
+            let (events, endedAt) = try await consumer.value
+            #expect(events == 0)
+            figures.append(stoppedAt.duration(to: endedAt))
             #expect(cancellation.isCancelled)
         }
         print("SRT listener awaited, \(stop): stop to end \(figures)")
@@ -86,16 +88,22 @@ import Testing
         defer { peer.stop() }
         let receiver = try MediaStreamReceiver(
             url: url, options: StreamOptions(openTimeout: 10, ioTimeout: 1), idleTimeout: 2)
-        var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
-        var bytes: [UInt8] = []
-        var samples = 0
-        for try await event in receiver {
-            guard case .sample(let sample) = event else { continue }
-            bytes += try writer.write(sample)
-            samples += 1
-            if samples == 30 { break }
-        }
-        #expect(samples == 30, "\(scheme): \(receiver.endNote ?? "")")
+        // Read on a thread of its own, as an app's reader would be, so that
+        // suites beside this one cannot starve it while SRT's buffer fills.
+        let (bytes, samples, endNote) = try await Task(executorPreference: DedicatedThreadExecutor()) {
+            () throws -> ([UInt8], Int, String?) in
+            var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
+            var bytes: [UInt8] = []
+            var samples = 0
+            for try await event in receiver {
+                guard case .sample(let sample) = event else { continue }
+                bytes += try writer.write(sample)
+                samples += 1
+                if samples == 30 { break }
+            }
+            return (bytes, samples, receiver.endNote)
+        }.value
+        #expect(samples == 30, "\(scheme): \(endNote ?? "")")
         let output = sent.directory.path("received.h264")
         try Data(bytes).write(to: URL(fileURLWithPath: output))
         #expect(try referenceHashes(output) == sent.hashes, "\(scheme)")
@@ -113,26 +121,32 @@ import Testing
         let receiver = try MediaStreamReceiver(url: url, options: StreamOptions(openTimeout: 10, ioTimeout: 10))
         let cancellation = receiver.cancellation
         let stoppedAt = Stamp()
-        var samples = 0
-        var canceller: Task<Void, any Error>?
-        for try await event in receiver {
-            guard case .sample = event else { continue }
-            samples += 1
-            if samples == 10 {
-                kill(peer.process.processIdentifier, SIGSTOP)
-                canceller = Task {
-                    try await Task.sleep(for: .milliseconds(500))
-                    stoppedAt.instant.withLock { $0 = .now }
-                    cancellation.cancel()
+        // The reader and the canceller on threads of their own: the figure
+        // is the receiver's, not the busy cooperative pool's.
+        let pid = peer.process.processIdentifier
+        let (samples, ended, canceller, cancelled) = try await Task(executorPreference: DedicatedThreadExecutor()) {
+            () throws -> (Int, ContinuousClock.Instant, Task<Void, any Error>?, Bool) in
+            var samples = 0
+            var canceller: Task<Void, any Error>?
+            for try await event in receiver {
+                guard case .sample = event else { continue }
+                samples += 1
+                if samples == 10 {
+                    kill(pid, SIGSTOP)
+                    canceller = Task(executorPreference: DedicatedThreadExecutor()) {
+                        try await Task.sleep(for: .milliseconds(500))
+                        stoppedAt.instant.withLock { $0 = .now }
+                        cancellation.cancel()
+                    }
                 }
             }
-        }
-        let ended = ContinuousClock.now
+            return (samples, ContinuousClock.now, canceller, receiver.isCancelled)
+        }.value
         try await canceller?.value
         kill(peer.process.processIdentifier, SIGCONT)
         let from = try #require(stoppedAt.instant.withLock { $0 })
         #expect(samples >= 10)
-        #expect(receiver.isCancelled)
+        #expect(cancelled)
         #expect(from.duration(to: ended) < .seconds(2))
         print("paused \(scheme) sender: stop to end \(from.duration(to: ended))")
     }

@@ -5,6 +5,7 @@ import FormatConv
 import Foundation
 import MediaCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import WebRTC
@@ -170,31 +171,5 @@ struct WHIPEndpointReceiverTests {
             try WHIPEndpoint(.init(path: "live"))
         }
         #expect(throws: MediaError.self) { try WHIPEndpoint(.init(path: "/")) }
-    }
-}
-
-/// Runs the jobs of the tasks that prefer it on one thread of its own.
-final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-
-    init() {
-        Thread { [self] in
-            while true {
-                condition.lock()
-                while jobs.isEmpty { condition.wait() }
-                let job = jobs.removeFirst()
-                condition.unlock()
-                job.runSynchronously(on: asUnownedTaskExecutor())
-            }
-        }.start()
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
     }
 }

@@ -65,7 +65,7 @@ struct LogBudget {
 
 extension WHEPServer {
     /// The most lines a second about refused requests (offers, requests
-    /// without the token) given to ``MediaCore/CodecLog``; past it they are counted and the
+    /// without the token) given to `CodecLog`; past it they are counted and the
     /// count is logged once the second is over. Lines about sessions that
     /// start or end always go out. 20 by default.
     public var maximumLogLinesPerSecond: Int {
@@ -91,7 +91,7 @@ extension WHEPServer {
         if let count = logBudget.summary(at: logNow, force: force) { log(.warning, count) }
     }
 
-    /// Gives one line to ``MediaCore/CodecLog`` under ``logSubsystem``.
+    /// Gives one line to `CodecLog` under ``logSubsystem``.
     func log(_ level: LogLevel, _ line: String) {
         CodecLog.log(level, subsystem: logSubsystem, line)
         logObserver?(LogMessage(level: level, subsystem: logSubsystem, message: line))

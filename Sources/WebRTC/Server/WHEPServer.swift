@@ -40,8 +40,8 @@ import Sockets
 /// DELETE and PATCH without it 401 (`WWW-Authenticate: Bearer`); `GET
 /// /whep/stats` counts as JSON (``countsJSON()``), the full statistics
 /// (``statisticsJSON()``) only with the token; `GET /` (and `HEAD /`) a
-/// WebRTC player page (``WHEPPage``). Only the endpoint's own answers carry
-/// CORS fields. Its messages go to ``MediaCore/CodecLog`` (subsystem
+/// WebRTC player page (served at `/`). Only the endpoint's own answers carry
+/// CORS fields. Its messages go to `CodecLog` (subsystem
 /// ``logSubsystem``). It starts no threads: the caller drives it from one thread.
 ///
 /// With ``Configuration/whipPath`` set it is also a WHIP endpoint (RFC 9725):
@@ -111,7 +111,7 @@ public final class WHEPServer {
     public private(set) var httpPort = 0
     /// The UDP port media, ICE and DTLS use (the one picked when ``Configuration/mediaPort`` was 0).
     public private(set) var mediaPort = 0
-    /// The ``MediaCore/CodecLog`` subsystem of the server's messages, one per
+    /// The `CodecLog` subsystem of the server's messages, one per
     /// notable event (a session joined or left at `.info`, a request refused
     /// at `.warning`; those at most ``maximumLogLinesPerSecond`` a second, then
     /// one line with the count left out): `"whep"` unless set (a distinct one

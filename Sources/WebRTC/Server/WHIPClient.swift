@@ -17,7 +17,7 @@ import Sockets
 /// endpoint, runs ICE as the controlling agent (its own host candidate,
 /// checks with USE-CANDIDATE to the answer's candidates, answers the
 /// server's checks), the DTLS-SRTP handshake in the role the answer leaves
-/// it, then sends access units through an ``RTPPayload/RTPSenderSession``
+/// it, then sends access units through an `RTPSenderSession`
 /// (NACK answered as RTX when the answer takes RTX, PLI/FIR reported by
 /// ``takeKeyframeRequest()``). ``finish()`` says BYE and DELETEs the session.
 /// ICE, DTLS and media are a controlling ``WebRTCPeer``

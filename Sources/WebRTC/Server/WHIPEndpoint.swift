@@ -37,7 +37,7 @@ import MediaCore
 /// ``Configuration/token`` set, POST, DELETE and PATCH without it 401. The
 /// WHEP routes of the shared machinery stay: `POST /whep` gets 409 (nothing
 /// is live), `GET /` the player page, `GET /whep/stats` the counts. Its
-/// messages go to ``MediaCore/CodecLog`` with the subsystem `"whip"`. It
+/// messages go to `CodecLog` with the subsystem `"whip"`. It
 /// starts no threads: the caller drives it from one thread (or one task,
 /// through ``receiver()``).
 public final class WHIPEndpoint {
@@ -122,7 +122,7 @@ public final class WHIPEndpoint {
     /// The UDP port of media, ICE and DTLS (the one picked when ``Configuration/mediaPort`` was 0).
     public var mediaPort: Int { core.mediaPort }
 
-    /// The ``MediaCore/CodecLog`` subsystem of the endpoint's messages:
+    /// The `CodecLog` subsystem of the endpoint's messages:
     /// `"whip"` unless set (a distinct one tells two endpoints apart).
     public var logSubsystem: String {
         get { core.logSubsystem }

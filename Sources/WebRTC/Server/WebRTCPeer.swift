@@ -4,10 +4,10 @@ import RTPPayload
 
 /// One peer of a WebRTC video stream on a shared UDP socket: ICE-lite, the
 /// DTLS-SRTP handshake (we are the DTLS server), then H.264 over SRTP. To a
-/// viewer it sends through an ``RTPPayload/RTPSenderSession`` (NACK answered
+/// viewer it sends through an `RTPSenderSession` (NACK answered
 /// from its history, as RTX where negotiated; PLI and FIR passed on as
 /// keyframe requests); from a publisher (``NegotiatedVideo/isIncoming``) it
-/// receives through an ``RTPPayload/RTPReceiverSession`` (NACK and PLI sent
+/// receives through an `RTPReceiverSession` (NACK and PLI sent
 /// back), its access units taken with ``takeSamples()``.
 ///
 /// Given a ``ControllingRole`` it plays the other side, a WHIP publisher's
@@ -90,11 +90,15 @@ public final class WebRTCPeer {
     private let createdAt: Int64
 
     /// - Parameters:
+    ///   - id: the session's identifier, as its owner names it.
     ///   - video: what the offer negotiated.
     ///   - credentials: our ice-ufrag and ice-pwd for this peer.
     ///   - ssrc: the media SSRC (RTX gets its own).
     ///   - ntpOffset: NTP seconds minus the monotonic clock, for sender
     ///     reports.
+    ///   - now: the monotonic time the peer is created at.
+    ///   - handshakeTimeout: how long ICE and DTLS may take from `now`
+    ///     before the peer gives up.
     ///   - controlling: nil for the controlled ICE-lite role (DTLS server);
     ///     the candidates to check and the DTLS role for the controlling one.
     ///   - retransmissionSSRC: the RTX SSRC when an offer of ours already
