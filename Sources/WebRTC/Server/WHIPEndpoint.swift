@@ -16,7 +16,7 @@ import MediaCore
 /// socket (ICE-lite, DTLS-SRTP as the DTLS server, RFC 7983
 /// demultiplexing), each publisher a controlled ``WebRTCPeer`` that sends
 /// NACK and PLI back; its access units come out of
-/// ``takeReceivedSamples()`` or, as an `AsyncSequence`, ``receiver()``.
+/// ``takeReceivedSamples()`` or, as an `AsyncSequence`, ``receiver(pollInterval:endsWhenPublishersLeave:cancellation:)``.
 ///
 /// ```swift
 /// let endpoint = try WHIPEndpoint(.init(host: "127.0.0.1", port: 0, path: "/live"))
@@ -39,7 +39,7 @@ import MediaCore
 /// is live), `GET /` the player page, `GET /whep/stats` the counts. Its
 /// messages go to `CodecLog` with the subsystem `"whip"`. It
 /// starts no threads: the caller drives it from one thread (or one task,
-/// through ``receiver()``).
+/// through ``receiver(pollInterval:endsWhenPublishersLeave:cancellation:)``).
 public final class WHIPEndpoint {
     /// What the endpoint listens on and its limits.
     public struct Configuration: Sendable {

@@ -99,7 +99,7 @@ public final class WebRTCPeer {
     ///   - now: the monotonic time the peer is created at.
     ///   - handshakeTimeout: how long ICE and DTLS may take from `now`
     ///     before the peer gives up.
-    ///   - controlling: nil for the controlled ICE-lite role (DTLS server);
+    ///   - role: nil for the controlled ICE-lite role (DTLS server);
     ///     the candidates to check and the DTLS role for the controlling one.
     ///   - retransmissionSSRC: the RTX SSRC when an offer of ours already
     ///     named it; nil picks one.
