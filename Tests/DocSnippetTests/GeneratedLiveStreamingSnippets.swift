@@ -22,8 +22,8 @@ private func snippet_Sources_LiveStreaming_LivePipeline_25() async throws {
     try await pipeline.run()  // or: try pipeline.run(until: { false })
 }
 
-// Sources/LiveStreaming/RoundTrip/RoundTripTrial.swift:20
-private func snippet_Sources_LiveStreaming_RoundTrip_RoundTripTrial_20() async throws {
+// Sources/LiveStreaming/RoundTrip/RoundTripTrial.swift:22
+private func snippet_Sources_LiveStreaming_RoundTrip_RoundTripTrial_22() async throws {
     var configuration = RoundTripTrial.Configuration()
     configuration.frames = 60
     configuration.pacing = false
