@@ -86,7 +86,8 @@ let package = Package(
         .target(
             name: "LiveStreaming",
             dependencies: [
-                "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "MediaIO", "WebStreaming", "WebRTC",
+                "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO", "Sockets",
+                "WebStreaming", "WebRTC",
             ]),
 
         .executableTarget(
@@ -169,8 +170,8 @@ let package = Package(
         .testTarget(
             name: "LiveStreamingTests",
             dependencies: [
-                "TestSupport", "LiveStreaming", "EncodeSession", "MediaIO", "RTPPayload", "FormatConv", "MediaCore",
-                "Sockets",
+                "TestSupport", "LiveStreaming", "EncodeSession", "DecodeSession", "MediaIO", "RTPPayload", "FormatConv",
+                "MediaCore", "Sockets",
             ]),
         .testTarget(
             name: "RTPPayloadTests",

@@ -21,3 +21,12 @@ private func snippet_Sources_LiveStreaming_LivePipeline_25() async throws {
     let pipeline = try LivePipeline(source: .y4m(path: "clip.y4m", loop: false), sink: sender)
     try await pipeline.run()  // or: try pipeline.run(until: { false })
 }
+
+// Sources/LiveStreaming/RoundTrip/RoundTripTrial.swift:22
+private func snippet_Sources_LiveStreaming_RoundTrip_RoundTripTrial_22() async throws {
+    var configuration = RoundTripTrial.Configuration()
+    configuration.frames = 60
+    configuration.pacing = false
+    let report = try RoundTripTrial(configuration).run()
+    print(report.account.decoded.count, report.passed)
+}

@@ -1,6 +1,9 @@
 import EncodeSession
+import FormatConv
 import Foundation
+import LiveStreaming
 import MediaCore
+import WebStreaming
 
 #if canImport(Glibc)
     import Glibc
@@ -62,8 +65,8 @@ private let demoHelp = """
     when there are any.
     """
 
-/// `codecs demo`: encode → Annex-B → TCP on the loopback → reassemble →
-/// decode → compare, with a report.
+/// `codecs demo`: a ``RoundTripTrial`` (encode → RTP or TCP on the loopback
+/// → decode → compare) from the options, with its report printed.
 func runDemo(_ arguments: [String]) -> Int32 {
     if arguments.contains("--help") || arguments.contains("-h") {
         print(demoHelp)
@@ -77,7 +80,7 @@ func runDemo(_ arguments: [String]) -> Int32 {
         return 2
     }
     do {
-        let result = try DemoRun(options: options).run()
+        let result = try runTrial(options)
         print(result.text)
         if let path = options.jsonPath {
             let data = try JSONSerialization.data(withJSONObject: result.json, options: [.sortedKeys, .prettyPrinted])
@@ -110,49 +113,66 @@ func runDemo(_ arguments: [String]) -> Int32 {
     }
 }
 
-/// How the demo's stream travels.
-enum DemoTransport: String, Sendable {
-    case rtp
-    case tcp
+/// Runs the trial, with the stream also saved (`--save-stream`) and served
+/// to browsers (`--http`, the run starting when the first one connects).
+private func runTrial(_ options: DemoOptions) throws -> DemoReport {
+    let web = try options.http.map { endpoint throws(MediaError) in
+        try WebStreamServer(WebStreamServer.Configuration(host: endpoint.host, port: endpoint.port))
+    }
+    if let web {
+        printError(
+            "codecs demo: open http://\(web.configuration.host):\(web.port)/ — the run starts when it connects")
+        while web.clientCount == 0, StopSignal.requested == nil { try web.poll(timeoutMilliseconds: 50) }
+    }
+    defer { web?.close(drainSeconds: 2) }
+    var saved: (writer: AnnexBWriter, file: FileByteSink, bytes: [UInt8])? = nil
+    if let path = options.streamPath {
+        saved = (AnnexBWriter(policy: .beforeEveryKeyframe), try FileByteSink(path: path), [])
+    }
+    defer { try? saved?.file.close() }
+    let report = try RoundTripTrial(options.trial).run(onEncoded: { sample throws(MediaError) in
+        if let web {
+            try? web.poll(timeoutMilliseconds: 0)
+            web.send(sample)
+        }
+        if var copy = saved {
+            saved = nil
+            copy.bytes.removeAll(keepingCapacity: true)
+            try copy.writer.write(sample, into: &copy.bytes)
+            try copy.file.write(copy.bytes)
+            saved = copy
+        }
+    })
+    return DemoReport(trial: report, encoderName: options.encode.encoderName, lowLatency: options.lowLatency)
+}
+
+/// The frame a test asks the receiver to lose after decoding it
+/// (`CODECS_DEMO_FAULT=lose-decoded-frame:N`), standing for a loss no
+/// sender drop explains; the report must then fail.
+private func injectedLoss() -> Int? {
+    guard let value = getenv("CODECS_DEMO_FAULT").map({ String(cString: $0) }),
+        value.hasPrefix("lose-decoded-frame:")
+    else { return nil }
+    return Int(value.dropFirst("lose-decoded-frame:".count))
 }
 
 /// The demo's settings, read from the command line.
 struct DemoOptions: Sendable {
-    var frames = 300
-    var width = 1280
-    var height = 720
-    var frameRate = 30
+    /// The trial's settings.
+    var trial = RoundTripTrial.Configuration()
     /// Codec, encoder and the live encoder settings: no look-ahead or
     /// B-frames, a keyframe every second so a late joiner or a receiver that
     /// lost data waits at most one second.
     var encode: EncodeOptions
-    var lateJoin = 0
-    var dropEvery: Int? = nil
-    /// RTP: packets the sender loses on the way (`--loss PCT --seed N`).
-    var loss: (percent: Double, seed: UInt64)? = nil
-    /// RTP: the receiver asks for lost packets again (not `--no-nack`).
-    var nack = true
-    /// RTP: the sender answers picture loss indications (not `--no-pli`).
-    var answersKeyframeRequests = true
-    /// RTP: the receiver's jitter buffer delay (`--jitter`).
-    var jitterMilliseconds = 100
+    var lowLatency = false
     /// RTP: where to write the stream's figures (`--stats-json`).
     var statsJSONPath: String? = nil
-    /// RTP over UDP (the default) or Annex-B over TCP.
-    var transport = DemoTransport.rtp
-    var resolutionChange = false
-    var pace = true
-    var lowLatency = false
     /// Where to write the figures as JSON (`--json`).
     var jsonPath: String? = nil
     /// Where to write the encoded stream as Annex-B (`--save-stream`).
     var streamPath: String? = nil
     /// Where to serve the player page and the stream (`--http`).
     var http: (host: String, port: Int)? = nil
-    /// Pass marks: the average luma PSNR over all decoded frames, and the
-    /// least any single frame may have.
-    var minimumAveragePSNR = 35.0
-    var minimumFramePSNR = 30.0
 
     init(_ arguments: [String]) throws(Arguments.UsageError) {
         let parsed = try Arguments(
@@ -165,7 +185,7 @@ struct DemoOptions: Sendable {
         if let extra = parsed.positional.first {
             throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
         }
-        frames = try parsed.integer("frames", in: 1...100_000, default: frames)!
+        trial.frames = try parsed.integer("frames", in: 1...100_000, default: trial.frames)!
         if let size = parsed.value("size") {
             let parts = size.lowercased().split(separator: "x")
             guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (16...8192).contains(w),
@@ -174,19 +194,15 @@ struct DemoOptions: Sendable {
                 throw Arguments.UsageError(
                     description: "--size \(size): expected WxH with even sizes from 16 to 8192, e.g. 1280x720")
             }
-            (width, height) = (w, h)
+            (trial.width, trial.height) = (w, h)
         }
-        var live = CompressionProperties()
-        live.realTime = true
-        live.allowFrameReordering = false
-        live.preset = "veryfast"
-        live.maxKeyFrameInterval = frameRate
-        live.expectedFrameRate = Double(frameRate)
+        var live = trial.properties
         lowLatency = parsed.flag("low-latency")
         if lowLatency {
             live.lowLatency = true
         }
         encode = try EncodeOptions(parsed, properties: live)
+        (trial.codec, trial.encoder, trial.properties) = (encode.codec, encode.encoder, encode.properties)
         jsonPath = parsed.value("json")
         streamPath = parsed.value("save-stream")
         if let text = parsed.value("http") {
@@ -195,25 +211,25 @@ struct DemoOptions: Sendable {
             }
             http = endpoint
         }
-        lateJoin = try parsed.integer("late-join", in: 0...(frames - 1), default: 0)!
-        dropEvery = try parsed.integer("drop-every", in: 2...100_000)
+        trial.lateJoin = try parsed.integer("late-join", in: 0...(trial.frames - 1), default: 0)!
+        trial.dropEvery = try parsed.integer("drop-every", in: 2...100_000)
         switch try parsed.choice("transport", ["rtp", "tcp"], default: "rtp") {
-        case "tcp": transport = .tcp
-        default: transport = .rtp
+        case "tcp": trial.transport = .tcp
+        default: trial.transport = .rtp
         }
         if let text = parsed.value("loss") {
             guard let percent = Double(text), percent.isFinite, (0...100).contains(percent) else {
                 throw Arguments.UsageError(description: "--loss \(text): expected a percentage from 0 to 100")
             }
-            loss = (percent, UInt64(try parsed.integer("seed", in: 0...Int.max, default: 1)!))
+            trial.loss = .init(percent: percent, seed: UInt64(try parsed.integer("seed", in: 0...Int.max, default: 1)!))
         } else if parsed.value("seed") != nil {
             throw Arguments.UsageError(description: "--seed goes with --loss")
         }
-        nack = !parsed.flag("no-nack")
-        answersKeyframeRequests = !parsed.flag("no-pli")
-        jitterMilliseconds = try parsed.integer("jitter", in: 0...10_000, default: jitterMilliseconds)!
+        trial.nack = !parsed.flag("no-nack")
+        trial.answersKeyframeRequests = !parsed.flag("no-pli")
+        trial.jitterMilliseconds = try parsed.integer("jitter", in: 0...10_000, default: trial.jitterMilliseconds)!
         statsJSONPath = parsed.value("stats-json")
-        if transport == .tcp {
+        if trial.transport == .tcp {
             for name in ["loss", "jitter", "stats-json"] where parsed.value(name) != nil {
                 throw Arguments.UsageError(description: "--\(name) is for the RTP transport")
             }
@@ -221,24 +237,16 @@ struct DemoOptions: Sendable {
                 throw Arguments.UsageError(description: "--\(name) is for the RTP transport")
             }
         }
-        resolutionChange = parsed.flag("resolution-change")
-        pace = !parsed.flag("no-pace")
+        trial.resolutionChange = parsed.flag("resolution-change")
+        trial.pacing = !parsed.flag("no-pace")
         if let text = parsed.value("min-psnr") {
             guard let value = Double(text), (0...100).contains(value) else {
                 throw Arguments.UsageError(description: "--min-psnr \(text): expected decibels from 0 to 100")
             }
-            minimumAveragePSNR = value
-            minimumFramePSNR = min(minimumFramePSNR, value)
+            trial.minimumAveragePSNR = value
+            trial.minimumFramePSNR = min(trial.minimumFramePSNR, value)
         }
+        trial.losingDecodedFrame = injectedLoss()
+        trial.stopRequested = { StopSignal.requested != nil }
     }
-
-    var codec: CodecType { encode.codec }
-
-    /// The size after `--resolution-change`: half of each side, kept even.
-    var secondSize: (width: Int, height: Int) {
-        (max(16, width / 4 * 2), max(16, height / 4 * 2))
-    }
-
-    /// The first frame coded at ``secondSize`` (when `resolutionChange`).
-    var changeFrame: Int { frames / 2 }
 }

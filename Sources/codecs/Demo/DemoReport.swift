@@ -1,119 +1,38 @@
-/// Which frames the demo's receiver should have decoded, which it did, and
-/// the difference, from the sender's log of access units.
-///
-/// Frames whose access unit went to the receiver are expected back, except
-/// the ones it could not decode because an earlier access unit was left
-/// out or lost for good: from each such unit to the next keyframe, in
-/// decode order (a closed GOP refers to nothing before its IDR/IRAP; H.264
-/// 8.2.1, H.265 8.3.2). With NACK (`repairs`), a unit that lost packets on
-/// the way is expected back whole: the retransmissions repair it.
-struct DemoFrameAccount {
-    /// Access units encoded before the receiver joined.
-    var notSent = 0
-    /// Access units the sender left out (TCP `--drop-every`) or that lost
-    /// packets on the way with nothing to repair them (RTP `--no-nack`).
-    var droppedBySender = 0
-    /// Frames expected lost: the left-out ones and those up to the next keyframe.
-    var expectedLost: [Int] = []
-    /// Frames lost in fact: sent but not decoded, and left out.
-    var actualLost: Set<Int> = []
-    /// Frames decoded.
-    var decoded: Set<Int> = []
-    /// Frames expected back but not decoded, ascending.
-    var missing: [Int] = []
-    /// Frames decoded but not expected, ascending.
-    var unexpected: [Int] = []
+import LiveStreaming
+import MediaCore
 
-    init(produced: [DemoAccessUnit], wire: [DemoAccessUnit], decodedFrameIndexes: [Int], repairs: Bool = false) {
-        var lostSinceDrop = false
-        var joined = false
-        for unit in produced {
-            guard unit.sentToReceiver else {
-                notSent += 1
-                continue
-            }
-            if !joined {
-                // An RTP receiver joins where the stream is: until a keyframe,
-                // nothing it gets can be decoded.
-                joined = true
-                lostSinceDrop = !unit.isKeyframe
-            }
-            if !repairs && (unit.droppedBySender || unit.lostOnTheWay) {
-                droppedBySender += 1
-                lostSinceDrop = true
-                expectedLost.append(unit.frameIndex)
-            } else if lostSinceDrop && !unit.isKeyframe {
-                expectedLost.append(unit.frameIndex)
-            } else {
-                lostSinceDrop = false
-            }
-        }
-        let sent = Set(wire.map(\.frameIndex))
-        let expectedDecoded = sent.subtracting(expectedLost)
-        decoded = Set(decodedFrameIndexes)
-        missing = expectedDecoded.subtracting(decoded).sorted()
-        unexpected = decoded.subtracting(expectedDecoded).sorted()
-        actualLost = sent.subtracting(decoded).union(
-            produced.filter { $0.sentToReceiver && $0.droppedBySender && !repairs }.map(\.frameIndex))
-    }
-}
-
-/// The demo's closing report: what was encoded, sent, received, decoded and
-/// lost (against what the sender's drops and a late join make expected),
-/// rates and latency, picture quality against the pass marks, the backends,
-/// and the verdict.
+/// The demo's closing report, printed: what was encoded, sent, received,
+/// decoded and lost (against what the sender's drops and a late join make
+/// expected), rates and latency, picture quality against the pass marks, the
+/// backends, and the verdict, from the ``RoundTripTrial/Report``.
 struct DemoReport {
-    let options: DemoOptions
-    let sender: DemoSenderResult
-    let receiver: DemoReceiverResult
-    let state: DemoExchange.State
-    let port: Int
-    let wallSeconds: Double
-    let account: DemoFrameAccount
+    let trial: RoundTripTrial.Report
+    /// `--encoder` as given ("auto", "software", "vaapi").
+    let encoderName: String
+    /// `--low-latency`.
+    let lowLatency: Bool
 
-    init(
-        options: DemoOptions, sender: DemoSenderResult, receiver: DemoReceiverResult, state: DemoExchange.State,
-        port: Int, wallSeconds: Double
-    ) {
-        self.options = options
-        self.sender = sender
-        self.receiver = receiver
-        self.state = state
-        self.port = port
-        self.wallSeconds = wallSeconds
-        account = DemoFrameAccount(
-            produced: state.produced, wire: state.wire, decodedFrameIndexes: receiver.decodedFrameIndexes,
-            repairs: options.transport == .rtp && options.nack)
+    private var options: RoundTripTrial.Configuration { trial.configuration }
+    var sender: RoundTripTrial.SenderFigures { trial.sender }
+    var receiver: RoundTripTrial.ReceiverFigures { trial.receiver }
+    private var account: RoundTripTrial.FrameAccount { trial.account }
+    private var countsPassed: Bool { trial.countsPassed }
+    private var psnrPassed: Bool { trial.psnrPassed }
+    private var averagePSNR: Double { trial.averagePSNR }
+    private var minimumPSNR: Double { trial.minimumPSNR }
+    private var framesOfDelay: Int? { trial.framesOfDelay }
+    private var accessUnitSizes:
+        (mean: Double, largest: Int, ratio: Double, largestAfterFirst: Int, ratioAfterFirst: Double)?
+    { trial.accessUnitSizes }
+    var passed: Bool { trial.passed }
+
+    /// Each encoder used, with how it was chosen.
+    private var encoders: String {
+        zip(sender.encoderBackends, sender.encoderFallbackReasons).map { backend, reason in
+            if let reason { return backend + " (hardware not used: \(reason))" }
+            return backend + (encoderName != "auto" ? " (--encoder \(encoderName))" : " (automatic)")
+        }.joined(separator: "; ")
     }
-
-    /// RTP: access units of which packets were lost on the way (repaired or not).
-    var unitsLostOnTheWay: Int { state.wire.filter(\.lostOnTheWay).count }
-
-    /// Every frame expected came back, once and in order, and nothing else went wrong.
-    var countsPassed: Bool {
-        // An access unit lost for good on RTP may arrive in part or not at
-        // all: the received count is exact only when nothing is.
-        let receivedExactly =
-            options.transport == .tcp || account.droppedBySender > 0
-            || receiver.accessUnitsReceived == state.wire.count
-        return account.missing.isEmpty && account.unexpected.isEmpty && receiver.ptsOutOfOrder == 0
-            && receivedExactly && receiver.assemblerDrops.isEmpty
-            && Set(account.expectedLost) == account.actualLost && sender.encoderDroppedFrames == 0
-    }
-
-    private var averagePSNR: Double {
-        receiver.psnrY.isEmpty ? 0 : receiver.psnrY.reduce(0, +) / Double(receiver.psnrY.count)
-    }
-
-    private var minimumPSNR: Double { receiver.psnrY.min() ?? 0 }
-
-    /// The luma PSNR reached both pass marks.
-    var psnrPassed: Bool {
-        !receiver.psnrY.isEmpty && averagePSNR >= options.minimumAveragePSNR
-            && minimumPSNR >= options.minimumFramePSNR
-    }
-
-    var passed: Bool { countsPassed && psnrPassed }
 
     /// The report as a two-column table.
     var text: String {
@@ -136,18 +55,18 @@ struct DemoReport {
         var title = "codecs demo: \(options.codec.displayName) \(options.width)x\(options.height)"
         if options.resolutionChange { title += " → \(second.width)x\(second.height) at frame \(options.changeFrame)" }
         title += ", \(options.frames) frames at \(options.frameRate) fps"
-        title += options.pace ? ", paced" : ", unpaced"
-        title += ", over \(options.transport.rawValue)://127.0.0.1:\(port)"
+        title += options.pacing ? ", paced" : ", unpaced"
+        title += ", over \(options.transport.rawValue)://127.0.0.1:\(trial.port)"
         return title
     }
 
     private func addFrames(to table: inout ReportTable) {
         table.section("frames")
-        table.add("encoded", "\(state.produced.count)")
+        table.add("encoded", "\(trial.produced.count)")
         if account.notSent > 0 {
             table.add("before the receiver joined", "\(account.notSent) (late join after \(options.lateJoin) frames)")
         }
-        table.add("sent", "\(state.wire.count)")
+        table.add("sent", "\(trial.wire.count)")
         table.add("received", "\(receiver.accessUnitsReceived)")
         table.add("decoded", "\(account.decoded.count)")
         var dropLine = "\(account.actualLost.count)"
@@ -177,8 +96,9 @@ struct DemoReport {
         guard let outbound = sender.outbound, let inbound = receiver.inbound else { return }
         table.section("repair (RTCP)")
         var dropped = "\(sender.packetsDroppedOnPurpose)"
-        if unitsLostOnTheWay > 0 {
-            dropped += " (first transmissions of \(unitsLostOnTheWay) access unit\(unitsLostOnTheWay == 1 ? "" : "s"))"
+        if trial.unitsLostOnTheWay > 0 {
+            dropped +=
+                " (first transmissions of \(trial.unitsLostOnTheWay) access unit\(trial.unitsLostOnTheWay == 1 ? "" : "s"))"
         }
         table.add("packets dropped on purpose", dropped)
         table.add(
@@ -218,12 +138,12 @@ struct DemoReport {
         }
         table.add("encode fps", formatted(Double(sender.framesEncoded) / max(sender.encodeSeconds, 1e-9)))
         table.add("decode fps", formatted(Double(account.decoded.count) / max(receiver.decodeSeconds, 1e-9)))
-        table.add("wall time", formatted(wallSeconds, digits: 2) + " s")
+        table.add("wall time", formatted(trial.wallSeconds, digits: 2) + " s")
         if let latency = LatencySummary(receiver.latencies) {
             let figures = [latency.p50, latency.p95, latency.maximum].map(formattedMilliseconds)
             table.add("latency p50 / p95 / max", figures.joined(separator: " / ") + "  (submit → decoded)")
         }
-        for span in state.ledger.stages {
+        for span in trial.ledger.stages {
             table.add(
                 "  \(span.from.rawValue) → \(span.to.rawValue)",
                 "p50 \(formattedMilliseconds(span.p50)), p95 \(formattedMilliseconds(span.p95))")
@@ -240,37 +160,23 @@ struct DemoReport {
         }
     }
 
-    /// Encode in → decoded, in frames (``LatencyLedger/framesOfDelay(from:to:)``).
-    var framesOfDelay: Int? { state.ledger.framesOfDelay(from: .encodeIn, to: .decoded) }
-
-    /// The mean and largest access unit put on the wire, in bytes, and the
-    /// largest after the first (the first is the stream's only IDR in
-    /// low-latency mode, where intra refresh replaces periodic keyframes).
-    var accessUnitSizes: (mean: Double, largest: Int, ratio: Double, largestAfterFirst: Int, ratioAfterFirst: Double)? {
-        let sizes = state.wire.map(\.byteCount)
-        guard let largest = sizes.max(), largest > 0 else { return nil }
-        let mean = Double(sizes.reduce(0, +)) / Double(sizes.count)
-        let afterFirst = sizes.dropFirst().max() ?? 0
-        return (mean, largest, Double(largest) / mean, afterFirst, Double(afterFirst) / mean)
-    }
-
     /// The figures as a JSON object (`codecs demo --json`, read by `make bench`).
     var json: [String: Any] {
         var object: [String: Any] = [
             "codec": options.codec.rawValue, "width": options.width, "height": options.height,
             "frames": options.frames, "frameRate": options.frameRate, "transport": options.transport.rawValue,
-            "paced": options.pace, "lowLatency": options.lowLatency, "decoded": account.decoded.count,
+            "paced": options.pacing, "lowLatency": lowLatency, "decoded": account.decoded.count,
             "lost": account.missing.count, "passed": passed,
             "psnrYAverage": averagePSNR, "psnrYMinimum": minimumPSNR,
         ]
         if let latency = LatencySummary(receiver.latencies) {
             object["latency"] = ["p50": latency.p50, "p95": latency.p95, "max": latency.maximum]
         }
-        object["stages"] = state.ledger.stages.map { span in
+        object["stages"] = trial.ledger.stages.map { span in
             ["from": span.from.rawValue, "to": span.to.rawValue, "p50": span.p50, "p95": span.p95, "count": span.count]
                 as [String: Any]
         }
-        if let span = state.ledger.span(from: .encodeIn, to: .decoded) {
+        if let span = trial.ledger.span(from: .encodeIn, to: .decoded) {
             object["endToEnd"] = ["p50": span.p50, "p95": span.p95, "count": span.count]
         }
         if let delay = framesOfDelay { object["framesOfDelay"] = delay }
@@ -303,7 +209,7 @@ struct DemoReport {
 
     private func addBackends(to table: inout ReportTable) {
         table.section("backends")
-        table.add("encoder", sender.encoderBackends.joined(separator: "; "))
+        table.add("encoder", encoders)
         table.add("decoder", receiver.decoderBackend + (receiver.decoderReason.map { " (\($0))" } ?? ""))
         table.add("formats received", receiver.formats.joined(separator: " → "))
     }

@@ -1,33 +1,19 @@
+// The trial's sending side: the synthetic clip encoded and sent as RTP or Annex-B over TCP.
 import EncodeSession
 import FormatConv
 import MediaCore
 import MediaIO
 import RTPPayload
-import WebStreaming
+import Sockets
 
-/// What the sender thread found.
-struct DemoSenderResult: Sendable {
-    var encodeSeconds = 0.0
-    var framesEncoded = 0
-    var bytesProduced = 0
-    var encoderBackends: [String] = []
-    var encoderDroppedFrames = 0
-    /// RTP: the stream's figures (`outbound-rtp`, `remote-inbound-rtp`).
-    var outbound: RTPOutboundStreamStatistics? = nil
-    var remoteInbound: RTPRemoteInboundStreamStatistics? = nil
-    /// RTP: packets dropped on purpose (`--drop-every`, `--loss`), first
-    /// transmissions and retransmissions.
-    var packetsDroppedOnPurpose = 0
-    /// RTP: frames made keyframes because the receiver asked (the last 64).
-    var keyframesForced: [Int] = []
-    /// RTP: keyframe requests left unanswered (`--no-pli`).
-    var keyframeRequestsIgnored = 0
-}
+#if canImport(Glibc)
+    import Glibc
+#endif
 
-/// Where the demo's sender puts the stream.
-enum DemoOutput {
-    /// Annex-B to the TCP clients of a broadcaster.
-    case tcp(StreamBroadcaster)
+/// Where the trial's sender puts the stream.
+enum TrialOutput {
+    /// Annex-B to the one receiver that connects to the listener.
+    case tcp(TCPListener)
     /// RTP to the receiver's port on 127.0.0.1 through an ``RTPStreamSender``
     /// (the RTP timestamp of frame 0 is 0): sender reports, NACKs answered,
     /// picture loss indications turned into keyframes.
@@ -36,22 +22,23 @@ enum DemoOutput {
 
 /// The sending side: makes frames, encodes them, and sends them as Annex-B
 /// over TCP or as RTP over UDP (``RTPStreamSender``, RTCP included).
-struct DemoSender {
-    let options: DemoOptions
-    let exchange: DemoExchange
-    let output: DemoOutput
-    /// Browsers watching the run (`--http`): every access unit encoded goes
-    /// to them too.
-    var web: WebStreamServer? = nil
+struct TrialSender {
+    let options: RoundTripTrial.Configuration
+    let exchange: TrialExchange
+    let output: TrialOutput
+    /// Sees every access unit encoded, before it is sent.
+    let onEncoded: ((CompressedSample) throws(MediaError) -> Void)?
 
-    func run() -> DemoSenderResult {
-        var result = DemoSenderResult()
+    func run() -> RoundTripTrial.SenderFigures {
+        var result = RoundTripTrial.SenderFigures()
+        var receiver: TCPConnection? = nil
         do {
-            try send(&result)
+            try send(&result, receiver: &receiver)
         } catch {
             exchange.state.withLock { $0.failure = $0.failure ?? "sender: \(error)" }
         }
-        if case .tcp(let broadcaster) = output { broadcaster.closeAll() }
+        receiver?.shutdownSending()
+        receiver?.close()
         // A receiver still waiting to connect must not wait forever.
         exchange.state.withLock {
             $0.receiverMayConnect = true
@@ -60,14 +47,16 @@ struct DemoSender {
         return result
     }
 
-    /// An encoder with the demo's live settings (``DemoOptions/encode``).
+    /// An encoder with the trial's settings (``RoundTripTrial/Configuration/properties``).
     private func makeEncoder(width: Int, height: Int) throws(MediaError) -> CompressionSession {
         try CompressionSession(
-            width: width, height: height, codec: options.encode.codec, encoder: options.encode.encoder,
-            properties: options.encode.properties)
+            width: width, height: height, codec: options.codec, encoder: options.encoder,
+            properties: options.properties)
     }
 
-    private func send(_ result: inout DemoSenderResult) throws(MediaError) {
+    private func send(_ result: inout RoundTripTrial.SenderFigures, receiver: inout TCPConnection?)
+        throws(MediaError)
+    {
         let frameDuration = MediaTime(value: 1, timescale: Int32(options.frameRate))
         let clip = SyntheticClip(
             width: options.width, height: options.height, frameCount: options.frames, frameRate: options.frameRate)
@@ -75,13 +64,8 @@ struct DemoSender {
         let smallClip = SyntheticClip(
             width: second.width, height: second.height, frameCount: options.frames, frameRate: options.frameRate)
         var encoder = try makeEncoder(width: options.width, height: options.height)
-        result.encoderBackends.append(describe(encoder))
+        note(encoder, in: &result)
         var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
-        var saved: (writer: AnnexBWriter, file: FileByteSink, bytes: [UInt8])? = nil
-        if let path = options.streamPath {
-            saved = (AnnexBWriter(policy: .beforeEveryKeyframe), try FileByteSink(path: path), [])
-        }
-        defer { try? saved?.file.close() }
         var rtp: RTPStreamSender? = nil
         if case .rtp(let port) = output {
             rtp = try RTPStreamSender(
@@ -113,7 +97,7 @@ struct DemoSender {
         var sequence = 0
         var receiverJoined = false
         var receiverStarted = false
-        let start = monotonicSeconds()
+        let start = now()
         let dropEvery = options.dropEvery
 
         func ship(_ encoded: consuming [CompressedSample]) throws(MediaError) {
@@ -123,17 +107,7 @@ struct DemoSender {
                 // alone and the TCP gather list rewrites them in place.
                 let sample = samples.removeFirst()
                 let isKeyframe = sample.isKeyframe
-                if let web {
-                    try? web.poll(timeoutMilliseconds: 0)
-                    web.send(sample)
-                }
-                if var copy = saved {
-                    saved = nil
-                    copy.bytes.removeAll(keepingCapacity: true)
-                    try copy.writer.write(sample, into: &copy.bytes)
-                    try copy.file.write(copy.bytes)
-                    saved = copy
-                }
+                try onEncoded?(sample)
                 let frameIndex = Int((sample.pts.converted(toTimescale: Int32(options.frameRate))).value)
                 var byteCount = 0
                 if rtp != nil {
@@ -144,11 +118,11 @@ struct DemoSender {
                         // The receiver's stream starts here, with the parameter sets
                         // the writer puts before this keyframe.
                         receiverStarted = true
-                        if case .tcp(let broadcaster) = output { broadcaster.startWaitingClients() }
+                        // (the connection was accepted at the join)
                     }
                 }
                 let dropped = dropEvery.map { sequence > 0 && sequence % $0 == 0 } ?? false
-                var unit = DemoAccessUnit(
+                var unit = RoundTripTrial.AccessUnit(
                     sequence: sequence, frameIndex: frameIndex, pts: sample.pts, dts: sample.dts,
                     isKeyframe: isKeyframe,
                     width: sample.formatDescription.width, height: sample.formatDescription.height,
@@ -174,7 +148,7 @@ struct DemoSender {
                 // may repair it); TCP: the sender leaves it out.
                 let onWire = receiverStarted && (!dropped || rtp != nil)
                 let key = MediaTime(value: Int64(frameIndex), timescale: 1)
-                let outAt = monotonicSeconds()
+                let outAt = now()
                 exchange.state.withLock { state in
                     state.ledger.record(.encodeOut, unit: key, at: outAt)
                     state.produced.append(unit)
@@ -187,12 +161,16 @@ struct DemoSender {
                 guard onWire else { continue }
                 // "Sent": handed to the network, before the first byte goes,
                 // so no receiver can see it earlier.
-                let sentAt = monotonicSeconds()
+                let sentAt = now()
                 exchange.state.withLock { $0.ledger.record(.sent, unit: key, at: sentAt) }
                 switch output {
-                case .tcp(let broadcaster):
-                    let receivers = broadcaster.send(accessUnit!, isKeyframe: isKeyframe)
-                    if receivers == 0 {
+                case .tcp:
+                    guard let connection = receiver else { break }
+                    do {
+                        try accessUnit!.withBuffers { buffers in
+                            try GatheredWrite.writeAll(buffers, to: connection.descriptor, peer: connection.peer)
+                        }
+                    } catch {
                         throw MediaError(.system, "the receiver went away at access unit \(unit.sequence)")
                     }
                 case .rtp:
@@ -217,9 +195,9 @@ struct DemoSender {
 
         /// Sends the frames `encoder` held back and ends it.
         func finishEncoder() throws(MediaError) {
-            let before = monotonicSeconds()
+            let before = now()
             let delayed = try encoder.finish()
-            result.encodeSeconds += monotonicSeconds() - before
+            result.encodeSeconds += now() - before
             try ship(delayed)
             result.encoderDroppedFrames = encoder.droppedFrames.count
             encoder.invalidate()
@@ -228,11 +206,11 @@ struct DemoSender {
         for index in 0..<options.frames {
             if index == options.lateJoin {
                 exchange.state.withLock { $0.receiverMayConnect = true }
-                if case .tcp(let broadcaster) = output {
-                    try broadcaster.acceptPending(timeoutMilliseconds: 10_000)
-                    guard broadcaster.clientCount > 0 else {
+                if case .tcp(let listener) = output {
+                    guard let connection = try listener.accept(timeoutMilliseconds: 10_000) else {
                         throw MediaError(.system, "the receiver did not connect within 10 s")
                     }
+                    receiver = connection
                 }
                 receiverJoined = true
             }
@@ -242,29 +220,29 @@ struct DemoSender {
                 // FormatDescription.
                 try finishEncoder()
                 encoder = try makeEncoder(width: second.width, height: second.height)
-                result.encoderBackends.append(describe(encoder))
+                note(encoder, in: &result)
             }
             let due = start + Double(index) / Double(options.frameRate)
             if let rtp {
                 // Feedback is read (and NACKs answered) while waiting.
                 take(try rtp.poll(for: 0))
-                while options.pace, !keyframeAsked, monotonicSeconds() < due {
-                    take(try rtp.poll(for: due - monotonicSeconds()))
+                while options.pacing, !keyframeAsked, now() < due, !options.stopRequested() {
+                    take(try rtp.poll(for: due - now()))
                 }
-                if options.pace { sleep(until: due) }
+                if options.pacing { sleep(until: due) }
                 if keyframeAsked {
                     keyframeAsked = false
                     encoder.requestKeyFrame()
                     result.keyframesForced.append(index)
                     if result.keyframesForced.count > 64 { result.keyframesForced.removeFirst() }
                 }
-            } else if options.pace {
+            } else if options.pacing {
                 sleep(until: due)
             }
             let small = options.resolutionChange && index >= options.changeFrame
             let frame = small ? smallClip.frame(at: index) : clip.frame(at: index)
             let pts = frameDuration * Int64(index)
-            let submitted = monotonicSeconds()
+            let submitted = now()
             exchange.state.withLock { state in
                 state.ledger.record(.encodeIn, unit: MediaTime(value: Int64(index), timescale: 1), at: submitted)
                 state.submitted[index] = submitted
@@ -272,7 +250,7 @@ struct DemoSender {
                 state.framesSubmitted = index + 1
             }
             let samples = try encoder.encode(frame, pts: pts, duration: frameDuration)
-            result.encodeSeconds += monotonicSeconds() - submitted
+            result.encodeSeconds += now() - submitted
             result.framesEncoded += 1
             try ship(samples)
         }
@@ -282,16 +260,24 @@ struct DemoSender {
         try rtp?.finish(lingering: Double(options.jitterMilliseconds) / 1000 + 0.1)
     }
 
-    private func describe(_ encoder: CompressionSession) -> String {
+    /// Notes `encoder`'s backend and size, and why hardware was not used if it was not.
+    private func note(_ encoder: CompressionSession, in result: inout RoundTripTrial.SenderFigures) {
         let description = encoder.formatDescription
-        var text = "\(encoder.backend) \(description.width)x\(description.height)"
-        if let reason = encoder.fallbackReason {
-            text += " (hardware not used: \(reason))"
-        } else if options.encode.encoderName != "auto" {
-            text += " (--encoder \(options.encode.encoderName))"
-        } else {
-            text += " (automatic)"
+        result.encoderBackends.append("\(encoder.backend) \(description.width)x\(description.height)")
+        result.encoderFallbackReasons.append(encoder.fallbackReason)
+    }
+
+    private func now() -> Double { LivePipeline.monotonicSeconds() }
+
+    /// Sleeps until monotonic time `deadline` (seconds), in slices of at most
+    /// 50 ms so that ``RoundTripTrial/Configuration/stopRequested`` ends the wait.
+    private func sleep(until deadline: Double) {
+        while !options.stopRequested() {
+            let remaining = min(deadline - now(), 0.05)
+            guard remaining > 0 else { return }
+            var request = timespec(tv_sec: 0, tv_nsec: Int(remaining * 1e9))
+            var left = timespec()
+            while nanosleep(&request, &left) != 0 && errno == EINTR { request = left }
         }
-        return text
     }
 }

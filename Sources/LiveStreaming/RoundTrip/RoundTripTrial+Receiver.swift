@@ -1,3 +1,4 @@
+// The trial's receiving sides (TCP and RTP) and the check of each decoded frame.
 import DecodeSession
 import FormatConv
 import MediaCore
@@ -9,44 +10,24 @@ import Sockets
     import Glibc
 #endif
 
-/// What the receiver thread found.
-struct DemoReceiverResult: Sendable {
-    var accessUnitsReceived = 0
-    var bytesReceived = 0
-    var reads = 0
-    var smallestRead = Int.max
-    var decodedFrameIndexes: [Int] = []
-    var skippedAfterLoss: [Int] = []
-    var assemblerDrops: [String] = []
-    var latencies: [Double] = []
-    var psnrY: [Double] = []
-    var decodeSeconds = 0.0
-    var decoderBackend = "none"
-    var decoderReason: String? = nil
-    var formats: [String] = []
-    var decoderDrops: [String] = []
-    var ptsOutOfOrder = 0
-    /// RTP: the stream's figures (`inbound-rtp`, with the decoder's counts).
-    var inbound: RTPInboundStreamStatistics? = nil
-}
-
 /// The receiving side: connects, reads in chunks of varying size and feeds
-/// them to the ``DecodePipeline``, which reassembles and decodes; a
-/// ``DemoFrameCheck`` compares what comes out with the sources.
-struct DemoReceiver {
-    let options: DemoOptions
-    let exchange: DemoExchange
+/// them to the `StreamDecoder`, which reassembles and decodes; a
+/// ``TrialFrameCheck`` compares what comes out with the sources.
+struct TrialTCPReceiver {
+    let options: RoundTripTrial.Configuration
+    let exchange: TrialExchange
     let port: Int
+    let onDecoded: (@Sendable (DecodedFrame) -> Void)?
 
-    func run() -> DemoReceiverResult {
+    func run() -> RoundTripTrial.ReceiverFigures {
         // One decoding thread: frame threads hold back a frame per extra
         // thread, which a live receiver pays in latency, and one thread
         // decodes 720p far faster than 30 fps.
-        var pipeline = DecodePipeline(
+        var pipeline = StreamDecoder(
             codec: options.codec, frameDuration: MediaTime(value: 1, timescale: Int32(options.frameRate)),
-            settings: DecoderSettings(
+            settings: StreamDecoderSettings(
                 decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
-            sink: DemoFrameCheck(exchange: exchange, losing: Self.injectedLoss()))
+            sink: TrialFrameCheck(exchange: exchange, losing: options.losingDecodedFrame, onDecoded: onDecoded))
         do {
             try receive(through: &pipeline)
         } catch {
@@ -60,16 +41,6 @@ struct DemoReceiver {
             result.decoderDrops += session.drops.map { "\($0)" }
         }
         return result
-    }
-
-    /// The frame a test asks the receiver to lose after decoding it
-    /// (`CODECS_DEMO_FAULT=lose-decoded-frame:N`), standing for a loss no
-    /// sender drop explains; the report must then fail.
-    static func injectedLoss() -> Int? {
-        guard let value = getenv("CODECS_DEMO_FAULT").map({ String(cString: $0) }),
-            value.hasPrefix("lose-decoded-frame:")
-        else { return nil }
-        return Int(value.dropFirst("lose-decoded-frame:".count))
     }
 
     /// A deterministic sequence of read sizes: mostly large reads, some of a
@@ -89,11 +60,11 @@ struct DemoReceiver {
         }
     }
 
-    private func receive(through pipeline: inout DecodePipeline<DemoFrameCheck>) throws(MediaError) {
+    private func receive(through pipeline: inout StreamDecoder<TrialFrameCheck>) throws(MediaError) {
         while !exchange.state.withLock({ $0.receiverMayConnect }) { usleep(1000) }
         if exchange.state.withLock({ $0.failure != nil }) { return }
         let connection = try TCPConnection.connect(
-            host: "127.0.0.1", port: port, attempts: 20, stopRequested: { StopSignal.requested != nil })
+            host: "127.0.0.1", port: port, attempts: 20, stopRequested: options.stopRequested)
         defer { connection.close() }
         var sizes = ReadSizes()
         // The side channel also says where each access unit ends on the wire
@@ -136,29 +107,32 @@ struct DemoReceiver {
     }
 }
 
-/// What the demo's receiver does with each access unit and frame: gives
+/// What the trial's receiver does with each access unit and frame: gives
 /// the unit the timestamps the side channel carries, skips to the next
 /// keyframe after a gap in the sender's sequence, and compares each decoded
 /// frame with its source (PSNR, matched by pts) and its submit time.
-struct DemoFrameCheck: DecodedFrameSink {
-    let exchange: DemoExchange
+struct TrialFrameCheck: DecodedFrameSink {
+    let exchange: TrialExchange
     /// RTP: the access unit comes with its own timestamp (from the packets);
     /// the sender's log is only looked up to measure. TCP: Annex-B has none,
     /// so the k-th access unit takes the k-th entry of the sender's log.
     var timestampsFromPackets = false
     /// Frames per second, to turn a timestamp into a frame index.
     var frameRate = 30
-    var result = DemoReceiverResult()
+    var result = RoundTripTrial.ReceiverFigures()
     private var lastSequence: Int? = nil
     private var waitingForKeyframe = false
-    private var unitsByPTS: [MediaTime: DemoAccessUnit] = [:]
+    private var unitsByPTS: [MediaTime: RoundTripTrial.AccessUnit] = [:]
     private var lastDecodedPTS: MediaTime? = nil
     /// A frame to discard after decoding (a test's injected loss).
     private let losing: Int?
+    /// Sees each frame decoded and counted.
+    private let onDecoded: (@Sendable (DecodedFrame) -> Void)?
 
-    init(exchange: DemoExchange, losing: Int? = nil) {
+    init(exchange: TrialExchange, losing: Int? = nil, onDecoded: (@Sendable (DecodedFrame) -> Void)? = nil) {
         self.exchange = exchange
         self.losing = losing
+        self.onDecoded = onDecoded
     }
 
     mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
@@ -177,7 +151,7 @@ struct DemoFrameCheck: DecodedFrameSink {
             return true
         }
         defer {
-            let assembledAt = monotonicSeconds()
+            let assembledAt = LivePipeline.monotonicSeconds()
             if let unit = unitsByPTS[sample.pts] {
                 exchange.state.withLock {
                     $0.ledger.record(
@@ -207,11 +181,12 @@ struct DemoFrameCheck: DecodedFrameSink {
     }
 
     mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {
-        result.formats.append("\(description.width)x\(description.height) \(description.codec.displayName)")
+        result.formats.append(
+            "\(description.width)x\(description.height) \(description.codec == .hevc ? "HEVC" : "H.264")")
     }
 
     mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
-        let now = monotonicSeconds()
+        let now = LivePipeline.monotonicSeconds()
         for frame in frames {
             guard let unit = unitsByPTS.removeValue(forKey: frame.pts) else {
                 result.decoderDrops.append("a frame with pts \(frame.pts) that was never sent")
@@ -228,6 +203,7 @@ struct DemoFrameCheck: DecodedFrameSink {
                 $0.ledger.record(.decoded, unit: MediaTime(value: Int64(unit.frameIndex), timescale: 1), at: now)
             }
             result.decodedFrameIndexes.append(unit.frameIndex)
+            onDecoded?(frame)
             if let source {
                 result.psnrY.append(PictureQuality.psnr(frame.pixelBuffer, source).y)
             }
@@ -238,20 +214,21 @@ struct DemoFrameCheck: DecodedFrameSink {
 /// The RTP receiving side: an ``RTPStreamReceiver`` (source validation,
 /// jitter buffer, NACKs for missing packets, picture loss indications after
 /// an unrepaired loss or a start without a keyframe, receiver reports) →
-/// ``DecodePipeline``. Nothing but the packets reaches the decoding path;
+/// `StreamDecoder`. Nothing but the packets reaches the decoding path;
 /// the sender's log is read only to measure (PSNR against the source,
 /// latency from submission).
-struct DemoRTPReceiver {
-    let options: DemoOptions
-    let exchange: DemoExchange
+struct TrialRTPReceiver {
+    let options: RoundTripTrial.Configuration
+    let exchange: TrialExchange
+    let onDecoded: (@Sendable (DecodedFrame) -> Void)?
 
-    func run() -> DemoReceiverResult {
-        var check = DemoFrameCheck(exchange: exchange, losing: DemoReceiver.injectedLoss())
+    func run() -> RoundTripTrial.ReceiverFigures {
+        var check = TrialFrameCheck(exchange: exchange, losing: options.losingDecodedFrame, onDecoded: onDecoded)
         check.timestampsFromPackets = true
         check.frameRate = options.frameRate
-        var pipeline = DecodePipeline(
+        var pipeline = StreamDecoder(
             codec: options.codec,
-            settings: DecoderSettings(
+            settings: StreamDecoderSettings(
                 decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
             sink: check)
         var inbound: RTPInboundStreamStatistics? = nil
@@ -299,7 +276,7 @@ struct DemoRTPReceiver {
     }
 
     private func receive(
-        from receiver: RTPStreamReceiver, through pipeline: inout DecodePipeline<DemoFrameCheck>
+        from receiver: RTPStreamReceiver, through pipeline: inout StreamDecoder<TrialFrameCheck>
     ) throws(MediaError) {
         let exchange = self.exchange
         let frameRate = Int64(options.frameRate)
@@ -308,7 +285,7 @@ struct DemoRTPReceiver {
         receiver.packetArrived = { datagram in
             guard let (header, _) = try? RTPHeader.parse(datagram), header.marker else { return }
             let frame = Int64(header.timestamp) * frameRate / 90_000
-            let receivedAt = monotonicSeconds()
+            let receivedAt = LivePipeline.monotonicSeconds()
             exchange.state.withLock {
                 $0.ledger.record(.received, unit: MediaTime(value: frame, timescale: 1), at: receivedAt)
             }
@@ -321,7 +298,7 @@ struct DemoRTPReceiver {
                     // sender's RTP clock is 0 at frame 0.
                     sample.pts = sample.pts + MediaTime(value: Int64(receiver.timestampOrigin ?? 0), timescale: 90_000)
                     let frame = Int64(sample.pts.converted(toTimescale: Int32(frameRate)).value)
-                    let assembledAt = monotonicSeconds()
+                    let assembledAt = LivePipeline.monotonicSeconds()
                     exchange.state.withLock {
                         $0.ledger.record(.assembled, unit: MediaTime(value: frame, timescale: 1), at: assembledAt)
                     }
