@@ -36,8 +36,8 @@ private func snippet_Sources_DecodeSession_DecompressionSession_17() async throw
     print(session.statistics)   // submitted 300, decoded 300, dropped 0, pending 0
 }
 
-// Sources/DecodeSession/StreamDecoder.swift:153
-private func snippet_Sources_DecodeSession_StreamDecoder_153() async throws {
+// Sources/DecodeSession/StreamDecoder.swift:87
+private func snippet_Sources_DecodeSession_StreamDecoder_87() async throws {
     struct Frames: DecodedFrameSink {
         var count = 0
         mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) { print(reason) }

@@ -33,6 +33,14 @@ private func snippet_Sources_FormatConv_Common_AnnexB_9() async throws {
     }
 }
 
+// Sources/FormatConv/Common/AnnexBInspection.swift:13
+private func snippet_Sources_FormatConv_Common_AnnexBInspection_13() async throws {
+    let bytes: [UInt8] = [0, 0, 0, 1, 0x09, 0xF0]  // one access unit delimiter
+    let inspection = AnnexBInspection(bytes: bytes, codec: .h264)
+    print(inspection.nalUnitCount, inspection.accessUnits, inspection.keyframes)
+    inspection.forEachNALUnit { print($0.offset, $0.name) }
+}
+
 // Sources/FormatConv/Common/AnnexBWriter.swift:18
 private func snippet_Sources_FormatConv_Common_AnnexBWriter_18() async throws {
     var writer = AnnexBWriter(policy: .beforeEveryKeyframe, insertAccessUnitDelimiters: true)

@@ -37,12 +37,27 @@ private func snippet_Sources_MediaIO_Y4MWriter_6() async throws {
     try writer.close()
 }
 
+// Sources/MediaIO/Containers/ContainerInspection.swift:14
+private func snippet_Sources_MediaIO_Containers_ContainerInspection_14() async throws {
+    let inspection = try ContainerInspection(path: "clip.mp4")
+    print(inspection.samples, inspection.keyframeSamples.count, inspection.tracks.count)
+}
+
 // Sources/MediaIO/Containers/EncodedFile.swift:13
 private func snippet_Sources_MediaIO_Containers_EncodedFile_13() async throws {
     let file = try EncodedFile(path: "clip.mp4")
     let sender = try MediaStreamSender(url: "rtp://127.0.0.1:5004", pacing: true)
     for sample in file.samples { try sender.send(sample) }
     try sender.finish()
+}
+
+// Sources/MediaIO/Containers/EncodedSampleReader.swift:12
+private func snippet_Sources_MediaIO_Containers_EncodedSampleReader_12() async throws {
+    var reader = try EncodedSampleReader(path: "clip.h264", annexB: true)
+    var keyframes = 0
+    while let sample = try reader.next() {
+        if sample.isKeyframe { keyframes += 1 }
+    }
 }
 
 // Sources/MediaIO/Containers/MovieReader.swift:12
@@ -121,14 +136,14 @@ private func snippet_Sources_MediaIO_Network_RTPStreamSender_15() async throws {
     try sender.finish()
 }
 
-// Sources/MediaIO/Network/StreamFeedback.swift:10
-private func snippet_Sources_MediaIO_Network_StreamFeedback_10() async throws {
+// Sources/MediaIO/Network/StreamFeedback.swift:12
+private func snippet_Sources_MediaIO_Network_StreamFeedback_12() async throws {
     try sender.pace(for: 1.0 / 30)  // NACKs answered meanwhile; feedback kept
     if sender.takeFeedback().keyframeRequested { encoder.requestKeyFrame() }
 }
 
-// Sources/MediaIO/Transports/MediaStreamReceiver.swift:20
-private func snippet_Sources_MediaIO_Transports_MediaStreamReceiver_20() async throws {
+// Sources/MediaIO/Transports/MediaStreamReceiver.swift:21
+private func snippet_Sources_MediaIO_Transports_MediaStreamReceiver_21() async throws {
     let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:9000?mode=listener")
     var decoder = StreamDecoder(codec: nil, settings: .init(), sink: Display())
     while let event = try receiver.next() {

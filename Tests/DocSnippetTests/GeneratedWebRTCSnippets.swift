@@ -75,10 +75,20 @@ private func snippet_Sources_WebRTC_Server_WHEPServer_24() async throws {
     server.close()
 }
 
-// Sources/WebRTC/Server/WHIPClient.swift:24
-private func snippet_Sources_WebRTC_Server_WHIPClient_24() async throws {
+// Sources/WebRTC/Server/WHIPClient.swift:28
+private func snippet_Sources_WebRTC_Server_WHIPClient_28() async throws {
     let client = try WHIPClient(url: "http://127.0.0.1:8080/whip", profileLevelID: [0x42, 0xC0, 0x1E])
     try client.connect(timeoutSeconds: 10)
     for sample in samples { try client.send(sample); try client.poll(timeoutMilliseconds: 0) }
     try client.finish()
+}
+
+// Sources/WebRTC/Server/WHIPEndpoint.swift:22
+private func snippet_Sources_WebRTC_Server_WHIPEndpoint_22() async throws {
+    let endpoint = try WHIPEndpoint(.init(host: "127.0.0.1", port: 0, path: "/live"))
+    while endpoint.publishersFinished == 0 || endpoint.publisherCount > 0 {
+        try endpoint.poll(timeoutMilliseconds: 20)
+        for sample in endpoint.takeReceivedSamples() { write(sample) }
+    }
+    endpoint.close()
 }

@@ -77,6 +77,8 @@ func show(_ picture: PixelBuffer) {}
 func show(_ picture: PixelBuffer, at time: MediaTime) {}
 /// Hands a sample to the app's transport.
 func send(_ sample: CompressedSample) {}
+/// Writes a sample to the app's file.
+func write(_ sample: CompressedSample) {}
 /// Waits `seconds`.
 func sleep(_ seconds: Double) {}
 /// Logs a line.

@@ -4,7 +4,9 @@ import RTPPayload
 /// sender until taken: ``RTPStreamSender`` and ``MediaStreamSender`` keep it
 /// from every read of feedback (a send, a pacing wait, a poll) and hand it
 /// out once, to the next call that returns it or to `takeFeedback()`, so
-/// that a keyframe request that came while pacing reaches the encoder.
+/// that a keyframe request that came while pacing reaches the encoder. It is
+/// also what a live sink reports to LiveStreaming's `LivePipeline`, which
+/// counts each keyframe request.
 ///
 /// ```swift
 /// try sender.pace(for: 1.0 / 30)  // NACKs answered meanwhile; feedback kept
