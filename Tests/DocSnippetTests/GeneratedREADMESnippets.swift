@@ -27,7 +27,7 @@ private func snippet_README_550() async throws {
     pipeline.endOfFrames()
     let sending = Task { try await pipeline.run() }  // ends with the BYE; cancelling the task stops it
     // Decode: until the sender's BYE, or receiver.cancel() from any task.
-    var decoder = StreamDecoder(codec: .h264, settings: .init(), sink: display)
+    var decoder = StreamDecoder(codec: .h264, settings: .init(), sink: display)  // display: the app's DecodedFrameSink
     for try await event in receiver {
         switch event {
         case .sample(let sample): try decoder.decode(sample)
