@@ -28,6 +28,7 @@ let package = Package(
         .executable(name: "StreamRoundTrip", targets: ["StreamRoundTrip"]),
         .executable(name: "RTPRecorder", targets: ["RTPRecorder"]),
         .executable(name: "LiveSend", targets: ["LiveSend"]),
+        .executable(name: "SRTRecorder", targets: ["SRTRecorder"]),
     ],
     targets: [
         // System libraries: one module map and one shim header each.
@@ -107,13 +108,14 @@ let package = Package(
             path: "Benchmarks/CodecsBench"),
         .executableTarget(
             name: "StreamRoundTrip",
-            dependencies: ["MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO"],
+            dependencies: ["MediaCore", "RTPPayload", "DecodeSession", "MediaIO", "LiveStreaming"],
             path: "Examples/StreamRoundTrip"),
         .executableTarget(
             name: "RTPRecorder", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "MediaIO"],
             path: "Examples/RTPRecorder"),
         .executableTarget(
             name: "LiveSend", dependencies: ["MediaCore", "MediaIO", "LiveStreaming"], path: "Examples/LiveSend"),
+        .executableTarget(name: "SRTRecorder", dependencies: ["MediaCore", "MediaIO"], path: "Examples/SRTRecorder"),
 
         // Helpers shared by the test targets: running ffmpeg/ffprobe, framemd5,
         // fixtures, MD5 and PSNR, clip encoding and decode-all through the sessions.

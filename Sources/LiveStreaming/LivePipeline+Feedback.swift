@@ -3,6 +3,7 @@ import EncodeSession
 // rate-limited into forced keyframes, target rates into the encoder.
 import FormatConv
 import MediaCore
+import MediaIO
 
 extension LivePipeline {
     /// Waits until media time `time` is due (counted from the first frame's
@@ -25,7 +26,7 @@ extension LivePipeline {
     }
 
     /// Counts `feedback` in and keeps what the next frame acts on.
-    func absorb(_ feedback: LiveFeedback) {
+    func absorb(_ feedback: StreamFeedback) {
         if let rate = feedback.targetBitRate { pendingRate = rate }
         let requests = feedback.keyframeRequests
         guard requests > 0 else { return }
@@ -44,7 +45,7 @@ extension LivePipeline {
     /// ``Configuration/keyframeRequestInterval`` ago).
     func applyFeedback(to encoder: CompressionSession) throws(MediaError) -> Bool {
         absorb(pendingFeedback)
-        pendingFeedback = LiveFeedback()
+        pendingFeedback = StreamFeedback()
         if let rate = pendingRate {
             pendingRate = nil
             if rate != encoder.properties.averageBitRate {

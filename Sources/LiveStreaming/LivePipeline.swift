@@ -104,7 +104,7 @@ public final class LivePipeline: @unchecked Sendable {
     let now: @Sendable () -> Double
     private let stopped = Atomic<Bool>(false)
     var record = Statistics()
-    var pendingFeedback = LiveFeedback()
+    var pendingFeedback = StreamFeedback()
     var pendingRate: Int?
     var keyframePending = false
     var lastForcedKeyframe: Double?
@@ -178,7 +178,7 @@ public final class LivePipeline: @unchecked Sendable {
             try wait(until: sample.dts.isValid ? sample.dts : sample.pts)
             guard !isStopped else { return .finished }
             absorb(pendingFeedback)
-            pendingFeedback = LiveFeedback()
+            pendingFeedback = StreamFeedback()
             record.frames += 1
             try send([sample])
             return .sent(samples: 1)

@@ -13,13 +13,13 @@ import WebStreaming
 extension RTPStreamSender: LiveSink {
     /// Sends `sample`; picture loss indications and full intra requests
     /// become keyframe requests, the rate controller's target a target rate.
-    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
-        LiveFeedback(try send(sample))
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
+        try send(sample)
     }
 
     /// Reads RTCP and runs the session's timers for up to `seconds`.
-    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
-        LiveFeedback(try poll(for: seconds))
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
+        try poll(for: seconds)
     }
 
     /// Sends the BYE after 0.3 s in which NACKs for the last packets are answered.
@@ -28,15 +28,15 @@ extension RTPStreamSender: LiveSink {
 
 extension RTPFanOutSender: LiveSink {
     /// Sends `sample` to every destination; a fan-out reads no feedback.
-    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         try send(sample)
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
     /// Waits `seconds`: a fan-out has no feedback to read.
-    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         MediaStreamSender.sleep(seconds: seconds)
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
     /// Nothing to end: the owner closes the socket (`RTPFanOutSender.close()`).
@@ -46,16 +46,16 @@ extension RTPFanOutSender: LiveSink {
 extension MediaStreamSender: LiveSink {
     /// Sends `sample` (create the sender without `pacing`: the pipeline
     /// paces); a reconnection counts as a keyframe request.
-    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
-        LiveFeedback(try send(sample))
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
+        try send(sample)
     }
 
     /// RTP: reads RTCP for up to `seconds`; the other transports have no
     /// feedback to read and wait out `seconds`.
-    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
-        if let rtpSender { return LiveFeedback(try rtpSender.poll(for: seconds)) }
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
+        if let rtpSender { return try rtpSender.poll(for: seconds) }
         MediaStreamSender.sleep(seconds: seconds)
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
     /// Ends the stream (`MediaStreamSender.finish(lingering:)`).
@@ -65,17 +65,17 @@ extension MediaStreamSender: LiveSink {
 extension WHIPClient: LiveSink {
     /// Sends `sample` to the endpoint; its picture loss indications become
     /// keyframe requests.
-    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: 0)
         let requested = takeKeyframeRequest()
         try send(sample)
-        return LiveFeedback(keyframeRequests: requested ? 1 : 0)
+        return StreamFeedback(keyframeRequests: requested ? 1 : 0)
     }
 
     /// Runs ICE, DTLS and RTCP for up to `seconds`.
-    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
-        return LiveFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
+        return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
     }
 
     /// Ends the media (`WHIPClient.endStream()`); the owner lingers and
@@ -86,17 +86,17 @@ extension WHIPClient: LiveSink {
 extension WHEPServer: LiveSink {
     /// Sends `sample` to every viewer; a viewer's picture loss indication or
     /// a new viewer becomes a keyframe request.
-    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: 0)
         let requested = takeKeyframeRequest()
         send(sample)
-        return LiveFeedback(keyframeRequests: requested ? 1 : 0)
+        return StreamFeedback(keyframeRequests: requested ? 1 : 0)
     }
 
     /// Serves HTTP, ICE, DTLS and RTCP for up to `seconds`.
-    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
-        return LiveFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
+        return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
     }
 
     /// Ends the media (`WHEPServer.endStream()`); the owner lingers and closes.
@@ -106,26 +106,18 @@ extension WHEPServer: LiveSink {
 extension WebStreamServer: LiveSink {
     /// Sends `sample` to every client (a client that joins waits for the
     /// next keyframe itself, so none is requested).
-    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+    public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: 0)
         send(sample)
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
     /// Serves HTTP and the WebSocket clients for up to `seconds`.
-    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+    public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
     /// Nothing to end: the owner closes the server (`WebStreamServer.close(drainSeconds:)`).
     public func finishLive() throws(MediaError) {}
-}
-
-extension LiveFeedback {
-    /// The feedback of an RTP or stream sender (a reconnection asks for a
-    /// keyframe too).
-    public init(_ feedback: StreamFeedback) {
-        self.init(keyframeRequests: feedback.keyframeRequested ? 1 : 0, targetBitRate: feedback.targetBitRate)
-    }
 }

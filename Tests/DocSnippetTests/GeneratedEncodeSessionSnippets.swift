@@ -47,40 +47,48 @@ private func snippet_Sources_EncodeSession_CompressionSession_15() async throws 
     for sample in try session.finish() { send(sample) }
 }
 
-// Sources/EncodeSession/EncodeSession.docc/GettingStarted.md:32
-private func snippet_Sources_EncodeSession_EncodeSession_docc_GettingStarted_32() async throws {
-    var properties = CompressionProperties()
-    properties.realTime = true
-    properties.maxKeyFrameInterval = 30
-    let encoder = try CompressionSession(width: 320, height: 240, codec: .h264, properties: properties)
-    let clip = SyntheticClip(width: 320, height: 240, frameCount: 60)
-    let frameDuration = MediaTime(value: 1, timescale: 30)
+// Sources/EncodeSession/EncodeSession.docc/GettingStarted.md:33
+private func snippet_Sources_EncodeSession_EncodeSession_docc_GettingStarted_33() async throws {
     let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: .init(codec: .h264))
-    let port = receiver.port
+    let sender = try RTPStreamSender(
+        host: "127.0.0.1", port: receiver.port, configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0001)))
+    let pipeline = try LivePipeline(source: .frames(framesPerSecond: 30), sink: sender)
+    let clip = SyntheticClip(width: 320, height: 240, frameCount: 60)
+    for index in 0..<clip.frameCount { pipeline.push(clip.frame(at: index), pts: clip.presentationTime(ofFrame: index)) }
+    pipeline.endOfFrames()
+    let sending = Task { try await pipeline.run() }  // ends with NACKs answered for 0.3 s, then BYE
+    let watchdog = Task { [stop = receiver.cancellation] in
+        try await Task.sleep(for: .seconds(20))
+        stop.cancel()
+    }
+    var decoder = StreamDecoder(codec: .h264, settings: .init(), sink: display)
+    for try await event in receiver {
+        switch event {
+        case .sample(let sample): try decoder.decode(sample)
+        case .loss(let loss): try decoder.reportLoss(loss.description)
+        }
+    }
+    try decoder.finish()  // the frames the decoder still holds
+    watchdog.cancel()
+    try await sending.value
+}
+
+// Sources/EncodeSession/EncodeSession.docc/GettingStarted.md:99
+private func snippet_Sources_EncodeSession_EncodeSession_docc_GettingStarted_99() async throws {
+    let clip = SyntheticClip(width: 320, height: 240, frameCount: 60)
     let stream = try RTPStreamSender(
-        host: "127.0.0.1", port: port, configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0001)))
-    for index in 0..<60 {
-        let pts = frameDuration * Int64(index)
-        for sample in try encoder.encode(clip.frame(at: index), pts: pts, duration: frameDuration) {
+        host: "127.0.0.1", port: 5004, configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0002)))
+    var properties = CompressionProperties()
+    properties.realTime = true  // no B-frames, no look-ahead: a sample out for every frame in
+    let encoder = try CompressionSession(width: 320, height: 240, codec: .h264, properties: properties)
+    let frameDuration = MediaTime(value: 1, timescale: 30)
+    for index in 0..<clip.frameCount {
+        try stream.pace(for: 1.0 / 30)  // answers NACKs meanwhile; feedback kept
+        if stream.takeFeedback().keyframeRequested { encoder.requestKeyFrame() }
+        for sample in try encoder.encode(clip.frame(at: index), pts: frameDuration * Int64(index), duration: frameDuration) {
             if try stream.send(sample).keyframeRequested { encoder.requestKeyFrame() }
         }
-        try stream.poll(for: 1.0 / 30)  // paced, answering feedback meanwhile
     }
-    for sample in try encoder.finish() { try stream.send(sample) }
+    for sample in try encoder.finish() { _ = try stream.send(sample) }
     try stream.finish(lingering: 0.3)  // NACKs for the last packets, then BYE
-    var decoder: DecompressionSession? = nil
-    func handle(_ events: [RTPStreamReceiver.Event]) throws {
-        for event in events {
-            switch event {
-            case .sample(let sample):
-                if decoder == nil { decoder = try DecompressionSession(formatDescription: sample.formatDescription) }
-                for frame in try decoder!.decode(sample) { show(frame.pixelBuffer, at: frame.pts) }
-            case .loss(let loss):  // a gap no retransmission filled: skip to the next keyframe
-                _ = try decoder?.reportLoss(loss.description)
-            }
-        }
-    }
-    while !receiver.isEnded && receiver.secondsSinceLastPacket < 5 { try handle(receiver.receive()) }
-    try handle(receiver.finish())
-    for frame in try decoder?.finish() ?? [] { show(frame.pixelBuffer, at: frame.pts) }
 }

@@ -136,8 +136,8 @@ private func snippet_Sources_MediaIO_Network_RTPStreamSender_15() async throws {
     try sender.finish()
 }
 
-// Sources/MediaIO/Network/StreamFeedback.swift:10
-private func snippet_Sources_MediaIO_Network_StreamFeedback_10() async throws {
+// Sources/MediaIO/Network/StreamFeedback.swift:12
+private func snippet_Sources_MediaIO_Network_StreamFeedback_12() async throws {
     try sender.pace(for: 1.0 / 30)  // NACKs answered meanwhile; feedback kept
     if sender.takeFeedback().keyframeRequested { encoder.requestKeyFrame() }
 }

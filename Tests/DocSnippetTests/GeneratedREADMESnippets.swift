@@ -17,36 +17,29 @@ import WebStreaming
 // README.md:550
 private func snippet_README_550() async throws {
 
-    // Sender: frames → samples → RTP (RTCP on the port above: NACKs answered, PLIs as keyframe requests).
-    var properties = CompressionProperties()
-    properties.realTime = true
-    let encoder = try CompressionSession(width: 320, height: 240, codec: .h264, properties: properties)
-    let stream = try RTPStreamSender(
-        host: "127.0.0.1", port: port, configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0001)))
-    for index in 0..<60 {
-        for sample in try encoder.encode(clip.frame(at: index), pts: frameDuration * Int64(index), duration: frameDuration) {
-            if try stream.send(sample).keyframeRequested { encoder.requestKeyFrame() }
-        }
-        try stream.pace(for: 1.0 / 30)  // paced, answering NACKs; a keyframe request comes with the next send
-    }
-    try stream.finish(lingering: 0.3)  // NACKs for the last packets, then BYE
-
-    // Receiver: RTP → access units (jitter buffer, NACK, PLI) → frames.
+    // Receiver: RTP → access units (jitter buffer, NACK, PLI); bound first, on a free port.
     let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: .init(codec: .h264))
-    var decoder: DecompressionSession? = nil
-    for event in try receiver.receive() {
+    // Sender: pushed frames → encoder (live defaults) → RTP, paced; a PLI forces a keyframe.
+    let sender = try RTPStreamSender(
+        host: "127.0.0.1", port: receiver.port, configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0001)))
+    let pipeline = try LivePipeline(source: .frames(framesPerSecond: 30), sink: sender)
+    for index in 0..<clip.frameCount { pipeline.push(clip.frame(at: index), pts: clip.presentationTime(ofFrame: index)) }
+    pipeline.endOfFrames()
+    let sending = Task { try await pipeline.run() }  // ends with the BYE; cancelling the task stops it
+    // Decode: until the sender's BYE, or receiver.cancel() from any task.
+    var decoder = StreamDecoder(codec: .h264, settings: .init(), sink: display)  // display: the app's DecodedFrameSink
+    for try await event in receiver {
         switch event {
-        case .sample(let sample):
-            if decoder == nil { decoder = try DecompressionSession(formatDescription: sample.formatDescription) }
-            for frame in try decoder!.decode(sample) { show(frame.pixelBuffer, at: frame.pts) }
-        case .loss(let loss):  // a gap no retransmission filled: resume at the next keyframe
-            _ = try decoder?.reportLoss(loss.description)
+        case .sample(let sample): try decoder.decode(sample)
+        case .loss(let loss): try decoder.reportLoss(loss.description)  // resume at the next keyframe
         }
     }
+    try decoder.finish()
+    try await sending.value
 }
 
-// README.md:623
-private func snippet_README_623() async throws {
+// README.md:618
+private func snippet_README_618() async throws {
     for encoder in CompressionSession.encoders() {           // x264, x265, vaapi (h264), vaapi (hevc)
         print(encoder.name, encoder.codec, encoder.isAvailable ? "available" : encoder.unavailableReason!)
     }

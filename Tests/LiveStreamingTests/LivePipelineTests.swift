@@ -21,26 +21,26 @@ final class RecordingSink: LiveSink {
     let clock: FakeClock?
     var samples: [CompressedSample] = []
     /// Feedback returned with the sample of that index (0-based).
-    var feedbackAfterSample: [Int: LiveFeedback] = [:]
+    var feedbackAfterSample: [Int: StreamFeedback] = [:]
     /// Feedback returned once, by the first wait that ends at or after the
     /// time given (on the fake clock, from its start).
-    var feedbackWhileWaiting: (time: Double, feedback: LiveFeedback)?
+    var feedbackWhileWaiting: (time: Double, feedback: StreamFeedback)?
     var finished = false
 
     init(clock: FakeClock?) { self.clock = clock }
 
-    func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+    func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         samples.append(sample)
-        return feedbackAfterSample[samples.count - 1] ?? LiveFeedback()
+        return feedbackAfterSample[samples.count - 1] ?? StreamFeedback()
     }
 
-    func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+    func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         if let clock { clock.advance(seconds) } else { usleep(UInt32(seconds * 1_000_000)) }
         if let clock, let (time, feedback) = feedbackWhileWaiting, clock.now - FakeClock.start >= time {
             feedbackWhileWaiting = nil
             return feedback
         }
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
     func finishLive() throws(MediaError) { finished = true }
@@ -84,7 +84,7 @@ final class RecordingSink: LiveSink {
     @Test func aBurstOfKeyframeRequestsIsRateLimited() throws {
         let clock = FakeClock()
         let sink = RecordingSink(clock: clock)
-        for index in 5...14 { sink.feedbackAfterSample[index] = LiveFeedback(keyframeRequests: 1) }
+        for index in 5...14 { sink.feedbackAfterSample[index] = StreamFeedback(keyframeRequests: 1) }
         var configuration = LivePipeline.Configuration()
         configuration.keyframeRequestInterval = .milliseconds(450)
         let pipeline = try LivePipeline(
@@ -110,7 +110,7 @@ final class RecordingSink: LiveSink {
     @Test func aRequestDuringTheWaitForcesTheNextFrame() throws {
         let clock = FakeClock()
         let sink = RecordingSink(clock: clock)
-        sink.feedbackWhileWaiting = (0.48, LiveFeedback(keyframeRequests: 1))
+        sink.feedbackWhileWaiting = (0.48, StreamFeedback(keyframeRequests: 1))
         let pipeline = try LivePipeline(
             source: .frames(framesPerSecond: 30), sink: sink, configuration: .init(), now: { clock.now })
         Self.pushClip(pipeline)
@@ -124,7 +124,7 @@ final class RecordingSink: LiveSink {
     @Test func aTargetRateReachesTheEncoderWithoutAKeyframe() throws {
         let clock = FakeClock()
         let sink = RecordingSink(clock: clock)
-        sink.feedbackAfterSample[10] = LiveFeedback(targetBitRate: 300_000)
+        sink.feedbackAfterSample[10] = StreamFeedback(targetBitRate: 300_000)
         var configuration = LivePipeline.Configuration()
         configuration.encoder.bitRate = 500_000
         configuration.encoder.properties.dataRateLimits = .init(maxBitRate: 500_000, bufferSize: 500_000)

@@ -4,35 +4,47 @@ import RTPPayload
 /// sender until taken: ``RTPStreamSender`` and ``MediaStreamSender`` keep it
 /// from every read of feedback (a send, a pacing wait, a poll) and hand it
 /// out once, to the next call that returns it or to `takeFeedback()`, so
-/// that a keyframe request that came while pacing reaches the encoder.
+/// that a keyframe request that came while pacing reaches the encoder. It is
+/// also what a live sink reports to LiveStreaming's `LivePipeline`, which
+/// counts each keyframe request.
 ///
 /// ```swift
 /// try sender.pace(for: 1.0 / 30)  // NACKs answered meanwhile; feedback kept
 /// if sender.takeFeedback().keyframeRequested { encoder.requestKeyFrame() }
 /// ```
 public struct StreamFeedback: Sendable, Hashable {
-    /// Make the next frame a keyframe: a receiver asked (RTP picture loss
-    /// indication or full intra request, rate-limited by the session) or the
-    /// connection was opened again.
-    public var keyframeRequested = false
+    /// Keyframe requests that came in: each RTP picture loss indication or
+    /// full intra request the session let through (it rate-limits them), a
+    /// new viewer, a reconnection; each one counts.
+    public var keyframeRequests = 0
+    /// Make the next frame a keyframe: at least one request came in
+    /// (``keyframeRequests`` above 0). Setting it true counts one request
+    /// when none was counted; false clears the count.
+    public var keyframeRequested: Bool {
+        get { keyframeRequests > 0 }
+        set { keyframeRequests = newValue ? max(keyframeRequests, 1) : 0 }
+    }
     /// The connection was opened again (``MediaStreamSender``'s transports).
     public var reconnected = false
-    /// The rate controller's new target bit rate, when it changed (RTP with
-    /// a rate controller).
+    /// A new target bit rate from the transport (the rate controller of RTP
+    /// receiver reports), or nil when it did not change.
     public var targetBitRate: Int?
     /// RTP receivers said goodbye.
     public var receiverLeft = false
 
-    /// Feedback that asks for nothing.
-    public init() {}
+    /// Creates feedback; by default it asks for nothing.
+    public init(keyframeRequests: Int = 0, targetBitRate: Int? = nil) {
+        self.keyframeRequests = keyframeRequests
+        self.targetBitRate = targetBitRate
+    }
 
     /// Whether it asks for nothing.
     public var isEmpty: Bool { self == StreamFeedback() }
 
-    /// Adds what `later` says: a keyframe asked for, a reconnection or a
-    /// goodbye in either, the later target rate when it has one.
+    /// Adds what `later` says: the keyframe requests add up, a reconnection
+    /// or a goodbye in either counts, the later target rate wins when it has one.
     public mutating func merge(_ later: StreamFeedback) {
-        keyframeRequested = keyframeRequested || later.keyframeRequested
+        keyframeRequests += later.keyframeRequests
         reconnected = reconnected || later.reconnected
         targetBitRate = later.targetBitRate ?? targetBitRate
         receiverLeft = receiverLeft || later.receiverLeft
@@ -42,7 +54,7 @@ public struct StreamFeedback: Sendable, Hashable {
     mutating func merge(_ events: [RTPSenderEvent]) {
         for event in events {
             switch event {
-            case .keyframeRequested: keyframeRequested = true
+            case .keyframeRequested: keyframeRequests += 1
             case .targetBitRate(let rate): targetBitRate = rate
             case .receiverLeft: receiverLeft = true
             case .rtp, .rtcp: break

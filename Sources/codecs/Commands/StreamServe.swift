@@ -109,21 +109,21 @@ private func serve(
 /// sets before every keyframe) to every client; clients accepted while the
 /// pipeline waits.
 extension StreamBroadcaster: LiveSink {
-    func sendLive(_ sample: CompressedSample) throws(MediaError) -> LiveFeedback {
+    func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         try acceptPending()
         let isKeyframe = sample.isKeyframe
         send(try annexBWriter.gather(sample), isKeyframe: isKeyframe)
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
-    func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> LiveFeedback {
+    func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         let end = monotonicSeconds() + seconds
         var left = seconds
         repeat {
             try acceptPending(timeoutMilliseconds: Int32((left * 1000).rounded(.up)))
             left = end - monotonicSeconds()
         } while left > 0
-        return LiveFeedback()
+        return StreamFeedback()
     }
 
     func finishLive() throws(MediaError) {}
