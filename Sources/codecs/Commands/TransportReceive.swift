@@ -134,10 +134,7 @@ enum TransportReceive {
                 try pipeline.finish()
                 try pipeline.sink.close()
                 summary += ", wrote \(pipeline.sink.framesWritten) frames to \(request.output)"
-                if let session = pipeline.session {
-                    summary += "; decoder \(session.backendDescription)"
-                    for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
-                }
+                summary += pipeline.decoderSummary
                 if failure == nil, received > 0, pipeline.sink.framesWritten == 0 {
                     failure = .invalidData("\(request.url): no access unit received could be decoded")
                 }
