@@ -166,159 +166,35 @@ struct ConvertOptions {
     }
 }
 
-/// What a conversion did.
-struct ConvertReport {
-    var samples = 0
-    var keyframes = 0
-    /// Tracks other than the video copied into the output, and their packets.
-    var copiedTracks = 0
-    var copiedPackets = 0
-}
-
-/// The tracks of a conversion other than its video: which are copied
-/// (source track → output track), which packets were left out and why.
-/// Every track left out is named on standard error.
-struct OtherTracks {
-    private var outputTrack: [Int: Int] = [:]
-    private var tracks: [Int: MediaTrack] = [:]
-    private var damaged: [Int: Int] = [:]
-    /// Tracks whose writing failed: the error, and the packets left out since.
-    private var failed: [Int: (error: String, leftOut: Int)] = [:]
-    private let input: String
-    private let label: String
-    private(set) var copiedPackets = 0
-
-    /// Decides for each of `tracks` other than `videoTrack`, adds the ones
-    /// `sink` can hold and names the others; messages start with `label`.
-    init(
-        _ sourceTracks: [MediaTrack], videoTrack: Int, into sink: SampleSink, input: String, output: String,
-        label: String = "codecs convert"
-    ) throws(MediaError) {
-        self.input = input
-        self.label = label
-        for track in sourceTracks where track.index != videoTrack {
-            if let reason = sink.copyRefusal(for: track) {
-                printError("\(label): \(input) \(track) is not copied to \(output): \(reason)")
-                continue
-            }
-            outputTrack[track.index] = try sink.addTrack(copying: track)
-            tracks[track.index] = track
-        }
+/// Runs one conversion through MediaIO's ``MediaFileConversion``: the
+/// input's samples (NAL units an Annex-B stream leaves out are named), their
+/// length size changed when asked, into the output; every track or packet
+/// left out is named on standard error.
+func convert(_ options: ConvertOptions) throws(MediaError) -> MediaFileConversion.Report {
+    var source = try EncodedSampleReader(
+        path: options.input, annexB: options.inputKind.container == nil,
+        codec: options.inputKind.annexBCodec ?? options.codec, frameDuration: options.frameDuration,
+        presentationTimes: options.outputKind.container != nil, readingEveryTrack: true
+    ) { count, reason in
+        printError("codecs convert: \(options.input): left out \(count) NAL unit(s): \(reason)")
     }
-
-    var count: Int { outputTrack.count }
-
-    /// Writes `packet` when its track is copied. A damaged packet is left out
-    /// (counted); an error writing a track is reported once, and that
-    /// track's later packets are left out.
-    mutating func write(_ packet: TrackPacket, to sink: SampleSink) {
-        guard let target = outputTrack[packet.track] else { return }
-        if var failure = failed[packet.track] {
-            failure.leftOut += 1
-            failed[packet.track] = failure
-            return
-        }
-        if packet.isCorrupt {
-            damaged[packet.track, default: 0] += 1
-            return
-        }
-        do throws(MediaError) {
-            try sink.write(packet, toTrack: target)
-            copiedPackets += 1
-        } catch {
-            printError(
-                "\(label): \(input) \(tracks[packet.track]!): \(error.message); the rest of it is left out")
-            failed[packet.track] = (error.message, 0)
-        }
-    }
-
-    /// Names the packets left out, per track, on standard error.
-    func reportLeftOut() {
-        for (track, count) in damaged.sorted(by: { $0.key < $1.key }) {
-            printError(
-                "\(label): \(input) \(tracks[track]!): left out \(count) packet\(count == 1 ? "" : "s") "
-                    + "the demuxer found damaged")
-        }
-        for (track, failure) in failed.sorted(by: { $0.key < $1.key }) where failure.leftOut > 0 {
-            printError(
-                "\(label): \(input) \(tracks[track]!): left out \(failure.leftOut) more "
-                    + "packet\(failure.leftOut == 1 ? "" : "s") after the error")
-        }
-    }
-}
-
-/// Runs one conversion: samples from the input, length sizes changed when
-/// asked, samples to the output.
-func convert(_ options: ConvertOptions) throws(MediaError) -> ConvertReport {
-    var source = try SampleSource(options)
     let sink = try SampleSink(
         path: options.output, kind: options.outputKind,
         options: MovieWriterOptions(
             fastStart: options.fastStart, fragmented: options.fragmented, parameterSets: options.parameterSets))
-    var resized = LengthSizeChanger(target: options.lengthSize)
-    var report = ConvertReport()
-    var others: OtherTracks?
-    if let reader = source.reader {
-        others = try OtherTracks(
-            reader.tracks, videoTrack: reader.trackIndex, into: sink, input: options.input, output: options.output)
+    let conversion = MediaFileConversion(
+        inputName: options.input, outputName: options.output, lengthSize: options.lengthSize,
+        outputCodec: options.outputKind.annexBCodec)
+    return try conversion.run(from: &source, to: sink, shouldStop: { StopSignal.requested != nil }) { note in
+        printError("codecs convert: \(note)")
     }
-    while StopSignal.requested == nil, let item = try source.nextItem() {
-        let sample: CompressedSample
-        switch item {
-        case .sample(let read): sample = read
-        case .packet(let packet):
-            others?.write(packet, to: sink)
-            continue
-        }
-        if let named = options.outputKind.annexBCodec, named != sample.formatDescription.codec {
-            throw .invalidArgument(
-                "\(options.output): the extension names \(named.displayName) but \(options.input) holds "
-                    + "\(sample.formatDescription.codec.displayName); use a \(sample.formatDescription.codec == .h264 ? ".h264" : ".hevc") output"
-            )
-        }
-        try sink.write(try resized.apply(to: sample))
-        report.samples += 1
-        if sample.isKeyframe { report.keyframes += 1 }
-    }
-    guard report.samples > 0 else {
-        // The sink is not finished, so nothing appears under the output's name.
-        throw .invalidData(
-            "\(options.input): no access unit could be read, so nothing was written (is it an H.264/HEVC stream?)")
-    }
-    try sink.finish()
-    others?.reportLeftOut()
-    report.copiedTracks = others?.count ?? 0
-    report.copiedPackets = others?.copiedPackets ?? 0
-    return report
 }
 
-/// Rewrites samples to another NAL unit length size with FormatConv's
-/// ``LengthPrefixed/convert(_:from:to:)``, giving them a description that
-/// says so (made once per source description).
-struct LengthSizeChanger {
-    let target: Int?
-    private var converted: [FormatDescription: FormatDescription] = [:]
+/// The command line's sample sink as a conversion's destination.
+extension SampleSink: ConversionDestination {
+    func appendSample(_ sample: CompressedSample) throws(MediaError) { try write(sample) }
 
-    init(target: Int?) { self.target = target }
-
-    mutating func apply(to sample: CompressedSample) throws(MediaError) -> CompressedSample {
-        guard let target, sample.formatDescription.nalUnitHeaderLength != target else { return sample }
-        let source = sample.formatDescription
-        let description: FormatDescription
-        if let known = converted[source] {
-            description = known
-        } else {
-            var made =
-                source.codec == .h264
-                ? try FormatDescription(h264ParameterSets: source.parameterSets, nalUnitHeaderLength: target)
-                : try FormatDescription(hevcParameterSets: source.parameterSets, nalUnitHeaderLength: target)
-            made.hdr10 = source.hdr10
-            description = made
-            converted[source] = description
-        }
-        var result = sample
-        result.data = try LengthPrefixed.convert(sample.data, from: source.nalUnitHeaderLength, to: target)
-        result.formatDescription = description
-        return result
+    func appendPacket(_ packet: TrackPacket, toTrack track: Int) throws(MediaError) {
+        try write(packet, toTrack: track)
     }
 }

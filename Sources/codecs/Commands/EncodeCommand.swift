@@ -129,50 +129,42 @@ private struct EncodePlan {
             path: output, kind: outputKind,
             options: MovieWriterOptions(container: outputKind.container, fastStart: fastStart))
         let progress = ProgressLine()
-        var frames = 0
-        var bytes = 0
         // Frame times from the header's rate; 1/30 s when it says F0:0 (unknown)
         // or a rate that does not fit a timescale.
-        let timescale = frameDuration.isValid ? frameDuration.timescale : 30
-        let ticksPerFrame = frameDuration.isValid ? frameDuration.value : 1
-
-        func emit(_ samples: [CompressedSample]) throws(MediaError) {
-            for sample in samples {
-                bytes += try sink.write(sample)
-            }
-        }
-
+        let frameTime = frameDuration.isValid ? frameDuration : MediaTime(value: 1, timescale: 30)
         let start = monotonicSeconds()
         var tornTail: String? = nil
-        while frameLimit.map({ frames < $0 }) ?? true, StopSignal.requested == nil {
-            let frame: PixelBuffer
-            do throws(MediaError) {
-                guard let next = try reader.readFrame() else { break }
-                frame = next
-            } catch  where reader.endsInsideAFrame && frames > 0 {
-                // Keep the whole frames before a torn last one; say what was left out.
-                tornTail = error.message
-                break
-            }
-            let pts = MediaTime(value: Int64(frames) * ticksPerFrame, timescale: timescale)
-            try emit(session.encode(frame, pts: pts))
-            frames += 1
-            let elapsed = monotonicSeconds() - start
-            progress.show(
-                "frame \(frames)  \(bytes / 1024) KiB  \(formatted(elapsed > 0 ? Double(frames) / elapsed : 0)) fps")
-        }
-        try emit(session.finish())
+        var read = 0
+        let report = try session.encodeFrames(
+            frameDuration: frameTime, frameLimit: frameLimit, shouldStop: { StopSignal.requested != nil },
+            nextFrame: { () throws(MediaError) -> PixelBuffer? in
+                do throws(MediaError) {
+                    let frame = try reader.readFrame()
+                    if frame != nil { read += 1 }
+                    return frame
+                } catch  where reader.endsInsideAFrame && read > 0 {
+                    // Keep the whole frames before a torn last one; say what was left out.
+                    tornTail = error.message
+                    return nil
+                }
+            },
+            write: { (sample) throws(MediaError) -> Int in try sink.write(sample) },
+            progress: { frames, bytes in
+                let elapsed = monotonicSeconds() - start
+                progress.show(
+                    "frame \(frames)  \(bytes / 1024) KiB  \(formatted(elapsed > 0 ? Double(frames) / elapsed : 0)) fps"
+                )
+            })
         try sink.finish()
         progress.clear()
 
         let elapsed = max(monotonicSeconds() - start, 1e-9)
-        let duration = Double(frames) * Double(ticksPerFrame) / Double(timescale)
-        let kbps = duration > 0 ? Double(bytes) * 8 / duration / 1000 : 0
+        let frames = report.frames
         var summary =
-            "encoded \(frames) frames, \(bytes) bytes, \(formatted(kbps)) kb/s, "
+            "encoded \(frames) frames, \(report.bytes) bytes, \(formatted(report.bitsPerSecond / 1000)) kb/s, "
             + "\(formatted(Double(frames) / elapsed)) fps, backend \(session.backendDescription)"
-        if !session.droppedFrames.isEmpty {
-            summary += "; \(session.droppedFrames.count) frames dropped by the encoder"
+        if report.droppedFrames > 0 {
+            summary += "; \(report.droppedFrames) frames dropped by the encoder"
         }
         printError(summary)
         if let tornTail { printError("warning: \(tornTail); the \(frames) whole frames before it were encoded") }

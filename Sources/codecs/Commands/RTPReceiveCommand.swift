@@ -97,12 +97,7 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
         frameLimit = try parsed.integer("frames", in: 1...Int.max)
         jitter = try parsed.integer("jitter", in: 0...10_000, default: 50)!
         injector = try lossInjector(parsed)
-        if let text = parsed.value("timeout") {
-            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
-                throw Arguments.UsageError(description: "--timeout \(text): expected seconds from 0.001 to 86400")
-            }
-            idleTimeout = seconds
-        }
+        idleTimeout = try receiveTimeout(parsed) ?? idleTimeout
         frameRate = try receiveFrameRate(parsed)
         decoder = try DecoderOptions.choice(parsed)
     } catch let error as MediaError {
@@ -182,22 +177,17 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             guard let kind = MediaFileKind(path: output, standardStream: nil), kind.annexBCodec != nil else {
                 throw .invalidArgument("\(output): expected .y4m, .h264 or .hevc")
             }
-            let pending = PendingOutput(output)
-            let sink = try FileByteSink(path: pending.writePath)
-            var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
-            var written = 0
+            // Until it is finished, the file has a temporary name (removed if nothing arrives).
+            let sink = try SampleSink(path: output, kind: kind)
             receive { (event) throws(MediaError) -> Bool in
-                if case .sample(let sample) = event {
-                    try sink.write(try writer.write(sample))
-                    written += 1
-                }
-                return frameLimit.map { written >= $0 } ?? false
+                if case .sample(let sample) = event { try sink.write(sample) }
+                return frameLimit.map { sink.samplesWritten >= $0 } ?? false
             }
-            try sink.close()
+            let written = sink.samplesWritten
             guard written > 0 else {
                 throw failure ?? .invalidData("the RTP stream on port \(port) held no access unit")
             }
-            try pending.commit()
+            try sink.finish()
             if let statsPath = parsed.value("stats-json") {
                 try StatsJSON.write(["inbound-rtp": StatsJSON.inbound(receiver.statistics)], to: statsPath)
             }

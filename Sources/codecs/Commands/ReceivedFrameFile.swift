@@ -62,3 +62,12 @@ struct ReceivedFrameFile: DecodedFrameSink {
         try writer?.close()
     }
 }
+
+extension StreamDecoder {
+    /// The decoder's part of a receive summary: its backend, then one line
+    /// per frame it dropped (empty when no decoder was opened).
+    var decoderSummary: String {
+        guard let session else { return "" }
+        return "; decoder \(session.backendDescription)" + session.drops.map { "\n  decoder dropped \($0)" }.joined()
+    }
+}

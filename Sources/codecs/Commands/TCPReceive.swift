@@ -63,10 +63,7 @@ enum TCPReceive {
             var summary =
                 "received \(sink.accessUnits) access units, wrote \(sink.framesWritten) frames to \(sink.output)"
             if dropped > 0 { summary += "; dropped \(dropped) NAL units that came before the first keyframe" }
-            if let session = pipeline.session {
-                summary += "; decoder \(session.backendDescription)"
-                for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
-            }
+            summary += pipeline.decoderSummary
             if failure != nil, sink.framesWritten > 0 {
                 summary += " (kept: the output ends at the last frame received)"
             }

@@ -15,6 +15,9 @@ enum TransportReceive {
     static let flagOptions = TransportOptions.flagOptions
     static let label = "codecs stream receive"
 
+    /// Names a track or packets left out on standard error.
+    static func printNote(_ note: TrackCopier.Note) { printError("\(label): \(note)") }
+
     static func run(_ request: StreamReceiveRequest) -> Int32 {
         TransportOptions.ignoreBrokenPipeSignal()
         let parsed = request.arguments
@@ -53,7 +56,7 @@ enum TransportReceive {
         // Into a container, the stream's other tracks (its audio) are kept,
         // as the first connection has them.
         let keepsOtherTracks = outputKind.container != nil
-        var others: OtherTracks? = nil
+        var others: TrackCopier? = nil
         var saidVideoOnly = false
         var received = 0
         var reconnections = 0
@@ -102,16 +105,16 @@ enum TransportReceive {
                     sink = made
                     if let note = made.recordingNote { printError("\(label): \(note)") }
                     if keepsOtherTracks {
-                        others = try OtherTracks(
+                        others = try TrackCopier(
                             receiver.tracks, videoTrack: receiver.videoTrack, into: made, input: request.url,
-                            output: request.output, label: label)
+                            output: request.output, notes: printNote)
                     }
                 }
                 let sample: CompressedSample
                 switch event {
                 case .sample(let read): sample = read
                 case .packet(let packet):
-                    others?.write(packet, to: sink!)
+                    others?.write(packet, to: sink!, notes: printNote)
                     continue
                 case .loss: continue
                 }
@@ -131,10 +134,7 @@ enum TransportReceive {
                 try pipeline.finish()
                 try pipeline.sink.close()
                 summary += ", wrote \(pipeline.sink.framesWritten) frames to \(request.output)"
-                if let session = pipeline.session {
-                    summary += "; decoder \(session.backendDescription)"
-                    for drop in session.drops { summary += "\n  decoder dropped \(drop)" }
-                }
+                summary += pipeline.decoderSummary
                 if failure == nil, received > 0, pipeline.sink.framesWritten == 0 {
                     failure = .invalidData("\(request.url): no access unit received could be decoded")
                 }
@@ -142,7 +142,7 @@ enum TransportReceive {
                 // With nothing written, the error that stopped it is the
                 // one to report (the unfinished file is removed).
                 try sink.finish()
-                others?.reportLeftOut()
+                others?.reportLeftOut(printNote)
                 if let others, others.count > 0 {
                     summary +=
                         " and \(others.copiedPackets) packets of \(others.count) other "
