@@ -37,12 +37,27 @@ private func snippet_Sources_MediaIO_Y4MWriter_6() async throws {
     try writer.close()
 }
 
+// Sources/MediaIO/Containers/ContainerInspection.swift:14
+private func snippet_Sources_MediaIO_Containers_ContainerInspection_14() async throws {
+    let inspection = try ContainerInspection(path: "clip.mp4")
+    print(inspection.samples, inspection.keyframeSamples.count, inspection.tracks.count)
+}
+
 // Sources/MediaIO/Containers/EncodedFile.swift:13
 private func snippet_Sources_MediaIO_Containers_EncodedFile_13() async throws {
     let file = try EncodedFile(path: "clip.mp4")
     let sender = try MediaStreamSender(url: "rtp://127.0.0.1:5004", pacing: true)
     for sample in file.samples { try sender.send(sample) }
     try sender.finish()
+}
+
+// Sources/MediaIO/Containers/EncodedSampleReader.swift:12
+private func snippet_Sources_MediaIO_Containers_EncodedSampleReader_12() async throws {
+    var reader = try EncodedSampleReader(path: "clip.h264", annexB: true)
+    var keyframes = 0
+    while let sample = try reader.next() {
+        if sample.isKeyframe { keyframes += 1 }
+    }
 }
 
 // Sources/MediaIO/Containers/MovieReader.swift:12
@@ -76,6 +91,14 @@ private func snippet_Sources_MediaIO_Containers_MovieWriter_47() async throws {
     let writer = try MovieWriter(path: "out.mp4")
     for sample in try encoder.encode(frame, pts: pts) { try writer.append(sample) }
     try writer.finish()
+}
+
+// Sources/MediaIO/Decoding/MediaFileDecoder.swift:12
+private func snippet_Sources_MediaIO_Decoding_MediaFileDecoder_12() async throws {
+    let decoder = MediaFileDecoder(input: "clip.h264", output: "clip.y4m")
+    try decoder.open()
+    try decoder.run()
+    print("\(decoder.frames.framesWritten) frames")
 }
 
 // Sources/MediaIO/Network/GatheredWrite.swift:14
@@ -127,8 +150,8 @@ private func snippet_Sources_MediaIO_Network_StreamFeedback_10() async throws {
     if sender.takeFeedback().keyframeRequested { encoder.requestKeyFrame() }
 }
 
-// Sources/MediaIO/Transports/MediaStreamReceiver.swift:20
-private func snippet_Sources_MediaIO_Transports_MediaStreamReceiver_20() async throws {
+// Sources/MediaIO/Transports/MediaStreamReceiver.swift:21
+private func snippet_Sources_MediaIO_Transports_MediaStreamReceiver_21() async throws {
     let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:9000?mode=listener")
     var decoder = StreamDecoder(codec: nil, settings: .init(), sink: Display())
     while let event = try receiver.next() {

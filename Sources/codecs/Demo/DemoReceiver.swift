@@ -31,7 +31,7 @@ struct DemoReceiverResult: Sendable {
 }
 
 /// The receiving side: connects, reads in chunks of varying size and feeds
-/// them to the ``DecodePipeline``, which reassembles and decodes; a
+/// them to the ``StreamDecoder``, which reassembles and decodes; a
 /// ``DemoFrameCheck`` compares what comes out with the sources.
 struct DemoReceiver {
     let options: DemoOptions
@@ -42,9 +42,9 @@ struct DemoReceiver {
         // One decoding thread: frame threads hold back a frame per extra
         // thread, which a live receiver pays in latency, and one thread
         // decodes 720p far faster than 30 fps.
-        var pipeline = DecodePipeline(
+        var pipeline = StreamDecoder(
             codec: options.codec, frameDuration: MediaTime(value: 1, timescale: Int32(options.frameRate)),
-            settings: DecoderSettings(
+            settings: StreamDecoderSettings(
                 decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
             sink: DemoFrameCheck(exchange: exchange, losing: Self.injectedLoss()))
         do {
@@ -89,7 +89,7 @@ struct DemoReceiver {
         }
     }
 
-    private func receive(through pipeline: inout DecodePipeline<DemoFrameCheck>) throws(MediaError) {
+    private func receive(through pipeline: inout StreamDecoder<DemoFrameCheck>) throws(MediaError) {
         while !exchange.state.withLock({ $0.receiverMayConnect }) { usleep(1000) }
         if exchange.state.withLock({ $0.failure != nil }) { return }
         let connection = try TCPConnection.connect(
@@ -238,7 +238,7 @@ struct DemoFrameCheck: DecodedFrameSink {
 /// The RTP receiving side: an ``RTPStreamReceiver`` (source validation,
 /// jitter buffer, NACKs for missing packets, picture loss indications after
 /// an unrepaired loss or a start without a keyframe, receiver reports) →
-/// ``DecodePipeline``. Nothing but the packets reaches the decoding path;
+/// ``StreamDecoder``. Nothing but the packets reaches the decoding path;
 /// the sender's log is read only to measure (PSNR against the source,
 /// latency from submission).
 struct DemoRTPReceiver {
@@ -249,9 +249,9 @@ struct DemoRTPReceiver {
         var check = DemoFrameCheck(exchange: exchange, losing: DemoReceiver.injectedLoss())
         check.timestampsFromPackets = true
         check.frameRate = options.frameRate
-        var pipeline = DecodePipeline(
+        var pipeline = StreamDecoder(
             codec: options.codec,
-            settings: DecoderSettings(
+            settings: StreamDecoderSettings(
                 decoder: .automatic, output: DecoderOutputAttributes(pixelFormat: .i420), threadCount: 1),
             sink: check)
         var inbound: RTPInboundStreamStatistics? = nil
@@ -299,7 +299,7 @@ struct DemoRTPReceiver {
     }
 
     private func receive(
-        from receiver: RTPStreamReceiver, through pipeline: inout DecodePipeline<DemoFrameCheck>
+        from receiver: RTPStreamReceiver, through pipeline: inout StreamDecoder<DemoFrameCheck>
     ) throws(MediaError) {
         let exchange = self.exchange
         let frameRate = Int64(options.frameRate)

@@ -1,3 +1,4 @@
+import LiveStreaming
 import MediaCore
 import MediaIO
 import Sockets

@@ -1,5 +1,6 @@
 import EncodeSession
 import FormatConv
+import LiveStreaming
 import MediaCore
 import MediaIO
 import RTPPayload
