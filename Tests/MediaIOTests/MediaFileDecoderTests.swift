@@ -46,6 +46,26 @@ import Testing
         #expect(written == Array(all[12..<21]))
     }
 
+    @Test func aPictureSizeChangeStartsASecondFile() throws {
+        let directory = try TemporaryDirectory()
+        let first = directory.path("first.h264")
+        let second = directory.path("second.h264")
+        try ffmpegTestPattern(size: "96x64", frames: 10, arguments: Self.x264, to: first)
+        try ffmpegTestPattern(size: "64x48", frames: 6, arguments: Self.x264, to: second)
+        let input = directory.path("both.h264")
+        try (Data(contentsOf: URL(fileURLWithPath: first)) + Data(contentsOf: URL(fileURLWithPath: second))).write(
+            to: URL(fileURLWithPath: input))
+        let output = directory.path("out.y4m")
+        let decoder = MediaFileDecoder(input: input, output: output)
+        try decoder.run()
+        #expect(decoder.frames.framesWritten == 16)
+        #expect(decoder.frames.paths.sorted() == [directory.path("out-64x48.y4m"), output])
+        #expect(try ffmpegFrameMD5(path: output, everyFrame: true) == ffmpegFrameMD5(path: first, everyFrame: true))
+        #expect(
+            try ffmpegFrameMD5(path: directory.path("out-64x48.y4m"), everyFrame: true)
+                == ffmpegFrameMD5(path: second, everyFrame: true))
+    }
+
     @Test func aStreamThatIsNotVideoLeavesNoFile() throws {
         let directory = try TemporaryDirectory()
         let input = directory.path("noise.h264")
