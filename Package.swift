@@ -81,7 +81,10 @@ let package = Package(
             name: "DecodeSession",
             dependencies: ["MediaCore", "FormatConv", "PixelTransfer", "NativeCodecs"]),
         .target(
-            name: "MediaIO", dependencies: ["MediaCore", "FormatConv", "RTPPayload", "NativeCodecs", "Sockets"]),
+            name: "MediaIO",
+            dependencies: [
+                "MediaCore", "FormatConv", "RTPPayload", "NativeCodecs", "Sockets", "PixelTransfer", "DecodeSession",
+            ]),
         // The live loop: a source through an encoder to any sender, with
         // pacing, keyframe requests and target rates handled in one place.
         .target(
@@ -141,7 +144,9 @@ let package = Package(
             name: "PixelTransferTests", dependencies: ["TestSupport", "PixelTransfer", "MediaCore", "MediaIO"]),
         .testTarget(
             name: "MediaIOTests",
-            dependencies: ["TestSupport", "MediaIO", "MediaCore", "FormatConv", "EncodeSession", "Sockets"]),
+            dependencies: [
+                "TestSupport", "MediaIO", "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "Sockets",
+            ]),
         // UDP and TCP over 127.0.0.1 and ::1, addresses, deadlines.
         .testTarget(name: "SocketsTests", dependencies: ["Sockets", "MediaCore"]),
         .testTarget(

@@ -93,6 +93,14 @@ private func snippet_Sources_MediaIO_Containers_MovieWriter_47() async throws {
     try writer.finish()
 }
 
+// Sources/MediaIO/Decoding/MediaFileDecoder.swift:12
+private func snippet_Sources_MediaIO_Decoding_MediaFileDecoder_12() async throws {
+    let decoder = MediaFileDecoder(input: "clip.h264", output: "clip.y4m")
+    try decoder.open()
+    try decoder.run()
+    print("\(decoder.frames.framesWritten) frames")
+}
+
 // Sources/MediaIO/Network/GatheredWrite.swift:14
 private func snippet_Sources_MediaIO_Network_GatheredWrite_14() async throws {
     var writer = AnnexBWriter(policy: .beforeEveryKeyframe)

@@ -189,12 +189,3 @@ func convert(_ options: ConvertOptions) throws(MediaError) -> MediaFileConversio
         printError("codecs convert: \(note)")
     }
 }
-
-/// The command line's sample sink as a conversion's destination.
-extension SampleSink: ConversionDestination {
-    func appendSample(_ sample: CompressedSample) throws(MediaError) { try write(sample) }
-
-    func appendPacket(_ packet: TrackPacket, toTrack track: Int) throws(MediaError) {
-        try write(packet, toTrack: track)
-    }
-}

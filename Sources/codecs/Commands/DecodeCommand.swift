@@ -34,14 +34,14 @@ private let decodeUsage = """
     """
 
 /// `codecs decode`: an Annex-B elementary stream or a container to Y4M (or
-/// raw frames), through the ``DecodePipeline``.
+/// raw frames), through MediaIO's ``MediaFileDecoder``.
 func runDecode(_ arguments: [String]) -> Int32 {
     if arguments.contains("--help") || arguments.contains("-h") {
         print(decodeUsage)
         return 0
     }
     let options: Arguments
-    let settings: DecoderSettings
+    let settings: StreamDecoderSettings
     var codec: CodecType? = nil
     var start: Double? = nil
     var duration: Double? = nil
@@ -61,7 +61,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
             }
             pixelFormat = format
         }
-        settings = DecoderSettings(
+        settings = StreamDecoderSettings(
             decoder: try DecoderOptions.choice(options), output: DecoderOutputAttributes(pixelFormat: pixelFormat),
             threadCount: try options.integer("threads", in: 0...64))
         codec = try options.inputCodec()
@@ -92,84 +92,36 @@ func runDecode(_ arguments: [String]) -> Int32 {
         printError("codecs decode: --start and --duration need a container input (.mp4, .mov, .mkv, .ts)")
         return 2
     }
-    var output = DecodedFrameFiles(
-        outputPath: outputPath, packedPlanes: MediaFileKind(path: outputPath, standardStream: .y4m) != .y4m)
-    if let duration { output.end = (start ?? 0) + duration }
-    var pipelineSettings = settings
-    pipelineSettings.seekTarget = start.map { MediaTime(seconds: $0, timescale: 90_000) }
-    pipelineSettings.verifiesPictureHashes = options.flag("verify-hash")
-    var pipeline = DecodePipeline(
-        codec: codec ?? inputKind?.annexBCodec, settings: pipelineSettings, sink: output)
+    var decoderSettings = settings
+    decoderSettings.verifiesPictureHashes = options.flag("verify-hash")
+    let decoder = MediaFileDecoder(
+        input: inputPath, output: outputPath, codec: codec, codecNamedBy: codec.map { "--codec \($0.rawValue)" },
+        settings: decoderSettings, start: start, duration: duration)
+    let progress = ProgressLine(enabled: standardErrorIsTerminal)
+    decoder.progress = { count, rate in progress.show("decoded \(count) frames (\(formatted(rate))) fps") }
     do throws(MediaError) {
-        let named: (codec: CodecType, by: String)? =
-            codec.map { ($0, "--codec \($0.rawValue)") }
-            ?? inputKind?.annexBCodec.map { ($0, "the name \(inputPath)") }
-        try decode(
-            inputPath, container: inputKind?.container, named: named, start: start, through: &pipeline)
-        try pipeline.sink.close()
-        if standardErrorIsTerminal { pipeline.sink.progress.end() }
-        guard pipeline.session != nil else {
-            throw .invalidData(
-                "\(inputPath): no decodable access unit (is it an Annex-B \(pipeline.codec?.rawValue ?? "H.264/HEVC") "
-                    + "stream?)")
+        try decoder.open()
+        if !decoder.otherTracks.isEmpty {
+            printError(
+                "codecs decode: writes the video track only (track \(decoder.videoTrackIndex ?? 0) of \(inputPath)); "
+                    + "not written: " + decoder.otherTracks.map(\.description).joined(separator: "; "))
         }
-        guard pipeline.sink.framesWritten > 0 else {
-            let reason = pipeline.session?.dropReasons.entries.first?.reason ?? "the decoder returned no picture"
-            throw .invalidData("\(inputPath): no frame could be decoded (\(reason))")
-        }
-        printSummary(pipeline)
-        return pictureHashVerdict(pipeline)
+        try decoder.run(until: { StopSignal.requested != nil })
+        if standardErrorIsTerminal { progress.end() }
+        printSummary(decoder)
+        return pictureHashVerdict(decoder.decoder)
     } catch {
+        if standardErrorIsTerminal { progress.end() }
         // The summary first, then the error as the last line, once.
-        printSummary(pipeline)
+        printSummary(decoder)
         printError("codecs decode: \(error.message)")
         return 1
     }
 }
 
-/// Feeds the input to `pipeline`: samples of a container (MediaIO's
-/// ``MovieReader``, with the container's timestamps), or Annex-B bytes from
-/// a file or standard input.
-private func decode(
-    _ path: String, container: ContainerFormat?, named: (codec: CodecType, by: String)?, start: Double?,
-    through pipeline: inout DecodePipeline<DecodedFrameFiles>
-) throws(MediaError) {
-    if container != nil {
-        let reader = try MovieReader(path: path)
-        let others = reader.tracks.filter { $0.index != reader.trackIndex }
-        if !others.isEmpty {
-            printError(
-                "codecs decode: writes the video track only (track \(reader.trackIndex) of \(path)); not written: "
-                    + others.map(\.description).joined(separator: "; "))
-        }
-        if let start { try reader.seek(to: MediaTime(seconds: start, timescale: 90_000)) }
-        while StopSignal.requested == nil, !pipeline.sink.isSatisfied, let sample = try reader.nextSample() {
-            try pipeline.decode(sample)
-        }
-    } else {
-        let input = try FileByteSource(path: path)
-        var first = true
-        while StopSignal.requested == nil {
-            let chunk = try input.read(upTo: 1 << 16)
-            if chunk.isEmpty { break }
-            // A codec the stream's own NAL unit headers contradict would only
-            // show up later as missing parameter sets; say what is wrong now.
-            if first, let named, let detected = AnnexB.detectCodec(in: chunk), detected != named.codec {
-                throw .invalidArgument(
-                    "\(named.by) says \(named.codec.displayName), but the stream's NAL unit headers are "
-                        + "\(detected.displayName); name it .\(detected == .h264 ? "h264" : "hevc") or pass --codec "
-                        + "\(detected.rawValue)")
-            }
-            first = false
-            try pipeline.append(chunk)
-        }
-    }
-    try pipeline.finish()
-}
-
 /// With `--verify-hash`: the counts on standard error, each mismatched
 /// picture's pts, and the exit status (1 when a picture did not match).
-private func pictureHashVerdict(_ pipeline: DecodePipeline<DecodedFrameFiles>) -> Int32 {
+private func pictureHashVerdict(_ pipeline: StreamDecoder<DecodedFrameFiles>) -> Int32 {
     guard let session = pipeline.session, session.verifiesPictureHashes else { return 0 }
     var lines = ["\(session.pictureHashStatistics)"]
     for pts in session.pictureHashMismatches { lines.append("picture hash mismatch at pts \(pts)") }
@@ -178,7 +130,8 @@ private func pictureHashVerdict(_ pipeline: DecodePipeline<DecodedFrameFiles>) -
 }
 
 /// The closing report on standard error.
-private func printSummary(_ pipeline: DecodePipeline<DecodedFrameFiles>) {
+private func printSummary(_ decoder: MediaFileDecoder) {
+    let pipeline = decoder.decoder
     let session = pipeline.session
     let output = pipeline.sink
     var lines: [String] = []
@@ -206,92 +159,4 @@ private func printSummary(_ pipeline: DecodePipeline<DecodedFrameFiles>) {
         for reason in reasons.lines { lines.append("  \(reason)") }
     }
     printError(lines.joined(separator: "\n"))
-}
-
-/// Where `codecs decode` writes frames: OUT for the first picture size, and
-/// OUT-<W>x<H> with OUT's extension for each later size.
-private struct DecodedFrameFiles: DecodedFrameSink {
-    let outputPath: String
-    let packedPlanes: Bool
-    private var writers: [String: FrameFileWriter] = [:]
-    /// The layout of the frames written, fixed by the first one: a later
-    /// picture in another layout is converted to it (one file, one layout).
-    private(set) var layout: PixelFormat?
-    private var firstSize: PictureSize?
-    private var format: FormatDescription?
-    private(set) var framesWritten = 0
-    private(set) var inputDrops: [String] = []
-    private let start = monotonicSeconds()
-    let progress = ProgressLine(enabled: standardErrorIsTerminal)
-
-    init(outputPath: String, packedPlanes: Bool) {
-        self.outputPath = outputPath
-        self.packedPlanes = packedPlanes
-    }
-
-    var paths: [String] { Array(writers.keys) }
-
-    var framesPerSecond: Double {
-        let elapsed = monotonicSeconds() - start
-        return elapsed > 0 ? Double(framesWritten) / elapsed : 0
-    }
-
-    mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
-        inputDrops.append("\(nalUnitCount) NAL unit(s): \(reason)")
-    }
-
-    mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {
-        if format == nil { format = description }
-    }
-
-    /// Pictures presented before `end` seconds are written (`--duration`;
-    /// the session leaves out the pre-roll before `--start`); the first one
-    /// at or after it satisfies the sink (presentation order: nothing
-    /// earlier can follow).
-    var end: Double? = nil
-    private(set) var isSatisfied = false
-
-    mutating func receive(_ frames: [DecodedFrame]) throws(MediaError) {
-        for frame in frames where !isSatisfied {
-            if let end, frame.pts.seconds >= end - 1e-9 {
-                isSatisfied = true
-                break
-            }
-            let buffer = frame.pixelBuffer
-            let layout = self.layout ?? buffer.format
-            self.layout = layout
-            let size = PictureSize(width: buffer.width, height: buffer.height)
-            let path = try path(for: size)
-            if writers[path] == nil {
-                writers[path] = try FrameFileWriter(
-                    path: path, packedPlanes: packedPlanes, size: size, format: layout,
-                    frameRate: FrameFileWriter.frameRate(of: format))
-            }
-            try writers[path]!.write(buffer)
-            framesWritten += 1
-            progress.show("decoded \(framesWritten) frames (\(formatted(framesPerSecond))) fps")
-        }
-    }
-
-    func close() throws(MediaError) {
-        for writer in writers.values { try writer.close() }
-    }
-
-    private mutating func path(for size: PictureSize) throws(MediaError) -> String {
-        guard let firstSize else {
-            firstSize = size
-            return outputPath
-        }
-        if firstSize == size { return outputPath }
-        guard outputPath != "-" else {
-            throw .unsupported(
-                "the picture size changes from \(firstSize.width)x\(firstSize.height) to \(size.width)x\(size.height); "
-                    + "Y4M holds one size, so write to a file (one file per size) instead of standard output")
-        }
-        let slash = outputPath.lastIndex(of: "/")
-        let dot = outputPath.lastIndex(of: ".").flatMap { dot in slash.map { dot > $0 } ?? true ? dot : nil }
-        let stem = dot.map { String(outputPath[..<$0]) } ?? outputPath
-        let ext = dot.map { String(outputPath[$0...]) } ?? ""
-        return "\(stem)-\(size.width)x\(size.height)\(ext)"
-    }
 }

@@ -3,6 +3,7 @@ import FormatConv
 import Foundation
 import LiveStreaming
 import MediaCore
+import MediaIO
 import WebStreaming
 
 #if canImport(Glibc)

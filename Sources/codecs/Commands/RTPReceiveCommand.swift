@@ -134,8 +134,8 @@ func runRTPReceive(_ arguments: [String]) -> Int32 {
             }
         }
         if output.hasSuffix(".y4m") || output == "-" {
-            var pipeline = DecodePipeline(
-                codec: codec, settings: DecoderSettings(decoder: decoder, keepsFirstPictureSize: true),
+            var pipeline = StreamDecoder(
+                codec: codec, settings: StreamDecoderSettings(decoder: decoder, keepsFirstPictureSize: true),
                 sink: ReceivedFrameFile(output: output, frameLimit: frameLimit, frameRate: frameRate))
             receive { (event) throws(MediaError) -> Bool in
                 switch event {

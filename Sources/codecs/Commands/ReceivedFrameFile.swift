@@ -1,6 +1,7 @@
 import DecodeSession
 import FormatConv
 import MediaCore
+import MediaIO
 
 // The Y4M file every `codecs stream receive` writes decoded frames to.
 

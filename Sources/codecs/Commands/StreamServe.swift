@@ -83,7 +83,8 @@ private func serve(
     let broadcaster = StreamBroadcaster(
         listener: listener, maximumQueuedBytes: clientBuffer, maximumClients: maximumClients,
         maximumTotalQueuedBytes: maximumQueue)
-    broadcaster.log = { printError("codecs stream serve: \($0)") }
+    broadcaster.maximumClientsName = "--max-clients"
+    useCommandLog("codecs stream serve")
     let pipeline = try LivePipeline(
         source: source, sink: broadcaster, configuration: LiveOptions.configuration(settings, parsed))
     let format = pipeline.formatDescription
@@ -103,28 +104,4 @@ private func serve(
     try pipeline.run(until: { StopSignal.requested != nil })
     broadcaster.closeAll()
     printError("codecs stream serve: sent \(pipeline.statistics.frames) frames")
-}
-
-/// The broadcaster as a live sink: each access unit in Annex-B (parameter
-/// sets before every keyframe) to every client; clients accepted while the
-/// pipeline waits.
-extension StreamBroadcaster: LiveSink {
-    func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
-        try acceptPending()
-        let isKeyframe = sample.isKeyframe
-        send(try annexBWriter.gather(sample), isKeyframe: isKeyframe)
-        return StreamFeedback()
-    }
-
-    func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
-        let end = monotonicSeconds() + seconds
-        var left = seconds
-        repeat {
-            try acceptPending(timeoutMilliseconds: Int32((left * 1000).rounded(.up)))
-            left = end - monotonicSeconds()
-        } while left > 0
-        return StreamFeedback()
-    }
-
-    func finishLive() throws(MediaError) {}
 }

@@ -15,7 +15,7 @@ enum TCPReceive {
         let parsed = request.arguments
         let receiver: MediaStreamReceiver
         let idleTimeout: Double
-        var pipeline: DecodePipeline<ReceivedFrameFile>
+        var pipeline: StreamDecoder<ReceivedFrameFile>
         do {
             let codec = try parsed.inputCodec()
             let decoder = try DecoderOptions.choice(parsed)
@@ -23,8 +23,8 @@ enum TCPReceive {
             let frameRate = try receiveFrameRate(parsed)
             idleTimeout = try receiveTimeout(parsed) ?? 10
             receiver = try MediaStreamReceiver(url: request.url, codec: codec, idleTimeout: idleTimeout)
-            pipeline = DecodePipeline(
-                codec: codec, settings: DecoderSettings(decoder: decoder, keepsFirstPictureSize: true),
+            pipeline = StreamDecoder(
+                codec: codec, settings: StreamDecoderSettings(decoder: decoder, keepsFirstPictureSize: true),
                 sink: ReceivedFrameFile(output: request.output, frameLimit: frameLimit, frameRate: frameRate))
         } catch {
             printError("\(label): \(error)")

@@ -25,7 +25,7 @@ enum TransportReceive {
         let reconnect: Int
         let frameLimit: Int?
         let outputKind: MediaFileKind
-        var pipeline: DecodePipeline<ReceivedFrameFile>? = nil
+        var pipeline: StreamDecoder<ReceivedFrameFile>? = nil
         do {
             options = try TransportOptions.streamOptions(parsed)
             reconnect = try TransportOptions.reconnectLimit(parsed)
@@ -38,9 +38,9 @@ enum TransportReceive {
             }
             outputKind = kind
             if kind == .y4m {
-                pipeline = DecodePipeline(
+                pipeline = StreamDecoder(
                     codec: nil,
-                    settings: DecoderSettings(
+                    settings: StreamDecoderSettings(
                         decoder: try DecoderOptions.choice(parsed),
                         keepsFirstPictureSize: true),
                     sink: ReceivedFrameFile(

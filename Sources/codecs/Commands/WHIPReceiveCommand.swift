@@ -1,6 +1,7 @@
 import FormatConv
 import Foundation
 import MediaCore
+import MediaIO
 import WebRTC
 
 /// `codecs stream receive whip://HOST:PORT/PATH -o OUT`: a WHIP endpoint

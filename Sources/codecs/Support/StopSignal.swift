@@ -1,3 +1,5 @@
+import MediaIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -19,11 +21,12 @@ nonisolated(unsafe) private var stopSignalCount: sig_atomic_t = 0
 /// in a shell do, to the process and to its group) is still one stop. Only
 /// the fourth signal (``hardExitCount``) ends the process at once, as
 /// FFmpeg's tool does after more than three; even then the outputs being
-/// written are moved to their final names first (``PendingOutput``,
-/// `rename(2)` from the handler), so nothing is left hidden, though the
+/// written are moved to their final names first (MediaIO's ``PendingOutput``
+/// hook, `rename(2)` from the handler), so nothing is left hidden, though the
 /// last frame may be cut short.
 enum StopSignal {
-    static let handled: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    /// The signals PendingOutput's registry is guarded against.
+    static let handled: [Int32] = PendingOutput.renamingSignals
     /// The signal that ends the process at once (computed: the handler
     /// must not run a lazy initializer).
     static var hardExitCount: sig_atomic_t { 4 }
@@ -60,18 +63,6 @@ enum StopSignal {
 
     /// The signal that asked to stop, or nil.
     static var requested: Int32? { receivedStopSignal == 0 ? nil : receivedStopSignal }
-
-    /// Runs `body` with the stop signals blocked on this thread (another
-    /// thread may still take one: see ``PendingOutput``'s registry).
-    static func withSignalsBlocked<T>(_ body: () -> T) -> T {
-        var blocked = sigset_t()
-        var previous = sigset_t()
-        sigemptyset(&blocked)
-        for signal in handled { sigaddset(&blocked, signal) }
-        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        return body()
-    }
 
     /// `SIGINT`, `SIGTERM`, `SIGHUP`.
     static func name(_ signal: Int32) -> String {

@@ -1,33 +1,34 @@
 import MediaCore
-import MediaIO
 
-/// What a file named on the command line holds, told by its extension: the
-/// one table every `codecs` command reads.
+/// What a media file holds, told by its name's extension: the one table the
+/// `codecs` tool's commands read.
 ///
 /// | extension                            | kind                               |
 /// |--------------------------------------|------------------------------------|
 /// | `.h264 .264` (also `.avc .jsv`)      | Annex-B H.264 elementary stream    |
 /// | `.hevc .265` (also `.h265`)          | Annex-B HEVC elementary stream     |
-/// | `.mp4 .m4v .mov .mkv .ts .m2ts .mts` | container, as MediaIO's ``ContainerFormat`` names it |
+/// | `.mp4 .m4v .mov .mkv .ts .m2ts .mts` | container, as ``ContainerFormat`` names it |
 /// | `.y4m`                               | raw video (YUV4MPEG2)              |
 /// | `-`                                  | standard input or output; what it carries depends on the role (see ``init(path:standardStream:)``) |
 ///
 /// Extensions are matched without regard to case. A name with none of these
-/// extensions has no kind; each command says what it does then.
-enum MediaFileKind: Equatable {
+/// extensions has no kind; the caller says what it does then.
+public enum MediaFileKind: Equatable, Sendable {
     /// An Annex-B elementary stream; the codec is nil only for `-`.
     case annexB(CodecType?)
+    /// A container file.
     case container(ContainerFormat)
+    /// Raw video in YUV4MPEG2.
     case y4m
 
     /// The extensions the usage texts name for Annex-B streams.
-    static let annexBExtensions = [".h264", ".264", ".hevc", ".265"]
+    public static let annexBExtensions = [".h264", ".264", ".hevc", ".265"]
     /// The extensions the usage texts name for containers.
-    static let containerExtensions = [".mp4", ".m4v", ".mov", ".mkv", ".ts"]
+    public static let containerExtensions = [".mp4", ".m4v", ".mov", ".mkv", ".ts"]
 
     /// The kind `path`'s extension names, or `standardStream` for `-`
     /// (nil: `-` is not accepted in that role).
-    init?(path: String, standardStream: MediaFileKind? = .annexB(nil)) {
+    public init?(path: String, standardStream: MediaFileKind? = .annexB(nil)) {
         if path == "-" {
             guard let standardStream else { return nil }
             self = standardStream
@@ -47,16 +48,16 @@ enum MediaFileKind: Equatable {
     }
 
     /// The codec an Annex-B kind names; nil for other kinds and for `-`.
-    var annexBCodec: CodecType? {
+    public var annexBCodec: CodecType? {
         if case .annexB(let codec) = self { codec } else { nil }
     }
 
     /// The container, for a container kind.
-    var container: ContainerFormat? {
+    public var container: ContainerFormat? {
         if case .container(let container) = self { container } else { nil }
     }
 
     /// Whether the kind holds H.264/HEVC (Annex-B or a container), as
     /// opposed to raw video.
-    var holdsCompressedVideo: Bool { self != .y4m }
+    public var holdsCompressedVideo: Bool { self != .y4m }
 }

@@ -1,19 +1,20 @@
 import DecodeSession
 import FormatConv
 import MediaCore
-import MediaIO
 import PixelTransfer
 
-/// Decoded pictures to a file: Y4M (MediaIO's ``Y4MWriter``), or the planes
-/// packed one frame after another without headers (a ``FileByteSink``).
-/// `-` is standard output.
+/// Decoded pictures to a file: Y4M (``Y4MWriter``), or the planes packed
+/// one frame after another without headers (a ``FileByteSink``). `-` is
+/// standard output. The file is written under a temporary name
+/// (``PendingOutput``) and appears under its own only when ``close()``
+/// succeeds.
 ///
 /// A file holds one layout, the one it was opened for: a picture in another
 /// (a hardware decoder's NV12 after software I420, say) is converted to it
 /// with a `PixelTransferSession` (exact between I420 and NV12, I010 and P010).
-final class FrameFileWriter {
+public final class FrameFileWriter {
     /// The layout of every frame in the file.
-    let format: PixelFormat
+    public let format: PixelFormat
     private var transfer: PixelTransferSession?
     private let y4m: Y4MWriter?
     private let packed: (any ByteSink)?
@@ -21,8 +22,9 @@ final class FrameFileWriter {
     private let output: PendingOutput
 
     /// Opens `path` for frames of one size and layout. `packedPlanes` asks
-    /// for headerless frames; Y4M holds the planar Y'CbCr formats only.
-    init(
+    /// for headerless frames; Y4M holds the planar Y'CbCr formats only
+    /// (another format is refused with an `unsupported` error).
+    public init(
         path: String, packedPlanes: Bool, size: PictureSize, format: PixelFormat,
         frameRate: (numerator: Int, denominator: Int)
     ) throws(MediaError) {
@@ -54,7 +56,8 @@ final class FrameFileWriter {
         }
     }
 
-    func write(_ picture: PixelBuffer) throws(MediaError) {
+    /// Appends one picture, converted to ``format`` first when its layout differs.
+    public func write(_ picture: PixelBuffer) throws(MediaError) {
         var buffer = picture
         if buffer.format != format {
             let transfer = self.transfer ?? PixelTransferSession(poolCapacity: 2)
@@ -70,7 +73,7 @@ final class FrameFileWriter {
 
     /// Closes the file and moves it to its final name; without this call
     /// the file is removed.
-    func close() throws(MediaError) {
+    public func close() throws(MediaError) {
         do throws(MediaError) {
             try y4m?.close()
             try packed?.close()
@@ -84,7 +87,7 @@ final class FrameFileWriter {
     /// VUI timing when that gives 1 to 240 frames a second, else `fallback`.
     /// VUI timing of a variable-rate stream can be a clock tick rather than
     /// a frame (H.264 E.2.1 fixed_frame_rate_flag 0), hence the check.
-    static func frameRate(
+    public static func frameRate(
         of description: FormatDescription?, fallback: (numerator: Int, denominator: Int) = (30, 1)
     ) -> (numerator: Int, denominator: Int) {
         guard let duration = description?.vuiFrameRate, duration.isValid, duration.value > 0,

@@ -1,6 +1,6 @@
-// PendingOutput's registry of the outputs being written, for the signal
-// handler: on a hard exit (the fourth stop signal) each is moved to its final
-// name with rename(2), which is async-signal-safe, before the process ends.
+// PendingOutput's registry of the outputs being written, for a signal
+// handler: on a hard exit each is moved to its final name with rename(2),
+// which is async-signal-safe, before the process ends.
 
 import Synchronization
 
@@ -27,16 +27,24 @@ nonisolated(unsafe) private let signalSlots: UnsafeMutablePointer<UnsafeMutableP
 private let signalSlotLock = Mutex(())
 
 extension PendingOutput {
-    /// Makes the registry before the handler is installed (a global's first
-    /// use runs its initializer, which a signal handler must not).
-    static func prepareSignalRegistry() {
+    /// The signals whose handler may call ``moveAllIntoPlaceFromSignalHandler()``:
+    /// `SIGINT`, `SIGTERM` and `SIGHUP`. They are blocked on the thread that
+    /// registers or forgets an output, so the handler never sees a half-made
+    /// registry entry on that thread (computed: a handler must not run a
+    /// global's lazy initializer).
+    public static var renamingSignals: [Int32] { [SIGINT, SIGTERM, SIGHUP] }
+
+    /// Makes the registry; call it before installing a handler that calls
+    /// ``moveAllIntoPlaceFromSignalHandler()`` (a global's first use runs its
+    /// initializer, which a signal handler must not).
+    public static func prepareSignalRegistry() {
         _ = signalSlots
     }
 
     /// Registers `writePath` → `finalPath` for a hard exit; the slot, or nil
     /// when all are taken (that output is then left under its hidden name).
     static func registerForSignals(writePath: String, finalPath: String) -> Int? {
-        StopSignal.withSignalsBlocked {
+        withRenamingSignalsBlocked {
             signalSlotLock.withLock { _ -> Int? in
                 guard let slot = (0..<signalSlotCount).first(where: { signalSlots[2 * $0] == nil }) else {
                     return nil
@@ -51,7 +59,7 @@ extension PendingOutput {
 
     /// Frees `slot` (the output was moved into place or removed).
     static func unregisterForSignals(_ slot: Int) {
-        StopSignal.withSignalsBlocked {
+        withRenamingSignalsBlocked {
             signalSlotLock.withLock { _ in
                 signalSlots[2 * slot] = nil
                 signalSlots[2 * slot + 1] = nil
@@ -59,9 +67,23 @@ extension PendingOutput {
         }
     }
 
-    /// Moves every registered output to its final name; called only from
-    /// the signal handler, just before `_exit`.
-    static func moveAllIntoPlaceFromSignalHandler() {
+    /// Runs `body` with ``renamingSignals`` blocked on this thread.
+    private static func withRenamingSignalsBlocked<T>(_ body: () -> T) -> T {
+        var blocked = sigset_t()
+        var previous = sigset_t()
+        sigemptyset(&blocked)
+        for signal in renamingSignals { sigaddset(&blocked, signal) }
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        return body()
+    }
+
+    /// Moves every output not yet committed to its final name with
+    /// `rename(2)`, which is async-signal-safe: the hook a signal handler
+    /// calls just before `_exit` (after ``prepareSignalRegistry()``). Up to
+    /// 16 outputs at once are registered; more are left under their hidden
+    /// names. Not for ordinary use: a moved file may be incomplete.
+    public static func moveAllIntoPlaceFromSignalHandler() {
         for slot in 0..<signalSlotCount {
             if let from = signalSlots[2 * slot], let to = signalSlots[2 * slot + 1] {
                 _ = rename(from, to)

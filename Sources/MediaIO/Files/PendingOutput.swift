@@ -7,24 +7,29 @@ import MediaCore
 /// An output file written under a hidden temporary name beside its final
 /// one (`dir/.NAME.partial-PID.EXT`, the extension kept so the container is
 /// still told by it) and renamed into place only when complete. A failed or
-/// interrupted command never leaves a file that looks complete under the
-/// final name, and never destroys a file that was there before. Standard
-/// output (`-`) and device files are written directly.
+/// interrupted write never leaves a file that looks complete under the
+/// final name, and never destroys a file that was there before: without
+/// ``commit()`` the temporary file is removed when the value goes away.
+/// Standard output (`-`) and device files (`/dev/...`) are written directly.
+/// A writer opens ``writePath``, writes and closes it, then calls ``commit()``.
 ///
-/// A process ended at once by repeated stop signals (see ``StopSignal``)
-/// still leaves the file under its final name: the signal handler renames
-/// every pending output before it exits (PendingOutput+SignalRename.swift).
-/// That file may end mid-frame (an MP4 has no index), and it replaces a
-/// file of that name as a finished one would.
-final class PendingOutput {
-    let finalPath: String
+/// A process that must end at once (a tool's signal handler, say) can still
+/// leave every pending output under its final name: its handler calls
+/// ``moveAllIntoPlaceFromSignalHandler()`` before `_exit` (see
+/// PendingOutput+SignalRename.swift). Such a file may end mid-frame (an MP4
+/// has no index), and it replaces a file of that name as a finished one would.
+public final class PendingOutput {
+    /// The name the file gets on ``commit()``.
+    public let finalPath: String
     /// Where the bytes go until ``commit()``.
-    let writePath: String
+    public let writePath: String
     private var committed = false
     /// The slot in the signal handler's registry, if any.
     private var signalSlot: Int?
 
-    init(_ path: String) {
+    /// Plans the output `path`; nothing is created yet (the caller opens
+    /// ``writePath``).
+    public init(_ path: String) {
         finalPath = path
         guard path != "-", !path.hasPrefix("/dev/") else {
             writePath = path
@@ -45,8 +50,10 @@ final class PendingOutput {
         if !committed && writePath != finalPath { unlink(writePath) }
     }
 
-    /// Moves the finished file to its final name.
-    func commit() throws(MediaError) {
+    /// Moves the finished file to its final name (once; later calls do
+    /// nothing). When the rename fails the temporary file is removed and the
+    /// error names ``finalPath``.
+    public func commit() throws(MediaError) {
         guard !committed else { return }
         committed = true
         guard writePath != finalPath else { return }
@@ -65,7 +72,7 @@ final class PendingOutput {
 
     /// `error` with the temporary name replaced by the final one, so messages
     /// name the file the user asked for.
-    func naming(_ error: MediaError) -> MediaError {
+    public func naming(_ error: MediaError) -> MediaError {
         guard writePath != finalPath else { return error }
         var renamed = error
         renamed.message = error.message.replacingOccurrences(of: writePath, with: finalPath)

@@ -1,10 +1,8 @@
-// What the tool adds to Sockets' TCPConnection: reading it as a ByteSource,
-// and gathered writes of access units (MediaIO's GatheredWrite).
+// Gathered writes of access units on Sockets' TCPConnection (MediaIO's
+// GatheredWrite), for the StreamBroadcaster.
 import MediaCore
 import MediaIO
 import Sockets
-
-extension TCPConnection: ByteSource {}
 
 extension TCPConnection {
     /// Writes every byte of the ranges `buffers` (`sendmsg`, looping over
@@ -22,18 +20,4 @@ extension TCPConnection {
         guard descriptor >= 0 else { throw MediaError(.system, "send to \(peer): connection closed") }
         return try GatheredWrite.writeAvailable(buffers, from: offset, to: descriptor, peer: peer)
     }
-}
-
-/// Splits `tcp://HOST:PORT` into its host and port.
-func parseTCPURL(_ text: String) -> (host: String, port: Int)? {
-    guard text.hasPrefix("tcp://") else { return nil }
-    var rest = Substring(text.dropFirst("tcp://".count))
-    if let query = rest.firstIndex(where: { $0 == "?" || $0 == "/" }) { rest = rest[..<query] }
-    guard let colon = rest.lastIndex(of: ":") else { return nil }
-    var host = String(rest[..<colon])
-    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-    guard !host.isEmpty, let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port) else {
-        return nil
-    }
-    return (host, port)
 }
