@@ -9,6 +9,7 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
 
+    /// Starts the executor's thread.
     public init() {
         Thread { [self] in
             while true {
@@ -21,6 +22,7 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
         }.start()
     }
 
+    /// Queues `job` for the executor's thread.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
