@@ -66,9 +66,17 @@ import Testing
                 for try await _ in receiver { events += 1 }
                 return (events, ContinuousClock.now)
             }
-            try await Task.sleep(for: .milliseconds(500))
-            let stoppedAt = ContinuousClock.now
-            if stop == .cancelMethod { cancellation.cancel() } else { consumer.cancel() }
+            // The stop comes from a thread of its own too: this test's task
+            // may wait on the busy cooperative pool longer than the
+            // listener's 10 s timeout.
+            let stopper = Task(executorPreference: DedicatedThreadExecutor()) {
+                () throws -> ContinuousClock.Instant in
+                try await Task.sleep(for: .milliseconds(500))
+                let stoppedAt = ContinuousClock.now
+                if stop == .cancelMethod { cancellation.cancel() } else { consumer.cancel() }
+                return stoppedAt
+            }
+            let stoppedAt = try await stopper.value
             let (events, endedAt) = try await consumer.value
             #expect(events == 0)
             figures.append(stoppedAt.duration(to: endedAt))
