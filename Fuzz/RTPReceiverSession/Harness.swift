@@ -12,8 +12,8 @@ private struct Run {
     var feedback: [[UInt8]] = []
     let codec: CodecType
 
-    init(_ configuration: RTPReceiverSession<UInt8>.Configuration) {
-        session = RTPReceiverSession(configuration: configuration)
+    init(_ configuration: RTPReceiverConfiguration, rtcpEndpoint: (@Sendable (UInt8) -> UInt8)?) {
+        session = RTPReceiverSession(configuration: configuration, rtcpEndpoint: rtcpEndpoint)
         codec = configuration.codec
     }
 
@@ -86,14 +86,13 @@ public func fuzzRTPReceiverSession(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     let codec: CodecType = selector & 1 == 0 ? .h264 : .hevc
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let pairedRTCP: @Sendable (UInt8) -> UInt8 = { $0 ^ 1 }
-    let configuration = RTPReceiverSession<UInt8>.Configuration(
+    let configuration = RTPReceiverConfiguration(
         codec: codec, payloadType: selector & 0x10 != 0 ? 96 : nil, ssrc: 0x7777,
         jitterBufferDelay: MediaTime(value: 30, timescale: 1000), jitterBufferCapacity: 64,
         jitterBufferByteLimit: 256 << 10, nack: selector & 4 != 0 ? .init(maximumTracked: 32) : nil,
         retransmission: selector & 8 != 0 ? RTPRetransmission(payloadType: 97) : nil,
-        minimumSequential: selector & 0x20 != 0 ? 1 : 2, historyCapacity: 8,
-        rtcpEndpoint: selector & 0x40 != 0 ? pairedRTCP : nil)
-    var run = Run(configuration)
+        minimumSequential: selector & 0x20 != 0 ? 1 : 2, historyCapacity: 8)
+    var run = Run(configuration, rtcpEndpoint: selector & 0x40 != 0 ? pairedRTCP : nil)
     var now = MediaTime(value: 0, timescale: 1000)
     if selector & 2 != 0 {
         var offset = 0
