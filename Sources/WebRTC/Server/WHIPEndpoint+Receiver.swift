@@ -99,4 +99,16 @@ extension WHIPEndpoint {
             endpoint: self, pollInterval: pollInterval, endsWhenPublishersLeave: endsWhenPublishersLeave,
             cancellation: cancellation)
     }
+
+    /// The synchronous form of one step of ``Receiver``: the access units
+    /// already received, else those that arrive while it waits up to
+    /// `milliseconds` (empty when none did); nil once every publisher that
+    /// connected has left and nothing is left to take.
+    public func receive(waitingUpTo milliseconds: Int32) throws(MediaError) -> [CompressedSample]? {
+        let ready = takeReceivedSamples()
+        if !ready.isEmpty { return ready }
+        if publishersHaveLeft { return nil }
+        try poll(timeoutMilliseconds: Swift.max(0, milliseconds))
+        return takeReceivedSamples()
+    }
 }

@@ -80,13 +80,11 @@ enum WHIPReceive {
             var failure: (any Error)? = nil
             do {
                 let start = monotonicSeconds()
-                loop: while StopSignal.requested == nil {
-                    try server.poll(timeoutMilliseconds: 20)
-                    for sample in server.takeReceivedSamples() {
+                loop: while StopSignal.requested == nil, let samples = try server.receive(waitingUpTo: 20) {
+                    for sample in samples {
                         _ = try sink.write(sample)
                         if let frameLimit, sink.samplesWritten >= frameLimit { break loop }
                     }
-                    if server.publishersHaveLeft { break }
                     if server.publishersFinished == 0 && server.publisherCount == 0
                         && monotonicSeconds() - start > timeout
                     {
