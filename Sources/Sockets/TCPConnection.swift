@@ -92,19 +92,7 @@ public final class TCPConnection: @unchecked Sendable {
     /// - Throws: `MediaError.Code.system` naming the peer when the connection fails.
     public func write(_ bytes: [UInt8]) throws(MediaError) {
         guard descriptor >= 0 else { throw MediaError(.system, "send to \(peer): connection closed") }
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { buffer in
-                Glibc.send(descriptor, buffer.baseAddress!, buffer.count, Int32(MSG_NOSIGNAL))
-            }
-            if sent >= 0 {
-                offset += sent
-                continue
-            }
-            let code = errno
-            if code == EINTR { continue }
-            throw MediaError(.system, "send to \(peer): \(systemErrorText(code))")
-        }
+        try writeAll(bytes, failure: "send to \(peer)") { Glibc.send(descriptor, $0, $1, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Sends as much of `bytes` as the socket takes now without waiting;
@@ -169,23 +157,7 @@ public final class TCPConnection: @unchecked Sendable {
                 throw MediaError(.timedOut, "\(peer) sent nothing for \(secondsText(idleTimeout)) s; giving up")
             }
         }
-        var code: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: maximumCount) { buffer, count in
-            count = 0
-            while true {
-                let received = recv(descriptor, buffer.baseAddress!, maximumCount, 0)
-                if received >= 0 {
-                    count = received
-                } else if errno == EINTR {
-                    continue
-                } else {
-                    code = errno
-                }
-                return
-            }
-        }
-        if code != 0 { throw MediaError(.system, "receive from \(peer): \(systemErrorText(code))") }
-        return bytes
+        return try readChunk(upTo: maximumCount, failure: "receive from \(peer)") { recv(descriptor, $0, $1, 0) }
     }
 
     /// Ends the sending direction, so the peer reads end of stream after the

@@ -29,8 +29,8 @@ private func snippet_Sources_Sockets_TCPConnection_12() async throws {
     let reply = try connection.read(upTo: 4096)     // empty: the peer closed
 }
 
-// Sources/Sockets/TCPConnection.swift:210
-private func snippet_Sources_Sockets_TCPConnection_210() async throws {
+// Sources/Sockets/TCPConnection.swift:182
+private func snippet_Sources_Sockets_TCPConnection_182() async throws {
     let listener = try TCPListener(host: "::1", port: 0)
     if let client = try listener.accept(timeout: .seconds(1)) { client.close() }
 }

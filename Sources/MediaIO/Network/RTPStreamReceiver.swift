@@ -52,16 +52,9 @@ public final class RTPStreamReceiver {
     /// The switch ``cancel()`` flips; safe to flip from any thread or task.
     public let cancellation = StreamCancellation()
     /// The thread of its own that runs the `async` forms' blocking calls.
-    var worker: BlockingWorker {
-        if let startedWorker { return startedWorker }
-        let worker = BlockingWorker()
-        startedWorker = worker
-        return worker
-    }
-    /// The worker's thread, once the `async` form first ran.
-    private var startedWorker: BlockingWorker?
+    let worker = BlockingWorker()
 
-    deinit { startedWorker?.close() }
+    deinit { worker.close() }
 
     /// Ends waiting: a ``receive(waiting:)`` in progress returns within
     /// about 50 ms and later ones do not wait; the `AsyncSequence` form

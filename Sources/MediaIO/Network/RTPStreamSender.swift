@@ -40,16 +40,9 @@ public final class RTPStreamSender {
     private var injector: PacketFaultInjector?
     private let clock = RTPMonotonicClock()
     /// The thread of its own that runs the `async` forms' waits.
-    var worker: BlockingWorker {
-        if let startedWorker { return startedWorker }
-        let worker = BlockingWorker()
-        startedWorker = worker
-        return worker
-    }
-    /// The worker's thread, once the `async` form first ran.
-    private var startedWorker: BlockingWorker?
+    let worker = BlockingWorker()
 
-    deinit { startedWorker?.close() }
+    deinit { worker.close() }
     private var buffer = [UInt8](repeating: 0, count: 2048)
     /// Feedback read and not taken yet.
     private var pendingFeedback = StreamFeedback()

@@ -116,14 +116,7 @@ public final class MediaStreamReceiver {
     public var isCancelled: Bool { cancellation.isCancelled }
 
     /// The thread of its own that runs the `async` forms' blocking calls.
-    var worker: BlockingWorker {
-        if let startedWorker { return startedWorker }
-        let worker = BlockingWorker()
-        startedWorker = worker
-        return worker
-    }
-    /// The worker's thread, once the `async` form first ran.
-    private var startedWorker: BlockingWorker?
+    let worker = BlockingWorker()
 
     private let options: StreamOptions
     private var reconnector: Reconnector
@@ -231,7 +224,7 @@ public final class MediaStreamReceiver {
 
     deinit {
         closeTCP()
-        startedWorker?.close()
+        worker.close()
     }
 
     /// The next event, waiting for it; nil once the stream ended (the

@@ -46,10 +46,34 @@ struct HandOver<Value>: @unchecked Sendable {
 /// work can use up). Started on first use; ``close()`` ends the thread once
 /// the jobs given before it ran.
 final class BlockingWorker: Sendable {
-    private let jobs = Mutex<(waiting: [@Sendable () -> Void], closed: Bool)>(([], false))
+    private let jobs = Mutex<(waiting: [@Sendable () -> Void], started: Bool, closed: Bool)>(([], false, false))
     private let ready = DispatchSemaphore(value: 0)
 
-    init() {
+    init() {}
+
+    /// Runs `job` on the worker's thread after those given before it (at
+    /// once on the caller's thread when the thread could not be started).
+    func run(_ job: @escaping @Sendable () -> Void) {
+        let (accepted, start) = jobs.withLock { jobs -> (Bool, Bool) in
+            guard !jobs.closed else { return (false, false) }
+            jobs.waiting.append(job)
+            defer { jobs.started = true }
+            return (true, !jobs.started)
+        }
+        if start && !startThread() {
+            // No thread: the jobs given so far run here, and later ones too.
+            let waiting = jobs.withLock { jobs in
+                jobs.closed = true
+                defer { jobs.waiting = [] }
+                return jobs.waiting
+            }
+            for job in waiting { job() }
+            return
+        }
+        if accepted { ready.signal() } else { job() }
+    }
+
+    private func startThread() -> Bool {
         var thread = pthread_t()
         let worker = Unmanaged.passRetained(self).toOpaque()
         let status = pthread_create(
@@ -59,23 +83,12 @@ final class BlockingWorker: Sendable {
                 worker.work()
                 return nil
             }, worker)
-        if status == 0 {
-            pthread_detach(thread)
-        } else {
+        guard status == 0 else {
             Unmanaged<BlockingWorker>.fromOpaque(worker).release()
-            jobs.withLock { $0.closed = true }
+            return false
         }
-    }
-
-    /// Runs `job` on the worker's thread after those given before it (at
-    /// once on the caller's thread when the thread could not be started).
-    func run(_ job: @escaping @Sendable () -> Void) {
-        let accepted = jobs.withLock { jobs in
-            guard !jobs.closed else { return false }
-            jobs.waiting.append(job)
-            return true
-        }
-        if accepted { ready.signal() } else { job() }
+        pthread_detach(thread)
+        return true
     }
 
     /// Ends the thread after the jobs given so far.

@@ -64,8 +64,8 @@ extension WHEPServer {
     }
 
     /// Closes connections whose head did not come within
-    /// ``Configuration/requestHeadTimeout`` of the accept, or whose body did
-    /// not come within ``Configuration/requestBodyTimeout`` of the head.
+    /// ``SignallingLimits/requestHeadTimeout`` of the accept, or whose body did
+    /// not come within ``SignallingLimits/requestBodyTimeout`` of the head.
     func expireConnections(at now: Double) {
         for index in connections.indices.reversed() {
             let connection = connections[index]

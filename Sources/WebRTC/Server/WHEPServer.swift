@@ -34,9 +34,9 @@ import Sockets
 /// /whep` 201, or 409 while no keyframe has been sent (nothing is live), 415
 /// without `Content-Type: application/sdp`, 400 with the reason for an offer
 /// it refuses, 503 past ``Configuration/maximumViewers``, 429 past
-/// ``Configuration/maximumPendingOffersPerAddress``; `DELETE` of a session
+/// ``SignallingLimits/maximumPendingOffersPerAddress``; `DELETE` of a session
 /// URL 200 (404 for an unknown one); `PATCH` 405 (no trickle ICE: the answer
-/// carries the one host candidate); with ``Configuration/token`` set, POST,
+/// carries the one host candidate); with ``SignallingLimits/token`` set, POST,
 /// DELETE and PATCH without it 401 (`WWW-Authenticate: Bearer`); `GET
 /// /whep/stats` counts as JSON (``countsJSON()``), the full statistics
 /// (``statisticsJSON()``) only with the token; `GET /` (and `HEAD /`) a
@@ -50,7 +50,8 @@ import Sockets
 /// ``WHIPEndpoint`` is that endpoint as a type of its own.
 public final class WHEPServer {
     /// What the server listens on and its limits.
-    public struct Configuration: Sendable {
+    @dynamicMemberLookup
+    public struct Configuration: SignallingConfiguration, Sendable {
         /// A numeric IPv4 address for HTTP and media; loopback by default.
         public var host = "127.0.0.1"
         /// The HTTP port; 0 picks a free one (``WHEPServer/httpPort``).
@@ -75,26 +76,8 @@ public final class WHEPServer {
         /// Publishers at once. A new offer with a valid token (when one is
         /// required) replaces a publisher that has not completed ICE and DTLS.
         public var maximumPublishers = 1
-        /// The bearer token that POST, DELETE and PATCH must carry
-        /// (`Authorization: Bearer TOKEN`, RFC 9725 §4.5), and that makes
-        /// `GET /whep/stats` list the sessions; nil for none. A token68
-        /// (letters, digits, `-._~+/`, trailing `=`). Never logged.
-        public var token: String?
-        /// Seconds a viewer or publisher has, from its offer, to complete ICE
-        /// and DTLS; past it the slot is reclaimed.
-        public var handshakeTimeout = 5.0
-        /// Sessions not yet connected (ICE and DTLS pending) that one source
-        /// address may hold; its next offer gets `429`.
-        public var maximumPendingOffersPerAddress = 4
-        /// HTTP connections at once. At the bound, a new one closes the
-        /// oldest connection of the address that holds the most.
-        public var maximumConnections = 64
-        /// HTTP connections one source address may hold; more are closed at once.
-        public var maximumConnectionsPerAddress = 8
-        /// Seconds from a connection's accept to the end of its request head.
-        public var requestHeadTimeout = 5.0
-        /// Seconds from the end of a request head to the end of its body.
-        public var requestBodyTimeout = 10.0
+        /// The bearer token and the HTTP limits (read as `configuration.token`, …).
+        public var limits = SignallingLimits()
 
         /// Creates a configuration for `host` (a numeric IPv4 address), the HTTP `port` and the UDP `mediaPort` (0: a
         /// free one), serving WHEP only.

@@ -32,9 +32,9 @@ import MediaCore
 /// 400 for an offer it refuses, 409 past ``Configuration/maximumPublishers``
 /// (a publisher that has not completed ICE and DTLS is replaced by a new
 /// authorised offer), 429 past
-/// ``Configuration/maximumPendingOffersPerAddress``; `DELETE` of a session
+/// ``SignallingLimits/maximumPendingOffersPerAddress``; `DELETE` of a session
 /// URL 200 (404 for an unknown one); `PATCH` 405; with
-/// ``Configuration/token`` set, POST, DELETE and PATCH without it 401. The
+/// ``SignallingLimits/token`` set, POST, DELETE and PATCH without it 401. The
 /// WHEP routes of the shared machinery stay: `POST /whep` gets 409 (nothing
 /// is live), `GET /` the player page, `GET /whep/stats` the counts. Its
 /// messages go to `CodecLog` with the subsystem `"whip"`. It
@@ -42,7 +42,8 @@ import MediaCore
 /// through ``receiver(pollInterval:endsWhenPublishersLeave:cancellation:)``).
 public final class WHIPEndpoint {
     /// What the endpoint listens on and its limits.
-    public struct Configuration: Sendable {
+    @dynamicMemberLookup
+    public struct Configuration: SignallingConfiguration, Sendable {
         /// A numeric IPv4 address for HTTP and media; loopback by default.
         public var host = "127.0.0.1"
         /// The HTTP port; 0 picks a free one (``WHIPEndpoint/httpPort``).
@@ -54,23 +55,8 @@ public final class WHIPEndpoint {
         /// Publishers at once. A new offer with a valid token (when one is
         /// required) replaces a publisher that has not completed ICE and DTLS.
         public var maximumPublishers = 1
-        /// The bearer token that POST, DELETE and PATCH must carry
-        /// (`Authorization: Bearer TOKEN`, RFC 9725 §4.5); nil for none. A
-        /// token68. Never logged.
-        public var token: String?
-        /// Seconds a publisher has, from its offer, to complete ICE and DTLS;
-        /// past it the slot is reclaimed.
-        public var handshakeTimeout = 5.0
-        /// Sessions not yet connected that one source address may hold; its next offer gets `429`.
-        public var maximumPendingOffersPerAddress = 4
-        /// HTTP connections at once.
-        public var maximumConnections = 64
-        /// HTTP connections one source address may hold.
-        public var maximumConnectionsPerAddress = 8
-        /// Seconds from a connection's accept to the end of its request head.
-        public var requestHeadTimeout = 5.0
-        /// Seconds from the end of a request head to the end of its body.
-        public var requestBodyTimeout = 10.0
+        /// The bearer token and the HTTP limits (read as `configuration.token`, …).
+        public var limits = SignallingLimits()
 
         /// Creates a configuration for `host` (a numeric IPv4 address), the
         /// HTTP `port` and the UDP `mediaPort` (0: a free one) and the WHIP `path`.
@@ -86,13 +72,7 @@ public final class WHIPEndpoint {
             var core = WHEPServer.Configuration(host: host, port: port, mediaPort: mediaPort)
             core.whipPath = path
             core.maximumPublishers = maximumPublishers
-            core.token = token
-            core.handshakeTimeout = handshakeTimeout
-            core.maximumPendingOffersPerAddress = maximumPendingOffersPerAddress
-            core.maximumConnections = maximumConnections
-            core.maximumConnectionsPerAddress = maximumConnectionsPerAddress
-            core.requestHeadTimeout = requestHeadTimeout
-            core.requestBodyTimeout = requestBodyTimeout
+            core.limits = limits
             return core
         }
     }

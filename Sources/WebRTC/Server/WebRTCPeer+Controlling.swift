@@ -178,12 +178,7 @@ extension WebRTCPeer {
                 refuse("SRTCP before the handshake or from an address ICE did not select")
                 return []
             }
-            let packet: [UInt8]
-            do { packet = try inbound.unprotectRTCP(datagram) } catch {
-                refuse(error.message)
-                return []
-            }
-            countRTCP(packet)
+            guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             return handle(sender.receiveRTCP(packet, at: now), at: now)
         case .rtp, .unknown:
             refuse("a datagram a publisher does not take")

@@ -196,12 +196,7 @@ public final class WebRTCPeer {
                 refuse("SRTCP before the DTLS handshake or from an unchecked address")
                 return []
             }
-            let packet: [UInt8]
-            do { packet = try inbound.unprotectRTCP(datagram) } catch {
-                refuse(error.message)
-                return []
-            }
-            countRTCP(packet)
+            guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
             return handle(sender.receiveRTCP(packet, at: now), at: now)
         case .rtp:
@@ -226,6 +221,19 @@ public final class WebRTCPeer {
     }
 
     /// Counts one SRTCP packet taken and the sequence numbers its NACKs ask for.
+    /// The SRTCP `datagram` unprotected and counted, or nil (refused,
+    /// with the reason) when its authentication or decryption fails.
+    func unprotectRTCP(_ datagram: [UInt8], with inbound: SRTPContext) -> [UInt8]? {
+        do {
+            let packet = try inbound.unprotectRTCP(datagram)
+            countRTCP(packet)
+            return packet
+        } catch {
+            refuse(error.message)
+            return nil
+        }
+    }
+
     func countRTCP(_ packet: [UInt8]) {
         rtcpPacketsReceived += 1
         if let packets = try? RTCPPacket.parseCompound(packet) {

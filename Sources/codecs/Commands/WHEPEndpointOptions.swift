@@ -30,9 +30,9 @@ enum WHEPEndpointOptions {
         }
     }
 
-    /// Sets `configuration`'s token and handshake deadline from `parsed`.
+    /// Sets the token and handshake deadline from `parsed`.
     /// The token itself never appears in an error.
-    static func apply<Configuration: EndpointSettings>(_ parsed: Arguments, to configuration: inout Configuration)
+    static func apply(_ parsed: Arguments, to limits: inout SignallingLimits)
         throws(Arguments.UsageError)
     {
         let token: String?
@@ -62,22 +62,13 @@ enum WHEPEndpointOptions {
                 description: "--token\(parsed.value("token") == nil ? "-file" : ""): a bearer token is one line of "
                     + "letters, digits and -._~+/ (then any '='), as RFC 6750 allows; the one given is not")
         }
-        configuration.token = token
+        limits.token = token
         if let text = parsed.value("handshake-timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
                 throw Arguments.UsageError(
                     description: "--handshake-timeout \(text): expected seconds, more than 0 up to 600")
             }
-            configuration.handshakeTimeout = seconds
+            limits.handshakeTimeout = seconds
         }
     }
 }
-
-/// The settings of the WHEP server and the WHIP endpoint that these options set.
-protocol EndpointSettings {
-    var token: String? { get set }
-    var handshakeTimeout: Double { get set }
-}
-
-extension WHEPServer.Configuration: EndpointSettings {}
-extension WHIPEndpoint.Configuration: EndpointSettings {}

@@ -54,7 +54,7 @@ enum WHEPServe {
             configuration.port = port
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
             configuration.maximumViewers = try parsed.integer("max-viewers", in: 1...1000, default: 16)!
-            try WHEPEndpointOptions.apply(parsed, to: &configuration)
+            try WHEPEndpointOptions.apply(parsed, to: &configuration.limits)
             waitViewers = try parsed.integer("wait-viewers", in: 0...1000, default: 1)!
             linger = Double(parsed.value("linger") ?? "1") ?? -1
             guard (0...60).contains(linger) else {

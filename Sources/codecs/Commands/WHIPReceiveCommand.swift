@@ -58,7 +58,7 @@ enum WHIPReceive {
             configuration.port = port
             configuration.path = path
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
-            try WHEPEndpointOptions.apply(parsed, to: &configuration)
+            try WHEPEndpointOptions.apply(parsed, to: &configuration.limits)
             frameLimit = try parsed.integer("frames", in: 1...Int.max)
             timeout = Double(parsed.value("timeout") ?? "30") ?? -1
             guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
