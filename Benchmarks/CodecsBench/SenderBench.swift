@@ -3,6 +3,7 @@ import FormatConv
 import Foundation
 import MediaCore
 import MediaIO
+import Sockets
 
 #if canImport(Glibc)
     import Glibc

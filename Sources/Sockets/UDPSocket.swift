@@ -174,15 +174,7 @@ public final class UDPSocket: @unchecked Sendable {
             if ready == 0 { return nil }
             break
         }
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let count = buffer.withUnsafeMutableBytes { bytes in
-            withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &length)
-                }
-            }
-        }
+        let (count, storage) = Self.receiveFrom(descriptor, into: &buffer)
         guard count >= 0 else { throw MediaError(.system, "receive on \(localAddress): \(systemErrorText(errno))") }
         guard let from = Address.from(storage) else {
             throw MediaError(.system, "receive on \(localAddress): a datagram from an unknown address family")

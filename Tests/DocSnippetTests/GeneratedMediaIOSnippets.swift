@@ -101,15 +101,6 @@ private func snippet_Sources_MediaIO_Decoding_MediaFileDecoder_12() async throws
     print("\(decoder.frames.framesWritten) frames")
 }
 
-// Sources/MediaIO/Network/GatheredWrite.swift:14
-private func snippet_Sources_MediaIO_Network_GatheredWrite_14() async throws {
-    var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
-    let list = try writer.gather(sample)
-    try list.withBuffers { buffers in
-        try GatheredWrite.writeAll(buffers, to: descriptor, peer: "127.0.0.1:5000")
-    }
-}
-
 // Sources/MediaIO/Network/RTPFanOut.swift:18
 private func snippet_Sources_MediaIO_Network_RTPFanOut_18() async throws {
     let fanOut = try RTPFanOutSender(

@@ -14,6 +14,15 @@ import Sockets
 import WebRTC
 import WebStreaming
 
+// Sources/Sockets/GatheredWrite.swift:14
+private func snippet_Sources_Sockets_GatheredWrite_14() async throws {
+    var writer = AnnexBWriter(policy: .beforeEveryKeyframe)
+    let list = try writer.gather(sample)
+    try list.withBuffers { buffers in
+        try GatheredWrite.writeAll(buffers, to: descriptor, peer: "127.0.0.1:5000")
+    }
+}
+
 // Sources/Sockets/SocketAddress.swift:11
 private func snippet_Sources_Sockets_SocketAddress_11() async throws {
     let peer = try SocketAddress(host: "127.0.0.1", port: 5004)

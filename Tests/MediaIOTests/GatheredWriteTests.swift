@@ -3,6 +3,7 @@ import FormatConv
 import Foundation
 import MediaCore
 import MediaIO
+import Sockets
 import Synchronization
 import TestSupport
 import Testing

@@ -303,12 +303,12 @@ public final class MediaStreamReceiver {
         }
         idle = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        let count = buffer.withUnsafeMutableBytes { recv(connection.socket, $0.baseAddress, $0.count, 0) }
-        if count < 0 {
-            if errno == EINTR { return }
-            throw MediaError(.connectionFailed, "\(url): \(String(cString: strerror(errno)))")
-        }
-        if count == 0 {
+        let count: Int
+        switch receiveAvailable(on: connection.socket, into: &buffer) {
+        case .transferred(let read): count = read
+        case .wouldBlock: return
+        case .failed(let code): throw MediaError(.connectionFailed, "\(url): \(StreamIOResult.text(code))")
+        case .closed:
             endNote = "the server closed the connection"
             try finish()
             return

@@ -1,3 +1,4 @@
+import Sockets
 import WebStreaming
 
 #if canImport(Glibc)
@@ -82,13 +83,15 @@ extension WHEPServer {
     func readRequest(at index: Int) {
         var chunk = [UInt8](repeating: 0, count: 16384)
         let descriptor = connections[index].descriptor
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        let count: Int
+        switch receiveAvailable(on: descriptor, into: &chunk) {
+        case .transferred(let read): count = read
+        case .wouldBlock: return
+        case .closed, .failed:
             _ = Glibc.close(descriptor)
             connections.remove(at: index)
             return
         }
-        guard count > 0 else { return }
         connections[index].buffer += chunk[0..<count]
         let response: [UInt8]
         switch WHEPRequest.parse(connections[index].buffer) {
@@ -107,12 +110,10 @@ extension WHEPServer {
         var written = 0
         var waits = 0
         while written < response.count {
-            let sent = response[written...].withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if sent > 0 {
+            let result = sendAvailable(response[written...], on: descriptor)
+            if case .transferred(let sent) = result {
                 written += sent
-            } else if sent < 0 && (errno == EAGAIN || errno == EINTR) && waits < 10 {
+            } else if result == .wouldBlock && waits < 10 {
                 waits += 1
                 var descriptors = [pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)]
                 _ = Glibc.poll(&descriptors, 1, 100)

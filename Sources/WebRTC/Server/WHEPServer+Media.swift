@@ -43,14 +43,14 @@ extension WHEPServer {
     }
 
     private func sendDatagram(_ datagram: [UInt8], to address: UDPAddress) {
-        sendIPv4Datagram(datagram, to: address, on: udp)
+        sendUDPDatagram(datagram, to: address, on: udp)
     }
 
     func readDatagrams() {
         var buffer = [UInt8](repeating: 0, count: 2048)
         let now = clock.now
         for _ in 0..<256 {
-            guard let (datagram, address) = receiveIPv4Datagram(on: udp, into: &buffer) else { return }
+            guard let (datagram, address) = receiveUDPDatagram(on: udp, into: &buffer) else { return }
             guard let peer = route(datagram, from: address) else {
                 strayDatagrams += 1
                 continue

@@ -128,24 +128,26 @@ extension WHIPClient {
         let bytes = Array(head.utf8) + payload
         var written = 0
         while written < bytes.count {
-            let sent = bytes[written...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            guard case .transferred(let sent) = sendAvailable(bytes[written...], on: fd) else {
+                throw MediaError(.system, "WHIP request: \(String(cString: strerror(errno)))")
             }
-            guard sent > 0 else { throw MediaError(.system, "WHIP request: \(String(cString: strerror(errno)))") }
             written += sent
         }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count == 0 { break }
-            guard count > 0 else {
+            let count: Int
+            switch receiveAvailable(on: fd, into: &buffer) {
+            case .transferred(let read): count = read
+            case .closed: count = 0
+            case .wouldBlock, .failed:
                 let reason =
                     errno == EAGAIN || errno == EWOULDBLOCK
                     ? "no complete response within \(timeoutSeconds) s"
                     : String(cString: strerror(errno))
                 throw MediaError(.timedOut, "WHIP endpoint \(url.host):\(url.port) (\(method)): \(reason)")
             }
+            if count == 0 { break }
             response += buffer[0..<count]
             guard response.count <= WHIPResponse.maximumBytes else {
                 throw MediaError(

@@ -23,7 +23,7 @@ extension WHIPClient {
         waitForDatagrams(timeoutMilliseconds: timeoutMilliseconds)
         var buffer = [UInt8](repeating: 0, count: 2048)
         for _ in 0..<256 {
-            guard let (datagram, address) = receiveIPv4Datagram(on: udp, into: &buffer) else { break }
+            guard let (datagram, address) = receiveUDPDatagram(on: udp, into: &buffer) else { break }
             if let peer { perform(peer.receive(datagram, from: address, at: clock.now)) }
         }
         guard let peer else { return }
@@ -56,7 +56,7 @@ extension WHIPClient {
     func perform(_ outputs: [WebRTCPeer.Output]) {
         for output in outputs {
             switch output {
-            case .send(let datagram, let address): sendIPv4Datagram(datagram, to: address, on: udp)
+            case .send(let datagram, let address): sendUDPDatagram(datagram, to: address, on: udp)
             case .keyframeRequested: keyframeWanted = true
             }
         }

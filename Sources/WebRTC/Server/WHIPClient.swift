@@ -125,6 +125,6 @@ extension WHIPClient {
         let media = try UDPSocket.openDescriptor(
             bindingTo: SocketAddress(numericHost: local, port: 0), receiveBufferSize: nil, sendBufferSize: nil,
             nonBlocking: true)
-        return (media.descriptor, UDPAddress(host: media.address.addressBytes, port: media.address.port))
+        return (media.descriptor, UDPAddress(media.address))
     }
 }

@@ -1,4 +1,5 @@
 import MediaCore
+import Sockets
 
 #if canImport(Glibc)
     import Glibc
@@ -68,12 +69,17 @@ extension WebStreamServer {
     private func read(_ connection: Connection) {
         guard !connection.isClosed else { return }
         var buffer = [UInt8](repeating: 0, count: 16384)
-        let count = buffer.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
-        if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            drop(connection, reason: count == 0 ? "closed the connection" : "read failed: \(errorText())")
+        let count: Int
+        switch receiveAvailable(on: connection.descriptor, into: &buffer) {
+        case .transferred(let read): count = read
+        case .wouldBlock: return
+        case .closed:
+            drop(connection, reason: "closed the connection")
+            return
+        case .failed(let code):
+            drop(connection, reason: "read failed: \(StreamIOResult.text(code))")
             return
         }
-        guard count > 0 else { return }
         let bytes = buffer[0..<count]
         switch connection.state {
         case .request(var head):
@@ -144,12 +150,12 @@ extension WebStreamServer {
                 connection.queue.consume(0)
                 continue
             }
-            let sent = bytes.withUnsafeBytes {
-                Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if sent < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
-                drop(connection, reason: "write failed: \(errorText())")
+            let sent: Int
+            switch sendAvailable(bytes, on: connection.descriptor) {
+            case .transferred(let count): sent = count
+            case .wouldBlock, .closed: return
+            case .failed(let code):
+                drop(connection, reason: "write failed: \(StreamIOResult.text(code))")
                 return
             }
             connection.queue.consume(sent)
