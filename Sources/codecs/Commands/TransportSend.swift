@@ -22,7 +22,6 @@ enum TransportSend {
         let parsed = request.arguments
         let options: StreamOptions
         let reconnect: Int
-        let encode: EncodeOptions?
         let settings: LivePipeline.EncoderSettings?
         let frameLimit: Int?
         do {
@@ -30,9 +29,8 @@ enum TransportSend {
             reconnect = try TransportOptions.reconnectLimit(parsed)
             frameLimit = try parsed.integer("frames", in: 1...Int.max)
             if request.inputKind == .y4m {
-                encode = try EncodeOptions(parsed)
-                settings = try LiveOptions.encoderSettings(encode!, parsed)
-                if let transport = StreamTransport(url: request.url), !transport.codecs.contains(encode!.codec) {
+                settings = try LiveOptions.encoderSettings(try EncodeOptions(parsed), parsed)
+                if let transport = StreamTransport(url: request.url), !transport.codecs.contains(settings!.codec) {
                     throw Arguments.UsageError(
                         description: "\(request.url): \(transport) carries H.264 only here, not HEVC (Debian 12's "
                             + "FFmpeg 5.1 writes no HEVC into FLV); publish HEVC over SRT, RTSP or MPEG-TS over UDP")
@@ -45,7 +43,6 @@ enum TransportSend {
                     throw Arguments.UsageError(
                         description: "--\(option) applies to .y4m input; \(request.input) is sent as it is")
                 }
-                encode = nil
                 settings = nil
             }
         } catch {
@@ -55,7 +52,7 @@ enum TransportSend {
         do throws(MediaError) {
             // Encoded on the way or looped, the pipeline paces; a file sent
             // once with its other tracks, the stream sender does.
-            let live = encode != nil || parsed.flag("loop")
+            let live = settings != nil || parsed.flag("loop")
             let stream = try MediaStreamSender(
                 url: request.url, options: options, reconnect: ReconnectPolicy(maximumAttempts: reconnect),
                 pacing: !live && !parsed.flag("no-pace"))
@@ -83,7 +80,7 @@ enum TransportSend {
                     skipped = file.skippedBeforeKeyframe
                 } else {
                     printError(
-                        "\(label): \(encode?.codec.displayName ?? "?") \(pipeline.formatDescription?.width ?? 0)x"
+                        "\(label): \(settings?.codec.displayName ?? "?") \(pipeline.formatDescription?.width ?? 0)x"
                             + "\(pipeline.formatDescription?.height ?? 0) from \(request.input) with "
                             + "\(pipeline.encoder?.backendDescription ?? "?") to \(request.url)")
                 }
