@@ -78,8 +78,8 @@ extension WHIPClient: LiveSink {
         return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
     }
 
-    /// Ends the media (`WHIPClient.endStream()`); the owner lingers and
-    /// calls `WHIPClient.finish()`.
+    /// Ends the media (`WHIPClient.endStream()`); the owner lingers
+    /// (``LivePipeline/drain(for:until:)``) and calls `WHIPClient.finish()`.
     public func finishLive() throws(MediaError) { endStream() }
 }
 
@@ -99,7 +99,8 @@ extension WHEPServer: LiveSink {
         return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
     }
 
-    /// Ends the media (`WHEPServer.endStream()`); the owner lingers and closes.
+    /// Ends the media (`WHEPServer.endStream()`); the owner lingers
+    /// (``LivePipeline/drain(for:until:)``) and closes.
     public func finishLive() throws(MediaError) { endStream() }
 }
 

@@ -1,10 +1,11 @@
 import Foundation
 import LiveStreaming
 import MediaCore
+import MediaIO
 import RTPPayload
 
-// `codecs stream send -i IN rtp://HOST:PORT`: its help, its options, and the run
-// that writes the SDP and drives an RTPSender.
+// `codecs stream send -i IN rtp://HOST:PORT`: its help, its options, the run
+// (the SDP, a LivePipeline into MediaIO's RTP sender) and its summary.
 
 let rtpSendHelp = """
     usage: codecs stream send -i IN rtp://HOST:PORT [--sdp OUT.sdp] [--wait SECONDS] [encode options]
@@ -55,13 +56,12 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
     let mode: RTPPacketizationMode
     var waitSeconds = 0.0
     do {
-        parsed = try Arguments(
+        parsed = try LiveOptions.parse(
             arguments,
-            valueOptions: EncodeOptions.valueOptions.union([
+            valueOptions: [
                 "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed", "stats-json",
                 "rtcp-port",
-            ]).union(LiveOptions.valueOptions),
-            flagOptions: EncodeOptions.flagOptions.union(["adaptive-bitrate"]).union(LiveOptions.flagOptions))
+            ], flagOptions: ["adaptive-bitrate"])
         guard let path = parsed.value("i") ?? parsed.value("input") else {
             throw Arguments.UsageError(description: "send needs -i IN")
         }
@@ -94,13 +94,33 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         return 2
     }
     do throws(MediaError) {
-        let sender = try RTPSender(
-            input: input, url: url, settings: settings, configuration: LiveOptions.configuration(settings, parsed),
-            loop: parsed.flag("loop"), payloadSize: payloadSize, mode: mode, injector: injector,
-            adaptiveBitRate: parsed.flag("adaptive-bitrate"), rtcpPort: rtcpPort)
+        let source = try LivePipeline.Source.file(input, loop: parsed.flag("loop"))
+        var controller: LossBasedRateController?
+        if parsed.flag("adaptive-bitrate") {
+            guard case .y4m = source, let rate = settings.properties.averageBitRate else {
+                throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode")
+            }
+            controller = LossBasedRateController(initial: rate, minimum: max(1_000, rate / 10), maximum: rate)
+        }
+        let stream = try MediaStreamSender(
+            url: url.text,
+            rtp: .live(
+                payloadSize: payloadSize, packetizationMode: mode, rateController: controller, cname: "codecs",
+                faultInjector: injector, rtcpPort: rtcpPort))
+        let pipeline = try LivePipeline(
+            source: source, sink: stream, configuration: LiveOptions.configuration(settings, parsed))
+        if let file = pipeline.encodedFile, file.skippedBeforeKeyframe > 0 {
+            printError(
+                "codecs stream send: skipped \(file.skippedBeforeKeyframe) access units before the first keyframe")
+        }
+        if let others = pipeline.encodedFile?.otherTracks, !others.isEmpty {
+            printError(
+                "codecs stream send: RTP carries the video track only here; not sent from \(input): "
+                    + others.map(\.description).joined(separator: "; "))
+        }
         if let sdp = parsed.value("sdp") {
             let text = RTPSessionDescription(
-                formatDescription: sender.formatDescription, address: url.host, port: Int(url.port),
+                formatDescription: pipeline.formatDescription!, address: url.host, port: Int(url.port),
                 packetizationMode: mode
             ).text
             do {
@@ -115,11 +135,14 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             printError("codecs stream send: stopped before the first packet; nothing was sent")
             return 0
         }
-        try sender.run()
-        printError("codecs stream send: " + sender.summary)
+        try pipeline.run(until: { StopSignal.requested != nil })
+        let statistics = stream.rtpSender?.statistics ?? RTPOutboundStreamStatistics(ssrc: 0)
+        printError("codecs stream send: " + rtpSendSummary(url, stream, pipeline.statistics, statistics))
         if let statsPath = parsed.value("stats-json") {
-            var objects: [String: Any] = ["outbound-rtp": StatsJSON.outbound(sender.statistics)]
-            if let remote = sender.remoteStatistics { objects["remote-inbound-rtp"] = StatsJSON.remoteInbound(remote) }
+            var objects: [String: Any] = ["outbound-rtp": StatsJSON.outbound(statistics)]
+            if let remote = stream.rtpSender?.remoteStatistics {
+                objects["remote-inbound-rtp"] = StatsJSON.remoteInbound(remote)
+            }
             try StatsJSON.write(objects, to: statsPath)
         }
         return 0
@@ -127,4 +150,43 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         printError("codecs stream send: \(error.message)")
         return 1
     }
+}
+
+/// What `send` says at the end: frames, packets and bytes, repairs, rate
+/// changes and keyframe requests.
+func rtpSendSummary(
+    _ url: RTPURL, _ stream: MediaStreamSender, _ live: LivePipeline.Statistics, _ stats: RTPOutboundStreamStatistics
+) -> String {
+    let dropped = stream.rtpSender?.packetsDroppedOnPurpose ?? 0
+    var text =
+        "sent \(live.samplesSent) frames in \(stats.packetsSent) packets (\(stats.bytesSent) payload bytes) to "
+        + url.text
+    if live.loops > 0 { text += " (the input \(live.loops + 1) times over)" }
+    if dropped > 0 {
+        text += "; dropped \(dropped) of \(stats.packetsSent) packets on purpose"
+    }
+    if stats.nackCount > 0 || stats.retransmittedPacketsSent > 0 {
+        text +=
+            "; \(stats.nackCount) NACKs, \(stats.retransmittedPacketsSent) packets retransmitted "
+            + "(\(stats.retransmittedBytesSent) bytes)"
+    }
+    if live.rateChanges > 0, let rateRange = live.rateRange {
+        text +=
+            "; bit rate changed \(live.rateChanges) times from receiver reports (\(rateRange.lowerBound)…"
+            + "\(rateRange.upperBound) bit/s; last \(live.recentRates.map(String.init).joined(separator: ", ")))"
+    }
+    let keyframeRequests = stats.keyframeRequestsForwarded
+    if keyframeRequests > 0 {
+        text += "; \(keyframeRequests) keyframe requests"
+        if !live.keyframesForcedAt.isEmpty { text += ", keyframes forced at frames \(live.keyframesForcedAt)" }
+        if live.keyframeRequestsNotHonourable > 0 {
+            text += ", \(live.keyframeRequestsNotHonourable) not honored (sending a file)"
+        }
+    }
+    return text
+}
+
+extension RTPURL {
+    /// `rtp://HOST:PORT`, an IPv6 host in brackets.
+    var text: String { "rtp://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 }

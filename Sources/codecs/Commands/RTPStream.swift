@@ -3,7 +3,7 @@ import RTPPayload
 
 // What `codecs stream send` and `codecs stream receive` over RTP share: the
 // rtp:// address and `--loss`/`--seed`. The commands are in RTPSendCommand.swift
-// (with RTPSender.swift) and RTPReceiveCommand.swift.
+// and RTPReceiveCommand.swift.
 
 /// `rtp://HOST:PORT` (or `rtp://@HOST:PORT`, `rtp://@:PORT`).
 struct RTPURL {

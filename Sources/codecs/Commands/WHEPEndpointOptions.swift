@@ -31,10 +31,22 @@ enum WHEPEndpointOptions {
     }
 
     /// Sets the token and handshake deadline from `parsed`.
-    /// The token itself never appears in an error.
     static func apply(_ parsed: Arguments, to limits: inout SignallingLimits)
         throws(Arguments.UsageError)
     {
+        limits.token = try token(parsed)
+        if let text = parsed.value("handshake-timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
+                throw Arguments.UsageError(
+                    description: "--handshake-timeout \(text): expected seconds, more than 0 up to 600")
+            }
+            limits.handshakeTimeout = seconds
+        }
+    }
+
+    /// The bearer token of `--token` or `--token-file` (endpoints and the
+    /// WHIP client), or nil; the token itself never appears in an error.
+    static func token(_ parsed: Arguments) throws(Arguments.UsageError) -> String? {
         let token: String?
         switch (parsed.value("token"), parsed.value("token-file")) {
         case (.some, .some):
@@ -62,13 +74,6 @@ enum WHEPEndpointOptions {
                 description: "--token\(parsed.value("token") == nil ? "-file" : ""): a bearer token is one line of "
                     + "letters, digits and -._~+/ (then any '='), as RFC 6750 allows; the one given is not")
         }
-        limits.token = token
-        if let text = parsed.value("handshake-timeout") {
-            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
-                throw Arguments.UsageError(
-                    description: "--handshake-timeout \(text): expected seconds, more than 0 up to 600")
-            }
-            limits.handshakeTimeout = seconds
-        }
+        return token
     }
 }

@@ -14,8 +14,6 @@ enum WHEPServe {
         "i", "input", "whep", "wait-viewers", "media-port", "max-viewers", "stats-json", "codec", "frame-rate",
         "linger", "profile", "loss", "seed",
     ]
-    static let flagOptions: Set<String> = ["loop", "no-pace"]
-
     static let help = """
         usage: codecs stream serve -i IN --whep HOST:PORT [options] [encode options for a .y4m IN]
           --whep HOST:PORT           the WHEP endpoint http://HOST:PORT/whep (POST an SDP offer, DELETE the
@@ -43,12 +41,9 @@ enum WHEPServe {
         let waitViewers: Int
         let linger: Double
         do {
-            parsed = try Arguments(
-                arguments,
-                valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(WHEPEndpointOptions.valueOptions)
-                    .union(LiveOptions.valueOptions),
-                flagOptions: flagOptions.union(EncodeOptions.flagOptions))
-            let (path, kind, host, port) = try WebServe.serveInput(
+            parsed = try LiveOptions.parse(
+                arguments, valueOptions: valueOptions.union(WHEPEndpointOptions.valueOptions), flagOptions: [])
+            let (path, host, port) = try WebServe.serveInput(
                 parsed, endpoint: "whep", encoded: "an encoded H.264 file")
             configuration.host = host
             configuration.port = port
@@ -56,21 +51,16 @@ enum WHEPServe {
             configuration.maximumViewers = try parsed.integer("max-viewers", in: 1...1000, default: 16)!
             try WHEPEndpointOptions.apply(parsed, to: &configuration.limits)
             waitViewers = try parsed.integer("wait-viewers", in: 0...1000, default: 1)!
-            linger = Double(parsed.value("linger") ?? "1") ?? -1
-            guard (0...60).contains(linger) else {
-                throw Arguments.UsageError(description: "--linger SECONDS: expected 0 to 60")
-            }
+            linger = try LiveOptions.number(parsed, "linger", default: 1, expected: "0 to 60") { (0...60).contains($0) }
             let encodeOptions = try EncodeOptions(parsed)
-            let loss = Double(parsed.value("loss") ?? "0") ?? -1
-            guard (0..<50).contains(loss) else {
-                throw Arguments.UsageError(description: "--loss PCT: expected 0 to 50")
-            }
-            configuration.lossProbability = loss / 100
+            configuration.lossProbability =
+                try LiveOptions.number(parsed, "loss", default: 0, "PCT", expected: "0 to 50") { (0..<50).contains($0) }
+                / 100
             configuration.lossSeed = UInt64(try parsed.integer("seed", in: 0...Int.max, default: 1)!)
             guard encodeOptions.codec == .h264 else {
                 throw Arguments.UsageError(description: "--whep sends H.264 only")
             }
-            input = try WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
+            input = try WebServe.Input(path: path, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")
             return 2
@@ -84,21 +74,13 @@ enum WHEPServe {
             printError(
                 "codecs stream serve: \(input.path) at http://\(configuration.host):\(server.httpPort)/whep "
                     + "(media on UDP port \(server.mediaPort))")
-            while server.connectedViewerCount < waitViewers, StopSignal.requested == nil {
-                try server.poll(timeoutMilliseconds: 50)
-            }
-            _ = server.takeKeyframeRequest()  // the first sample is a keyframe
-            try pipeline.run(until: { StopSignal.requested != nil })  // ends with server.endStream()
-            let sent = pipeline.statistics.samplesSent
-            let lingerEnd = monotonicSeconds() + linger
-            while monotonicSeconds() < lingerEnd, StopSignal.requested == nil {
-                try server.poll(timeoutMilliseconds: 20)
-            }
+            // Ends with server.endStream(), then answers NACKs for --linger.
+            try pipeline.run(
+                startingWhen: waitViewers, lingering: .seconds(linger), until: { StopSignal.requested != nil })
             server.close()
             try? server.poll(timeoutMilliseconds: 0)
-            if let path = parsed.value("stats-json") {
-                try? Data((server.statisticsJSON() + "\n").utf8).write(to: URL(fileURLWithPath: path))
-            }
+            LiveOptions.writeStatistics(server.statisticsJSON(), parsed)
+            let sent = pipeline.statistics.samplesSent
             printError("codecs stream serve: sent \(sent) access units to \(server.allViewers.count) viewers")
             return 0
         } catch {

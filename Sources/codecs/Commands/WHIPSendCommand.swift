@@ -15,14 +15,12 @@ enum WHIPSend {
         "i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json", "token", "token-file",
         "consent-timeout",
     ]
-    static let flagOptions: Set<String> = ["loop", "no-pace"]
-
     static let help = """
         usage: codecs stream send -i IN whip+http://HOST:PORT/PATH [options] [encode options for a .y4m IN]
           -i IN                      a .y4m clip (encoded on the way) or an encoded H.264 file (sent as it is)
           --profile NAME             for a .y4m IN: baseline (default), main, high or constrained-high
           --timeout SECONDS          give up when ICE and DTLS have not finished in this long (default 10)
-          --token T, --token-file F  send Authorization: Bearer T (or F's first line) with the POST and DELETE;
+          --token T, --token-file F  send Authorization: Bearer T (or the token in F) with the POST and DELETE;
                                      never printed (other local users can see --token in the process list)
           --consent-timeout SECONDS  stop with an error when the endpoint answers no consent check for this long
                                      (RFC 7675; default 30)
@@ -33,33 +31,6 @@ enum WHIPSend {
         Exit status: 0 after a complete publish, 1 when the endpoint refuses it or stops answering, 2 for usage.
         """
 
-    /// The bearer token from --token or --token-file (its first line, without
-    /// surrounding spaces), or nil; never printed.
-    static func token(_ parsed: Arguments) throws(Arguments.UsageError) -> String? {
-        let inline = parsed.value("token")
-        let file = parsed.value("token-file")
-        if inline != nil && file != nil {
-            throw Arguments.UsageError(description: "give --token or --token-file, not both")
-        }
-        var token = inline
-        if let file {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw Arguments.UsageError(description: "--token-file \(file): cannot be read")
-            }
-            token = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
-            guard let read = token, !read.isEmpty else {
-                throw Arguments.UsageError(description: "--token-file \(file): holds no token")
-            }
-        }
-        if let token, !WHIPClient.isValidBearerToken(token) {
-            throw Arguments.UsageError(
-                description: "the token is not a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =)")
-        }
-        return token
-    }
-
     static func run(_ arguments: [String]) -> Int32 {
         if printedHelp(arguments, help) { return 0 }
         let parsed: Arguments
@@ -69,25 +40,24 @@ enum WHIPSend {
         let consentTimeout: Double
         let token: String?
         do {
-            parsed = try Arguments(
-                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(LiveOptions.valueOptions),
-                flagOptions: flagOptions.union(EncodeOptions.flagOptions))
+            parsed = try LiveOptions.parse(arguments, valueOptions: valueOptions, flagOptions: [])
             guard let target = parsed.positional.first, target.hasPrefix("whip+http://") else {
                 throw Arguments.UsageError(description: "expected whip+http://HOST:PORT/PATH")
             }
             url = String(target.dropFirst("whip+".count))
             let path = try WebServe.inputPath(parsed, command: "send")
-            let kind = try WebServe.inputKind(path, encoded: "an encoded H.264 file")
+            try WebServe.checkInputKind(path, encoded: "an encoded H.264 file")
             let encodeOptions = try EncodeOptions(parsed)
             guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
-            timeout = Double(parsed.value("timeout") ?? "10") ?? -1
-            guard timeout > 0 else { throw Arguments.UsageError(description: "--timeout SECONDS: expected > 0") }
-            consentTimeout = Double(parsed.value("consent-timeout") ?? "30") ?? -1
-            guard consentTimeout > 0, consentTimeout <= 3600 else {
-                throw Arguments.UsageError(description: "--consent-timeout SECONDS: expected > 0 and ≤ 3600")
+            timeout = try LiveOptions.number(parsed, "timeout", default: 10, expected: "> 0") { $0 > 0 }
+            consentTimeout = try LiveOptions.number(
+                parsed, "consent-timeout", default: 30, expected: "> 0 and ≤ 3600"
+            ) { $0 > 0 && $0 <= 3600 }
+            if parsed.value("token") != nil && parsed.value("token-file") != nil {
+                throw Arguments.UsageError(description: "give --token or --token-file, not both")
             }
-            token = try Self.token(parsed)
-            input = try WebServe.Input(path: path, kind: kind, options: encodeOptions, parsed: parsed)
+            token = try WHEPEndpointOptions.token(parsed)
+            input = try WebServe.Input(path: path, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream send: \(error)")
             return 2
@@ -107,17 +77,14 @@ enum WHIPSend {
             // NACKs answered for a moment.
             try pipeline.run(until: { StopSignal.requested != nil })
             let sent = pipeline.statistics.samplesSent
-            let lingerEnd = monotonicSeconds() + 0.5
-            while monotonicSeconds() < lingerEnd { try client.poll(timeoutMilliseconds: 20) }
+            try pipeline.drain(for: .milliseconds(500))
             let ending = try client.finish()
-            var deleted: Int?
-            if case .deleted(let status) = ending { deleted = status }
-            if let path = parsed.value("stats-json"), let s = client.sender?.statistics {
-                let json =
+            let deleted = if case .deleted(let status) = ending { status } else { 0 }
+            if let s = client.sender?.statistics {
+                LiveOptions.writeStatistics(
                     "{\"framesSent\":\(s.framesSent),\"packetsSent\":\(s.packetsSent),\"nackCount\":\(s.nackCount),"
-                    + "\"pliCount\":\(s.pliCount),\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),"
-                    + "\"deleteStatus\":\(deleted ?? 0)}\n"
-                try? Data(json.utf8).write(to: URL(fileURLWithPath: path))
+                        + "\"pliCount\":\(s.pliCount),\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),"
+                        + "\"deleteStatus\":\(deleted)}", parsed)
             }
             printError("codecs stream send: sent \(sent) access units; \(ending)")
             return 0

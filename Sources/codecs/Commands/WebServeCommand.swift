@@ -14,8 +14,6 @@ enum WebServe {
         "i", "input", "http", "wait-clients", "client-buffer", "max-clients", "max-queue", "stats-json", "codec",
         "frame-rate", "allow-origin",
     ]
-    static let flagOptions: Set<String> = ["annexb", "loop", "no-pace"]
-
     static let help = """
           --http HOST:PORT           serve the page at /, the stream at /stream (WebSocket) and the
                                      statistics at /stats; HOST defaults to 127.0.0.1 (`--http :8080`,
@@ -54,10 +52,8 @@ enum WebServe {
         let input: Input
         let waitClients: Int
         do {
-            parsed = try Arguments(
-                arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(LiveOptions.valueOptions),
-                flagOptions: flagOptions.union(EncodeOptions.flagOptions))
-            let (path, kind, host, port) = try serveInput(parsed, endpoint: "http", encoded: "an encoded file")
+            parsed = try LiveOptions.parse(arguments, valueOptions: valueOptions, flagOptions: ["annexb"])
+            let (path, host, port) = try serveInput(parsed, endpoint: "http", encoded: "an encoded file")
             configuration.host = host
             configuration.port = port
             configuration.chunkFormat = parsed.flag("annexb") ? .annexB : .description
@@ -73,7 +69,7 @@ enum WebServe {
                 }
                 configuration.allowedOrigins.append(normalized)
             }
-            input = try Input(path: path, kind: kind, options: try EncodeOptions(parsed), parsed: parsed)
+            input = try Input(path: path, options: try EncodeOptions(parsed), parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")
             return 2
@@ -85,16 +81,11 @@ enum WebServe {
                 "codecs stream serve: \(input.path) on http://\(configuration.host):\(server.port)/ "
                     + "(stream at ws://\(configuration.host):\(server.port)/stream, statistics at /stats)")
             let pipeline = try input.pipeline(to: server, parsed, command: "serve")
-            while server.clientCount < waitClients, StopSignal.requested == nil {
-                try server.poll(timeoutMilliseconds: 50)
-            }
-            try pipeline.run(until: { StopSignal.requested != nil })
+            try pipeline.run(startingWhen: waitClients, until: { StopSignal.requested != nil })
             let sent = pipeline.statistics.samplesSent
             let statistics = server.statisticsJSON()
             server.close(drainSeconds: 5)
-            if let path = parsed.value("stats-json") {
-                try? Data((statistics + "\n").utf8).write(to: URL(fileURLWithPath: path))
-            }
+            LiveOptions.writeStatistics(statistics, parsed)
             printError("codecs stream serve: sent \(sent) access units")
             return 0
         } catch {

@@ -14,19 +14,17 @@ func printedHelp(_ arguments: [String], _ help: String) -> Bool {
 
 extension WebServe {
     /// IN as `serve --http`, `serve --whep` and WHIP publishing send it: the
-    /// path, its kind, the live encoder settings for a .y4m IN and `--codec`
+    /// path, the live encoder settings for a .y4m IN and `--codec`
     /// for an elementary stream; it opens IN as a ``LivePipeline``.
     struct Input {
         let path: String
-        let kind: MediaFileKind
         let settings: LivePipeline.EncoderSettings
         let codec: CodecType?
 
-        init(path: String, kind: MediaFileKind, options: EncodeOptions, parsed: Arguments)
+        init(path: String, options: EncodeOptions, parsed: Arguments)
             throws(Arguments.UsageError)
         {
             self.path = path
-            self.kind = kind
             settings = try LiveOptions.encoderSettings(options, parsed)
             codec = try? parsed.inputCodec()
         }
@@ -37,13 +35,9 @@ extension WebServe {
         func pipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String) throws(MediaError)
             -> LivePipeline
         {
-            let loop = parsed.flag("loop")
-            let source: LivePipeline.Source =
-                kind == .y4m
-                ? .y4m(path: path, loop: loop)
-                : .encoded(try EncodedFile(path: path, codec: kind.annexBCodec ?? codec), loop: loop)
             let pipeline = try LivePipeline(
-                source: source, sink: sink, configuration: LiveOptions.configuration(settings, parsed))
+                source: try .file(path, codec: codec, loop: parsed.flag("loop")), sink: sink,
+                configuration: LiveOptions.configuration(settings, parsed))
             if let others = pipeline.encodedFile?.otherTracks, !others.isEmpty {
                 let what = command == "serve" ? "the page gets the video track only" : "the video track only is sent"
                 printError(
@@ -76,23 +70,21 @@ extension WebServe {
         return path
     }
 
-    /// The kind of IN at `path`, which must be a .y4m clip or an encoded
-    /// file; `encoded` names the encoded files taken ("an encoded H.264
-    /// file") in the error.
-    static func inputKind(_ path: String, encoded: String) throws(Arguments.UsageError) -> MediaFileKind {
+    /// Checks that IN at `path` is a .y4m clip or an encoded file; `encoded`
+    /// names the encoded files taken ("an encoded H.264 file") in the error.
+    static func checkInputKind(_ path: String, encoded: String) throws(Arguments.UsageError) {
         guard let kind = MediaFileKind(path: path), kind.holdsCompressedVideo || kind == .y4m else {
             throw Arguments.UsageError(description: "\(path): expected a .y4m clip or \(encoded)")
         }
-        return kind
     }
 
     /// What `serve --http` and `serve --whep` read first: `-i IN`, no
     /// positional argument, the endpoint `--ENDPOINT HOST:PORT` and IN's
-    /// kind (`encoded` as for ``inputKind(_:encoded:)``), checked in that
-    /// order.
+    /// kind (`encoded` as for ``checkInputKind(_:encoded:)``), checked in
+    /// that order.
     static func serveInput(
         _ parsed: Arguments, endpoint option: String, encoded: String
-    ) throws(Arguments.UsageError) -> (path: String, kind: MediaFileKind, host: String, port: Int) {
+    ) throws(Arguments.UsageError) -> (path: String, host: String, port: Int) {
         let path = try inputPath(parsed, command: "serve")
         if let extra = parsed.positional.first {
             throw Arguments.UsageError(description: "unexpected argument '\(extra)'")
@@ -100,6 +92,7 @@ extension WebServe {
         guard let text = parsed.value(option), let (host, port) = endpoint(text) else {
             throw Arguments.UsageError(description: "--\(option) HOST:PORT: expected an IPv4 address and a port")
         }
-        return (path, try inputKind(path, encoded: encoded), host, port)
+        try checkInputKind(path, encoded: encoded)
+        return (path, host, port)
     }
 }

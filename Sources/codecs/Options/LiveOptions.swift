@@ -1,4 +1,5 @@
 import EncodeSession
+import Foundation
 import LiveStreaming
 import MediaCore
 
@@ -17,6 +18,36 @@ enum LiveOptions {
     static let profiles: [String: CompressionProperties.Profile] = [
         "baseline": .baseline, "main": .main, "high": .high, "constrained-high": .constrainedHigh,
     ]
+
+    /// `arguments` read with a send or serve command's own options and the
+    /// encode and live options every one of them takes.
+    static func parse(_ arguments: [String], valueOptions: Set<String>, flagOptions: Set<String>)
+        throws(Arguments.UsageError) -> Arguments
+    {
+        try Arguments(
+            arguments, valueOptions: valueOptions.union(EncodeOptions.valueOptions).union(Self.valueOptions),
+            flagOptions: flagOptions.union(EncodeOptions.flagOptions).union(Self.flagOptions))
+    }
+
+    /// Writes `json` and a newline to the file `--stats-json` names, if any
+    /// (a failure to write is not an error of the stream).
+    static func writeStatistics(_ json: @autoclosure () -> String, _ parsed: Arguments) {
+        guard let path = parsed.value("stats-json") else { return }
+        try? Data((json() + "\n").utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// `--NAME` as a number that `valid` accepts (`value` when not given);
+    /// else the error "--NAME PLACEHOLDER: expected EXPECTED".
+    static func number(
+        _ parsed: Arguments, _ name: String, default value: Double, _ placeholder: String = "SECONDS",
+        expected: String, where valid: (Double) -> Bool
+    ) throws(Arguments.UsageError) -> Double {
+        let number = parsed.value(name).map { Double($0) ?? .nan } ?? value
+        guard valid(number) else {
+            throw Arguments.UsageError(description: "--\(name) \(placeholder): expected \(expected)")
+        }
+        return number
+    }
 
     /// The live encoder settings of `options` with `--profile`: real-time
     /// with no B-frames unless `--bframes N > 0`, a keyframe every 2 s unless
