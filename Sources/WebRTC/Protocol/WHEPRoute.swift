@@ -36,12 +36,15 @@ public enum WHEPRoute: Sendable, Hashable {
     /// The path of the statistics.
     public static let statisticsPath = "/whep/stats"
 
-    /// Decides what `request` gets from an endpoint at `/whep` (and at
-    /// `whipPath` when that is set) whose bearer token is `token` (nil: none
-    /// required).
-    public static func decide(_ request: WHEPRequest, whipPath: String?, token: [UInt8]?) -> WHEPRoute {
+    /// Decides what `request` gets from an endpoint at `/whep` (unless
+    /// `servesViewers` is false: a WHIP endpoint alone, which then serves
+    /// neither `/whep` nor the player page) and at `whipPath` when that is
+    /// set, whose bearer token is `token` (nil: none required).
+    public static func decide(
+        _ request: WHEPRequest, whipPath: String?, token: [UInt8]?, servesViewers: Bool = true
+    ) -> WHEPRoute {
         let path = request.path
-        let endpoints = ["/whep"] + (whipPath.map { [$0] } ?? [])
+        let endpoints = (servesViewers ? ["/whep"] : []) + (whipPath.map { [$0] } ?? [])
         let isEndpoint = endpoints.contains(path)
         let session = path == statisticsPath ? nil : sessionID(path, endpoints: endpoints)
         let authorized = BearerToken.authorizes(request.fields, token)
@@ -55,7 +58,7 @@ public enum WHEPRoute: Sendable, Hashable {
             return authorized ? .delete(id: session!) : unauthorized
         case "PATCH" where session != nil:
             return authorized ? .patch(id: session!) : unauthorized
-        case "GET" where path == "/", "HEAD" where path == "/":
+        case "GET" where path == "/" && servesViewers, "HEAD" where path == "/" && servesViewers:
             return .page(headOnly: request.method == "HEAD")
         case "GET" where path == statisticsPath, "HEAD" where path == statisticsPath:
             if token != nil && request.fields["authorization"] != nil && !authorized { return unauthorized }

@@ -151,7 +151,8 @@ extension WHEPServer {
     }
 
     private func answer(_ request: WHEPRequest, from source: UDPAddress) -> [UInt8] {
-        let route = WHEPRoute.decide(request, whipPath: configuration.whipPath, token: token)
+        let route = WHEPRoute.decide(
+            request, whipPath: configuration.whipPath, token: token, servesViewers: configuration.servesViewers)
         let cors = route.allowsCrossOrigin
         switch route {
         case .preflight:

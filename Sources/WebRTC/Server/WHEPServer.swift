@@ -76,6 +76,9 @@ public final class WHEPServer {
         /// Publishers at once. A new offer with a valid token (when one is
         /// required) replaces a publisher that has not completed ICE and DTLS.
         public var maximumPublishers = 1
+        /// Whether `/whep` and the player page are served; false for the
+        /// machinery of a WHIP endpoint alone.
+        var servesViewers = true
         /// The bearer token and the HTTP limits (read as `configuration.token`, …).
         public var limits = SignallingLimits()
 

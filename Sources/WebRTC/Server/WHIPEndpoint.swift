@@ -71,6 +71,7 @@ public final class WHIPEndpoint {
         var core: WHEPServer.Configuration {
             var core = WHEPServer.Configuration(host: host, port: port, mediaPort: mediaPort)
             core.whipPath = path
+            core.servesViewers = false
             core.maximumPublishers = maximumPublishers
             core.limits = limits
             return core
