@@ -107,7 +107,9 @@ struct TrialSender {
             }
         }
         for index in 0..<options.frames {
-            if options.stopRequested() { break }
+            // A stop ends the run; a TCP receiver is accepted first (it was
+            // told it may connect), so that it reads the end of the stream.
+            if options.stopRequested() && (index > options.lateJoin || sink.rtp != nil) { break }
             if index == options.lateJoin { try sink.join() }
             let small = options.resolutionChange && index >= options.changeFrame
             pipeline.push(
