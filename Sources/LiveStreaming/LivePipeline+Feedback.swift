@@ -31,7 +31,7 @@ extension LivePipeline {
         let requests = feedback.keyframeRequests
         guard requests > 0 else { return }
         record.keyframeRequests += requests
-        guard encoder != nil || source.file == nil else {
+        guard configuration.answersKeyframeRequests, encoder != nil || source.file == nil else {
             record.keyframeRequestsNotHonourable += requests
             return
         }
@@ -78,13 +78,27 @@ extension LivePipeline {
         }
     }
 
-    /// The encoder, made for `frame`'s size on the first pushed frame.
+    /// The encoder for `frame`'s size: made on the first pushed frame, and
+    /// made again when the size changes (the one before finished, its last
+    /// samples sent; the new one starts with a keyframe and parameter sets).
     func encoder(for frame: PixelBuffer) throws(MediaError) -> CompressionSession {
-        if let encoder { return encoder }
+        if let encoder, encoder.width == frame.width, encoder.height == frame.height { return encoder }
+        if let encoder { try finishEncoder(encoder) }
         let made = try Self.makeEncoder(
             width: frame.width, height: frame.height, configuration.encoder, source.framesPerSecond)
         encoder = made
+        record.encodersMade += 1
         return made
+    }
+
+    /// Sends what `encoder` held back, ends it and counts its dropped frames.
+    func finishEncoder(_ encoder: CompressionSession) throws(MediaError) {
+        frameObserver?(.willFinish(encoder))
+        let samples = try encoder.finish()
+        frameObserver?(.finished(encoder))
+        try send(samples)
+        encoder.invalidate()
+        record.encoderDroppedFrames += encoder.droppedFrames.count
     }
 
     static func makeEncoder(width: Int, height: Int, _ settings: EncoderSettings, _ framesPerSecond: Double)

@@ -23,6 +23,9 @@ extension LivePipeline {
         /// The profile; nil: Constrained Baseline for H.264 (unless the rate
         /// control asks for lossless coding), the encoder's default for HEVC.
         public var profile: CompressionProperties.Profile?
+        /// The H.264 profile when neither ``profile`` nor ``properties``
+        /// names one (default Constrained Baseline); nil leaves it to the encoder.
+        public var defaultProfile: CompressionProperties.Profile? = .baseline
         /// The longest time between keyframes (default 2 s).
         public var keyframeInterval: Duration = .seconds(2)
         /// Anything else (preset, quantizers, rate limits); the defaults above
@@ -48,7 +51,7 @@ extension LivePipeline {
             if let profile {
                 result.profile = profile
             } else if result.profile == nil, codec == .h264, !Self.isLossless(result) {
-                result.profile = .baseline
+                result.profile = defaultProfile
             }
             if (result.maxBFrames ?? 0) == 0 {
                 result.realTime = true

@@ -38,8 +38,12 @@ public final class LivePipeline: @unchecked Sendable {
         public var encoder: EncoderSettings = .live
         /// Send each frame at its time (default); false: as fast as possible.
         public var pacing = true
-        /// The least time between two keyframes forced by requests (default 500 ms).
+        /// The least time between two keyframes forced by requests (default
+        /// 500 ms); zero: every request makes the next frame a keyframe.
         public var keyframeRequestInterval: Duration = .milliseconds(500)
+        /// Whether keyframe requests force keyframes (default); false: they
+        /// are counted in ``Statistics/keyframeRequestsNotHonourable`` only.
+        public var answersKeyframeRequests = true
         /// Stop after this many frames (nil: at the end of the source).
         public var frameLimit: Int?
 
@@ -73,7 +77,8 @@ public final class LivePipeline: @unchecked Sendable {
         public var keyframeRequestsHonoured = 0
         /// Requests folded into another one within the rate limit.
         public var keyframeRequestsCoalesced = 0
-        /// Requests that could not be honoured: the source is an encoded file.
+        /// Requests that could not be honoured: the source is an encoded
+        /// file, or ``Configuration/answersKeyframeRequests`` is false.
         public var keyframeRequestsNotHonourable = 0
         /// The frames (0-based) forced to be keyframes; the last 64.
         public var keyframesForcedAt: [Int] = []
@@ -85,6 +90,10 @@ public final class LivePipeline: @unchecked Sendable {
         public var recentRates: [Int] = []
         /// Times the source started again from the start.
         public var loops = 0
+        /// Encoders made: one, and one more for each change of picture size.
+        public var encodersMade = 0
+        /// Frames the encoders dropped (the run then throws at ``LivePipeline/finish()``).
+        public var encoderDroppedFrames = 0
     }
 
     /// The configuration given.
@@ -93,6 +102,9 @@ public final class LivePipeline: @unchecked Sendable {
     public private(set) var sink: (any LiveSink)?
     /// The encoder: nil for an encoded file, and for pushed frames until the first one.
     public internal(set) var encoder: CompressionSession?
+    /// Sees each frame just before and after it is encoded and each encoder
+    /// as it is finished, on the thread that steps (to measure latency).
+    public var frameObserver: ((FrameEvent) -> Void)?
     /// The record so far.
     public var statistics: Statistics {
         var result = record
@@ -125,6 +137,7 @@ public final class LivePipeline: @unchecked Sendable {
         if let header = self.source.header {
             encoder = try Self.makeEncoder(
                 width: header.width, height: header.height, configuration.encoder, self.source.framesPerSecond)
+            record.encodersMade = 1
         }
     }
 
@@ -187,8 +200,10 @@ public final class LivePipeline: @unchecked Sendable {
             guard !isStopped else { return .finished }
             let encoder = try encoder(for: frame)
             let forced = try applyFeedback(to: encoder)
+            frameObserver?(.willEncode(frame, index: record.frames, pts: pts, encoder: encoder))
             let samples = try encoder.encode(
                 frame, pts: pts, duration: duration, options: FrameOptions(forceKeyFrame: forced))
+            frameObserver?(.encoded(index: record.frames, samples: samples.count))
             record.frames += 1
             try send(samples)
             return .sent(samples: samples.count)
@@ -227,12 +242,11 @@ public final class LivePipeline: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         if let encoder, !encoder.isInvalidated {
-            try send(try encoder.finish())
-            encoder.invalidate()
-            if !encoder.droppedFrames.isEmpty {
+            try finishEncoder(encoder)
+            if record.encoderDroppedFrames > 0 {
                 throw .backendFailure(
-                    "the encoder dropped \(encoder.droppedFrames.count) frames (pts \(encoder.droppedFrames.prefix(8)))"
-                )
+                    "the encoder dropped \(record.encoderDroppedFrames) frames"
+                        + " (pts \(encoder.droppedFrames.prefix(8)))")
             }
         }
         try requireSink().finishLive()

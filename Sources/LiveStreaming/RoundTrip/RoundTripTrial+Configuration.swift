@@ -72,7 +72,9 @@ extension RoundTripTrial {
         /// A frame the receiver discards after decoding it, standing for a
         /// loss no sender drop explains (the report then fails); for tests.
         public var losingDecodedFrame: Int?
-        /// Asked while the sender paces and the TCP receiver connects: true ends the wait.
+        /// Asked before each frame, while a TCP sender paces and while the
+        /// TCP receiver connects: true ends the run after the frames sent so
+        /// far (the report covers those).
         public var stopRequested: @Sendable () -> Bool = { false }
 
         /// `codecs demo`'s defaults.

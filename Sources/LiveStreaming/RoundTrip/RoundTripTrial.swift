@@ -26,8 +26,10 @@ import Synchronization
 /// print(report.account.decoded.count, report.passed)
 /// ```
 ///
-/// The sender runs on the calling thread, the receiver on another; only
-/// loopback addresses and ports the system picks are used.
+/// The sender is a ``LivePipeline`` (pacing, keyframe requests, a new
+/// encoder at a new picture size) on the calling thread, the receiver runs
+/// on another; only loopback addresses and ports the system picks are used.
+/// ``Report/text`` and ``Report/json`` render the findings.
 public struct RoundTripTrial: Sendable {
     /// The trial's settings.
     public let configuration: Configuration

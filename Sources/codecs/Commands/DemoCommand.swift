@@ -1,6 +1,5 @@
 import EncodeSession
 import FormatConv
-import Foundation
 import LiveStreaming
 import MediaCore
 import MediaIO
@@ -81,19 +80,28 @@ func runDemo(_ arguments: [String]) -> Int32 {
         return 2
     }
     do {
-        let result = try runTrial(options)
-        print(result.text)
-        if let path = options.jsonPath {
-            let data = try JSONSerialization.data(withJSONObject: result.json, options: [.sortedKeys, .prettyPrinted])
-            try data.write(to: URL(fileURLWithPath: path))
+        let web = try options.http.map { endpoint throws(MediaError) in
+            try WebStreamServer(WebStreamServer.Configuration(host: endpoint.host, port: endpoint.port))
         }
+        defer { web?.close(drainSeconds: 2) }
+        if let web {
+            printError(
+                "codecs demo: open http://\(web.configuration.host):\(web.port)/ — the run starts when it connects")
+        }
+        guard let report = try RoundTripTrial(options.trial).run(savingStreamTo: options.streamPath, serving: web)
+        else {
+            printError("codecs demo: stopped before a browser connected")
+            return 1
+        }
+        print(report.text)
+        if let path = options.jsonPath { try FileByteSink(path: path).write(Array(report.json.utf8)) }
         if let path = options.statsJSONPath {
             var objects: [String: Any] = [:]
-            if let outbound = result.sender.outbound { objects["outbound-rtp"] = StatsJSON.outbound(outbound) }
-            if let remote = result.sender.remoteInbound {
+            if let outbound = report.sender.outbound { objects["outbound-rtp"] = StatsJSON.outbound(outbound) }
+            if let remote = report.sender.remoteInbound {
                 objects["remote-inbound-rtp"] = StatsJSON.remoteInbound(remote)
             }
-            if let inbound = result.receiver.inbound { objects["inbound-rtp"] = StatsJSON.inbound(inbound) }
+            if let inbound = report.receiver.inbound { objects["inbound-rtp"] = StatsJSON.inbound(inbound) }
             try StatsJSON.write(objects, to: path)
         }
         // CODECS_CHECK_LIVE_OBJECTS=1 (scripts/leakcheck, scripts/soak): every
@@ -101,50 +109,17 @@ func runDemo(_ arguments: [String]) -> Int32 {
         if getenv("CODECS_CHECK_LIVE_OBJECTS").map({ String(cString: $0) }) == "1" {
             guard LiveObjects.isCounting else {
                 print("live objects at exit: not counted (release build; LiveObjects counts in debug builds)")
-                return result.passed ? 0 : 1
+                return report.passed ? 0 : 1
             }
             let alive = LiveObjects.snapshot().map { "\($0.key.rawValue) \($0.value)" }.sorted()
             print("live objects at exit: " + (alive.isEmpty ? "none" : alive.joined(separator: ", ")))
             if !alive.isEmpty { return 1 }
         }
-        return result.passed ? 0 : 1
+        return report.passed ? 0 : 1
     } catch {
         printError("codecs demo: \(error)")
         return 1
     }
-}
-
-/// Runs the trial, with the stream also saved (`--save-stream`) and served
-/// to browsers (`--http`, the run starting when the first one connects).
-private func runTrial(_ options: DemoOptions) throws -> DemoReport {
-    let web = try options.http.map { endpoint throws(MediaError) in
-        try WebStreamServer(WebStreamServer.Configuration(host: endpoint.host, port: endpoint.port))
-    }
-    if let web {
-        printError(
-            "codecs demo: open http://\(web.configuration.host):\(web.port)/ — the run starts when it connects")
-        while web.clientCount == 0, StopSignal.requested == nil { try web.poll(timeoutMilliseconds: 50) }
-    }
-    defer { web?.close(drainSeconds: 2) }
-    var saved: (writer: AnnexBWriter, file: FileByteSink, bytes: [UInt8])? = nil
-    if let path = options.streamPath {
-        saved = (AnnexBWriter(policy: .beforeEveryKeyframe), try FileByteSink(path: path), [])
-    }
-    defer { try? saved?.file.close() }
-    let report = try RoundTripTrial(options.trial).run(onEncoded: { sample throws(MediaError) in
-        if let web {
-            try? web.poll(timeoutMilliseconds: 0)
-            web.send(sample)
-        }
-        if var copy = saved {
-            saved = nil
-            copy.bytes.removeAll(keepingCapacity: true)
-            try copy.writer.write(sample, into: &copy.bytes)
-            try copy.file.write(copy.bytes)
-            saved = copy
-        }
-    })
-    return DemoReport(trial: report, encoderName: options.encode.encoderName, lowLatency: options.lowLatency)
 }
 
 /// The frame a test asks the receiver to lose after decoding it
@@ -161,11 +136,6 @@ private func injectedLoss() -> Int? {
 struct DemoOptions: Sendable {
     /// The trial's settings.
     var trial = RoundTripTrial.Configuration()
-    /// Codec, encoder and the live encoder settings: no look-ahead or
-    /// B-frames, a keyframe every second so a late joiner or a receiver that
-    /// lost data waits at most one second.
-    var encode: EncodeOptions
-    var lowLatency = false
     /// RTP: where to write the stream's figures (`--stats-json`).
     var statsJSONPath: String? = nil
     /// Where to write the figures as JSON (`--json`).
@@ -198,11 +168,8 @@ struct DemoOptions: Sendable {
             (trial.width, trial.height) = (w, h)
         }
         var live = trial.properties
-        lowLatency = parsed.flag("low-latency")
-        if lowLatency {
-            live.lowLatency = true
-        }
-        encode = try EncodeOptions(parsed, properties: live)
+        live.lowLatency = parsed.flag("low-latency")
+        let encode = try EncodeOptions(parsed, properties: live)
         (trial.codec, trial.encoder, trial.properties) = (encode.codec, encode.encoder, encode.properties)
         jsonPath = parsed.value("json")
         streamPath = parsed.value("save-stream")
