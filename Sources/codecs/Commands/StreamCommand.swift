@@ -3,7 +3,7 @@ import MediaIO
 
 // `codecs stream`: its help, the choice of mode and transport, the requests of
 // `send URL` and `receive URL`, and the options every receive shares. Serving is
-// in StreamServe.swift, receiving in StreamReceive.swift and ReceiveOutput.swift.
+// in StreamServe.swift, receiving in StreamReceive.swift (through MediaIO's StreamRecorder).
 
 private let streamHelp = """
     usage: codecs stream serve -i IN --port N [encode options] [--profile NAME] [--no-pace] [--loop]

@@ -9,8 +9,9 @@ import WebRTC
 
 // `codecs stream receive URL -o OUT`: the one receive handler. A route opens
 // its source (MediaIO's MediaStreamReceiver, or a WHIP endpoint for whip://);
-// one loop hands what arrives to ReceiveOutput (StreamReceiveOutput.swift) and
-// one summary is printed. What arrived before a failure is kept.
+// one loop hands what arrives to MediaIO's StreamRecorder (decoded Y4M, or as
+// received with the other tracks) and one summary is printed. What arrived
+// before a failure is kept.
 
 /// The receiver a route opened: MediaIO's, or a WHIP endpoint's.
 final class ReceiveSource {
@@ -84,9 +85,21 @@ enum StreamReceive {
     ) -> Int32 {
         TransportOptions.ignoreBrokenPipeSignal()
         let parsed = request.arguments
-        var output: ReceiveOutput
+        var output: StreamRecorder
         do {
-            output = try ReceiveOutput(request.output, parsed)
+            let kind: MediaFileKind? = request.output == "-" ? .y4m : nil
+            let settings = StreamRecorder.Settings(
+                frameLimit: try parsed.integer("frames", in: 1...Int.max), decoder: try DecoderOptions.choice(parsed),
+                frameRate: try receiveFrameRate(parsed))
+            output = try StreamRecorder(path: request.output, kind: kind, settings: settings) {
+                printError("\(label): \($0)")
+            }
+            if output.kind != .y4m, parsed.value("decoder") != nil || parsed.value("fps") != nil {
+                throw Arguments.UsageError(description: "--decoder and --fps apply to .y4m output")
+            }
+        } catch let error as MediaError {
+            printError("\(label): \(error.message)")
+            return 2
         } catch {
             printError("\(label): \(error)")
             return 2
@@ -106,7 +119,7 @@ enum StreamReceive {
         // kept, then the error is reported and the exit status is 1.
         var failure: MediaError? = nil
         do throws(MediaError) {
-            while !output.isSatisfied, let event = try source.next() { try output.take(event, from: source) }
+            while !output.isSatisfied, let event = try source.next() { try output.record(event, from: source.receiver) }
         } catch {
             failure = error
             if error.code == .timedOut, error.message.hasSuffix("; giving up") {
@@ -115,20 +128,20 @@ enum StreamReceive {
         }
         do throws(MediaError) {
             for event in try source.drain(failed: failure != nil) where !output.isSatisfied {
-                try output.take(event, from: source)
+                try output.record(event, from: source.receiver)
             }
         } catch {
             failure = failure ?? error
         }
         do throws(MediaError) {
-            let wrote = try output.finish(failed: failure != nil)
-            if let path = parsed.value("stats-json") { try source.writeStatistics(path, output.decoder?.session) }
+            try output.finish()
+            if let path = parsed.value("stats-json") { try source.writeStatistics(path, output.decoderSession) }
             let received = output.received
             if received > 0 {
-                var summary = "\(label): received \(received) access units from \(source.url)" + wrote
+                var summary = "\(label): received \(received) access units from \(source.url)" + written(output)
                 summary += source.summary()
                 if failure != nil {
-                    let what = output.decoder == nil ? "access units" : "frames"
+                    let what = output.kind == .y4m ? "frames" : "access units"
                     summary += "\n\(label): stopped: kept the \(output.written) \(what) before it in \(output.path)"
                 }
                 printError(summary)
@@ -152,6 +165,28 @@ enum StreamReceive {
             printError("\(label): \(message)")
             return 1
         }
+    }
+
+    /// ", wrote …" for the summary: the frames and the decoder's figures, or
+    /// the access units and the other tracks.
+    static func written(_ output: StreamRecorder) -> String {
+        if output.kind == .y4m {
+            var text = ", wrote \(output.written) frames to \(output.path)"
+            guard let session = output.decoderSession else { return text }
+            let stats = session.statistics
+            text +=
+                "; decoder \(session.backendDescription) (submitted \(stats.submitted), decoded \(stats.decoded), "
+                + "dropped \(stats.dropped), pending \(stats.pending))"
+            for drop in session.drops { text += "\n  decoder dropped \(drop)" }
+            for recovery in session.recoveries.suffix(16) { text += "\n  decoder \(recovery)" }
+            return text
+        }
+        guard output.written > 0 else { return "" }
+        let (count, packets) = output.otherTracks
+        let others = count > 0 ? " and \(packets) packets of \(count) other track\(count == 1 ? "" : "s")" : ""
+        let all = output.written == output.received
+        return others + ", wrote " + (all ? "\(output.written) access units" : "the first \(output.written)") + " to "
+            + output.path
     }
 
     // MARK: - The routes' sources
