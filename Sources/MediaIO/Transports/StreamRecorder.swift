@@ -11,6 +11,7 @@ import MediaCore
 /// the stream's other tracks (its audio) when the container can hold them.
 ///
 /// ```swift
+/// let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:9000", readingEveryTrack: true)
 /// var recorder = try StreamRecorder(path: "out.mp4")
 /// do {
 ///     while !recorder.isSatisfied, let event = try receiver.next() {
