@@ -121,6 +121,7 @@ private let streamHelp = """
       --stats-json FILE          rtp: the stream's figures (webrtc-stats inbound-rtp) as JSON;
                                  whip: the endpoint's final statistics
       --media-port N             whip: the UDP port of the media (default 0: any free one)
+      whip, as serve --whep:
     \(WHEPEndpointOptions.help)
     """
 
