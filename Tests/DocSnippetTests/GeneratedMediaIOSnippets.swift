@@ -199,3 +199,17 @@ private func snippet_Sources_MediaIO_Transports_StreamPublisher_14() async throw
     for sample in try encoder.encode(frame, pts: pts) { try publisher.append(sample) }
     try publisher.finish()
 }
+
+// Sources/MediaIO/Transports/StreamRecorder.swift:14
+private func snippet_Sources_MediaIO_Transports_StreamRecorder_14() async throws {
+    let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:9000", readingEveryTrack: true)
+    var recorder = try StreamRecorder(path: "out.mp4")
+    do {
+        while !recorder.isSatisfied, let event = try receiver.next() {
+            try recorder.record(event, from: receiver)
+        }
+    } catch {
+        print("stopped: \(error)")
+    }
+    try recorder.finish()  // what arrived before an error is kept
+}

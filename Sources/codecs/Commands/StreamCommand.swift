@@ -3,8 +3,7 @@ import MediaIO
 
 // `codecs stream`: its help, the choice of mode and transport, the requests of
 // `send URL` and `receive URL`, and the options every receive shares. Serving is
-// in StreamServe.swift, tcp:// in TCPReceive.swift, the Y4M output in
-// ReceivedFrameFile.swift.
+// in StreamServe.swift, receiving in StreamReceive.swift (through MediaIO's StreamRecorder).
 
 private let streamHelp = """
     usage: codecs stream serve -i IN --port N [encode options] [--profile NAME] [--no-pace] [--loop]
@@ -13,30 +12,26 @@ private let streamHelp = """
                                [--stats-json FILE] [encode options for a .y4m IN]
            codecs stream serve -i IN --whep HOST:PORT [--wait-viewers N] [--loop] [--stats-json FILE]
                                [encode options for a .y4m IN]   (WebRTC playback; --help with it
-                               for its options, and so for the two lines below)
-           codecs stream receive whip://HOST:PORT/PATH -o OUT [--frames N] [--timeout S]   (WebRTC ingest)
-           codecs stream send -i IN whip+http://HOST:PORT/PATH [--loop] [--no-pace]         (WebRTC publish)
-           codecs stream receive tcp://HOST:PORT -o OUT.y4m [--codec auto|h264|hevc]
-                               [--decoder auto|software|vaapi|nvdec] [--frames N] [--fps RATE]
-                               [--timeout SECONDS]
-           codecs stream send -i IN URL [encode options] [--profile NAME] [--no-pace] [--loop] [--listen]
-                               [--timeout SECONDS]
-                               [--reconnect N] [--rtsp-transport tcp|udp] [--hls-time S] [--hls-list-size N]
-           codecs stream receive URL -o OUT [--listen] [--timeout SECONDS] [--reconnect N]
-                               [--rtsp-transport tcp|udp] [--frames N] [--decoder …] [--fps RATE]
+                               for its options, and so for the send below)
+           codecs stream send -i IN whip+http://HOST:PORT/PATH [--loop] [--no-pace]   (WebRTC publish)
+           codecs stream send -i IN URL [encode options] [--profile NAME] [--no-pace] [--loop]
+                               [URL options]   (rtp://: `codecs stream send rtp://HOST:PORT --help`)
+           codecs stream receive URL -o OUT [URL options] [receive options]
 
-    URL: rtp://HOST:PORT (receive: rtp://@:PORT or IN.sdp)      RTP over UDP (`codecs stream send
-                                                                 rtp://HOST:PORT --help` lists its options)
+    URL: rtp://HOST:PORT (receive: rtp://@:PORT or IN.sdp)      RTP over UDP
          srt://HOST:PORT[?mode=listener&latency=MICROSECONDS]   MPEG-TS over SRT
          udp://HOST:PORT                                         MPEG-TS, 1316-byte datagrams
          rtsp://HOST:PORT/PATH                                   RTSP (send: ANNOUNCE/RECORD)
          rtmp://HOST[:PORT]/APP/KEY                              RTMP (H.264 only)
          PATH.m3u8                                               HLS, fMP4 segments (send writes it)
+         tcp://HOST:PORT                                         receive: Annex-B from `serve --port`
+         whip://HOST:PORT/PATH                                   receive: a WHIP endpoint (WebRTC ingest)
 
     serve sends IN (a .y4m clip, encoded on the way, or an encoded file sent as
-    it is) as an Annex-B elementary stream to every client that connects, with parameter sets before every keyframe; a client
-    that connects mid-stream starts at the next keyframe. It waits for the
-    first client (or --wait-clients N of them) before it starts the clip.
+    it is) as an Annex-B elementary stream to every client that connects, with
+    parameter sets before every keyframe; a client that connects mid-stream
+    starts at the next keyframe. It waits for the first client (or
+    --wait-clients N of them) before it starts the clip.
 
     serve options:
       -i IN                      the clip or encoded file to send
@@ -55,23 +50,21 @@ private let streamHelp = """
     no B-frames, Constrained Baseline unless --profile main|high|constrained-high,
     and a keyframe every two seconds unless --keyint, so joiners start soon.
 
-    serve --http serves IN (a .y4m clip, encoded on the way, or an encoded file
-    sent as it is) to browsers: the player page at /, the stream over a
+    serve --http serves IN to browsers: the player page at /, the stream over a
     WebSocket at /stream, the statistics as JSON at /stats.
     \(WebServe.help)
 
     send publishes IN to URL: a .y4m clip is encoded on the way (encode options
-    and live defaults as above); an
-    encoded file (.h264 .264 .hevc .265 .mp4 .mkv .ts) is sent as it is, from
-    its first keyframe (what came before is skipped, and counted). The first
-    access unit on every transport is a keyframe with its parameter sets.
-    Sending is paced by the timestamps (--no-pace: as fast as possible);
-    --loop sends IN again, times continuing (a file's video track only). The
-    audio tracks of an .mp4/.mkv/.ts file go along as they are over SRT, UDP,
-    RTSP, RTMP and HLS; a track the transport cannot carry (and every track
-    but the video over RTP) is named as not sent.
+    and live defaults as above); an encoded file (.h264 .264 .hevc .265 .mp4
+    .mkv .ts) is sent as it is, from its first keyframe (what came before is
+    skipped, and counted). The first access unit on every transport is a
+    keyframe with its parameter sets. Sending is paced by the timestamps
+    (--no-pace: as fast as possible); --loop sends IN again, times continuing
+    (a file's video track only). The audio tracks of an .mp4/.mkv/.ts file go
+    along as they are over SRT, UDP, RTSP, RTMP and HLS; a track the transport
+    cannot carry (and every track but the video over RTP) is named as not sent.
 
-    send/receive options for URL:
+    URL options (send and receive over srt, udp, rtsp, rtmp, HLS):
       --listen                   wait for the peer instead of connecting: an SRT listener
                                  (send and receive); receive only: an RTSP server taking
                                  ANNOUNCE/RECORD, an RTMP server taking a publish
@@ -79,34 +72,57 @@ private let streamHelp = """
       --reconnect N              retry a refused, broken or silent connection up to N times,
                                  waiting 0.5 s, 1 s, 2 s … (at most 8 s) before each
       --rtsp-transport tcp|udp   RTP interleaved in the RTSP connection (default) or over UDP
-      --hls-time S               HLS target segment duration (default 1)
-      --hls-list-size N          segments the playlist keeps (default 0: all)
+      --hls-time S               send: HLS target segment duration (default 1)
+      --hls-list-size N          send: segments the playlist keeps (default 0: all)
 
-    receive URL plays the stream with libavformat's buffering turned down
-    (fflags nobuffer, probesize 32 KiB, analyzeduration 0.5 s); it starts at the
-    first keyframe whose parameter sets it has (a late joiner says how many
-    access units it skipped). OUT.y4m gets decoded frames; .h264/.hevc/.mp4/
-    .mkv/.ts the access units as received, and .mp4/.mkv/.ts also the
-    stream's audio (the tracks not kept are named). It ends when the sender ends the
-    stream (UDP: after --timeout of silence; SRT: when the connection closes).
-    .mp4 is written fragmented and every container is flushed at least once per
-    second of media: a receiver killed at any moment leaves a playable file
-    (.NAME.partial-PID.EXT until it ends normally) missing at most its last second.
-    A picture size change ends an .mp4/.mkv recording, kept up to the change.
+    receive writes OUT.y4m (or "-", standard output) with the frames decoded, at
+    the first picture size (later sizes are scaled to it); .h264/.hevc/.mp4/.mkv/
+    .ts get the access units as received, and .mp4/.mkv/.ts also the stream's
+    audio (the tracks not kept are named). It ends when the sender ends the
+    stream (UDP, RTP: after --timeout of silence; SRT: when the connection
+    closes; RTP: the sender's BYE; WHIP: DELETE, BYE or a publisher that stops
+    answering), at --frames or at a stop signal. An error ends the reception,
+    not the output: what arrived before it is kept. .mp4 is written fragmented
+    and every container is flushed at least once per second of media: a
+    receiver killed at any moment leaves a playable file (.NAME.partial-PID.EXT
+    until it ends normally) missing at most its last second. A picture size
+    change ends an .mp4/.mkv recording, kept up to the change.
 
-    receive tcp:// connects to a server of raw H.264/HEVC (ours, or `ffmpeg … -f h264
-    tcp://HOST:PORT?listen`), reassembles access units from the byte stream,
-    decodes them and writes a Y4M file. Access units before the first keyframe
-    cannot be decoded and are reported as dropped.
+    receive over libavformat (srt, udp, rtsp, rtmp, HLS) turns its buffering
+    down (fflags nobuffer, probesize 32 KiB, analyzeduration 0.5 s) and starts
+    at the first keyframe whose parameter sets it has (a late joiner says how
+    many access units it skipped). rtp:// takes RTP on a UDP port (rtp://@:PORT
+    listens on every interface, rtp://@HOST:PORT or rtp://HOST:PORT on that
+    local address; an SDP file gives the port, the codec, the parameter sets,
+    an RTX payload type, RFC 4588 a=rtpmap:97 rtx/90000 with a=fmtp:97 apt=96,
+    and the sender's RTCP port, RFC 3605 a=rtcp:PORT, where feedback goes from
+    the first packet on), puts packets back in order and depacketizes; after a
+    loss nothing is output until the next keyframe, which a picture loss
+    indication asks for. tcp:// connects to a server of raw H.264/HEVC (ours,
+    or `ffmpeg … -f h264 tcp://HOST:PORT?listen`) and reassembles access units
+    from the bytes; those before the first keyframe are reported as dropped.
+    whip:// is a WHIP endpoint (RFC 9725) at http://HOST:PORT/PATH (HOST
+    defaults to 127.0.0.1) taking the first publisher's H.264.
 
     receive options:
-      -o OUT.y4m                 where to write the frames ("-" for standard output)
-      --codec auto|h264|hevc     the codec (default auto: told by the first NAL unit headers)
+      -o OUT                     where the frames or access units go (above)
+      --frames N                 stop after N frames (access units when written as received)
+      --timeout SECONDS          give up when nothing arrives for this long (default 10;
+                                 rtp: 5; whip: 30, while no publisher has connected)
       --decoder auto|software|vaapi|nvdec
-      --frames N                 stop after N decoded frames
       --fps RATE                 the frame rate written to OUT.y4m, e.g. 30 or 30000/1001
                                  (default: the stream's VUI timing when it gives 1…240 fps, else 30)
-      --timeout SECONDS          give up when the server sends nothing for this long (default 10)
+      --codec auto|h264|hevc     rtp, tcp: the codec (rtp: default h264, an SDP says its own;
+                                 tcp: default auto, told by the first NAL unit headers)
+      --jitter MS                rtp: how long a packet waits for missing ones (default 50)
+      --no-nack                  rtp: do not ask for lost packets again (RFC 4585 generic NACK, on by
+                                 default: a gap is asked for until the jitter delay runs out)
+      --loss PCT, --seed N       rtp: drop received packets on purpose (seeded, for tests)
+      --stats-json FILE          rtp: the stream's figures (webrtc-stats inbound-rtp) as JSON;
+                                 whip: the endpoint's final statistics
+      --media-port N             whip: the UDP port of the media (default 0: any free one)
+      whip, as serve --whep:
+    \(WHEPEndpointOptions.help)
     """
 
 /// `codecs stream serve` and `codecs stream receive`.
@@ -129,12 +145,8 @@ func runStream(_ arguments: [String]) -> Int32 {
             return 2
         }
     }
-    // RTP has its own options (and help).
+    // Sending RTP has its own options (and help), WebRTC too (WHEPServe, WHIPSend).
     if mode == "send", rest.contains(where: { $0.hasPrefix("rtp://") }) { return runRTPSend(rest) }
-    if mode == "receive", rest.contains(where: { $0.hasPrefix("rtp://") || $0.hasSuffix(".sdp") }) {
-        return runRTPReceive(rest)
-    }
-    // WebRTC too (WHEPServe, WHIPReceive, WHIPSend).
     if let webRTC = runWebRTCStream(mode: mode, rest) { return webRTC }
     if rest.contains("--help") || rest.contains("-h") {
         print(streamHelp)
@@ -162,7 +174,8 @@ private func findURL(in arguments: [String]) -> String? {
     for (index, argument) in arguments.enumerated() where argument != "-" && !argument.hasPrefix("-") {
         if index > 0, ["-i", "--input", "-o", "--output"].contains(arguments[index - 1]) { continue }
         if index > 0, arguments[index - 1].hasPrefix("-"), arguments[index - 1].count > 1,
-            !argument.contains("://"), !argument.lowercased().hasSuffix(".m3u8")
+            !argument.contains("://"), !argument.lowercased().hasSuffix(".m3u8"),
+            !argument.lowercased().hasSuffix(".sdp")
         {
             continue
         }

@@ -36,25 +36,36 @@ struct StreamRoute: Sendable {
     /// Every route, in the order usage texts list them.
     static let all: [StreamRoute] =
         [
+            // Sending RTP has options (and a help) of its own: `runStream` takes it first.
+            StreamRoute(
+                form: "rtp://HOST:PORT (receive: rtp://@:PORT or IN.sdp)",
+                matches: { $0.hasPrefix("rtp://") || $0.lowercased().hasSuffix(".sdp") },
+                receiveValueOptions: StreamReceive.rtpOptions, receiveFlagOptions: ["no-nack"],
+                receive: StreamReceive.rtp),
             StreamRoute(
                 form: "tcp://HOST:PORT (Annex-B; send with `codecs stream serve`)",
                 matches: { $0.lowercased().hasPrefix("tcp://") },
-                receiveValueOptions: TCPReceive.valueOptions, receive: TCPReceive.run)
+                receiveValueOptions: StreamReceive.tcpOptions, receive: StreamReceive.tcp),
         ]
         + StreamTransport.allCases.map { transport in
             StreamRoute(
                 form: transport.urlForm, matches: { StreamTransport(url: $0) == transport },
                 sendValueOptions: TransportSend.valueOptions, sendFlagOptions: TransportSend.flagOptions,
-                receiveValueOptions: TransportReceive.valueOptions, receiveFlagOptions: TransportReceive.flagOptions,
-                send: TransportSend.run, receive: TransportReceive.run)
+                receiveValueOptions: StreamReceive.transportOptions, receiveFlagOptions: TransportOptions.flagOptions,
+                send: TransportSend.run, receive: StreamReceive.transport)
         }
+        + [
+            StreamRoute(
+                form: "whip://HOST:PORT/PATH (receive: a WHIP endpoint)", matches: { $0.hasPrefix("whip://") },
+                receiveValueOptions: StreamReceive.whipOptions, receive: StreamReceive.whip)
+        ]
 
     /// The route for `url`, or nil.
     static func route(for url: String) -> StreamRoute? { all.first { $0.matches(url) } }
 
     /// "supported: …" for errors.
     static var supportedForms: String {
-        (["rtp://HOST:PORT (receive: rtp://@:PORT or IN.sdp)"] + all.map(\.form)).joined(separator: ", ")
+        all.map(\.form).joined(separator: ", ")
     }
 
     /// The error for a URL no route takes.

@@ -95,12 +95,11 @@ enum WHIPSend {
     }
 }
 
-/// Routes `stream serve --whep`, `stream receive whip://…` and `stream send
-/// … whip+http://…` to the WebRTC commands; nil for anything else.
+/// Routes `stream serve --whep` and `stream send … whip+http://…` to the
+/// WebRTC commands; nil for anything else (`receive whip://` is a stream route).
 func runWebRTCStream(mode: String, _ arguments: [String]) -> Int32? {
     switch mode {
     case "serve" where arguments.contains("--whep"): return WHEPServe.run(arguments)
-    case "receive" where arguments.contains(where: { $0.hasPrefix("whip://") }): return WHIPReceive.run(arguments)
     case "send" where arguments.contains(where: { $0.hasPrefix("whip+http://") }): return WHIPSend.run(arguments)
     default: return nil
     }

@@ -1,26 +1,30 @@
 import DecodeSession
 import FormatConv
 import MediaCore
-import MediaIO
 
-// The Y4M file every `codecs stream receive` writes decoded frames to.
+// The Y4M file a StreamRecorder writes decoded frames to.
 
-/// The Y4M file `codecs stream receive` writes: one picture size (frames
+/// The Y4M file of a ``StreamRecorder``: one picture size (frames
 /// after a resolution change come scaled to the first size), the stream's
 /// planar layout (I420 for 8-bit 4:2:0, whichever decoder made it), the
-/// frame rate from `--fps`, else the stream's VUI timing, else 30.
-struct ReceivedFrameFile: DecodedFrameSink {
+/// frame rate of the settings, else the stream's VUI timing, else 30.
+struct RecordedFrameFile: DecodedFrameSink {
     let output: String
     let frameLimit: Int?
     let frameRate: (numerator: Int, denominator: Int)?
+    let notes: (String) -> Void
     private var writer: FrameFileWriter? = nil
     private var format: FormatDescription? = nil
     private(set) var accessUnits = 0
     private(set) var framesWritten = 0
     private(set) var droppedNALUnits = 0
 
-    init(output: String, frameLimit: Int?, frameRate: (numerator: Int, denominator: Int)?) {
+    init(
+        output: String, frameLimit: Int?, frameRate: (numerator: Int, denominator: Int)?,
+        notes: @escaping (String) -> Void
+    ) {
         self.output = output
+        self.notes = notes
         self.frameLimit = frameLimit
         self.frameRate = frameRate
     }
@@ -29,7 +33,7 @@ struct ReceivedFrameFile: DecodedFrameSink {
 
     mutating func assemblerDropped(_ nalUnitCount: Int, reason: String) {
         droppedNALUnits += nalUnitCount
-        printError("codecs stream receive: dropped \(nalUnitCount) NAL units: \(reason)")
+        notes("dropped \(nalUnitCount) NAL units: \(reason)")
     }
 
     mutating func willDecode(_ sample: inout CompressedSample) throws(MediaError) -> Bool {
@@ -40,8 +44,8 @@ struct ReceivedFrameFile: DecodedFrameSink {
     mutating func formatChanged(to description: FormatDescription, scaledTo: PictureSize?) {
         format = description
         if let scaledTo {
-            printError(
-                "codecs stream receive: the stream changed to \(description.width)x\(description.height); "
+            notes(
+                "the stream changed to \(description.width)x\(description.height); "
                     + "scaling to \(scaledTo.width)x\(scaledTo.height)")
         }
     }
@@ -61,14 +65,5 @@ struct ReceivedFrameFile: DecodedFrameSink {
 
     func close() throws(MediaError) {
         try writer?.close()
-    }
-}
-
-extension StreamDecoder {
-    /// The decoder's part of a receive summary: its backend, then one line
-    /// per frame it dropped (empty when no decoder was opened).
-    var decoderSummary: String {
-        guard let session else { return "" }
-        return "; decoder \(session.backendDescription)" + session.drops.map { "\n  decoder dropped \($0)" }.joined()
     }
 }
