@@ -3,9 +3,9 @@
 /// Decides the probe clusters (after libwebrtc's probe controller):
 ///
 /// - at start, one cluster per ``initialMultipliers`` × the start rate;
-/// - when a result reaches 70 % of the highest rate probed, another at twice
-///   the result (exponential probing), until a result falls short, a second
-///   passes without one, or the maximum rate is reached;
+/// - when a start-up probe's result reaches 70 % of the highest rate probed,
+///   another at twice the result (exponential probing), until a result falls
+///   short, a second passes without one, or the maximum rate is reached;
 /// - while application-limited, one at twice the estimate every ``alrInterval``;
 /// - when the estimate falls below 66 % of what it was while the sender is
 ///   application-limited, one at 85 % of the rate before the drop, within 5 s.
@@ -25,8 +25,9 @@ struct ProbeController: Sendable {
 
     private var nextID = 1
     private(set) var started = false
-    /// The highest-rate probe awaiting a result: its id, rate, and when it was asked for.
-    private var awaiting: (id: Int, rate: Int, since: Duration)?
+    /// The highest-rate probe awaiting a result: its id, rate, when it was
+    /// asked for, and whether a growing result asks for another.
+    private var awaiting: (id: Int, rate: Int, since: Duration, exponential: Bool)?
     private var lastProbe: Duration?
     private var drop: (before: Int, at: Duration)?
     private var previousEstimate: Int?
@@ -53,16 +54,16 @@ struct ProbeController: Sendable {
             let probeRate = min(Int(Double(rate) * multiplier), maximum)
             if probeRate > rate && !rates.contains(probeRate) { rates.append(probeRate) }
         }
-        for probeRate in rates.sorted() { expectResult(add(rate: probeRate, at: now), at: now) }
+        for probeRate in rates.sorted() { expectResult(add(rate: probeRate, at: now), at: now, exponential: true) }
     }
 
     /// A result of cluster `id` arrived; only the awaited (highest-rate) cluster's counts.
     mutating func probeResult(_ rate: Int, cluster id: Int, at now: Duration) {
         guard enabled, let waiting = awaiting, waiting.id == id else { return }
         awaiting = nil
-        if Double(rate) >= Self.repeatFraction * Double(waiting.rate) && waiting.rate < maximum {
+        if waiting.exponential && Double(rate) >= Self.repeatFraction * Double(waiting.rate) && waiting.rate < maximum {
             let next = min(2 * rate, maximum)
-            if next > waiting.rate { expectResult(add(rate: next, at: now), at: now) }
+            if next > waiting.rate { expectResult(add(rate: next, at: now), at: now, exponential: true) }
         }
     }
 
@@ -96,8 +97,8 @@ struct ProbeController: Sendable {
         return pending
     }
 
-    private mutating func expectResult(_ cluster: ProbeCluster, at now: Duration) {
-        awaiting = (cluster.id, cluster.rate, now)
+    private mutating func expectResult(_ cluster: ProbeCluster, at now: Duration, exponential: Bool = false) {
+        awaiting = (cluster.id, cluster.rate, now, exponential)
     }
 
     private mutating func add(rate: Int, at now: Duration) -> ProbeCluster {

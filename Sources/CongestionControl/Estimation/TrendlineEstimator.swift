@@ -113,11 +113,20 @@ struct TrendlineEstimator: Sendable {
     private mutating func updateThreshold(now: Duration) {
         let last = lastThresholdUpdate ?? now
         lastThresholdUpdate = now
+        threshold = Self.adaptedThreshold(
+            threshold, modifiedTrend: modifiedTrend, elapsedMs: (now - last).milliseconds, kUp: thresholdGainUp,
+            kDown: thresholdGainDown)
+    }
+
+    /// γ after one update: γ + k × (|m| − γ) × min(Δt, 100 ms), k = k_down
+    /// when |m| < γ else k_up, clamped to 6 … 600; unchanged when |m| > γ + 15.
+    static func adaptedThreshold(
+        _ threshold: Double, modifiedTrend: Double, elapsedMs: Double, kUp: Double, kDown: Double
+    ) -> Double {
         let magnitude = abs(modifiedTrend)
-        if magnitude > threshold + Self.maximumAdaptOffset { return }
-        let k = magnitude < threshold ? thresholdGainDown : thresholdGainUp
-        let elapsedMs = min(max((now - last).milliseconds, 0), 100)
-        threshold += k * (magnitude - threshold) * elapsedMs
-        threshold = min(max(threshold, Self.thresholdRange.lowerBound), Self.thresholdRange.upperBound)
+        if magnitude > threshold + maximumAdaptOffset { return threshold }
+        let k = magnitude < threshold ? kDown : kUp
+        let adapted = threshold + k * (magnitude - threshold) * min(max(elapsedMs, 0), 100)
+        return min(max(adapted, thresholdRange.lowerBound), thresholdRange.upperBound)
     }
 }
