@@ -63,6 +63,16 @@ struct LinkBehaviourTests {
         #expect(statistics.probeClustersSent >= 2)
         #expect(statistics.probeClustersSucceeded >= 1)
         print("startup: 0.8 × 1 Mb/s at \(reached), probe result \(probe) b/s")
+        // After the first second: never under 0.8 × the capacity, 0.8 … 1.0 × it
+        // sent on average, the queue's 95th percentile under 100 ms.
+        let later = simulation.targets.filter { $0.time >= .seconds(1) }.map(\.target)
+        #expect(try #require(later.min()) >= 800_000, "lowest target \(later.min() ?? 0)")
+        let mean = simulation.sentRate(from: .seconds(1), to: .seconds(10), probes: true)
+        #expect(mean >= 0.8 * Double(capacity) && mean <= Double(capacity), "sent \(mean) b/s")
+        let delays = zip(simulation.sent, simulation.queueDelays).filter { $0.0.time >= .seconds(1) }.map(\.1).sorted()
+        let p95 = delays[delays.count * 95 / 100]
+        #expect(p95 <= .milliseconds(100), "queue delay p95 \(p95)")
+        print("startup on 1 Mb/s: sent \(Int(mean)) b/s over 1–10 s, queue delay p95 \(p95)")
     }
 
     @Test func probingKeepsDoublingOnAWideLink() throws {
@@ -175,7 +185,8 @@ struct LinkBehaviourTests {
         _ = controller.feedbackReceived(
             at: .milliseconds(100),
             results: [(sequenceNumber: 7, arrival: .milliseconds(50)), (sequenceNumber: 8, arrival: nil)])
-        _ = controller.feedbackReceived(at: .milliseconds(150), results: [(sequenceNumber: 7, arrival: .milliseconds(50))])
+        _ = controller.feedbackReceived(
+            at: .milliseconds(150), results: [(sequenceNumber: 7, arrival: .milliseconds(50))])
         let statistics = controller.statistics
         #expect(statistics.packetsAcknowledged == 1)
         #expect(statistics.unknownFeedbackPackets == 1)

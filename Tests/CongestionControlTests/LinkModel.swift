@@ -52,6 +52,8 @@ struct LinkSimulation {
     private(set) var targets: [(time: Duration, target: Int)] = []
     /// (send time, size, probe) of every packet sent.
     private(set) var sent: [(time: Duration, size: Int, probe: Int?)] = []
+    /// The queueing delay each packet met at the bottleneck (dropped ones included).
+    private(set) var queueDelays: [Duration] = []
     private(set) var arrivals: [Duration?] = []
     private(set) var feedbackDelivered = 0
     /// Packets below this sequence number are covered by delivered feedback.
@@ -124,6 +126,7 @@ struct LinkSimulation {
         let sequenceNumber = Int64(sent.count)
         controller.packetSent(sequenceNumber: sequenceNumber, sendTime: now, size: packetSize, probeCluster: probe)
         sent.append((now, packetSize, probe))
+        queueDelays.append(link.queueDelay(at: now))
         arrivals.append(link.send(at: now, size: packetSize).map { $0 + Self.receiverClockOffset })
     }
 

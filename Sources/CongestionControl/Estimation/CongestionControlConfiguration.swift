@@ -80,7 +80,9 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
             return "initialProbeMultipliers \(initialProbeMultipliers) must all be above 0"
         }
         if trendlineWindow < 2 { return "trendlineWindow \(trendlineWindow) must be at least 2" }
-        if !(0..<1).contains(trendlineSmoothing) { return "trendlineSmoothing \(trendlineSmoothing) must be in 0 ..< 1" }
+        if !(0..<1).contains(trendlineSmoothing) {
+            return "trendlineSmoothing \(trendlineSmoothing) must be in 0 ..< 1"
+        }
         if !(decreaseFactor > 0 && decreaseFactor < 1) { return "decreaseFactor \(decreaseFactor) must be in 0 … 1" }
         if !(acknowledgedRateHeadroom >= 1) {
             return "acknowledgedRateHeadroom \(acknowledgedRateHeadroom) must be at least 1"

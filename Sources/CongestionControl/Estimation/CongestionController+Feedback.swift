@@ -44,7 +44,8 @@ extension CongestionController {
                 usage = trendline.update(delta)
             }
             if let id = packet.probeCluster, let probe = probeController.created[id],
-                let result = probeEstimator.add(probe: probe, send: packet.sendTime, arrival: arrival, size: packet.size)
+                let result = probeEstimator.add(
+                    probe: probe, send: packet.sendTime, arrival: arrival, size: packet.size)
             {
                 probeResults[id] = result.rate
                 if result.first { counters.probeClustersSucceeded += 1 }
@@ -72,7 +73,8 @@ extension CongestionController {
     public mutating func feedbackReceived(
         at now: Duration, results: [(sequenceNumber: Int64, arrival: Duration?)]
     ) -> TargetRate {
-        feedbackReceived(at: now, results: results.map { PacketFeedback(sequenceNumber: $0.sequenceNumber, arrival: $0.arrival) })
+        feedbackReceived(
+            at: now, results: results.map { PacketFeedback(sequenceNumber: $0.sequenceNumber, arrival: $0.arrival) })
     }
 }
 

@@ -8,18 +8,15 @@
 ///
 /// The caller owns the clock and the sockets: it reports each packet it sends
 /// (``packetSent(sequenceNumber:sendTime:size:probeCluster:isRetransmission:)``),
-/// each transport-wide feedback (``feedbackReceived(at:results:)``), receiver
+/// each transport-wide feedback (``feedbackReceived(at:results:)-(_,[PacketFeedback])``), receiver
 /// reports' loss (``lossReport(fractionLost:at:)``) and REMB
 /// (``remb(bitRate:at:)``), and calls ``process(at:)`` every few tens of
 /// milliseconds. Time is a `Duration` since any origin the caller keeps;
 /// arrival times in feedback are on the receiver's clock (only their
 /// differences count). Every packet the pacer sends while it sends a probe
-/// cluster (media or padding) carries the cluster's id.
-///
-/// ```swift
-/// var controller = try CongestionController(configuration: .init(startRate: 300_000))
-/// var target = controller.process(at: .zero)  // target.probeClusters: the start-up probes
-/// ```
+/// cluster (media or padding) carries the cluster's id. The first call
+/// (``process(at:)`` or the first packet sent) asks for the start-up probes;
+/// the next ``TargetRate`` returned carries them.
 public struct CongestionController: Sendable {
     /// The settings it was made with.
     public let configuration: CongestionControlConfiguration
@@ -98,10 +95,13 @@ public struct CongestionController: Sendable {
 
     /// Takes one report's loss fraction (RFC 3550 6.4.1 fraction lost ÷ 256).
     ///
-    /// - Parameter fractionLost: 0 … 1.
+    /// - Parameters:
+    ///   - fractionLost: 0 … 1.
+    ///   - now: when the report arrived.
     public mutating func lossReport(fractionLost: Double, at now: Duration) -> TargetRate {
         precondition(
-            (0...1).contains(fractionLost), "CongestionController.lossReport: fractionLost \(fractionLost) not in 0 … 1")
+            (0...1).contains(fractionLost), "CongestionController.lossReport: fractionLost \(fractionLost) not in 0 … 1"
+        )
         counters.lossReports += 1
         lossBased.update(fractionLost: fractionLost, currentTarget: target, at: now)
         return update(at: now)

@@ -70,7 +70,8 @@ struct InterArrival: Sendable {
             if candidate.arrivalDelta < .zero {
                 resets += 1
                 self.previous = nil
-                current = Group(firstSend: send, lastSend: send, firstArrival: arrival, lastArrival: arrival, size: size)
+                current = Group(
+                    firstSend: send, lastSend: send, firstArrival: arrival, lastArrival: arrival, size: size)
                 return nil
             }
             delta = candidate
