@@ -41,6 +41,25 @@ struct EstimatorComponentTests {
         #expect(groups.current?.size == 100)
     }
 
+    @Test func aGroupArrivingBeforeThePreviousOneRestartsTheGrouping() {
+        var groups = InterArrival(burstInterval: .milliseconds(5))
+        // One packet per group, 10 ms apart, arriving 10 ms apart.
+        _ = groups.add(send: Self.ms(0), arrival: Self.ms(100), size: 100)
+        _ = groups.add(send: Self.ms(10), arrival: Self.ms(110), size: 100)
+        let steady = InterArrival.Delta(
+            sendDelta: Self.ms(10), arrivalDelta: Self.ms(10), sizeDelta: 0, arrival: Self.ms(110))
+        #expect(groups.add(send: Self.ms(20), arrival: Self.ms(-880), size: 100) == steady)
+        // The group sent at 20 ms arrived 990 ms before the one at 10 ms (the
+        // receiver's clock went back): no delta, the grouping restarts.
+        #expect(groups.add(send: Self.ms(30), arrival: Self.ms(-870), size: 100) == nil)
+        #expect(groups.resets == 1)
+        #expect(groups.add(send: Self.ms(40), arrival: Self.ms(-860), size: 100) == nil)
+        #expect(
+            groups.add(send: Self.ms(50), arrival: Self.ms(-850), size: 100)
+                == InterArrival.Delta(
+                    sendDelta: Self.ms(10), arrivalDelta: Self.ms(10), sizeDelta: 0, arrival: Self.ms(-860)))
+    }
+
     @Test func theTrendlineSlopeIsTheLeastSquaresSlope() throws {
         // y = 2x + 1 exactly, then a symmetric pair of errors that cancel.
         let line = (0..<20).map { (x: Double($0), y: 2 * Double($0) + 1) }

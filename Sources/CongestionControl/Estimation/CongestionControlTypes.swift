@@ -93,7 +93,4 @@ extension Duration {
 
     /// The duration in milliseconds, as a floating-point number.
     var milliseconds: Double { seconds * 1000 }
-
-    /// A duration from a number of seconds.
-    static func seconds(double value: Double) -> Duration { .nanoseconds(Int64((value * 1e9).rounded())) }
 }

@@ -87,7 +87,8 @@ struct InterArrival: Sendable {
         // interval, and sooner after the previous packet than it was sent.
         let arrivalDelta = arrival - group.lastArrival
         let propagationDelta = arrivalDelta - (send - group.lastSend)
-        return arrivalDelta <= burstInterval && propagationDelta < .zero
+        // An arrival before the group's last is a clock jump or reordering, never a burst.
+        return arrivalDelta >= .zero && arrivalDelta <= burstInterval && propagationDelta < .zero
             && arrival - group.firstArrival < Self.maximumBurstDuration
     }
 }

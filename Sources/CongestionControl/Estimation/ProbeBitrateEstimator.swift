@@ -34,6 +34,7 @@ struct ProbeBitrateEstimator: Sendable {
     mutating func add(probe: ProbeCluster, send: Duration, arrival: Duration, size: Int) -> (
         rate: Int, first: Bool
     )? {
+        if clusters[probe.id] == nil { forget(below: probe.id - Self.remembered) }
         var entry =
             clusters[probe.id]
             ?? Cluster(
@@ -78,4 +79,7 @@ struct ProbeBitrateEstimator: Sendable {
     mutating func forget(below id: Int) {
         clusters = clusters.filter { $0.key >= id }
     }
+
+    /// The clusters measured at once at most; a new one forgets those this far below it.
+    static let remembered = 16
 }

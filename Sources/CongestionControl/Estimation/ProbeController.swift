@@ -17,6 +17,7 @@ struct ProbeController: Sendable {
     static let dropThreshold = 0.66
     static let dropProbeFraction = 0.85
     static let dropProbeWindow: Duration = .seconds(5)
+    static let remembered = 16
 
     let enabled: Bool
     let initialMultipliers: [Double]
@@ -33,7 +34,7 @@ struct ProbeController: Sendable {
     private var previousEstimate: Int?
     /// Clusters decided but not yet handed to the caller.
     private(set) var pending: [ProbeCluster] = []
-    /// Every cluster created, by id: its rate and minimum size.
+    /// The last ``remembered`` clusters created, by id: their rates and minimum sizes.
     private(set) var created: [Int: ProbeCluster] = [:]
 
     init(configuration: CongestionControlConfiguration) {
@@ -107,6 +108,7 @@ struct ProbeController: Sendable {
         nextID += 1
         pending.append(cluster)
         created[cluster.id] = cluster
+        created[cluster.id - Self.remembered] = nil
         lastProbe = now
         return cluster
     }
