@@ -118,6 +118,12 @@ struct LinkBehaviourTests {
         let actual = limited.sentRate(from: .seconds(1), to: .seconds(60))
         #expect(abs(actual - Double(sent)) <= 0.01 * Double(sent))
         #expect(Double(highest) <= 1.5 * actual, "estimate \(highest) while \(actual) b/s was sent")
+        // The sent and acknowledged rates it reports are what was sent (± 3 %:
+        // a 500 ms window holds 40 or 41 packets).
+        let statistics = limited.controller.statistics
+        #expect(abs(Double(try #require(statistics.sentBitrate)) - actual) <= 0.03 * actual)
+        #expect(abs(Double(try #require(statistics.acknowledgedBitrate)) - actual) <= 0.03 * actual)
+        #expect(statistics.availableOutgoingBitrate == statistics.targetBitrate)
 
         // Without the acknowledged-rate limit the same run grows to the maximum.
         var configuration = Self.configuration(start: 1_000_000)
