@@ -102,7 +102,7 @@ soak-hostile-whep: bootstrap
 # with a line saying so, so Sockets and LiveStreaming need no change here.
 DOCC ?= $(shell command -v docc 2>/dev/null || echo "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/docc")
 DOC_MODULES = MediaCore FormatConv RTPPayload EncodeSession DecodeSession PixelTransfer MediaIO Sockets WebStreaming WebRTC \
-	LiveStreaming
+	LiveStreaming CongestionControl
 DOCS_BUILD = .build/docs-build
 DOCS_OUT = .build/docs
 
