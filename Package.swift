@@ -48,6 +48,7 @@ let package = Package(
         .target(name: "MediaCore"),
         .target(name: "FormatConv", dependencies: ["MediaCore"]),
         .target(name: "RTPPayload", dependencies: ["MediaCore", "FormatConv"]),
+        .target(name: "CongestionControl", dependencies: ["MediaCore"]),
         // The one network layer: UDP (batches, segmentation offload), TCP listen
         // and connect, one address type for IPv4 and IPv6; the only module that
         // calls socket(2).
@@ -184,6 +185,7 @@ let package = Package(
             name: "RTPPayloadTests",
             dependencies: ["TestSupport", "RTPPayload", "FormatConv", "MediaCore", "DecodeSession"]
         ),
+        .testTarget(name: "CongestionControlTests", dependencies: ["TestSupport", "CongestionControl", "MediaCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

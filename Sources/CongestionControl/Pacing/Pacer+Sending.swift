@@ -1,0 +1,114 @@
+// The pacer's releases: what leaves now (dequeue, process) and when to wake next (nextSendTime).
+
+extension Pacer {
+    /// Releases one packet if one may leave at `now`: the next packet of a
+    /// running probe cluster once it is due, else the head of the highest
+    /// class while the budget is positive, else padding at the padding rate
+    /// while the queue is empty. Call it again until it returns nil, or use
+    /// ``process(at:)``.
+    public mutating func dequeue(at now: Duration) -> PacedPacket<Packet>? {
+        advance(to: now)
+        if activeProbe == nil, var next = pendingProbes.pop() {
+            next.start = time
+            activeProbe = next
+        }
+        if var probe = activeProbe {
+            guard time >= probe.nextSendTime(startingAt: time) else { return nil }
+            let released = popMedia(probeClusterID: probe.id) ?? padding(probeClusterID: probe.id)
+            probe.sentBytes += released.size
+            probe.sentPackets += 1
+            statistics.probeBytesSent += released.size
+            if probe.isComplete {
+                statistics.completedProbeClusters.append(probe.id)
+                activeProbe = nil
+            } else {
+                activeProbe = probe
+            }
+            noteRelease()
+            return released
+        }
+        if queuedPackets > 0 {
+            guard media.level > 0 else { return nil }
+            let released = popMedia(probeClusterID: nil)
+            noteRelease()
+            return released
+        }
+        if paddingRate > 0 && padding.level > 0 {
+            let released = padding(probeClusterID: nil)
+            padding.spend(bytes: released.size)
+            noteRelease()
+            return released
+        }
+        return nil
+    }
+
+    /// After a release: if something still waits (packets, or padding at a padding rate) but the budget
+    /// it needs is spent, the wake-up intervals count from now; otherwise there is no such origin.
+    private mutating func noteRelease() {
+        let waitingForBudget = queuedPackets > 0 ? media.level <= 0 : paddingRate > 0 && padding.level <= 0
+        intervalOrigin = waitingForBudget ? time : nil
+    }
+
+    /// Releases everything that may leave at `now`, in order (see ``dequeue(at:)``).
+    public mutating func process(at now: Duration) -> [PacedPacket<Packet>] {
+        var released: [PacedPacket<Packet>] = []
+        while let packet = dequeue(at: now) { released.append(packet) }
+        return released
+    }
+
+    /// When something may next leave: the next packet of a probe cluster,
+    /// else (with packets queued) the first time the budget is positive,
+    /// else the same for padding when a padding rate is set; nil when
+    /// nothing will leave until more is enqueued. A time at or before the
+    /// latest time the pacer has seen means now. When the last release left
+    /// something waiting with its budget spent, the time is rounded up to a
+    /// whole number of ``PacerConfiguration/interval``s after that release.
+    public var nextSendTime: Duration? {
+        if let activeProbe { return PacerTime.duration(activeProbe.nextSendTime(startingAt: time)) }
+        if !pendingProbes.isEmpty { return PacerTime.duration(time) }
+        if queuedPackets > 0 { return wakeTime(for: media) }
+        if paddingRate > 0 { return wakeTime(for: padding) }
+        return nil
+    }
+
+    private func wakeTime(for budget: PacerBudget) -> Duration? {
+        guard let wait = budget.timeUntilPositive() else { return nil }
+        guard let intervalOrigin else { return PacerTime.duration(time + wait) }
+        let interval = PacerTime.nanoseconds(configuration.interval)
+        let intervals = max(1, (time + wait - intervalOrigin + interval - 1) / interval)
+        return PacerTime.duration(intervalOrigin + intervals * interval)
+    }
+
+    /// Takes the head of the highest non-empty class and charges it.
+    private mutating func popMedia(probeClusterID: Int?) -> PacedPacket<Packet>? {
+        guard let index = queues.firstIndex(where: { !$0.isEmpty }), let entry = queues[index].pop() else {
+            return nil
+        }
+        queuedPackets -= 1
+        queuedBytes -= entry.size
+        media.spend(bytes: entry.size)
+        if padding.level > 0 {
+            padding.level = max(padding.level - PacerTime.nanobits(bytes: entry.size), 0)
+        }
+        applicationLimited.sent(bytes: entry.size)
+        statistics.packetsSent += 1
+        statistics.bytesSent += entry.size
+        statistics.bytesSentByPriority[index] += entry.size
+        return PacedPacket(
+            content: .media(entry.packet), size: entry.size, priority: PacerPriority(rawValue: index)!,
+            probeClusterID: probeClusterID, enqueuedAt: PacerTime.duration(entry.enqueuedAt),
+            sentAt: PacerTime.duration(time))
+    }
+
+    /// A padding packet of the configured size (budgets are the caller's to charge).
+    private mutating func padding(probeClusterID: Int?) -> PacedPacket<Packet> {
+        let size = configuration.paddingPacketSize
+        statistics.packetsSent += 1
+        statistics.bytesSent += size
+        statistics.paddingPacketsSent += 1
+        statistics.paddingBytesSent += size
+        return PacedPacket(
+            content: .padding, size: size, priority: .padding, probeClusterID: probeClusterID, enqueuedAt: nil,
+            sentAt: PacerTime.duration(time))
+    }
+}
