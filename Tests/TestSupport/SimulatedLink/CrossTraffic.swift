@@ -38,7 +38,8 @@ public final class ConstantRateSource {
 /// the window, at most once per window of data; a silence of a
 /// retransmission timeout (3 × smoothed round trip, at least 200 ms)
 /// with packets in flight sets the window to 1. Lost data is not resent:
-/// the flow measures what the path gives, not a file transfer.
+/// the flow measures what the path gives, not a file transfer. The
+/// clock's pending events keep it alive until it stops.
 public final class AIMDFlow {
     /// The flow's settings.
     public struct Configuration: Sendable, Hashable {
@@ -101,9 +102,11 @@ public final class AIMDFlow {
         window = configuration.initialWindow
         inSlowStart = configuration.slowStart
         stopTime = stop.map(SimulationTime.nanoseconds) ?? Int.max
-        path.forward.setReceiver(flow: flow) { [unowned self] packet in receive(packet) }
-        path.reverse.setReceiver(flow: flow) { [unowned self] packet in acknowledged(packet) }
-        path.clock.schedule(at: start) { [unowned self] in sendWhileWindowAllows() }
+        // The links hold their receivers weakly; the clock's pending events (the start, the timer) keep
+        // the flow alive while it runs.
+        path.forward.setReceiver(flow: flow) { [weak self] packet in self?.receive(packet) }
+        path.reverse.setReceiver(flow: flow) { [weak self] packet in self?.acknowledged(packet) }
+        path.clock.schedule(at: start) { [self] in sendWhileWindowAllows() }
     }
 
     private var inFlight: Int64 { nextSequence - max(highestAcknowledged + 1, timeoutBase) }
@@ -160,7 +163,7 @@ public final class AIMDFlow {
         timerGeneration += 1
         let generation = timerGeneration
         let timeout = max(200_000_000, 3 * (smoothedRoundTrip ?? 333_333_334))
-        path.clock.schedule(atNanoseconds: path.clock.nowNanoseconds + timeout) { [unowned self] in
+        path.clock.schedule(atNanoseconds: path.clock.nowNanoseconds + timeout) { [self] in
             guard generation == timerGeneration, inFlight > 0 else { return }
             timeouts += 1
             window = 1
