@@ -62,6 +62,32 @@ struct PacerBudgetTests {
         #expect(keyframe.last?.sentAt == ms(185))
     }
 
+    @Test func enqueueingAndProcessingOnePacketAtATimeGivesTheSameSchedule() {
+        var pacer = Pacer<Int>(targetRate: 1_000_000, at: .zero)
+        var released: [PacedPacket<Int>] = []
+        for k in 0..<48 {
+            pacer.enqueue(k, size: k == 47 ? 600 : 1200, priority: .video, at: .zero)
+            released += pacer.process(at: .zero)
+        }
+        released += pacer.drain()
+        #expect(released.map(\.sentAt) == Self.keyframeTimes(initialBudget: 12_500, bytesBefore: 0))
+    }
+
+    @Test func aPacketAfterAnIdleSpellLeavesAtOnceNotOnTheOldIntervals() {
+        var pacer = Pacer<Int>(targetRate: Self.target, at: .zero)
+        for index in 0..<9 { pacer.enqueue(index, size: 1500, priority: .video, at: .zero) }
+        // 8 leave at 0 (the budget is then 0), the 9th at 5 ms (the budget then 0 again).
+        #expect(pacer.drain().map(\.sentAt) == Array(repeating: .zero, count: 8) + [ms(5)])
+        pacer.enqueue(9, size: 1500, priority: .video, at: ms(7))
+        // Positive again since just after 5 ms: the next interval, 10 ms.
+        #expect(pacer.nextSendTime == ms(10))
+        #expect(pacer.process(at: ms(10)).map(\.packet) == [9])
+        // 23 ms later, the intervals that passed unused do not delay a new packet.
+        pacer.enqueue(10, size: 1500, priority: .video, at: ms(33))
+        #expect(pacer.nextSendTime == ms(33))
+        #expect(pacer.process(at: ms(33)).map(\.sentAt) == [ms(33)])
+    }
+
     @Test func classesLeaveInPriorityOrderAndFirstInFirstOutWithin() {
         var pacer = Pacer<String>(targetRate: Self.target, at: .zero)
         let arrivals: [(String, PacerPriority)] = [

@@ -42,11 +42,10 @@ extension Pacer {
         return nil
     }
 
-    /// After a release: if something still waits (packets, or padding at a padding rate) but the budget
-    /// it needs is spent, the wake-up intervals count from now; otherwise there is no such origin.
+    /// After a release: a budget it left spent counts its wake-up intervals from now.
     private mutating func noteRelease() {
-        let waitingForBudget = queuedPackets > 0 ? media.level <= 0 : paddingRate > 0 && padding.level <= 0
-        intervalOrigin = waitingForBudget ? time : nil
+        mediaIntervalOrigin = media.level <= 0 ? time : nil
+        paddingIntervalOrigin = padding.level <= 0 ? time : nil
     }
 
     /// Releases everything that may leave at `now`, in order (see ``dequeue(at:)``).
@@ -61,22 +60,33 @@ extension Pacer {
     /// else the same for padding when a padding rate is set; nil when
     /// nothing will leave until more is enqueued. A time at or before the
     /// latest time the pacer has seen means now. When the last release left
-    /// something waiting with its budget spent, the time is rounded up to a
-    /// whole number of ``PacerConfiguration/interval``s after that release.
+    /// the budget spent, the time is rounded up to a whole number of
+    /// ``PacerConfiguration/interval``s after that release (or is now, if
+    /// that point has passed).
     public var nextSendTime: Duration? {
         if let activeProbe { return PacerTime.duration(activeProbe.nextSendTime(startingAt: time)) }
         if !pendingProbes.isEmpty { return PacerTime.duration(time) }
-        if queuedPackets > 0 { return wakeTime(for: media) }
-        if paddingRate > 0 { return wakeTime(for: padding) }
+        if queuedPackets > 0 { return wakeTime(for: media, origin: mediaIntervalOrigin) }
+        if paddingRate > 0 { return wakeTime(for: padding, origin: paddingIntervalOrigin) }
         return nil
     }
 
-    private func wakeTime(for budget: PacerBudget) -> Duration? {
-        guard let wait = budget.timeUntilPositive() else { return nil }
-        guard let intervalOrigin else { return PacerTime.duration(time + wait) }
+    /// The first time `budget` is positive; when a release left it spent at `origin`, the first whole
+    /// number of intervals after `origin` at which it is (or now, if that has passed).
+    private func wakeTime(for budget: PacerBudget, origin: Int?) -> Duration? {
+        let positiveSince: Int
+        if budget.level > 0 {
+            // Positive already: since about level / rate ago (the refill is linear below the cap).
+            positiveSince = time - budget.level / max(budget.rate, 1)
+        } else {
+            guard let wait = budget.timeUntilPositive() else { return nil }
+            positiveSince = time + wait
+        }
+        guard let origin else { return PacerTime.duration(max(positiveSince, time)) }
         let interval = PacerTime.nanoseconds(configuration.interval)
-        let intervals = max(1, (time + wait - intervalOrigin + interval - 1) / interval)
-        return PacerTime.duration(intervalOrigin + intervals * interval)
+        let elapsed = positiveSince - origin
+        let intervals = max(1, elapsed > 0 ? (elapsed + interval - 1) / interval : 0)
+        return PacerTime.duration(max(origin + intervals * interval, time))
     }
 
     /// Takes the head of the highest non-empty class and charges it.

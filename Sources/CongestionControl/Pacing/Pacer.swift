@@ -20,11 +20,12 @@
 /// taken from it, so the budget may go negative by less than one packet.
 /// After an idle spell at most 40 ms of the pacing rate plus one packet
 /// leave at once; a longer queue drains at the pacing rate. When a release
-/// leaves packets waiting with the budget spent, ``nextSendTime`` is the
-/// first whole number of ``PacerConfiguration/interval``s (5 ms) after that
-/// release at which the budget is positive again (a packet enqueued in
-/// between waits for it too), so a backlog leaves in groups of about one
-/// interval's budget. The budget starts full.
+/// leaves the budget spent, ``nextSendTime`` is the first whole number of
+/// ``PacerConfiguration/interval``s (5 ms) after that release at which the
+/// budget is positive again (for packets already waiting and for those
+/// enqueued before then alike), so a backlog leaves in groups of about one
+/// interval's budget. ``dequeue(at:)`` itself releases whatever the budget
+/// allows whenever it is called. The budget starts full.
 ///
 /// **Order.** The highest class first (``PacerPriority``: retransmissions,
 /// audio, video, padding), first in first out within a class.
@@ -74,9 +75,11 @@ public struct Pacer<Packet> {
     var applicationLimited: PacerApplicationLimitedDetector
     /// Nanoseconds the budgets are refilled to: the latest time seen.
     var time: Int
-    /// Nanoseconds of the last release when it left something waiting for
-    /// budget: the origin of the wake-up intervals.
-    var intervalOrigin: Int?
+    /// Nanoseconds of the last release when it left the media budget spent:
+    /// the origin of the wake-up intervals.
+    var mediaIntervalOrigin: Int?
+    /// The same for the padding budget.
+    var paddingIntervalOrigin: Int?
     var pendingProbes = PacerFIFO<PacerProbeCluster>()
     var activeProbe: PacerProbeCluster?
 
