@@ -1,9 +1,8 @@
 // The pacer driven by the simulation clock in front of a simulated link: a keyframe paced versus sent as one burst.
 
 import CongestionControl
+import TestSupport
 import Testing
-
-@testable import TestSupport
 
 /// Feeds a link from a pacer, waking at the pacer's `nextSendTime` on the simulation clock.
 final class PacedLinkSender {

@@ -46,7 +46,9 @@ struct PacerQueueTests {
     @Test func sendingNothingIsApplicationLimitedAfter400MsAndSendingEndsIt() {
         var pacer = Pacer<Int>(targetRate: 1_000_000, at: .zero)
         #expect(pacer.applicationLimitedSince(at: ms(399)) == nil)
+        #expect(!pacer.isApplicationLimited(at: ms(399)))
         #expect(pacer.applicationLimitedSince(at: ms(400)) == ms(400))
+        #expect(pacer.isApplicationLimited(at: ms(400)))
         _ = pacer.process(at: ms(450))
         #expect(pacer.applicationLimitedSince(at: ms(450)) == ms(400))
         // At 450 ms the detector holds 292,500 bits (36,562.5 bytes). The pacer's budget (12,500 bytes)

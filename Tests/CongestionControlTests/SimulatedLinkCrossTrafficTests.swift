@@ -1,8 +1,7 @@
 // Tests of the simulated link's cross traffic: constant-rate sources and AIMD TCP-like flows sharing a queue.
 
+import TestSupport
 import Testing
-
-@testable import TestSupport
 
 struct SimulatedLinkCrossTrafficTests {
     /// 50 ms each way, a 300 ms drop-tail queue forward; the reverse link carries the acknowledgements.
@@ -42,6 +41,7 @@ struct SimulatedLinkCrossTrafficTests {
         let rate = statistics.deliveredBitsPerSecond(buckets: 20..<60, interval: .seconds(1))
         #expect(rate > 0.8 * 2_000_000, "\(rate) b/s")
         #expect(rate <= 2_000_000)
+        #expect(abs(path.forward.utilization(buckets: 20..<60) - rate / 2_000_000) < 1e-9)
         // It fills the queue and halves: drops, but few.
         #expect(flow.lossEvents > 0 && statistics.queueDrops > 0)
         #expect(statistics.lossFraction < 0.02, "\(statistics.lossFraction)")

@@ -1,8 +1,7 @@
 // Tests of the simulated link's loss models over 100,000 packets: random (binomial bound) and Gilbert–Elliott.
 
+import TestSupport
 import Testing
-
-@testable import TestSupport
 
 struct SimulatedLinkLossTests {
     /// 100,000 packets of 1,000 bytes, one per ms, on a 100 Mb/s link that never queues them.

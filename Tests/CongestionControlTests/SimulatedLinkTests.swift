@@ -1,8 +1,7 @@
 // Tests of the simulated link: delivery times by hand, drop-tail, capacity steps, seeds, jitter without reordering.
 
+import TestSupport
 import Testing
-
-@testable import TestSupport
 
 struct SimulatedLinkTests {
     static func link(
@@ -97,6 +96,10 @@ struct SimulatedLinkTests {
             #expect(abs(perSecond[second] - bytes) <= 1000, "second \(second): \(perSecond[second])")
         }
         #expect(capacity.bits(from: .zero, to: .seconds(4)) == 6_000_000)
+        // Seconds 1 to 4 carry 1 + 2 + 2 Mb, all but a packet or two of it delivered.
+        let utilization = link.utilization(of: [1], buckets: 1..<4)
+        let delivered = Double((perSecond[1] + perSecond[2] + perSecond[3]) * 8)
+        #expect(abs(utilization - delivered / 5_000_000) < 1e-12 && utilization > 0.99)
         #expect(capacity.bitsPerSecond(at: .milliseconds(1999)) == 1_000_000)
     }
 

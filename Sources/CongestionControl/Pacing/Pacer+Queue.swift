@@ -34,4 +34,11 @@ extension Pacer {
     public func applicationLimitedSince(at now: Duration) -> Duration? {
         applicationLimited.regionStart(at: max(PacerTime.nanoseconds(now), time)).map(PacerTime.duration)
     }
+
+    /// Whether the sender is application-limited at `now`
+    /// (``applicationLimitedSince(at:)`` is not nil): what an estimator
+    /// takes as its application-limited input.
+    public func isApplicationLimited(at now: Duration) -> Bool {
+        applicationLimitedSince(at: now) != nil
+    }
 }

@@ -76,6 +76,23 @@ public final class SimulatedLink {
         }
     }
 
+    /// The share of the capacity that `flows` (nil: every flow) got delivered
+    /// in whole statistics intervals `buckets`: delivered bits over what the
+    /// capacity schedule carries then.
+    public func utilization(of flows: [Int]? = nil, buckets: Range<Int>) -> Double {
+        let interval = configuration.statisticsInterval
+        let start = clock.start + interval * buckets.lowerBound
+        let capacityBits = configuration.capacity.bits(from: start, to: start + interval * buckets.count)
+        guard capacityBits > 0 else { return 0 }
+        let delivered = (flows ?? Array(statistics.keys)).reduce(0.0) { total, flow in
+            guard let flowStatistics = statistics[flow] else { return total }
+            return total
+                + flowStatistics.deliveredBitsPerSecond(buckets: buckets, interval: interval) * Double(buckets.count)
+                * interval.simulationSeconds
+        }
+        return delivered / capacityBits
+    }
+
     /// Hands `packet` to the link at the clock's time.
     public func send(_ packet: SimulatedPacket) {
         let now = clock.nowNanoseconds

@@ -75,9 +75,10 @@ public enum SimulatedLossModel: Sendable, Hashable {
     case none
     /// Each packet lost with probability `probability`, independently.
     case random(probability: Double)
-    /// Gilbert–Elliott: a good and a bad state; before each packet the state
-    /// changes good → bad with probability `goodToBad` and bad → good with
-    /// `badToGood`, then the packet is lost with `lossInGood` or `lossInBad`.
+    /// Gilbert–Elliott: a good and a bad state; before each packet that got
+    /// through the queue the state changes good → bad with probability
+    /// `goodToBad` and bad → good with `badToGood`, then the packet is lost
+    /// with `lossInGood` or `lossInBad`.
     /// The long-run loss rate is (`badToGood` × `lossInGood` + `goodToBad` ×
     /// `lossInBad`) / (`goodToBad` + `badToGood`); bad spells last 1 / `badToGood`
     /// packets on average.
