@@ -37,6 +37,19 @@ struct PacerProbeTests {
         #expect(pacer.statistics.completedProbeClusters == [1, 2])
     }
 
+    @Test func aCallerLateForAProbeGetsItsPacketsAtTheClusterRateNotAsABurst() {
+        var pacer = Pacer<Int>(targetRate: 1_000_000, at: .zero)
+        pacer.addProbeCluster(id: 3, bitRate: 4_000_000, minimumBytes: 4000, minimumPackets: 1, at: .zero)
+        // 1,000-byte padding at 500 bytes per ms: due at 0, 2, 4 and 6 ms. Called at 0, then at 9 ms.
+        var released = pacer.process(at: .zero)
+        released += pacer.process(at: ms(9))
+        #expect(released.map(\.sentAt) == [ms(0), ms(9)])
+        #expect(pacer.nextSendTime == ms(11))
+        released += pacer.drain()
+        #expect(released.map(\.sentAt) == [ms(0), ms(9), ms(11), ms(13)])
+        #expect(pacer.statistics.completedProbeClusters == [3])
+    }
+
     @Test func withoutAProbeOrAPaddingRateNoPaddingLeaves() {
         var pacer = Pacer<Int>(targetRate: 1_000_000, at: .zero)
         #expect(pacer.nextSendTime == nil)

@@ -13,7 +13,10 @@ extension Pacer {
             activeProbe = next
         }
         if var probe = activeProbe {
-            guard time >= probe.nextSendTime(startingAt: time) else { return nil }
+            let due = probe.nextSendTime(startingAt: time)
+            guard time >= due else { return nil }
+            // Called late: the rest of the cluster keeps its rate from this packet on instead of bursting.
+            if let start = probe.start, time > due { probe.start = start + (time - due) }
             let released = popMedia(probeClusterID: probe.id) ?? padding(probeClusterID: probe.id)
             probe.sentBytes += released.size
             probe.sentPackets += 1

@@ -33,7 +33,9 @@
 /// **Probes.** ``addProbeCluster(id:bitRate:minimumBytes:minimumPackets:at:)``
 /// queues a cluster; the first release at or after it starts the cluster and
 /// from then on every packet leaves on the cluster's schedule (the n-th at
-/// the start plus the bytes before it at the cluster's rate), queued packets
+/// the start plus the bytes before it at the cluster's rate; a release
+/// later than that shifts the rest of the schedule, so a late caller never
+/// gets the cluster as a burst), queued packets
 /// first and padding of ``PacerConfiguration/paddingPacketSize`` when the
 /// queue is empty, until it has sent both its bytes and its packets. Media
 /// sent in a probe is charged to the budget; padding is not.
