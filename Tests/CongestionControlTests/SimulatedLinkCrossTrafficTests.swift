@@ -117,3 +117,33 @@ struct SimulatedLinkCrossTrafficTests {
         #expect(again.media == run.media && again.tcp == run.tcp && again.events == run.events)
     }
 }
+
+extension SimulatedLinkCrossTrafficTests {
+    @Test func aNarrowReverseLinkQueuesTheAcknowledgementsButCumulativeOnesKeepTheFlowGoing() {
+        let clock = SimulationClock()
+        let path = SimulatedPath(
+            clock: clock,
+            forward: SimulatedLinkConfiguration(
+                capacity: CapacitySchedule(bitsPerSecond: 2_000_000), propagationDelay: .milliseconds(50),
+                queueLimit: .duration(.milliseconds(300)), seed: 5),
+            reverse: SimulatedLinkConfiguration(
+                capacity: CapacitySchedule([(.zero, 2_000_000), (.seconds(30), 50_000)]),
+                propagationDelay: .milliseconds(50), queueLimit: .duration(.milliseconds(300)), seed: 6))
+        let flow = AIMDFlow(path: path, flow: 1, start: .zero)
+        clock.run(until: .seconds(60))
+        let forward = path.forward.statistics[1]!
+        let reverse = path.reverse.statistics[1]!
+        let before = forward.deliveredBitsPerSecond(buckets: 20..<30, interval: .seconds(1))
+        let after = forward.deliveredBitsPerSecond(buckets: 40..<60, interval: .seconds(1))
+        let acknowledgements = reverse.deliveredBitsPerSecond(buckets: 40..<60, interval: .seconds(1))
+        // The reverse link is saturated at its new 50 kb/s and its 300 ms queue (1,875 bytes) stays
+        // nearly full, dropping acknowledgements; as each one carries the count received, the flow
+        // loses nothing by that and still fills the forward link.
+        #expect(acknowledgements <= 50_000 && acknowledgements > 0.95 * 50_000, "\(acknowledgements)")
+        let recentWaits = SimulatedFlowStatistics.percentile(Array(reverse.queueDelays.suffix(1000)), 0.5)
+        #expect(recentWaits > .milliseconds(250) && recentWaits <= .milliseconds(300), "\(recentWaits)")
+        #expect(reverse.queueDrops > 0)
+        #expect(before > 0.95 * 2_000_000 && after > 0.95 * 2_000_000, "\(before) \(after)")
+        #expect(flow.timeouts == 0)
+    }
+}
