@@ -6,13 +6,9 @@
 /// queue. It has no clock, thread or socket: every call takes the time
 /// (`Duration` since any origin, never going back), and the caller sends
 /// what ``dequeue(at:)`` or ``process(at:)`` return and wakes at
-/// ``nextSendTime``.
-///
-/// ```swift
-/// var pacer = Pacer<Int>(targetRate: 1_000_000, at: .zero)  // paces at 2.5 Mb/s
-/// pacer.enqueue(7, size: 1200, priority: .video, at: .zero)
-/// for released in pacer.process(at: .zero) { print(released.packet!, released.sentAt) }
-/// ```
+/// ``nextSendTime``. For example, `Pacer<Int>(targetRate: 1_000_000, at: .zero)`
+/// paces at 2.5 Mb/s; after `enqueue(7, size: 1200, priority: .video, at: .zero)`,
+/// `process(at: .zero)` returns packet 7 sent at zero.
 ///
 /// **The budget.** The pacing rate (by default 2.5 × the target) earns
 /// budget continuously, up to ``PacerConfiguration/maximumBurst`` worth
