@@ -100,7 +100,7 @@ public struct PacerStatistics: Sendable, Hashable {
     public var packetsSent = 0
     /// Bytes released, padding included.
     public var bytesSent = 0
-    /// Bytes of enqueued packets released, per class (indexed by ``PacerPriority/rawValue``).
+    /// Bytes of enqueued packets released, per class (indexed by the class's `rawValue`).
     public var bytesSentByPriority = [0, 0, 0, 0]
     /// Padding packets the pacer asked for (inside probes or at the padding rate).
     public var paddingPacketsSent = 0
