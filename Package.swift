@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "FormatConv", targets: ["FormatConv"]),
         .library(name: "RTPPayload", targets: ["RTPPayload"]),
+        .library(name: "CongestionControl", targets: ["CongestionControl"]),
         .library(name: "EncodeSession", targets: ["EncodeSession"]),
         .library(name: "DecodeSession", targets: ["DecodeSession"]),
         .library(name: "PixelTransfer", targets: ["PixelTransfer"]),
@@ -92,7 +93,7 @@ let package = Package(
             name: "LiveStreaming",
             dependencies: [
                 "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO", "Sockets",
-                "WebStreaming", "WebRTC",
+                "WebStreaming", "WebRTC", "CongestionControl",
             ]),
 
         .executableTarget(
@@ -172,7 +173,7 @@ let package = Package(
             name: "DocSnippetTests",
             dependencies: [
                 "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO",
-                "WebStreaming", "WebRTC", "Sockets", "LiveStreaming",
+                "WebStreaming", "WebRTC", "Sockets", "LiveStreaming", "CongestionControl",
             ],
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]),
         .testTarget(
