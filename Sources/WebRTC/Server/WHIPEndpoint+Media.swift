@@ -4,7 +4,10 @@ import FormatConv
 // datagrams no publisher owns.
 extension WHIPEndpoint {
     /// The access units publishers sent since the last call, in decode order.
-    public func takeReceivedSamples() -> [CompressedSample] { core.takeReceivedSamples() }
+    public func takeReceivedSamples() -> [CompressedSample] {
+        defer { pendingSamples = [] }
+        return pendingSamples + core.takeReceivedSamples()
+    }
     /// Publishers now (connecting or connected).
     public var publisherCount: Int { core.publisherCount }
     /// Publishers whose SRTP keys are in place.

@@ -111,4 +111,27 @@ extension WHIPEndpoint {
         try poll(timeoutMilliseconds: Swift.max(0, milliseconds))
         return takeReceivedSamples()
     }
+
+    /// The next access unit a publisher sent, one at a time, waiting for it
+    /// in steps of 20 ms: nil once every publisher that connected has left
+    /// and nothing is left to take, or as soon as `stopRequested` says so.
+    ///
+    /// - Throws: `MediaError.Code.timedOut` ("no publisher within N s") when
+    ///   `firstPublisherWithin` has passed since the endpoint opened and no
+    ///   publisher has made an offer; the endpoint's own errors otherwise.
+    public func nextSample(
+        firstPublisherWithin deadline: Duration? = nil, stopRequested: () -> Bool = { false }
+    ) throws(MediaError) -> CompressedSample? {
+        while pendingSamples.isEmpty {
+            guard !stopRequested(), let samples = try receive(waitingUpTo: 20) else { return nil }
+            pendingSamples = samples
+            if let deadline, pendingSamples.isEmpty, publishersFinished == 0, publisherCount == 0,
+                ContinuousClock.now - openedAt > deadline
+            {
+                let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+                throw MediaError(.timedOut, "no publisher within \(seconds) s")
+            }
+        }
+        return pendingSamples.removeFirst()
+    }
 }

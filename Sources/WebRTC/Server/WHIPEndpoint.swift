@@ -82,6 +82,10 @@ public final class WHIPEndpoint {
     public let configuration: Configuration
     /// HTTP signalling, routes, token, slots and peers (shared with WHEPServer).
     let core: WHEPServer
+    /// When the endpoint opened (the start of ``nextSample(firstPublisherWithin:stopRequested:)``'s wait).
+    let openedAt = ContinuousClock.now
+    /// Access units taken from the core and not handed out yet by ``nextSample(firstPublisherWithin:stopRequested:)``.
+    var pendingSamples: [CompressedSample] = []
 
     /// Opens the HTTP listener and the UDP media socket. Throws
     /// `.invalidArgument` for a host that is not a numeric IPv4 address, a

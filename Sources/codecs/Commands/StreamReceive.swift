@@ -22,9 +22,7 @@ final class ReceiveSource {
     var summary: () -> String = { "" }
     /// `--stats-json FILE`, written at the end (the decoder's session when one ran).
     var writeStatistics: (_ path: String, _ decoder: DecompressionSession?) throws(MediaError) -> Void = { _, _ in }
-    private var pending: [CompressedSample] = []
     private var endpointTimeout = 30.0
-    private let started = monotonicSeconds()
 
     init(url: String, receiver: MediaStreamReceiver) {
         self.url = url
@@ -43,17 +41,9 @@ final class ReceiveSource {
     /// The next event; nil at the end (the sender's end, a stop).
     func next() throws(MediaError) -> MediaStreamReceiver.Event? {
         if let receiver { return try receiver.next() }
-        let endpoint = endpoint!
-        while pending.isEmpty {
-            guard StopSignal.requested == nil, let samples = try endpoint.receive(waitingUpTo: 20) else { return nil }
-            pending = samples
-            if endpoint.publishersFinished == 0 && endpoint.publisherCount == 0
-                && monotonicSeconds() - started > endpointTimeout
-            {
-                throw MediaError(.timedOut, "no publisher within \(endpointTimeout) s")
-            }
-        }
-        return .sample(pending.removeFirst())
+        let sample = try endpoint!.nextSample(
+            firstPublisherWithin: .seconds(endpointTimeout), stopRequested: { StopSignal.requested != nil })
+        return sample.map { .sample($0) }
     }
 
     /// Ends reception: what the receiver still holds (a jitter buffer's or
