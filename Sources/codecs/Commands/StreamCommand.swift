@@ -77,8 +77,9 @@ private let streamHelp = """
 
     receive writes OUT.y4m (or "-", standard output) with the frames decoded, at
     the first picture size (later sizes are scaled to it); .h264/.hevc/.mp4/.mkv/
-    .ts get the access units as received, and .mp4/.mkv/.ts also the stream's
-    audio (the tracks not kept are named). It ends when the sender ends the
+    .ts get the access units as received (RTP: .h264/.hevc only, as it has no
+    decode times), and .mp4/.mkv/.ts also the stream's audio (the tracks not
+    kept are named). It ends when the sender ends the
     stream (UDP, RTP: after --timeout of silence; SRT: when the connection
     closes; RTP: the sender's BYE; WHIP: DELETE, BYE or a publisher that stops
     answering), at --frames or at a stop signal. An error ends the reception,

@@ -185,6 +185,13 @@ enum StreamReceive {
     /// NACK, RTX, picture loss indications), its figures in the summary.
     static func rtp(_ request: StreamReceiveRequest) -> Int32 {
         run(request) { parsed in
+            // RTP gives presentation times only: a stream with B-frames has no
+            // decode order a container could be written in.
+            if MediaFileKind(path: request.output, standardStream: nil)?.container != nil {
+                throw Arguments.UsageError(
+                    description: "\(request.output): RTP carries no decode times, so it is recorded as received to "
+                        + ".h264 or .hevc (or decoded to .y4m), not to a container")
+            }
             let jitter = try parsed.integer("jitter", in: 0...10_000, default: 50)!
             let codec = try parsed.inputCodec() ?? .h264
             var configuration = RTPReceiverSession<UDPSocket.Address>.Configuration(
