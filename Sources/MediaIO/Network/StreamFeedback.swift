@@ -31,6 +31,9 @@ public struct StreamFeedback: Sendable, Hashable {
     public var targetBitRate: Int?
     /// RTP receivers said goodbye.
     public var receiverLeft = false
+    /// Congestion-control feedback that came in (transport-cc reports matched to the packets sent, REMB), oldest
+    /// first: what an estimator takes.
+    public var congestionFeedback: [RTPCongestionFeedback] = []
 
     /// Creates feedback; by default it asks for nothing.
     public init(keyframeRequests: Int = 0, targetBitRate: Int? = nil) {
@@ -42,12 +45,14 @@ public struct StreamFeedback: Sendable, Hashable {
     public var isEmpty: Bool { self == StreamFeedback() }
 
     /// Adds what `later` says: the keyframe requests add up, a reconnection
-    /// or a goodbye in either counts, the later target rate wins when it has one.
+    /// or a goodbye in either counts, the later target rate wins when it has one,
+    /// congestion feedback is appended.
     public mutating func merge(_ later: StreamFeedback) {
         keyframeRequests += later.keyframeRequests
         reconnected = reconnected || later.reconnected
         targetBitRate = later.targetBitRate ?? targetBitRate
         receiverLeft = receiverLeft || later.receiverLeft
+        congestionFeedback += later.congestionFeedback
     }
 
     /// Adds what the RTP sender session's events say.
@@ -57,6 +62,7 @@ public struct StreamFeedback: Sendable, Hashable {
             case .keyframeRequested: keyframeRequests += 1
             case .targetBitRate(let rate): targetBitRate = rate
             case .receiverLeft: receiverLeft = true
+            case .congestionFeedback(let feedback): congestionFeedback.append(feedback)
             case .rtp, .rtcp: break
             }
         }
