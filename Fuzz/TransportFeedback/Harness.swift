@@ -44,13 +44,19 @@ public func fuzzTransportFeedback(_ data: UnsafePointer<UInt8>, _ size: Int) -> 
     var time: Int64 = 1_000_000_000
     var index = 0
     var count = UInt8(0)
-    while index + 3 <= bytes.count {
+    // At most 1000 records: a long input covers the window limits already, and keeps the run fast.
+    let records = bytes.prefix(3000)
+    while index + 3 <= records.count {
         let number = UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1])
         time += Int64(Int8(bitPattern: bytes[index + 2])) * 1_000_000
-        generator.record(sequenceNumber: number, arrival: MediaTime(nanoseconds: time))
+        generator.record(sequenceNumber: number, arrival: MediaTime(value: time, timescale: 1_000_000_000))
         index += 3
-        if bytes[index - 1] & 0x0F == 0x0F || index + 3 > bytes.count {
-            for feedback in generator.makeFeedback(senderSSRC: 1, mediaSSRC: 2) {
+        if bytes[index - 1] & 0x0F == 0x0F || index + 3 > records.count {
+            let round = generator.makeFeedback(senderSSRC: 1, mediaSSRC: 2)
+            guard round.reduce(0, { $0 + $1.packets.count }) <= Int(TransportFeedbackGenerator.maximumTracked) else {
+                fatalError("a round of feedback covers more than maximumTracked numbers")
+            }
+            for feedback in round {
                 guard feedback.packets.count <= TransportFeedbackGenerator.maximumPacketsPerFeedback else {
                     fatalError("feedback of \(feedback.packets.count) statuses is over the bound")
                 }

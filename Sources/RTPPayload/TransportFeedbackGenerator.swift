@@ -19,8 +19,10 @@ import FormatConv
 /// statuses; a delta that does not fit 16 bits (more than 8.19 s between arrivals) starts another packet.
 /// Duplicates keep their first arrival time. Everything kept is bounded by ``maximumTracked``.
 public struct TransportFeedbackGenerator: Sendable {
-    /// The most sequence numbers behind the highest that are remembered (arrival times for reports sent again).
-    public static let maximumTracked: Int64 = 8192
+    /// The most sequence numbers behind the highest that are remembered (arrival times for reports sent again), and
+    /// the widest span one round of feedback covers (at most 6 packets of ``maximumPacketsPerFeedback``, however far
+    /// a sender jumps).
+    public static let maximumTracked: Int64 = 2048
     /// The most packet statuses in one feedback packet (under 1 kB even with every delta in two bytes).
     public static let maximumPacketsPerFeedback = 400
 

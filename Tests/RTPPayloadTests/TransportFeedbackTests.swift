@@ -109,6 +109,19 @@ struct TransportFeedbackTests {
         #expect(generator.makeFeedback(senderSSRC: 1, mediaSSRC: 2).isEmpty)
     }
 
+    /// A sender that jumps far ahead gets at most ``TransportFeedbackGenerator/maximumTracked`` statuses per round:
+    /// 2048 numbers in 6 packets of at most 400, ending at the highest number received.
+    @Test func generatorBoundsTheFeedbackOfAJump() {
+        var generator = TransportFeedbackGenerator()
+        generator.record(sequenceNumber: 0, arrival: ms(0))
+        generator.record(sequenceNumber: 30_000, arrival: ms(1))
+        let feedback = generator.makeFeedback(senderSSRC: 1, mediaSSRC: 2)
+        #expect(feedback.map(\.packets.count) == [400, 400, 400, 400, 400, 48])
+        #expect(feedback.first.map { Int($0.baseSequenceNumber) } == 30_000 - 2047)
+        #expect(feedback.last?.packets.last == .received(delta: 4))
+        #expect(feedback.flatMap(\.packets).filter { $0 != .notReceived }.count == 1)
+    }
+
     /// Every packet the sender sends carries the next transport-wide number (media, RTX, padding, the tail probe);
     /// feedback is matched to send times and sizes, each packet reported once.
     @Test func senderStampsEveryPacketAndMatchesFeedback() throws {

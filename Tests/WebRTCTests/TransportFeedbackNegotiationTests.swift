@@ -56,7 +56,14 @@ struct TransportFeedbackNegotiationTests {
         let answer = offer.answer(video, parameters: Self.parameters, streamProfileLevelID: [0x42, 0xE0, 0x1F])
         #expect(!answer.contains("transport-cc"))
         #expect(!answer.contains(Self.uri))
-        // The unchanged browser offer's answer has no transport-cc either.
+        // The unchanged browser offer's answer has no transport-cc either, nor goog-remb without it (102 offers
+        // goog-remb alone).
+        let remb = try SessionOffer(parsing: Offers.browser())
+        let rembVideo = try remb.negotiateVideo(streamProfileLevelID: [0x42, 0xC0, 0x1E])
+        #expect(rembVideo.payloadType == 102 && rembVideo.receiverEstimatedMaximumBitrate)
+        #expect(
+            !remb.answer(rembVideo, parameters: Self.parameters, streamProfileLevelID: [0x42, 0xC0, 0x1E])
+                .contains("goog-remb"))
         let plain = try SessionOffer(parsing: Offers.browser())
         let plainVideo = try plain.negotiateVideo(streamProfileLevelID: [0x42, 0xE0, 0x1F])
         #expect(

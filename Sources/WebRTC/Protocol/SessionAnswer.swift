@@ -204,8 +204,8 @@ extension SessionOffer {
     /// The answer text (CR LF lines): every offered section answered in
     /// order, the video one accepted as `sendonly` with ice-lite,
     /// setup:passive, the chosen payload type (and RTX), nack, nack pli,
-    /// ccm fir, transport-cc (with its extmap) and goog-remb (to a viewer) when
-    /// offered, the extensions it takes, SSRCs and one host candidate;
+    /// ccm fir, transport-cc (with its extmap) when offered and, beside it,
+    /// goog-remb (to a viewer) when offered, the extensions it takes, SSRCs and one host candidate;
     /// other sections rejected (port 0) and left out of BUNDLE.
     public func answer(_ video: NegotiatedVideo, parameters: AnswerParameters, streamProfileLevelID: [UInt8]) -> String
     {
@@ -255,8 +255,11 @@ extension SessionOffer {
                 "a=rtcp-fb:\(pt) ccm fir",
             ]
             if video.transportSequenceNumberID != nil { lines.append("a=rtcp-fb:\(pt) transport-cc") }
-            // REMB comes from a viewer; we send none.
-            if video.receiverEstimatedMaximumBitrate && !video.isIncoming { lines.append("a=rtcp-fb:\(pt) goog-remb") }
+            // REMB comes from a viewer (we send none), and is answered only beside transport-cc: answers to offers
+            // without transport-cc stay as they were.
+            if video.receiverEstimatedMaximumBitrate && video.transportSequenceNumberID != nil && !video.isIncoming {
+                lines.append("a=rtcp-fb:\(pt) goog-remb")
+            }
             lines += [
                 "a=fmtp:\(pt) level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)"
             ]
