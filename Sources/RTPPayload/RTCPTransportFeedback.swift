@@ -217,7 +217,7 @@ public struct RTCPTransportFeedback: Sendable, Hashable {
 
 extension RTCPPacket {
     /// The transport-cc feedback this packet carries (RTPFB FMT 15), or nil when it is another kind of packet.
-    /// - Throws: what ``RTCPTransportFeedback/init(body:)`` throws for a malformed one.
+    /// - Throws: what `RTCPTransportFeedback(body:)` throws for a malformed one.
     public func transportFeedback() throws(MediaError) -> RTCPTransportFeedback? {
         guard case .other(RTCPTransportFeedback.packetType, RTCPTransportFeedback.format, let body) = self else {
             return nil

@@ -183,8 +183,8 @@ private func snippet_Sources_RTPPayload_TransportFeedbackGenerator_9() async thr
     let packets = generator.makeFeedback(senderSSRC: 0x5EED_0002, mediaSSRC: 0x5EED_0001)   // every 50 ms
 }
 
-// Sources/RTPPayload/RTPPayload.docc/RTPPayload.md:45
-private func snippet_Sources_RTPPayload_RTPPayload_docc_RTPPayload_45() async throws {
+// Sources/RTPPayload/RTPPayload.docc/RTPPayload.md:55
+private func snippet_Sources_RTPPayload_RTPPayload_docc_RTPPayload_55() async throws {
     var packetizer = RTPPacketizer(codec: .h264, ssrc: 0x5EED)
     var receiver = RTPDepacketizer(codec: .h264)
     for sample in samples {
