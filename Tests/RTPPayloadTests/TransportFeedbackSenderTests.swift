@@ -58,4 +58,18 @@ struct TransportFeedbackSenderTests {
         #expect(sender.statistics.rembCount == 0)
         #expect(sender.statistics.receiverEstimatedMaximumBitrate == nil)
     }
+
+    /// Past 65 535 the wire's 16-bit numbers wrap; feedback across the wrap matches the extended numbers.
+    @Test func feedbackAcrossTheWrapMatches() throws {
+        var sender = Self.sender()
+        for _ in 0..<65_538 { _ = sender.sendPadding(bytes: 1, at: ms(1)) }
+        #expect(sender.nextTransportSequenceNumber == 65_538)
+        let feedback = RTCPTransportFeedback(
+            senderSSRC: 9, mediaSSRC: Self.ssrc, baseSequenceNumber: 65_534, referenceTime: 0, feedbackPacketCount: 0,
+            packets: [.received(delta: 1), .notReceived, .received(delta: 2), .received(delta: 3)])
+        let report = try #require(
+            Self.reports(sender.receiveRTCP(RTCPPacket.compound([feedback.rtcpPacket]), at: ms(2))).first)
+        #expect(report.packets.map(\.sequenceNumber) == [65_534, 65_535, 65_536, 65_537])
+        #expect(report.packets.map { $0.arrivalTime != nil } == [true, false, true, true])
+    }
 }
