@@ -86,12 +86,15 @@ public func fuzzRTPReceiverSession(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     let codec: CodecType = selector & 1 == 0 ? .h264 : .hevc
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let pairedRTCP: @Sendable (UInt8) -> UInt8 = { $0 ^ 1 }
-    let configuration = RTPReceiverConfiguration(
+    // Inputs of even length run with transport-cc: numbers stamped, padding probes sent, feedback every 50 ms.
+    let transportCC = size % 2 == 0
+    var configuration = RTPReceiverConfiguration(
         codec: codec, payloadType: selector & 0x10 != 0 ? 96 : nil, ssrc: 0x7777,
         jitterBufferDelay: MediaTime(value: 30, timescale: 1000), jitterBufferCapacity: 64,
         jitterBufferByteLimit: 256 << 10, nack: selector & 4 != 0 ? .init(maximumTracked: 32) : nil,
         retransmission: selector & 8 != 0 ? RTPRetransmission(payloadType: 97) : nil,
         minimumSequential: selector & 0x20 != 0 ? 1 : 2, historyCapacity: 8)
+    if transportCC { configuration.transportFeedback = .init(extensionID: 5) }
     var run = Run(configuration, rtcpEndpoint: selector & 0x40 != 0 ? pairedRTCP : nil)
     var now = MediaTime(value: 0, timescale: 1000)
     if selector & 2 != 0 {
@@ -122,7 +125,8 @@ public func fuzzRTPReceiverSession(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         configuration: .init(
             packetizer: .init(
                 codec: codec, ssrc: 0x1234, initialSequenceNumber: 65_500, maximumPayloadSize: 64 + size % 1200),
-            retransmission: selector & 8 != 0 ? RTPRetransmission(payloadType: 97, ssrc: 0x5678) : nil))
+            retransmission: selector & 8 != 0 ? RTPRetransmission(payloadType: 97, ssrc: 0x5678) : nil,
+            transportSequenceNumberExtensionID: transportCC ? 5 : nil))
     var seed: UInt64 = 0xCBF2_9CE4_8422_2325
     for byte in bytes { seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3 }
     let clean = selector & 0x80 != 0
@@ -152,6 +156,9 @@ public func fuzzRTPReceiverSession(_ data: UnsafePointer<UInt8>, _ size: Int) ->
             continue
         }
         deliver(events, at: now, run: &run, faults: &faults)
+        if transportCC && index % 5 == 2 {
+            deliver(sender.sendPadding(bytes: 300, at: now), at: now, run: &run, faults: &faults)
+        }
         if !clean && index % 7 == 3 {
             // A stranger from another address: random header fields.
             stray = stray &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407

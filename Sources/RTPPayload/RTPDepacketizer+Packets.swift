@@ -18,6 +18,8 @@ extension RTPDepacketizer {
         statistics.processed += 1
         // The header was parsed once already; it cannot fail now.
         guard let (header, payloadRange) = try? RTPHeader.parse(packet) else { return }
+        // A padding-only packet (a probe, RFC 3550 5.1) holds its sequence number and nothing else.
+        if payloadRange.isEmpty && header.paddingLength > 0 { return }
         let timestamp = header.timestamp
         if unit.packets > 0 && timestamp != unit.timestamp {
             if fragmentType != nil { abandonFragment("a fragmented NAL unit ended without its end fragment") }

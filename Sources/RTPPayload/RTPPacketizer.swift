@@ -104,6 +104,13 @@ public struct RTPPacketizer: Sendable {
         self.nextSequenceNumber = configuration.initialSequenceNumber
     }
 
+    /// Takes the next sequence number for a packet the packetizer does not write (a padding-only probe on the
+    /// media SSRC): the stream's numbers stay consecutive.
+    package mutating func takeSequenceNumber() -> UInt16 {
+        defer { nextSequenceNumber &+= 1 }
+        return nextSequenceNumber
+    }
+
     /// A packetizer for `codec` with the defaults of ``Configuration``.
     public init(codec: CodecType, ssrc: UInt32, payloadType: UInt8 = 96) {
         self.init(configuration: Configuration(codec: codec, payloadType: payloadType, ssrc: ssrc))

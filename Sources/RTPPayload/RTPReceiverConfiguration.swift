@@ -55,6 +55,8 @@ public struct RTPReceiverConfiguration: Sendable {
     public var sourceTimeout: MediaTime
     /// How many recent events each history keeps.
     public var historyCapacity: Int
+    /// Transport-cc feedback settings; nil sends none.
+    public var transportFeedback: TransportFeedbackSettings?
 
     /// Creates a receiver's settings for a stream of `codec`, with a random SSRC and a 50 ms jitter buffer unless
     /// given. Traps on a negative jitter buffer delay, a jitter buffer under 16 packets or 1500 bytes, a
@@ -69,7 +71,8 @@ public struct RTPReceiverConfiguration: Sendable {
         retransmission: RTPRetransmission? = nil, keyframeRequest: KeyframeRequestKind = .pictureLossIndication,
         keyframeRequestInterval: MediaTime = MediaTime(value: 500, timescale: 1000),
         reportInterval: MediaTime = MediaTime(value: 1, timescale: 1), minimumSequential: Int = 2,
-        sourceTimeout: MediaTime = MediaTime(value: 2, timescale: 1), historyCapacity: Int = 64
+        sourceTimeout: MediaTime = MediaTime(value: 2, timescale: 1), historyCapacity: Int = 64,
+        transportFeedback: TransportFeedbackSettings? = nil
     ) {
         precondition(jitterBufferDelay >= .zero, "the jitter buffer delay cannot be negative")
         precondition(jitterBufferCapacity >= 16 && jitterBufferByteLimit >= 1500, "the jitter buffer is too small")
@@ -95,6 +98,26 @@ public struct RTPReceiverConfiguration: Sendable {
         self.minimumSequential = minimumSequential
         self.sourceTimeout = sourceTimeout
         self.historyCapacity = historyCapacity
+        self.transportFeedback = transportFeedback
+    }
+
+    /// Transport-cc feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01): the arrival time of every packet
+    /// of the stream (media, RTX, padding) that carries the transport-wide sequence number extension is recorded and
+    /// reported to the sender in RTPFB FMT 15 packets every ``interval`` while there is something to report (see
+    /// ``TransportFeedbackGenerator`` for reordering, losses and bounds).
+    public struct TransportFeedbackSettings: Sendable, Hashable {
+        /// The `a=extmap` id of the transport-wide sequence number extension.
+        public var extensionID: UInt8
+        /// The time between two feedbacks (50 ms by default).
+        public var interval: MediaTime
+
+        /// Creates the settings; traps for an id outside 1 to 255 or an interval that is not positive.
+        public init(extensionID: UInt8, interval: MediaTime = MediaTime(value: 50, timescale: 1000)) {
+            precondition(extensionID >= 1, "header extension id 0 is padding")
+            precondition(interval > .zero, "the transport-cc feedback interval must be positive")
+            self.extensionID = extensionID
+            self.interval = interval
+        }
     }
 
     /// When and how often missing packets are asked for.

@@ -1,7 +1,7 @@
 import FormatConv
 
 // Timers and RTCP: what is due at a time (gaps given up, NACKs, keyframe
-// requests, receiver reports, the end after a BYE), and RTCP in (sender
+// requests, transport-cc feedback, receiver reports, the end after a BYE), and RTCP in (sender
 // reports, the sender's RTCP address, BYE).
 extension RTPReceiverSession {
     // MARK: - Time
@@ -43,6 +43,16 @@ extension RTPReceiverSession {
                         requests: [.init(ssrc: locked.ssrc, sequenceNumber: firSequenceNumber)]))
             }
         }
+        var moreFeedback: [RTCPTransportFeedback] = []
+        if let settings = configuration.transportFeedback, transportFeedbackGenerator.hasPendingReports,
+            lastTransportFeedback.map({ time - $0 >= settings.interval.nanoseconds }) ?? true
+        {
+            lastTransportFeedback = time
+            moreFeedback = transportFeedbackGenerator.makeFeedback(
+                senderSSRC: configuration.ssrc, mediaSSRC: locked.ssrc)
+            statistics.transportFeedbackCount += moreFeedback.count
+            if !moreFeedback.isEmpty { feedback.append(moreFeedback.removeFirst().rtcpPacket) }
+        }
         let reportDue = lastReport.map { time - $0 >= configuration.reportInterval.nanoseconds } ?? true
         if reportDue || !feedback.isEmpty {
             // RFC 4585 3.1: feedback rides in a compound packet that starts
@@ -61,6 +71,13 @@ extension RTPReceiverSession {
             }
             let destination = expectedRTCPEndpoint(of: locked.ssrc) ?? rtcpEndpoints[locked.ssrc]
             events.append(.rtcp(RTCPPacket.compound(packets + feedback), to: destination))
+            // Feedback beyond the first packet: each in a compound of its own, after an empty receiver report.
+            for extra in moreFeedback {
+                events.append(
+                    .rtcp(
+                        RTCPPacket.compound([.receiverReport(ssrc: configuration.ssrc, reports: []), extra.rtcpPacket]),
+                        to: destination))
+            }
         }
         return events
     }

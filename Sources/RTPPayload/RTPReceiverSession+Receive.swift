@@ -19,6 +19,17 @@ extension RTPReceiverSession {
             statistics.packetsIgnored.malformed += 1
             return []
         }
+        let isRTX = configuration.retransmission.map { header.payloadType == $0.payloadType } ?? false
+        recordTransportArrival(header, isRTX: isRTX, at: now)
+        if payload.isEmpty && header.paddingLength > 0 {
+            // A padding-only probe: on the media SSRC it keeps its place in the sequence (the depacketizer skips
+            // it); on the RTX stream it repairs nothing.
+            statistics.paddingPacketsReceived += 1
+            if isRTX {
+                events += poll(at: now)
+                return events
+            }
+        }
         if let rtx = configuration.retransmission, header.payloadType == rtx.payloadType {
             receiveRetransmission(header, payload: datagram[payload], from: endpoint, at: time, into: &events)
         } else if let expected = configuration.payloadType, header.payloadType != expected {
@@ -30,6 +41,17 @@ extension RTPReceiverSession {
         }
         events += poll(at: now)
         return events
+    }
+
+    /// Records the packet's transport-wide sequence number and arrival for transport-cc feedback, when configured
+    /// and the packet is of the stream's payload types.
+    private mutating func recordTransportArrival(_ header: RTPHeader, isRTX: Bool, at now: MediaTime) {
+        guard let settings = configuration.transportFeedback,
+            isRTX || configuration.payloadType.map({ $0 == header.payloadType }) ?? true,
+            isRTX || configuration.expectedSSRC.map({ $0 == header.ssrc }) ?? true,
+            let number = header.transportSequenceNumber(extensionID: settings.extensionID)
+        else { return }
+        transportFeedbackGenerator.record(sequenceNumber: number, arrival: now)
     }
 
     private mutating func receiveFromSource(

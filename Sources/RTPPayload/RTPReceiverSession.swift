@@ -61,6 +61,11 @@ import FormatConv
 ///   The RTCP address is ``rtcpEndpoint`` of the RTP address
 ///   when given, else learned from the source's first sender report, else
 ///   the RTP address itself (RTCP multiplexed).
+/// - **Transport-cc feedback**, when ``RTPReceiverConfiguration/transportFeedback``
+///   is set: arrival times of the stream's packets (media, RTX, padding) by
+///   transport-wide sequence number, reported every interval (50 ms by
+///   default) through the same RTCP path. Padding-only packets are counted and
+///   skipped.
 ///
 /// Endpoints are the caller's: any `Hashable` value that tells senders
 /// apart (a socket address). Everything the session keeps is bounded.
@@ -155,6 +160,10 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
     var wantsKeyframe = false
     var lastReport: Int64?
     var firSequenceNumber: UInt8 = 0
+    /// Arrival times of transport-wide sequence numbers, for transport-cc feedback.
+    var transportFeedbackGenerator = TransportFeedbackGenerator()
+    /// When the last transport-cc feedback went out (ns).
+    var lastTransportFeedback: Int64?
     /// Set by an accepted BYE: when the stream ends, and why.
     var goodbye: (at: Int64, reason: String?)?
 
@@ -223,6 +232,9 @@ public struct RTPReceiverSession<Endpoint: Hashable & Sendable>: Sendable {
         consider(nack?.deadline(roundTripTime: roundTripTime?.nanoseconds))
         if source != nil {
             consider((lastReport ?? Int64.min / 2) + configuration.reportInterval.nanoseconds)
+            if let settings = configuration.transportFeedback, transportFeedbackGenerator.hasPendingReports {
+                consider((lastTransportFeedback ?? Int64.min / 2) + settings.interval.nanoseconds)
+            }
             if wantsKeyframe {
                 consider(
                     keyframeLimiter.lastSent.map { ($0 + configuration.keyframeRequestInterval).nanoseconds }

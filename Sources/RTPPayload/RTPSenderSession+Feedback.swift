@@ -1,7 +1,7 @@
 import FormatConv
 
 // Feedback from receivers: NACKs answered with retransmissions, PLI/FIR as
-// keyframe requests, reception reports, BYE.
+// keyframe requests, reception reports, BYE, congestion-control feedback.
 extension RTPSenderSession {
     /// The most sequence numbers one NACK packet gets answered for (a
     /// hostile NACK may list every sequence number there is).
@@ -55,6 +55,10 @@ extension RTPSenderSession {
                 }
             case .goodbye(let ssrcs, let reason):
                 events.append(.receiverLeft(ssrcs: ssrcs, reason: reason))
+            case .other:
+                if let feedback = congestionFeedback(from: packet, at: now) {
+                    events.append(.congestionFeedback(feedback))
+                }
             default:
                 break
             }
@@ -94,7 +98,7 @@ extension RTPSenderSession {
         statistics.bytesSent += payloadBytes
         statistics.retransmittedPacketsSent += 1
         statistics.retransmittedBytesSent += payloadBytes
-        return datagram
+        return stamp(datagram, kind: .retransmission, at: time)
     }
 
     /// A reception report about this stream: remote statistics, the

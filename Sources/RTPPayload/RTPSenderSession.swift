@@ -14,7 +14,7 @@ import FormatConv
 ///         case .rtcp(let datagram): rtcpSocket.send(datagram)
 ///         case .keyframeRequested: encoder.requestKeyFrame()
 ///         case .targetBitRate(let rate): try encoder.setAverageBitRate(rate)
-///         case .receiverLeft: break
+///         case .receiverLeft, .congestionFeedback: break
 ///         }
 ///     }
 /// }
@@ -45,6 +45,11 @@ import FormatConv
 ///   ``Configuration/minimumRateUpdateInterval``, and reports changes as
 ///   ``RTPSenderEvent/targetBitRate(_:)``; computes the round-trip time from
 ///   LSR/DLSR;
+/// - with ``Configuration/transportSequenceNumberExtensionID`` set, stamps a
+///   transport-wide sequence number on every packet it sends (media,
+///   retransmissions, the tail probe, ``sendPadding(bytes:at:)``'s probes) and
+///   hands out transport-cc feedback and REMB as
+///   ``RTPSenderEvent/congestionFeedback(_:)``;
 /// - says BYE at ``finish(at:reason:)`` and reports a receiver's BYE.
 ///
 /// It does not pace packets, read sockets or encode.
@@ -78,6 +83,13 @@ public struct RTPSenderSession: Sendable {
         public var ntpOffset: MediaTime
         /// The SDES CNAME.
         public var cname: String
+        /// The `a=extmap` id of the transport-wide sequence number header extension
+        /// (``TransportWideSequenceNumber``); nil sends none. When set, every packet the session sends (media,
+        /// retransmissions, padding) carries one, and transport-cc feedback is matched against the last
+        /// ``transportHistoryCapacity`` packets sent.
+        public var transportSequenceNumberExtensionID: UInt8?
+        /// How many packets sent the transport-cc history remembers (8192 by default: 8 s at 1000 packets/s).
+        public var transportHistoryCapacity: Int
 
         /// Creates a sender's settings around `packetizer`; the defaults keep 1024 packets or 2 MiB for retransmission,
         /// send no RTX stream and leave the rate alone. Traps on an empty history, a sender report interval that is
@@ -90,8 +102,13 @@ public struct RTPSenderSession: Sendable {
             keyframeRequestInterval: MediaTime = MediaTime(value: 500, timescale: 1000),
             rateController: LossBasedRateController? = nil,
             minimumRateUpdateInterval: MediaTime = MediaTime(value: 500, timescale: 1000), ntpOffset: MediaTime = .zero,
-            cname: String = "codecsessions"
+            cname: String = "codecsessions", transportSequenceNumberExtensionID: UInt8? = nil,
+            transportHistoryCapacity: Int = 8192
         ) {
+            if let id = transportSequenceNumberExtensionID {
+                precondition((1...14).contains(id), "the one-byte header extension id is 1 to 14")
+            }
+            precondition(transportHistoryCapacity >= 1, "the transport-cc history keeps at least one packet")
             precondition(historyPacketLimit >= 1 && historyByteLimit >= 1, "the history keeps at least one packet")
             precondition(senderReportInterval > .zero, "the sender report interval must be positive")
             if let retransmission {
@@ -109,6 +126,8 @@ public struct RTPSenderSession: Sendable {
             self.minimumRateUpdateInterval = minimumRateUpdateInterval
             self.ntpOffset = ntpOffset
             self.cname = cname
+            self.transportSequenceNumberExtensionID = transportSequenceNumberExtensionID
+            self.transportHistoryCapacity = transportHistoryCapacity
         }
     }
 
@@ -141,6 +160,8 @@ public struct RTPSenderSession: Sendable {
     /// The sequence number of the last media packet sent.
     var lastSequenceNumber: UInt16?
     var mediaOctets: UInt32 = 0
+    /// The packets sent with transport-wide sequence numbers; nil without the extension.
+    var transportHistory: TransportSendHistory?
 
     /// A session with the given configuration.
     public init(configuration: Configuration) {
@@ -161,6 +182,9 @@ public struct RTPSenderSession: Sendable {
         statistics = RTPOutboundStreamStatistics(ssrc: configuration.packetizer.ssrc)
         statistics.targetBitrate = rateController?.rate
         remoteStatistics = RTPRemoteInboundStreamStatistics(ssrc: configuration.packetizer.ssrc)
+        if configuration.transportSequenceNumberExtensionID != nil {
+            transportHistory = TransportSendHistory(capacity: configuration.transportHistoryCapacity)
+        }
     }
 
     /// The media SSRC.
@@ -184,7 +208,7 @@ public struct RTPSenderSession: Sendable {
         var events: [RTPSenderEvent] = []
         events.reserveCapacity(batch.count + 1)
         for index in 0..<batch.count {
-            let packet = Array(batch[index])
+            let packet = stamp(Array(batch[index]), kind: .media, at: time)
             let sequenceNumber = UInt16(packet[2]) << 8 | UInt16(packet[3])
             history.add(packet, sequenceNumber: sequenceNumber, at: time)
             lastSequenceNumber = sequenceNumber
@@ -240,7 +264,7 @@ public struct RTPSenderSession: Sendable {
         isFinished = true
         var events: [RTPSenderEvent] = []
         if let last = lastSequenceNumber, let entry = history.entry(last) {
-            events.append(.rtp(entry.packet))
+            events.append(.rtp(stamp(entry.packet, kind: .retransmission, at: now.nanoseconds)))
             let payloadBytes = payloadSize(entry.packet)
             statistics.packetsSent += 1
             statistics.bytesSent += payloadBytes
@@ -299,4 +323,7 @@ public enum RTPSenderEvent: Sendable, Hashable {
     case targetBitRate(Int)
     /// A receiver said BYE.
     case receiverLeft(ssrcs: [UInt32], reason: String?)
+    /// Congestion-control feedback came in (transport-cc reports matched to the packets sent, or a REMB): what an
+    /// estimator takes.
+    case congestionFeedback(RTPCongestionFeedback)
 }

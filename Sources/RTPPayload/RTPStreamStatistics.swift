@@ -84,6 +84,21 @@ public struct RTPOutboundStreamStatistics: Sendable, Hashable {
     public var targetBitrateChanges = RTPEventHistory<Int>(capacity: 64)
     /// Sender reports sent.
     public var senderReportsSent = 0
+    /// Transport-cc feedback packets (RTPFB FMT 15) received.
+    public var transportFeedbackCount = 0
+    /// Packet statuses in them that matched no packet in the transport history (too old, never sent, or the
+    /// extension not configured).
+    public var transportFeedbackPacketsUnmatched = 0
+    /// REMB packets received for this stream.
+    public var rembCount = 0
+    /// The latest REMB's bit rate, bits per second; nil before one.
+    public var receiverEstimatedMaximumBitrate: UInt64?
+    /// Transport-cc feedback or REMB packets that did not parse.
+    public var malformedFeedbackCount = 0
+    /// Padding-only packets sent (probes; not in ``packetsSent``).
+    public var paddingPacketsSent = 0
+    /// Padding bytes in them.
+    public var paddingBytesSent = 0
 
     /// Creates statistics for the stream `ssrc` with every count at zero.
     public init(ssrc: UInt32) { self.ssrc = ssrc }
@@ -146,6 +161,10 @@ public struct RTPInboundStreamStatistics: Sendable, Hashable {
     public var sourceChanges = 0
     /// Receiver reports sent.
     public var receiverReportsSent = 0
+    /// Transport-cc feedback packets (RTPFB FMT 15) sent.
+    public var transportFeedbackCount = 0
+    /// Padding-only packets received (probes; on the media SSRC they are also in ``packetsReceived``).
+    public var paddingPacketsReceived = 0
     /// The losses reported (the newest kept), with their total.
     public var losses = RTPEventHistory<RTPLossEvent>(capacity: 64)
     /// The depacketizer's drops (the newest kept), with their total.

@@ -22,6 +22,10 @@ extension RTPSessionDescription {
             var fidGroups: [UInt32: UInt32] = [:]
             /// `a=rtcp:` (RFC 3605).
             var rtcp: (port: Int, address: String?)?
+            /// `a=extmap` ids by URI (RFC 8285 8).
+            var extensions: [String: UInt8] = [:]
+            /// `a=rtcp-fb` values by payload type; `*` under nil (RFC 4585 4.2).
+            var feedback: [UInt8?: [String]] = [:]
         }
         var media: [Media] = []
         var inVideo = false
@@ -101,6 +105,30 @@ extension RTPSessionDescription {
                         address = String(fields[3])
                     }
                     media[media.count - 1].rtcp = (port, address)
+                } else if value.hasPrefix("extmap:") {
+                    let fields = value.dropFirst("extmap:".count).split(separator: " ")
+                    guard fields.count >= 2, let idField = fields[0].split(separator: "/").first,
+                        let id = UInt8(idField), id >= 1
+                    else {
+                        throw .invalidData(
+                            "SDP line \(number): malformed 'a=\(value)' (expected a=extmap:ID[/DIRECTION] URI, ID 1…255)"
+                        )
+                    }
+                    if media[media.count - 1].extensions.count < 32 {
+                        media[media.count - 1].extensions[String(fields[1])] = id
+                    }
+                } else if value.hasPrefix("rtcp-fb:") {
+                    let parts = value.dropFirst("rtcp-fb:".count).split(separator: " ", maxSplits: 1)
+                    guard parts.count == 2, parts[0] == "*" || UInt8(parts[0]) != nil else {
+                        throw .invalidData(
+                            "SDP line \(number): malformed 'a=\(value)' (expected a=rtcp-fb:PT VALUE or a=rtcp-fb:* VALUE)"
+                        )
+                    }
+                    let key = UInt8(parts[0])
+                    if media[media.count - 1].feedback[key, default: []].count < 16 {
+                        media[media.count - 1].feedback[key, default: []].append(
+                            String(parts[1].trimmingWhitespace()))
+                    }
                 } else if value.hasPrefix("ssrc-group:FID ") {
                     let ssrcs = value.dropFirst("ssrc-group:FID ".count).split(separator: " ").compactMap {
                         UInt32($0)
@@ -129,6 +157,11 @@ extension RTPSessionDescription {
                 retransmission = try Self.retransmission(of: type, in: entry.rtpmaps, entry.fmtps, entry.fidGroups)
                 rtcpPort = entry.rtcp?.port
                 rtcpAddress = entry.rtcp?.address
+                let feedback = entry.feedback[type, default: []] + entry.feedback[nil, default: []]
+                if feedback.contains("transport-cc") {
+                    transportSequenceNumberExtensionID = entry.extensions[TransportWideSequenceNumber.extensionURI]
+                }
+                receiverEstimatedMaximumBitrate = feedback.contains("goog-remb")
                 return
             }
         }

@@ -25,7 +25,10 @@ import MediaCore
 /// not know in ``otherFormatParameters``. An RTX payload type (RFC 4588:
 /// `a=rtpmap:97 rtx/90000`, `a=fmtp:97 apt=96`) whose `apt` is the
 /// stream's, with its SSRC from `a=ssrc-group:FID` when given, is read into
-/// ``retransmission``. Writing never puts start codes in
+/// ``retransmission``. `a=extmap` with the transport-wide sequence number
+/// URI together with `a=rtcp-fb:PT transport-cc` is read into
+/// ``transportSequenceNumberExtensionID``, `a=rtcp-fb:PT goog-remb` into
+/// ``receiverEstimatedMaximumBitrate``. Writing never puts start codes in
 /// sprop values. Only one media section is written; sessions with audio or
 /// several streams are out of scope.
 public struct RTPSessionDescription: Sendable, Hashable {
@@ -64,6 +67,13 @@ public struct RTPSessionDescription: Sendable, Hashable {
     public var rtcpPort: Int?
     /// The address of `a=rtcp:` when it names one.
     public var rtcpAddress: String?
+    /// The `a=extmap` id of the transport-wide sequence number extension
+    /// (``TransportWideSequenceNumber/extensionURI``) when the stream uses
+    /// transport-cc feedback: written as that `a=extmap` line and
+    /// `a=rtcp-fb:PT transport-cc`; read only when the SDP has both.
+    public var transportSequenceNumberExtensionID: UInt8?
+    /// Whether the stream takes REMB feedback: `a=rtcp-fb:PT goog-remb`.
+    public var receiverEstimatedMaximumBitrate = false
 
     /// One `name=value` pair of an `a=fmtp` line.
     public struct FormatParameter: Sendable, Hashable {
@@ -135,7 +145,7 @@ public struct RTPSessionDescription: Sendable, Hashable {
             "s=\(sessionName)",
             "c=IN \(addressType) \(connectionAddress)",
             "t=0 0",
-            "m=video \(port) \(retransmission == nil ? "RTP/AVP" : "RTP/AVPF") \(payloadType)"
+            "m=video \(port) \(usesFeedbackProfile ? "RTP/AVPF" : "RTP/AVP") \(payloadType)"
                 + (retransmission.map { " \($0.payloadType)" } ?? ""),
             "a=rtpmap:\(payloadType) \(codec == .h264 ? "H264" : "H265")/\(clockRate)",
         ]
@@ -151,7 +161,18 @@ public struct RTPSessionDescription: Sendable, Hashable {
                 "a=fmtp:\(retransmission.payloadType) apt=\(payloadType)",
             ]
         }
+        if let id = transportSequenceNumberExtensionID {
+            lines += [
+                "a=extmap:\(id) \(TransportWideSequenceNumber.extensionURI)", "a=rtcp-fb:\(payloadType) transport-cc",
+            ]
+        }
+        if receiverEstimatedMaximumBitrate { lines.append("a=rtcp-fb:\(payloadType) goog-remb") }
         return lines.map { $0 + "\r\n" }.joined()
+    }
+
+    /// Whether the stream uses RTCP feedback (RFC 4585 `RTP/AVPF`): RTX with NACK, transport-cc or REMB.
+    var usesFeedbackProfile: Bool {
+        retransmission != nil || transportSequenceNumberExtensionID != nil || receiverEstimatedMaximumBitrate
     }
 
     /// The `a=fmtp` parameters in the order written.

@@ -34,6 +34,24 @@ private func snippet_Sources_RTPPayload_RTCP_85() async throws {
     }
 }
 
+// Sources/RTPPayload/RTCPReceiverEstimatedMaximumBitrate.swift:11
+private func snippet_Sources_RTPPayload_RTCPReceiverEstimatedMaximumBitrate_11() async throws {
+    let remb = RTCPReceiverEstimatedMaximumBitrate(senderSSRC: 1, bitrate: 1_500_000, ssrcs: [0x5EED_0001])
+    let read = try RTCPPacket.parseCompound(RTCPPacket.compound([remb.rtcpPacket]))[0]
+        .receiverEstimatedMaximumBitrate()
+}
+
+// Sources/RTPPayload/RTCPTransportFeedback.swift:12
+private func snippet_Sources_RTPPayload_RTCPTransportFeedback_12() async throws {
+    let feedback = RTCPTransportFeedback(
+        senderSSRC: 1, mediaSSRC: 2, baseSequenceNumber: 100, referenceTime: 10, feedbackPacketCount: 0,
+        packets: [.received(delta: 4), .notReceived, .received(delta: 300)])
+    let datagram = RTCPPacket.compound([feedback.rtcpPacket])
+    for packet in try RTCPPacket.parseCompound(datagram) {
+        if let read = try packet.transportFeedback() { print(read.arrivalTimes) }
+    }
+}
+
 // Sources/RTPPayload/RTPClock.swift:10
 private func snippet_Sources_RTPPayload_RTPClock_10() async throws {
     let clock = RTPMonotonicClock()
@@ -122,7 +140,7 @@ private func snippet_Sources_RTPPayload_RTPSenderSession_7() async throws {
             case .rtcp(let datagram): rtcpSocket.send(datagram)
             case .keyframeRequested: encoder.requestKeyFrame()
             case .targetBitRate(let rate): try encoder.setAverageBitRate(rate)
-            case .receiverLeft: break
+            case .receiverLeft, .congestionFeedback: break
             }
         }
     }
@@ -158,8 +176,16 @@ private func snippet_Sources_RTPPayload_SessionDescription_14() async throws {
     var receiver = RTPDepacketizer(codec: read.codec, parameterSets: read.parameterSets)
 }
 
-// Sources/RTPPayload/RTPPayload.docc/RTPPayload.md:45
-private func snippet_Sources_RTPPayload_RTPPayload_docc_RTPPayload_45() async throws {
+// Sources/RTPPayload/TransportFeedbackGenerator.swift:9
+private func snippet_Sources_RTPPayload_TransportFeedbackGenerator_9() async throws {
+    let clock = RTPMonotonicClock()
+    var generator = TransportFeedbackGenerator()
+    generator.record(sequenceNumber: 7, arrival: clock.now)   // each packet with the extension
+    let packets = generator.makeFeedback(senderSSRC: 0x5EED_0002, mediaSSRC: 0x5EED_0001)   // every 50 ms
+}
+
+// Sources/RTPPayload/RTPPayload.docc/RTPPayload.md:55
+private func snippet_Sources_RTPPayload_RTPPayload_docc_RTPPayload_55() async throws {
     var packetizer = RTPPacketizer(codec: .h264, ssrc: 0x5EED)
     var receiver = RTPDepacketizer(codec: .h264)
     for sample in samples {

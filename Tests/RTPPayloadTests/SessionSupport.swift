@@ -100,7 +100,7 @@ struct SessionLink {
             switch event {
             case .rtp(let datagram), .rtcp(let datagram): forward.send(datagram, at: now)
             case .keyframeRequested: keyframeRequests += 1
-            case .targetBitRate, .receiverLeft: break
+            case .targetBitRate, .receiverLeft, .congestionFeedback: break
             }
         }
     }

@@ -31,6 +31,14 @@ public struct StreamFeedback: Sendable, Hashable {
     public var targetBitRate: Int?
     /// RTP receivers said goodbye.
     public var receiverLeft = false
+    /// Congestion-control feedback that came in (transport-cc reports matched to the packets sent, REMB), oldest
+    /// first: what an estimator takes. At most ``maximumCongestionFeedback`` are kept until taken; older ones are
+    /// counted in ``congestionFeedbackDiscarded``.
+    public var congestionFeedback: [RTPCongestionFeedback] = []
+    /// Congestion-control feedback dropped because more than ``maximumCongestionFeedback`` came before a take.
+    public var congestionFeedbackDiscarded = 0
+    /// The most congestion-control feedback items kept until taken (about 50 s of transport-cc at 20 per second).
+    public static let maximumCongestionFeedback = 1024
 
     /// Creates feedback; by default it asks for nothing.
     public init(keyframeRequests: Int = 0, targetBitRate: Int? = nil) {
@@ -42,12 +50,24 @@ public struct StreamFeedback: Sendable, Hashable {
     public var isEmpty: Bool { self == StreamFeedback() }
 
     /// Adds what `later` says: the keyframe requests add up, a reconnection
-    /// or a goodbye in either counts, the later target rate wins when it has one.
+    /// or a goodbye in either counts, the later target rate wins when it has one,
+    /// congestion feedback is appended.
     public mutating func merge(_ later: StreamFeedback) {
         keyframeRequests += later.keyframeRequests
         reconnected = reconnected || later.reconnected
         targetBitRate = later.targetBitRate ?? targetBitRate
         receiverLeft = receiverLeft || later.receiverLeft
+        congestionFeedback += later.congestionFeedback
+        congestionFeedbackDiscarded += later.congestionFeedbackDiscarded
+        boundCongestionFeedback()
+    }
+
+    /// Drops the oldest congestion feedback beyond ``maximumCongestionFeedback``, counted.
+    private mutating func boundCongestionFeedback() {
+        let excess = congestionFeedback.count - Self.maximumCongestionFeedback
+        guard excess > 0 else { return }
+        congestionFeedback.removeFirst(excess)
+        congestionFeedbackDiscarded += excess
     }
 
     /// Adds what the RTP sender session's events say.
@@ -57,8 +77,10 @@ public struct StreamFeedback: Sendable, Hashable {
             case .keyframeRequested: keyframeRequests += 1
             case .targetBitRate(let rate): targetBitRate = rate
             case .receiverLeft: receiverLeft = true
+            case .congestionFeedback(let feedback): congestionFeedback.append(feedback)
             case .rtp, .rtcp: break
             }
         }
+        boundCongestionFeedback()
     }
 }

@@ -1,3 +1,5 @@
+import RTPPayload
+
 /// What one datagram on a WebRTC socket is, by its first bytes (RFC 7983 7,
 /// RFC 5761 4 for RTP against RTCP).
 public enum WebRTCPacketKind: Sendable, Hashable {
@@ -35,10 +37,25 @@ public enum WebRTCPacketKind: Sendable, Hashable {
 public enum RTPHeaderExtensionWriter {
     /// `packet` (an RTP packet without extension) with a one-byte-header
     /// extension block holding `elements` (id 1–14, 1–16 bytes of data
-    /// each). A packet that already has an extension, or is shorter than
-    /// its header, is returned unchanged.
+    /// each). A packet that already has an RFC 8285 extension (a transport-wide
+    /// sequence number, say) gets the elements added to it; one with another
+    /// extension, or shorter than its header, is returned unchanged.
     public static func adding(_ elements: [(id: UInt8, data: [UInt8])], to packet: [UInt8]) -> [UInt8] {
-        guard !elements.isEmpty, packet.count >= 12, packet[0] & 0x10 == 0 else { return packet }
+        guard !elements.isEmpty, packet.count >= 12 else { return packet }
+        if packet[0] & 0x10 != 0 {
+            guard let parsed = try? RTPHeader.parse(packet) else { return packet }
+            var header = parsed.0
+            let payload = parsed.1
+            for element in elements {
+                guard (try? header.setExtensionElement(id: element.id, data: element.data)) != nil else {
+                    return packet
+                }
+            }
+            var result: [UInt8] = []
+            header.write(into: &result)
+            result += packet[payload.lowerBound...]
+            return result
+        }
         let headerEnd = 12 + 4 * Int(packet[0] & 0x0F)
         guard packet.count >= headerEnd else { return packet }
         var block: [UInt8] = []

@@ -1,4 +1,5 @@
 import MediaCore
+import RTPPayload
 
 /// What an offer and our H.264 stream agreed on for the one video section.
 public struct NegotiatedVideo: Sendable, Hashable {
@@ -33,6 +34,12 @@ public struct NegotiatedVideo: Sendable, Hashable {
     public var remoteFingerprint: [UInt8]
     /// True when the peer sends and we receive (WHIP).
     public var isIncoming = false
+    /// The extmap id (1–14) of the transport-wide sequence number extension, when the offer gave it and lists
+    /// `transport-cc` feedback for the payload type: the sender stamps every packet with it and the receiver
+    /// sends transport-cc feedback.
+    public var transportSequenceNumberID: UInt8?
+    /// Whether the offer lists `goog-remb` feedback (REMB) for the payload type.
+    public var receiverEstimatedMaximumBitrate = false
 }
 
 /// Our side of an answer: credentials, certificate fingerprint, candidate
@@ -188,13 +195,17 @@ extension SessionOffer {
             pictureLossIndication: feedback.contains("nack pli"), fullIntraRequest: feedback.contains("ccm fir"),
             reducedSizeRTCP: section.rtcpReducedSize, playoutDelayID: extensionID(HeaderExtensionURI.playoutDelay),
             absoluteCaptureTimeID: extensionID(HeaderExtensionURI.absoluteCaptureTime), remoteUsernameFragment: ufrag,
-            remotePassword: pwd, remoteFingerprint: fingerprint.value)
+            remotePassword: pwd, remoteFingerprint: fingerprint.value,
+            transportSequenceNumberID: feedback.contains("transport-cc")
+                ? extensionID(TransportWideSequenceNumber.extensionURI) : nil,
+            receiverEstimatedMaximumBitrate: feedback.contains("goog-remb"))
     }
 
     /// The answer text (CR LF lines): every offered section answered in
     /// order, the video one accepted as `sendonly` with ice-lite,
     /// setup:passive, the chosen payload type (and RTX), nack, nack pli,
-    /// ccm fir, the extensions it takes, SSRCs and one host candidate;
+    /// ccm fir, transport-cc (with its extmap) when offered and, beside it,
+    /// goog-remb (to a viewer) when offered, the extensions it takes, SSRCs and one host candidate;
     /// other sections rejected (port 0) and left out of BUNDLE.
     public func answer(_ video: NegotiatedVideo, parameters: AnswerParameters, streamProfileLevelID: [UInt8]) -> String
     {
@@ -236,10 +247,21 @@ extension SessionOffer {
             if let id = video.absoluteCaptureTimeID, !video.isIncoming {
                 lines.append("a=extmap:\(id) \(HeaderExtensionURI.absoluteCaptureTime)")
             }
+            if let id = video.transportSequenceNumberID {
+                lines.append("a=extmap:\(id) \(TransportWideSequenceNumber.extensionURI)")
+            }
             lines += [
                 "a=rtpmap:\(pt) H264/90000", "a=rtcp-fb:\(pt) nack", "a=rtcp-fb:\(pt) nack pli",
                 "a=rtcp-fb:\(pt) ccm fir",
-                "a=fmtp:\(pt) level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)",
+            ]
+            if video.transportSequenceNumberID != nil { lines.append("a=rtcp-fb:\(pt) transport-cc") }
+            // REMB comes from a viewer (we send none), and is answered only beside transport-cc: answers to offers
+            // without transport-cc stay as they were.
+            if video.receiverEstimatedMaximumBitrate && video.transportSequenceNumberID != nil && !video.isIncoming {
+                lines.append("a=rtcp-fb:\(pt) goog-remb")
+            }
+            lines += [
+                "a=fmtp:\(pt) level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)"
             ]
             if let rtx = video.retransmissionPayloadType {
                 lines += ["a=rtpmap:\(rtx) rtx/90000", "a=fmtp:\(rtx) apt=\(pt)"]

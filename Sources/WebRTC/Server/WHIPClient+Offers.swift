@@ -8,8 +8,12 @@ import RTPPayload
 // Offers: the SDP offer, the endpoint's answer turned into a controlling
 // WebRTCPeer, and connecting (POST the offer, poll until SRTP is keyed).
 extension WHIPClient {
-    /// The offer: one send-only H.264 video section with RTX, our host
-    /// candidate, setup:actpass.
+    /// The extmap id our offers give the transport-wide sequence number extension.
+    static let transportSequenceNumberID: UInt8 = 3
+
+    /// The offer: one send-only H.264 video section with RTX, the transport-wide
+    /// sequence number extension with `transport-cc` and `goog-remb` feedback,
+    /// our host candidate, setup:actpass.
     public var offer: String {
         let profile = profileLevelID.map { String(format2: $0) }.joined()
         let lines = [
@@ -18,7 +22,9 @@ extension WHIPClient {
             "c=IN IP4 \(localAddress.hostText)", "a=mid:0", "a=sendonly", "a=rtcp-mux", "a=rtcp-rsize",
             "a=ice-ufrag:\(credentials.usernameFragment)", "a=ice-pwd:\(credentials.password)",
             "a=fingerprint:sha-256 \(DTLSCertificate.shared.fingerprintText)", "a=setup:actpass",
+            "a=extmap:\(Self.transportSequenceNumberID) \(TransportWideSequenceNumber.extensionURI)",
             "a=rtpmap:96 H264/90000", "a=rtcp-fb:96 nack", "a=rtcp-fb:96 nack pli", "a=rtcp-fb:96 ccm fir",
+            "a=rtcp-fb:96 transport-cc", "a=rtcp-fb:96 goog-remb",
             "a=fmtp:96 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)",
             "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", "a=ssrc-group:FID \(ssrc) \(rtxSSRC)",
             "a=ssrc:\(ssrc) cname:codecsessions", "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
@@ -77,7 +83,12 @@ extension WHIPClient {
             offeredProfileLevelID: profileLevelID.map { String(format2: $0) }.joined(), nack: true,
             pictureLossIndication: true, fullIntraRequest: true, reducedSizeRTCP: true, playoutDelayID: nil,
             absoluteCaptureTimeID: nil, remoteUsernameFragment: ufrag, remotePassword: pwd,
-            remoteFingerprint: fingerprint.value)
+            remoteFingerprint: fingerprint.value,
+            transportSequenceNumberID: (section.feedback[96] ?? []).contains("transport-cc")
+                ? section.extensions.first {
+                    $0.uri == TransportWideSequenceNumber.extensionURI && (1...14).contains($0.id)
+                }.map { UInt8($0.id) } : nil,
+            receiverEstimatedMaximumBitrate: (section.feedback[96] ?? []).contains("goog-remb"))
         // The answer's setup:active makes us the DTLS server; else the client.
         let role = WebRTCPeer.ControllingRole(
             checks: schedule, dtlsRole: answer.setup(section) == "active" ? .server : .client,

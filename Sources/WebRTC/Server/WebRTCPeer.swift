@@ -130,12 +130,13 @@ public final class WebRTCPeer {
                     RTPRetransmission(
                         payloadType: $0, ssrc: retransmissionSSRC,
                         initialSequenceNumber: UInt16.random(in: 0...UInt16.max))
-                }, ntpOffset: ntpOffset))
+                }, ntpOffset: ntpOffset, transportSequenceNumberExtensionID: video.transportSequenceNumberID))
         if video.isIncoming {
             receiver = RTPReceiverSession(
                 configuration: .init(
                     codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
-                    retransmission: video.retransmissionPayloadType.map { RTPRetransmission(payloadType: $0) }))
+                    retransmission: video.retransmissionPayloadType.map { RTPRetransmission(payloadType: $0) },
+                    transportFeedback: video.transportSequenceNumberID.map { .init(extensionID: $0) }))
         }
         self.handshakeTimeout = handshakeTimeout.converted(toTimescale: 1_000_000_000).value
         createdAt = now.converted(toTimescale: 1_000_000_000).value
@@ -389,7 +390,7 @@ public final class WebRTCPeer {
                     outputs.append(.send(protected, to: destination))
                 }
             case .keyframeRequested: outputs.append(.keyframeRequested)
-            case .targetBitRate: break
+            case .targetBitRate, .congestionFeedback: break
             case .receiverLeft(_, let reason):
                 if controlling != nil {
                     // The publisher's owner decides what the endpoint's BYE means.
