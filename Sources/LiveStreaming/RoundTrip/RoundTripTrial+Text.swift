@@ -10,7 +10,7 @@ extension RoundTripTrial.Report {
     /// stable (scripts and tests read the value after a label); where a
     /// setting explains a figure, it is named as `codecs demo`'s option.
     public var text: String {
-        var table = TrialTable()
+        var table = ReportTable()
         table.add(title, "")
         addFrames(to: &table)
         addRepairs(to: &table)
@@ -54,7 +54,7 @@ extension RoundTripTrial.Report {
         }.joined(separator: "; ")
     }
 
-    private func addFrames(to table: inout TrialTable) {
+    private func addFrames(to table: inout ReportTable) {
         let options = configuration
         table.section("frames")
         table.add("encoded", "\(produced.count)")
@@ -87,7 +87,7 @@ extension RoundTripTrial.Report {
     }
 
     /// RTP: what was lost on the way and how RTCP repaired it.
-    private func addRepairs(to table: inout TrialTable) {
+    private func addRepairs(to table: inout ReportTable) {
         guard let outbound = sender.outbound, let inbound = receiver.inbound else { return }
         table.section("repair (RTCP)")
         var dropped = "\(sender.packetsDroppedOnPurpose)"
@@ -114,19 +114,19 @@ extension RoundTripTrial.Report {
         }
         table.add("keyframe requests", requests)
         if let rtt = sender.remoteInbound?.roundTripTime {
-            table.add("round-trip time", TrialTable.milliseconds(rtt))
+            table.add("round-trip time", ReportTable.milliseconds(rtt))
         }
     }
 
-    private func addRates(to table: inout TrialTable) {
+    private func addRates(to table: inout ReportTable) {
         let options = configuration
         table.section("rates")
         let bitRate = Double(sender.bytesProduced * 8) / (Double(options.frames) / Double(options.frameRate))
         table.add(
             "bit rate",
             bitRate >= 1e6
-                ? TrialTable.formatted(bitRate / 1e6, digits: 2) + " Mbit/s"
-                : TrialTable.formatted(bitRate / 1e3) + " kbit/s")
+                ? ReportTable.formatted(bitRate / 1e6, digits: 2) + " Mbit/s"
+                : ReportTable.formatted(bitRate / 1e3) + " kbit/s")
         let smallestRead = receiver.smallestRead == .max ? 0 : receiver.smallestRead
         switch options.transport {
         case .tcp:
@@ -136,18 +136,18 @@ extension RoundTripTrial.Report {
         case .rtp:
             table.add("bytes on the wire", "\(receiver.bytesReceived) in \(receiver.reads) RTP packets")
         }
-        table.add("encode fps", TrialTable.formatted(Double(sender.framesEncoded) / max(sender.encodeSeconds, 1e-9)))
+        table.add("encode fps", ReportTable.formatted(Double(sender.framesEncoded) / max(sender.encodeSeconds, 1e-9)))
         table.add(
-            "decode fps", TrialTable.formatted(Double(account.decoded.count) / max(receiver.decodeSeconds, 1e-9)))
-        table.add("wall time", TrialTable.formatted(wallSeconds, digits: 2) + " s")
+            "decode fps", ReportTable.formatted(Double(account.decoded.count) / max(receiver.decodeSeconds, 1e-9)))
+        table.add("wall time", ReportTable.formatted(wallSeconds, digits: 2) + " s")
         if let latency = latencySummary {
-            let figures = [latency.p50, latency.p95, latency.maximum].map(TrialTable.milliseconds)
+            let figures = [latency.p50, latency.p95, latency.maximum].map(ReportTable.milliseconds)
             table.add("latency p50 / p95 / max", figures.joined(separator: " / ") + "  (submit → decoded)")
         }
         for span in ledger.stages {
             table.add(
                 "  \(span.from.rawValue) → \(span.to.rawValue)",
-                "p50 \(TrialTable.milliseconds(span.p50)), p95 \(TrialTable.milliseconds(span.p95))")
+                "p50 \(ReportTable.milliseconds(span.p50)), p95 \(ReportTable.milliseconds(span.p95))")
         }
         if let delay = framesOfDelay {
             table.add("frames of delay", "\(delay)  (most later frames already in the encoder when one was decoded)")
@@ -156,25 +156,25 @@ extension RoundTripTrial.Report {
             table.add(
                 "access unit bytes",
                 "mean \(Int(sizes.mean.rounded())), largest \(sizes.largest)"
-                    + " (\(TrialTable.formatted(sizes.ratio, digits: 2))× the mean);"
+                    + " (\(ReportTable.formatted(sizes.ratio, digits: 2))× the mean);"
                     + " after the first: largest \(sizes.largestAfterFirst)"
-                    + " (\(TrialTable.formatted(sizes.ratioAfterFirst, digits: 2))×)")
+                    + " (\(ReportTable.formatted(sizes.ratioAfterFirst, digits: 2))×)")
         }
     }
 
-    private func addQuality(to table: inout TrialTable) {
+    private func addQuality(to table: inout ReportTable) {
         table.section("quality")
         table.add(
             "PSNR Y average",
-            TrialTable.formatted(averagePSNR, digits: 2)
-                + " dB  (pass: ≥ \(TrialTable.formatted(configuration.minimumAveragePSNR)) dB)")
+            ReportTable.formatted(averagePSNR, digits: 2)
+                + " dB  (pass: ≥ \(ReportTable.formatted(configuration.minimumAveragePSNR)) dB)")
         table.add(
             "PSNR Y minimum",
-            TrialTable.formatted(minimumPSNR, digits: 2)
-                + " dB  (pass: ≥ \(TrialTable.formatted(configuration.minimumFramePSNR)) dB)")
+            ReportTable.formatted(minimumPSNR, digits: 2)
+                + " dB  (pass: ≥ \(ReportTable.formatted(configuration.minimumFramePSNR)) dB)")
     }
 
-    private func addBackends(to table: inout TrialTable) {
+    private func addBackends(to table: inout ReportTable) {
         table.section("backends")
         table.add("encoder", encoders)
         table.add("decoder", receiver.decoderBackend + (receiver.decoderReason.map { " (\($0))" } ?? ""))
@@ -186,42 +186,4 @@ extension RoundTripTrial.Report {
         let shown = indexes.prefix(12).map(String.init).joined(separator: ", ")
         return indexes.count > 12 ? shown + ", … (\(indexes.count))" : shown
     }
-}
-
-/// Rows of labels and values, rendered with the labels padded to one width;
-/// a section is a blank line and a heading.
-struct TrialTable {
-    private var rows: [(label: String, value: String)] = []
-
-    mutating func add(_ label: String, _ value: String) { rows.append((label, value)) }
-
-    mutating func section(_ title: String) { rows += [("", ""), (title, "")] }
-
-    var rendered: String {
-        let width = rows.filter { !$0.value.isEmpty }.map(\.label.count).max() ?? 0
-        return rows.map { row in
-            if row.value.isEmpty { return row.label }
-            return "  " + row.label + String(repeating: " ", count: width - row.label.count) + "  " + row.value
-        }.joined(separator: "\n")
-    }
-
-    /// `value` with `digits` digits after the point ("inf", "n/a" when not finite).
-    static func formatted(_ value: Double, digits: Int = 1) -> String {
-        guard value.isFinite else { return value > 0 ? "inf" : "n/a" }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        var text = String((value * scale).rounded() / scale)
-        if let dot = text.firstIndex(of: ".") {
-            let decimals = text.distance(from: dot, to: text.endIndex) - 1
-            if digits == 0 {
-                text = String(text[..<dot])
-            } else if decimals < digits {
-                text += String(repeating: "0", count: digits - decimals)
-            }
-        }
-        return text
-    }
-
-    /// Seconds as milliseconds with one digit after the point.
-    static func milliseconds(_ seconds: Double) -> String { formatted(seconds * 1000) + " ms" }
 }

@@ -98,7 +98,7 @@ func runDecode(_ arguments: [String]) -> Int32 {
         input: inputPath, output: outputPath, codec: codec, codecNamedBy: codec.map { "--codec \($0.rawValue)" },
         settings: decoderSettings, start: start, duration: duration)
     let progress = ProgressLine(enabled: standardErrorIsTerminal)
-    decoder.progress = { count, rate in progress.show("decoded \(count) frames (\(formatted(rate))) fps") }
+    decoder.progress = { count, rate in progress.show("decoded \(count) frames (\(ReportTable.formatted(rate))) fps") }
     do throws(MediaError) {
         try decoder.open()
         if !decoder.otherTracks.isEmpty {
@@ -137,7 +137,7 @@ private func printSummary(_ decoder: MediaFileDecoder) {
     var lines: [String] = []
     let statistics = session?.statistics ?? DecodeStatistics()
     lines.append(
-        "decoded \(output.framesWritten) frames at \(formatted(output.framesPerSecond)) fps with "
+        "decoded \(output.framesWritten) frames at \(ReportTable.formatted(output.framesPerSecond)) fps with "
             + "\(session?.backend ?? "no decoder") (\(statistics))")
     if let reason = session?.fallbackReason { lines.append("hardware not used: \(reason)") }
     if let layout = output.layout {

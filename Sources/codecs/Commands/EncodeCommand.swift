@@ -152,7 +152,7 @@ private struct EncodePlan {
             progress: { frames, bytes in
                 let elapsed = monotonicSeconds() - start
                 progress.show(
-                    "frame \(frames)  \(bytes / 1024) KiB  \(formatted(elapsed > 0 ? Double(frames) / elapsed : 0)) fps"
+                    "frame \(frames)  \(bytes / 1024) KiB  \(ReportTable.formatted(elapsed > 0 ? Double(frames) / elapsed : 0)) fps"
                 )
             })
         try sink.finish()
@@ -161,8 +161,8 @@ private struct EncodePlan {
         let elapsed = max(monotonicSeconds() - start, 1e-9)
         let frames = report.frames
         var summary =
-            "encoded \(frames) frames, \(report.bytes) bytes, \(formatted(report.bitsPerSecond / 1000)) kb/s, "
-            + "\(formatted(Double(frames) / elapsed)) fps, backend \(session.backendDescription)"
+            "encoded \(frames) frames, \(report.bytes) bytes, \(ReportTable.formatted(report.bitsPerSecond / 1000)) kb/s, "
+            + "\(ReportTable.formatted(Double(frames) / elapsed)) fps, backend \(session.backendDescription)"
         if report.droppedFrames > 0 {
             summary += "; \(report.droppedFrames) frames dropped by the encoder"
         }

@@ -1,4 +1,5 @@
 import FormatConv
+import MediaCore
 import MediaIO
 
 /// `codecs inspect IN [--json] [--nals] [--codec h264|hevc]`: what an Annex-B

@@ -1,6 +1,8 @@
-/// A JSON value whose object keys keep their insertion order, so that the
-/// tool's `--json` output is stable for scripts and diffs.
-enum JSONValue {
+// A JSON value and its text (RFC 8259), for reports and statistics files.
+
+/// A JSON value whose object keys keep their insertion order, so that
+/// `--json` output is stable for scripts and diffs.
+public enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -10,12 +12,18 @@ enum JSONValue {
     case object([(String, JSONValue)])
 
     /// `text` as a JSON string, or null.
-    static func optional(_ text: String?) -> JSONValue {
+    public static func optional(_ text: String?) -> JSONValue {
         text.map { .string($0) } ?? .null
     }
 
-    /// The value as JSON text, indented by two spaces a level.
-    func serialized(indent: Int = 0) -> String {
+    /// An object whose members are `members` in the order of their keys.
+    public static func sorted(_ members: [String: JSONValue]) -> JSONValue {
+        .object(members.keys.sorted().map { ($0, members[$0]!) })
+    }
+
+    /// The value as JSON text, indented by two spaces a level; a number that
+    /// is not finite (JSON has none) is written as `null`.
+    public func serialized(indent: Int = 0) -> String {
         var output = ""
         write(to: &output, indent: indent)
         return output
