@@ -35,4 +35,19 @@ struct RMCATCompetingFlowsTests {
             }
         }
     }
+
+    @Test func inEveryCaseEachFlowsEstimateStaysWithin1Point5TimesWhatItSentOutsideProbes() {
+        let runs = [
+            RMCATRuns.variableCapacity, RMCATRuns.variableCapacityTwoFlows, RMCATRuns.congestedFeedbackLink,
+            RMCATRuns.competingFlows, RMCATRuns.competingTCP300, RMCATRuns.competingTCP1000, RMCATRuns.pauseAndResume,
+        ]
+        for result in runs {
+            for flow in result.flows {
+                let ratio = RMCATEvaluation.estimateOverSent(flow)
+                #expect(
+                    ratio > 0 && ratio <= 1.5,
+                    "\(result.configuration.name) flow \(flow.flow.id): target / sent \(ratio)")
+            }
+        }
+    }
 }
