@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 struct RMCATMissedTargetsTests {
-    @Test(.disabled("misses target: worst-phase Jain index 0.80 (1.0 Mb/s phase, 75–100 s)"))
+    @Test(.disabled("misses target: worst-phase Jain index 0.78 (1.0 Mb/s phase, 75–100 s)"))
     func fiveTwoTwoFlowsShareFairlyOverTheLast30SecondsOfEachPhase() {
         let result = RMCATRuns.variableCapacityTwoFlows
         for phase in RMCATEvaluation.twoFlowPhases {
@@ -13,7 +13,7 @@ struct RMCATMissedTargetsTests {
         }
     }
 
-    @Test(.disabled("misses target: media share 10.2 % (300 ms queue) and 14.0 % (1000 ms queue) of the link"))
+    @Test(.disabled("misses target: media share 8.2 % (300 ms queue) and 8.1 % (1000 ms queue) of the link"))
     func fiveSixTheMediaFlowKeepsAQuarterOfTheLinkAgainstALongTCPFlow() {
         for result in [RMCATRuns.competingTCP300, RMCATRuns.competingTCP1000] {
             let start = Duration.seconds(10)

@@ -28,6 +28,7 @@ public struct CongestionController: Sendable {
     var acknowledged = AcknowledgedBitrateEstimator()
     var applicationLimitedDetector = ApplicationLimitedDetector()
     var probeController: ProbeController
+    var standingQueue: StandingQueueDetector?
     var probeEstimator = ProbeBitrateEstimator()
     var history = SentPacketHistory()
     var rembLimit: Int?
@@ -52,6 +53,7 @@ public struct CongestionController: Sendable {
         var lastProbeResult: Int?
         var roundTripTime: Duration?
         var lossReports = 0
+        var standingQueueSignals = 0
     }
 
     /// Makes a controller.
@@ -64,6 +66,7 @@ public struct CongestionController: Sendable {
         trendline = TrendlineEstimator(configuration: configuration)
         rateControl = AIMDRateControl(configuration: configuration)
         probeController = ProbeController(configuration: configuration)
+        standingQueue = configuration.standingQueueDelay.map { StandingQueueDetector(threshold: $0) }
         target = configuration.startRate
         maximumRate = configuration.maximumRate
     }
