@@ -13,20 +13,22 @@ func rmcatChart(_ result: CongestionTrialResult) -> String {
     var delays: [TimeSeries] = []
     for (index, flow) in result.flows.enumerated() {
         let color = colors[index % colors.count]
+        // From the flow's start: before it the controller has only its start rate.
+        let samples = flow.samples.filter { $0.time > flow.flow.start }
         // Send rate over 500 ms windows, every 100 ms.
-        let sent = flow.samples.map { sample in
+        let sent = samples.map { sample in
             (sample.time.benchSeconds, flow.sendRate(from: sample.time - .milliseconds(500), to: sample.time) / 1e6)
         }
         rates.append(TimeSeries(name: "flow \(flow.flow.id) sent", points: sent, color: color))
         rates.append(
             TimeSeries(
                 name: "flow \(flow.flow.id) target",
-                points: flow.samples.map { ($0.time.benchSeconds, Double($0.target) / 1e6) }, color: color,
+                points: samples.map { ($0.time.benchSeconds, Double($0.target) / 1e6) }, color: color,
                 dashed: true))
         delays.append(
             TimeSeries(
                 name: "flow \(flow.flow.id)",
-                points: flow.samples.map { ($0.time.benchSeconds, $0.queueDelay.benchSeconds * 1000) }, color: color))
+                points: samples.map { ($0.time.benchSeconds, $0.queueDelay.benchSeconds * 1000) }, color: color))
     }
     for (id, buckets) in result.tcpDeliveredBytes.sorted(by: { $0.key < $1.key }) {
         let interval = result.configuration.sampleInterval.benchSeconds
