@@ -108,7 +108,7 @@ let package = Package(
             name: "CodecsBench",
             dependencies: [
                 "CBenchSupport", "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO",
-                "CX264", "CX265", "CFFmpeg", "Sockets",
+                "CX264", "CX265", "CFFmpeg", "Sockets", "TestSupport", "CongestionControl",
             ],
             path: "Benchmarks/CodecsBench"),
         .executableTarget(
@@ -126,7 +126,9 @@ let package = Package(
         // fixtures, MD5 and PSNR, clip encoding and decode-all through the sessions.
         .target(
             name: "TestSupport",
-            dependencies: ["MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "Sockets"],
+            dependencies: [
+                "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "Sockets", "CongestionControl",
+            ],
             path: "Tests/TestSupport"),
 
         .testTarget(name: "MediaCoreTests", dependencies: ["TestSupport", "MediaCore"]),

@@ -8,7 +8,7 @@ struct BenchOptions {
     var jsonPath = "bench/results.json"
     var sections: Set<String> = [
         "formatconv", "pixels", "encode", "decode", "roundtrip", "latency", "transports", "memory", "floor",
-        "density", "fanout",
+        "density", "fanout", "rmcat",
     ]
 }
 

@@ -11,7 +11,7 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     // (1080p only for the sections that measure it: FormatConv and decoding.)
     let wants1080 = options.sections.contains("formatconv") || options.sections.contains("decode")
     let sizes: [(Int, Int, Int)] =
-        options.inputsOnly
+        options.inputsOnly || options.sections == ["rmcat"]
         ? [] : quick || !wants1080 ? [(1280, 720, quick ? 60 : 300)] : [(1280, 720, 300), (1920, 1080, 300)]
     var streams: [CodedStream] = []
     var frames720: [PixelBuffer] = []
@@ -138,6 +138,10 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     }
     writeScalingCharts(
         density: density, decoders: decoders, fanOut: fanOut, jsonPath: options.jsonPath, report: report)
+    if options.sections.contains("rmcat") {
+        log("rmcat: the RFC 8867 cases on the seeded simulated link (congestion controller, pacer, encoder model)")
+        try benchmarkRMCAT(jsonPath: options.jsonPath, report: report, log: log)
+    }
     if options.sections.contains("memory") && !frames720.isEmpty {
         log("memory: allocations per frame and peak RSS")
         try benchmarkMemory(Array(frames720.prefix(quick ? 60 : 150)), stream: streams[0], report: report)

@@ -13,7 +13,7 @@ let usageText = """
                      only (for profiling, e.g. under valgrind --tool=callgrind)
       --json PATH    where to write the figures (default bench/results.json)
       --only LIST    formatconv, pixels, encode, decode, roundtrip, latency, page, webrtc, nack, transports,
-                     memory, floor, density, fanout (default: all but page, webrtc and nack)
+                     memory, floor, density, fanout, rmcat (default: all but page, webrtc and nack)
 
     the instruction-count gate (make bench-gate; see bench/README.md):
       --gate PATH    run the gate's regions (under valgrind --tool=callgrind) and write what they

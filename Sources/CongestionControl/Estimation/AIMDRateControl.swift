@@ -16,7 +16,7 @@ struct AIMDRateControl: Sendable {
     static let minimumMultiplicativeIncrease = 1000.0
 
     let minimum: Int
-    let maximum: Int
+    var maximum: Int
     let beta: Double
     let headroom: Double
 

@@ -40,6 +40,10 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
     public var decreaseFactor: Double
     /// The largest multiple of the acknowledged rate the estimate may grow to.
     public var acknowledgedRateHeadroom: Double
+    /// A queue is standing (and treated as overuse) when every packet sent
+    /// over a second arrived more than this above the smallest one-way delay
+    /// seen; nil: not detected (the trendline alone).
+    public var standingQueueDelay: Duration?
 
     /// - Parameters:
     ///   - startRate: the rate before any feedback, bits per second.
@@ -63,6 +67,7 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
         overuseTime = .milliseconds(10)
         decreaseFactor = 0.85
         acknowledgedRateHeadroom = 1.5
+        standingQueueDelay = .milliseconds(100)
     }
 
     /// Checks the settings; the controller's initialiser calls it.
@@ -89,6 +94,7 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
         }
         if burstInterval < .zero || overuseTime < .zero { return "burstInterval and overuseTime must not be negative" }
         if applicationLimitedProbeInterval <= .zero { return "applicationLimitedProbeInterval must be above 0" }
+        if let delay = standingQueueDelay, delay <= .zero { return "standingQueueDelay must be above 0 (or nil)" }
         return nil
     }
 }

@@ -31,6 +31,8 @@ public struct CongestionControlStatistics: Sendable, Hashable {
     public var threshold: Double
     /// Times the detector moved into overuse.
     public var overuseSignals: Int
+    /// Times a standing queue was taken as overuse (``CongestionControlConfiguration/standingQueueDelay``).
+    public var standingQueueSignals: Int
     /// Whether the sender is application-limited.
     public var applicationLimited: Bool
     /// Probe clusters handed to the caller.
@@ -71,6 +73,7 @@ extension CongestionController {
             delayBasedEstimate: rateControl.estimate, lossBasedEstimate: lossBased.estimate, rembBitrate: rembLimit,
             detectorState: trendline.state, rateControlState: rateControl.state, modifiedTrend: trendline.modifiedTrend,
             threshold: trendline.threshold, overuseSignals: trendline.overuseSignals,
+            standingQueueSignals: counters.standingQueueSignals,
             applicationLimited: applicationLimitedDetector.isLimited, probeClustersSent: counters.probeClustersSent,
             probeClustersSucceeded: counters.probeClustersSucceeded, lastProbeResult: counters.lastProbeResult,
             feedbackReports: counters.feedbackReports, lossReports: counters.lossReports,

@@ -43,6 +43,7 @@ extension CongestionController {
             if let delta = interArrival.add(send: packet.sendTime, arrival: arrival, size: packet.size) {
                 usage = trendline.update(delta)
             }
+            standingQueue?.add(send: packet.sendTime, arrival: arrival)
             if let id = packet.probeCluster, let probe = probeController.created[id],
                 let result = probeEstimator.add(
                     probe: probe, send: packet.sendTime, arrival: arrival, size: packet.size)
@@ -54,6 +55,10 @@ extension CongestionController {
         if let roundTrip {
             counters.roundTripTime = roundTrip
             rateControl.roundTripTime = roundTrip
+        }
+        if usage != .overusing, standingQueue?.isStanding() == true {
+            usage = .overusing
+            counters.standingQueueSignals += 1
         }
         let best = probeResults.values.max()
         if let best, best > rateControl.estimate, usage != .overusing {

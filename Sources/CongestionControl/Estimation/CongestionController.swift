@@ -28,10 +28,13 @@ public struct CongestionController: Sendable {
     var acknowledged = AcknowledgedBitrateEstimator()
     var applicationLimitedDetector = ApplicationLimitedDetector()
     var probeController: ProbeController
+    var standingQueue: StandingQueueDetector?
     var probeEstimator = ProbeBitrateEstimator()
     var history = SentPacketHistory()
     var rembLimit: Int?
     var target: Int
+    /// The media's maximum now (``setMaximumRate(_:at:)``), at first the configuration's.
+    public private(set) var maximumRate: Int
     var counters = Counters()
     var lastUpdate: Duration?
 
@@ -50,6 +53,7 @@ public struct CongestionController: Sendable {
         var lastProbeResult: Int?
         var roundTripTime: Duration?
         var lossReports = 0
+        var standingQueueSignals = 0
     }
 
     /// Makes a controller.
@@ -62,7 +66,28 @@ public struct CongestionController: Sendable {
         trendline = TrendlineEstimator(configuration: configuration)
         rateControl = AIMDRateControl(configuration: configuration)
         probeController = ProbeController(configuration: configuration)
+        standingQueue = configuration.standingQueueDelay.map { StandingQueueDetector(threshold: $0) }
         target = configuration.startRate
+        maximumRate = configuration.maximumRate
+    }
+
+    /// Changes the media's maximum rate (an encoder's limit that changed
+    /// with the content or the resolution). The target is clamped to it from
+    /// now on; when it rises above the target, one probe cluster at the new
+    /// maximum is asked for (in the returned ``TargetRate``), so the estimate
+    /// finds a wider path within a round trip.
+    ///
+    /// - Parameters:
+    ///   - rate: the new maximum, bits per second (at least the configuration's minimum).
+    ///   - now: when it changes.
+    public mutating func setMaximumRate(_ rate: Int, at now: Duration) -> TargetRate {
+        precondition(
+            rate >= configuration.minimumRate,
+            "CongestionController.setMaximumRate: \(rate) is below the minimum rate \(configuration.minimumRate)")
+        maximumRate = rate
+        rateControl.maximum = rate
+        probeController.maximumRaised(to: rate, estimate: target, at: now)
+        return update(at: now)
     }
 
     /// Records a packet as it leaves the pacer. Sequence numbers must grow.
@@ -132,7 +157,7 @@ public struct CongestionController: Sendable {
         var rate = rateControl.estimate
         if let cap = lossBased.estimate { rate = min(rate, cap) }
         if let cap = rembLimit { rate = min(rate, cap) }
-        target = AIMDRateControl.clamp(rate, configuration.minimumRate, configuration.maximumRate)
+        target = AIMDRateControl.clamp(rate, configuration.minimumRate, maximumRate)
         applicationLimitedDetector.update(target: target, at: now)
         probeController.process(estimate: target, applicationLimited: applicationLimitedDetector.isLimited, at: now)
         let clusters = probeController.takePending()

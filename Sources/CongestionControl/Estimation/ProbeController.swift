@@ -12,6 +12,9 @@
 struct ProbeController: Sendable {
     static let minimumPackets = 5
     static let minimumDuration: Duration = .milliseconds(15)
+    /// A probe after the maximum rose lasts longer than a start-up probe: at
+    /// rates near the capacity 15 ms of arrivals is within a path's jitter.
+    static let raisedMaximumDuration: Duration = .milliseconds(100)
     static let repeatFraction = 0.7
     static let resultTimeout: Duration = .seconds(1)
     static let dropThreshold = 0.66
@@ -22,7 +25,7 @@ struct ProbeController: Sendable {
     let enabled: Bool
     let initialMultipliers: [Double]
     let alrInterval: Duration
-    let maximum: Int
+    var maximum: Int
 
     private var nextID = 1
     private(set) var started = false
@@ -92,6 +95,19 @@ struct ProbeController: Sendable {
         }
     }
 
+    /// The media's maximum rose to `maximum` while the estimate is below it:
+    /// one cluster at twice the estimate (at most the new maximum), growing
+    /// like the start-up probes while results keep up, so the estimate can
+    /// follow a wider path within a few round trips instead of growing at
+    /// 8 % a second.
+    mutating func maximumRaised(to maximum: Int, estimate: Int, at now: Duration) {
+        let previous = self.maximum
+        self.maximum = maximum
+        guard enabled, started, maximum > previous, estimate < maximum else { return }
+        let rate = min(2 * estimate, maximum)
+        expectResult(add(rate: rate, at: now, duration: Self.raisedMaximumDuration), at: now, exponential: true)
+    }
+
     /// Hands the pending clusters over.
     mutating func takePending() -> [ProbeCluster] {
         defer { pending = [] }
@@ -102,9 +118,9 @@ struct ProbeController: Sendable {
         awaiting = (cluster.id, cluster.rate, now, exponential)
     }
 
-    private mutating func add(rate: Int, at now: Duration) -> ProbeCluster {
+    private mutating func add(rate: Int, at now: Duration, duration: Duration = Self.minimumDuration) -> ProbeCluster {
         let cluster = ProbeCluster(
-            id: nextID, rate: rate, minimumPackets: Self.minimumPackets, minimumDuration: Self.minimumDuration)
+            id: nextID, rate: rate, minimumPackets: Self.minimumPackets, minimumDuration: duration)
         nextID += 1
         pending.append(cluster)
         created[cluster.id] = cluster
