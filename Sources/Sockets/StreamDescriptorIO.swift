@@ -43,3 +43,21 @@ private func streamIOResult(_ count: Int, emptyMeansClosed: Bool) -> StreamIORes
     if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return .wouldBlock }
     return .failed(code)
 }
+
+/// Takes the next connection waiting on the listening socket `listener`
+/// (IPv4 or IPv6), non-blocking, or nil when none waits: its descriptor,
+/// made non-blocking, and the peer's address.
+package func acceptWaitingConnection(on listener: Int32) -> (descriptor: Int32, peer: SocketAddress)? {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let descriptor = withUnsafeMutablePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
+    }
+    guard descriptor >= 0 else { return nil }
+    guard let peer = SocketAddress.from(storage) else {
+        _ = close(descriptor)
+        return nil
+    }
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+    return (descriptor, peer)
+}

@@ -29,14 +29,8 @@ extension WHEPServer {
         // At most 256 per poll, so that a flood of connections cannot hold
         // the media back.
         for _ in 0..<256 {
-            var address = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let descriptor = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
-            }
-            guard descriptor >= 0 else { return }
-            let source = UDPAddress(
-                host: withUnsafeBytes(of: address.sin_addr) { Array($0) }, port: UInt16(bigEndian: address.sin_port))
+            guard let (descriptor, peer) = acceptWaitingConnection(on: listener) else { return }
+            let source = UDPAddress(peer)
             let fromThere = connections.filter { $0.source.host == source.host }.count
             guard fromThere < configuration.maximumConnectionsPerAddress else {
                 refusedConnections += 1
@@ -44,7 +38,6 @@ extension WHEPServer {
                 continue
             }
             if connections.count >= configuration.maximumConnections { evictConnection() }
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
             connections.append(HTTPConnection(descriptor: descriptor, source: source, acceptedAt: wallClockSeconds()))
             readRequest(at: connections.count - 1)
         }

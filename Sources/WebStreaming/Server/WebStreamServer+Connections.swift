@@ -41,26 +41,18 @@ extension WebStreamServer {
 
     private func acceptPending() {
         while true {
-            var address = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let fd = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
-            }
-            guard fd >= 0 else { return }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            guard let (fd, peer) = acceptWaitingConnection(on: listener) else { return }
             var one: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             if let size = configuration.socketSendBuffer {
                 var value = Int32(size)
                 _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<Int32>.size))
             }
-            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-            _ = inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
-            let host = String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let host = peer.host
             makeRoomForPendingRequest(from: host)
             connections.append(
                 Connection(
-                    id: nextID, descriptor: fd, address: host, port: UInt16(bigEndian: address.sin_port),
+                    id: nextID, descriptor: fd, address: host, port: peer.port,
                     configuration: configuration))
             nextID += 1
         }
