@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "WebRTC",
             dependencies: [
-                "MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "Sockets", "COpenSSL", "CSRTP",
+                "MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "Sockets", "COpenSSL", "CSRTP", "CongestionControl",
             ]),
 
         // The package-internal C boundary: error mapping per C library, the

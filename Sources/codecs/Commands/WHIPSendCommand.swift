@@ -84,7 +84,7 @@ enum WHIPSend {
                 LiveOptions.writeStatistics(
                     "{\"framesSent\":\(s.framesSent),\"packetsSent\":\(s.packetsSent),\"nackCount\":\(s.nackCount),"
                         + "\"pliCount\":\(s.pliCount),\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),"
-                        + "\"deleteStatus\":\(deleted)}", parsed)
+                        + "\"deleteStatus\":\(deleted),\"congestionControl\":\(client.congestionJSON())}", parsed)
             }
             printError("codecs stream send: sent \(sent) access units; \(ending)")
             return 0
