@@ -65,7 +65,8 @@ let package = Package(
         .target(
             name: "WebRTC",
             dependencies: [
-                "MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "Sockets", "COpenSSL", "CSRTP", "CongestionControl",
+                "MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "Sockets", "COpenSSL", "CSRTP",
+                "CongestionControl",
             ]),
 
         // The package-internal C boundary: error mapping per C library, the

@@ -1,8 +1,8 @@
 // Chromium as a WebRTC peer of our congestion control: as a WHEP viewer its transport-cc feedback drives our
 // estimator and the shared encode's target; as a WHIP publisher it estimates from our feedback.
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite(.serialized)
 struct ChromiumCongestionTests {
@@ -73,6 +73,7 @@ struct ChromiumCongestionTests {
         let stats = try WHEPPeerTests.stats(statsPath)
         let sent = stats["transportFeedbackSent"] as? Int ?? 0
         #expect(sent > 0)
-        print("Chromium WHIP publisher: \(sent) transport-cc reports from us; its availableOutgoingBitrate \(available)")
+        print(
+            "Chromium WHIP publisher: \(sent) transport-cc reports from us; its availableOutgoingBitrate \(available)")
     }
 }

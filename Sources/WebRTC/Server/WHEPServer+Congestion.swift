@@ -37,9 +37,12 @@ extension WHEPServer {
         guard let congestion = peer.congestion else { return "" }
         let s = congestion.controller.statistics
         func optional(_ value: Int?) -> String { value.map(String.init) ?? "null" }
-        let rtt = s.roundTripTime.map { String(Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) }
+        let rtt = s.roundTripTime.map {
+            String(Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000)
+        }
         let members: [(String, String)] = [
-            ("availableOutgoingBitrate", String(s.availableOutgoingBitrate)), ("targetBitrate", String(s.targetBitrate)),
+            ("availableOutgoingBitrate", String(s.availableOutgoingBitrate)),
+            ("targetBitrate", String(s.targetBitrate)),
             ("acknowledgedBitrate", optional(s.acknowledgedBitrate)), ("pacingRate", String(s.pacingRate)),
             ("sentBitrate", optional(s.sentBitrate)), ("delayBasedEstimate", String(s.delayBasedEstimate)),
             ("lossBasedEstimate", optional(s.lossBasedEstimate)), ("rembBitrate", optional(s.rembBitrate)),

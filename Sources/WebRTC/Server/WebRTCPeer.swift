@@ -145,7 +145,8 @@ public final class WebRTCPeer {
                     transportFeedback: video.transportSequenceNumberID.map { .init(extensionID: $0) }))
         }
         if !video.isIncoming, video.transportSequenceNumberID != nil, let congestionControl {
-            do { congestion = Congestion(controller: try CongestionController(configuration: congestionControl)) } catch {
+            do { congestion = Congestion(controller: try CongestionController(configuration: congestionControl)) } catch
+            {
                 throw .invalidArgument(error.description)
             }
         }
