@@ -16,7 +16,8 @@ struct ChromiumCongestionTests {
 
     /// Chromium plays a live encode with `--adaptive-bitrate`: it negotiated transport-cc, its feedback reached our
     /// viewer's estimator (reports taken, packets matched and acknowledged, an estimate), the shared encode was
-    /// given a target within the bounds (30 kb/s … --bitrate), and every frame was still decoded.
+    /// given a target within the bounds (30 kb/s … --bitrate), the viewer's packets went through its pacer (its
+    /// probe clusters measured), and every frame was still decoded.
     @Test func chromiumViewersFeedbackDrivesOurEstimator() throws {
         guard Self.chromiumInstalled else {
             Issue.record("chromium and chromium-driver are not installed (scripts/bootstrap installs them)")
@@ -47,6 +48,11 @@ struct ChromiumCongestionTests {
         #expect(estimator["packetsAcknowledged"] as? Int ?? 0 > 0)
         #expect(estimator["targetBitrate"] as? Int ?? 0 > 0)
         #expect(estimator["availableOutgoingBitrate"] as? Int ?? 0 > 0)
+        // --adaptive-bitrate paces: the pacer sent media, held nothing at the end, and probes were measured.
+        #expect(estimator["paced"] as? Bool == true)
+        #expect(estimator["pacerPacketsSent"] as? Int ?? 0 > 0)
+        #expect(estimator["pacerQueuedPackets"] as? Int == 0)
+        #expect(estimator["probeClustersSucceeded"] as? Int ?? 0 > 0)
         print(
             "Chromium WHEP viewer: \(feedback) transport-cc reports, \(estimator["feedbackPacketsMatched"] ?? "?") "
                 + "packets matched, estimate \(estimator["targetBitrate"] ?? "?") b/s, acknowledged "

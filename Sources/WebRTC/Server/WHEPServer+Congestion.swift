@@ -36,6 +36,7 @@ extension WHEPServer {
     static func congestionJSON(of peer: WebRTCPeer) -> String {
         guard let congestion = peer.congestion else { return "" }
         let s = congestion.controller.statistics
+        let pacer = congestion.pacer
         func optional(_ value: Int?) -> String { value.map(String.init) ?? "null" }
         let rtt = s.roundTripTime.map {
             String(Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000)
@@ -49,8 +50,12 @@ extension WHEPServer {
             ("detectorState", "\"\(s.detectorState.rawValue)\""),
             ("rateControlState", "\"\(s.rateControlState.rawValue)\""),
             ("applicationLimited", String(s.applicationLimited)),
-            // Probes go out as soon as they are due (no pacer queue): the queue delay is 0.
-            ("queueDelayMs", "0"),
+            // Without a pacer packets leave at once: the queue delay is 0.
+            ("paced", String(pacer != nil)),
+            ("queueDelayMs", String(pacer.map { $0.queuedBytes * 8000 / max(1, $0.pacingRate) } ?? 0)),
+            ("pacerQueuedPackets", String(pacer?.queuedPackets ?? 0)),
+            ("pacerPacketsSent", String(pacer?.statistics.packetsSent ?? 0)),
+            ("pacerProbeBytesSent", String(pacer?.statistics.probeBytesSent ?? 0)),
             ("probeClustersSent", String(congestion.probeClustersSent)),
             ("probeBytesSent", String(congestion.probeBytesSent)),
             ("probeClustersSucceeded", String(s.probeClustersSucceeded)),

@@ -70,6 +70,7 @@ extension WHEPServer {
                 handshakeTimeout: MediaTime(seconds: configuration.handshakeTimeout, timescale: 1_000_000),
                 congestionControl: configuration.congestionControl)
         } catch { return refuse(500, error.message) }
+        if configuration.pacesViewers { peer.pace(at: clock.now) }
         if configuration.lossProbability > 0 {
             peer.faults = PacketFaultInjector(
                 seed: configuration.lossSeed, dropProbability: configuration.lossProbability)

@@ -92,6 +92,9 @@ public final class WHEPServer {
         }()
         /// What the viewers' estimates do to the shared encode (see ``SharedRatePolicy``).
         public var ratePolicy = SharedRatePolicy.fixed
+        /// Whether each viewer with transport-cc sends its media through a pacer at its estimator's pacing rate
+        /// (``WebRTCPeer/pace(at:)``); false sends each access unit's packets at once.
+        public var pacesViewers = false
 
         /// Creates a configuration for `host` (a numeric IPv4 address), the HTTP `port` and the UDP `mediaPort` (0: a
         /// free one), serving WHEP only.

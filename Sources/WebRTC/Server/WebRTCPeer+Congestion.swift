@@ -25,8 +25,70 @@ extension WebRTCPeer {
         /// Packets sent whose transport-wide sequence number did not follow the last one (not given to the
         /// estimator).
         public internal(set) var packetsOutOfOrder = 0
+        /// The pacer media goes through, when the peer paces (see ``WebRTCPeer/pace(at:)``); nil sends at once.
+        public internal(set) var pacer: Pacer<PacedDatagram>?
         var lastSequenceNumber: Int64 = -1
         var lastProcess: Int64?
+    }
+
+    /// A protected datagram waiting in the pacer, with its plain RTP packet (for its transport-wide number).
+    public struct PacedDatagram: Sendable {
+        var protected: [UInt8]
+        var plain: [UInt8]
+    }
+
+    /// Sends media through a pacer from now on (the estimator's pacing rate, probes on the pacer's schedule).
+    /// Needs transport-cc (an estimator); without it nothing changes.
+    public func pace(at now: MediaTime) {
+        guard congestion != nil, congestion!.pacer == nil else { return }
+        let target = congestion!.controller.statistics
+        congestion!.pacer = Pacer(
+            targetRate: target.targetBitrate, pacingRate: target.pacingRate,
+            at: .nanoseconds(now.nanosecondCount))
+    }
+
+    /// Queues a media or retransmitted packet in the pacer; false when the peer does not pace.
+    func enqueuePaced(_ protected: [UInt8], plain: [UInt8], at now: MediaTime) -> Bool {
+        guard congestion?.pacer != nil else { return false }
+        let header = try? RTPHeader.parse(plain).0
+        let repair = header.map { $0.ssrc == retransmissionSSRC && $0.ssrc != sender.ssrc } ?? false
+        congestion!.pacer!.enqueue(
+            PacedDatagram(protected: protected, plain: plain), size: protected.count,
+            priority: repair ? .retransmission : .video, at: .nanoseconds(now.nanosecondCount))
+        return true
+    }
+
+    /// What the pacer releases by `now` (all of it when `flushing`): each datagram's send time recorded and
+    /// reported to the estimator; the pacer's padding made as padding-only packets of its probe cluster.
+    func releasePaced(at now: MediaTime, flushing: Bool = false) -> [Output] {
+        guard congestion?.pacer != nil, let destination = mediaDestination else { return [] }
+        let time = Duration.nanoseconds(now.nanosecondCount)
+        var released: [PacedPacket<PacedDatagram>] = []
+        if flushing {
+            while congestion!.pacer!.queuedPackets > 0 {
+                let batch = congestion!.pacer!.process(at: time + .seconds(3600))
+                if batch.isEmpty { break }
+                released += batch
+            }
+        } else {
+            released = congestion!.pacer!.process(at: time)
+        }
+        var outputs: [Output] = []
+        for packet in released {
+            switch packet.content {
+            case .media(let datagram):
+                outputs.append(.send(datagram.protected, to: destination))
+                _ = sender.recordSendTime(of: datagram.plain, at: now)
+                congestionPacketSent(
+                    datagram.plain, wireSize: datagram.protected.count, at: now, probeCluster: packet.probeClusterID)
+            case .padding:
+                guard !flushing, !sender.isFinished else { continue }
+                outputs += handle(
+                    sender.sendPadding(bytes: packet.size, at: now), at: now, probeCluster: packet.probeClusterID,
+                    unpaced: true)
+            }
+        }
+        return outputs
     }
 
     /// How often the estimator's timers run (probing, application-limited detection).
@@ -100,18 +162,33 @@ extension WebRTCPeer {
 
     /// Runs the estimator's timers every ``congestionProcessInterval``.
     func congestionTick(at now: MediaTime) -> [Output] {
-        guard congestion != nil, state == .connected, !sender.isFinished else { return [] }
+        guard congestion != nil, state == .connected else { return [] }
+        let paced = releasePaced(at: now)
+        guard !sender.isFinished else { return paced }
         let time = now.nanosecondCount
-        if let last = congestion!.lastProcess, time - last < Self.congestionProcessInterval { return [] }
+        if let last = congestion!.lastProcess, time - last < Self.congestionProcessInterval { return paced }
         congestion!.lastProcess = time
-        return take(congestion!.controller.process(at: .nanoseconds(time)), at: now)
+        return paced + take(congestion!.controller.process(at: .nanoseconds(time)), at: now)
     }
 
-    /// Keeps `target` and sends its probe clusters: each as padding-only packets of at least its minimum bytes,
-    /// sent at once (the pacer's spreading is not applied; the estimator measures the rate they arrive at).
+    /// Keeps `target` and sends its probe clusters: with a pacer, queued in it (media and the pacer's padding
+    /// leave on the cluster's schedule); without one, each as padding-only packets of at least its minimum bytes,
+    /// sent at once (the estimator measures the rate they arrive at).
     private func take(_ target: TargetRate, at now: MediaTime) -> [Output] {
         congestion!.target = target
         guard state == .connected, !sender.isFinished, outbound != nil, mediaDestination != nil else { return [] }
+        let time = Duration.nanoseconds(now.nanosecondCount)
+        if congestion!.pacer != nil {
+            congestion!.pacer!.setRates(target: target.target, pacing: target.pacingRate, at: time)
+            for cluster in target.probeClusters {
+                congestion!.probeClustersSent += 1
+                congestion!.probeBytesSent += cluster.minimumBytes
+                congestion!.pacer!.addProbeCluster(
+                    id: cluster.id, bitRate: cluster.rate, minimumBytes: cluster.minimumBytes,
+                    minimumPackets: cluster.minimumPackets, at: time)
+            }
+            return []
+        }
         var outputs: [Output] = []
         for cluster in target.probeClusters {
             congestion!.probeClustersSent += 1

@@ -354,7 +354,10 @@ public final class WebRTCPeer {
     public func endStream(at now: MediaTime) -> [Output] {
         guard state == .connected, receiver == nil, !sender.isFinished else { return [] }
         // A publisher's BYE carries no reason, as before it drove a peer.
-        return handle(sender.finish(at: now, reason: controlling == nil ? "the stream ended" : nil), at: now)
+        // What the pacer holds leaves first, then the end unpaced.
+        return releasePaced(at: now, flushing: true)
+            + handle(
+                sender.finish(at: now, reason: controlling == nil ? "the stream ended" : nil), at: now, unpaced: true)
     }
 
     /// Ends the stream: the sender's BYE (unless ``endStream(at:)`` said it),
@@ -366,7 +369,9 @@ public final class WebRTCPeer {
             if receiver != nil {
                 outputs = handleReceived(receiver!.finish(at: now))
             } else {
-                outputs = handle(sender.finish(at: now, reason: reason), at: now)
+                outputs =
+                    releasePaced(at: now, flushing: true)
+                    + handle(sender.finish(at: now, reason: reason), at: now, unpaced: true)
             }
         }
         // A publisher says close_notify only on a DTLS connection.
@@ -382,7 +387,8 @@ public final class WebRTCPeer {
     var mediaDestination: UDPAddress? { controlling == nil ? ice.destination : controlling?.selected }
 
     func handle(
-        _ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil, probeCluster: Int? = nil
+        _ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil, probeCluster: Int? = nil,
+        unpaced: Bool = false
     ) -> [Output] {
         guard let destination = mediaDestination, let outbound else { return [] }
         var outputs: [Output] = []
@@ -397,6 +403,7 @@ public final class WebRTCPeer {
                 }
                 let withExtensions = RTPHeaderExtensionWriter.adding(elements, to: packet)
                 if let protected = try? outbound.protectRTP(withExtensions) {
+                    if !unpaced, enqueuePaced(protected, plain: withExtensions, at: now) { continue }
                     outputs.append(.send(protected, to: destination))
                     congestionPacketSent(withExtensions, wireSize: protected.count, at: now, probeCluster: probeCluster)
                 }

@@ -27,7 +27,8 @@ enum WHEPServe {
           --loss PCT --seed N        drop PCT % of first transmissions on purpose (seeded; NACK repair tests)
           --stats-json FILE          write the final statistics (GET /whep/stats with the token) to FILE
           --adaptive-bitrate         encode at the lowest target of the viewers' congestion controllers
-                                     (transport-cc), at most --bitrate (needed; a .y4m IN): constant bit rate
+                                     (transport-cc), at most --bitrate (needed; a .y4m IN): constant bit rate;
+                                     each viewer's packets paced at its estimator's pacing rate
         \(WHEPEndpointOptions.help)
           --loop, --no-pace          as for --http
         A .y4m IN is encoded as --realtime does (no look-ahead, no B-frames) unless --bframes N > 0 is given:
@@ -63,6 +64,7 @@ enum WHEPServe {
                 // Retargeting a running encoder needs constant-bit-rate control.
                 encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
                 configuration.ratePolicy = .minimum
+                configuration.pacesViewers = true
                 configuration.congestionControl = .init(
                     startRate: min(300_000, rate), minimumRate: min(30_000, rate), maximumRate: rate)
             }
