@@ -48,3 +48,39 @@ struct WHIPCongestionCLITests {
         #expect(result.stderr.contains("--adaptive-bitrate needs --bitrate"), "\(result.stderr)")
     }
 }
+
+@Suite(.serialized)
+struct WHIPAdaptiveSendTests {
+    /// `send whip:// --bitrate 800k --adaptive-bitrate` encodes a .y4m clip at the estimator's target: a target
+    /// within 30 kb/s … 800 kb/s was applied, and the endpoint recorded every frame (FFmpeg decodes as many frames
+    /// as the clip has).
+    @Test func sendWHIPFollowsItsEstimator() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.y4m")
+        try ffmpegTestPattern(size: "176x144", rate: 25, frames: 50, to: input)
+        let output = directory.path("received.h264")
+        let (endpoint, port) = try WHIPSendExitTests.startEndpoint(output: output, in: directory)
+        let sentPath = directory.path("sent.json")
+        let sent = try runProcess(
+            TestPaths.codecsExecutable.path,
+            WHIPSendExitTests.send(
+                input, port: port, ["--bitrate", "800k", "--adaptive-bitrate", "--stats-json", sentPath]))
+        let received = endpoint.wait(timeout: 30)
+        #expect(sent.status == 0, "\(sent.stderr.suffix(2000))")
+        #expect(received.status == 0, "\(received.stderr.suffix(2000))")
+        #expect(try ffmpegFrameMD5(path: output).count == 50)
+        let client = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sentPath))) as? [String: Any])
+        let applied = try #require(client["appliedTarget"] as? Int, "\(client)")
+        #expect((30_000...800_000).contains(applied))
+    }
+
+    /// `--adaptive-bitrate` without `--bitrate` is a usage error.
+    @Test func adaptiveSendNeedsABitrate() throws {
+        let result = try runProcess(
+            TestPaths.codecsExecutable.path,
+            ["stream", "send", "-i", "clip.y4m", "whip+http://127.0.0.1:9/live", "--adaptive-bitrate"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--adaptive-bitrate needs --bitrate"), "\(result.stderr)")
+    }
+}

@@ -6,11 +6,13 @@ extension WHIPClient {
     /// The estimator's figures, nil before the answer or when it did not take transport-cc.
     public var congestionStatistics: CongestionControlStatistics? { peer?.congestion?.controller.statistics }
 
-    /// The estimator's target once transport-cc feedback came, when ``followsEstimate`` and it changed since the
-    /// last call; else nil.
+    /// The estimator's target (at most ``maximumTarget``) once transport-cc feedback came, when ``followsEstimate``
+    /// and it changed since the last call; else nil.
     public func takeTargetBitRate() -> Int? {
-        guard followsEstimate, let target = peer?.congestionTarget, target != lastTarget else { return nil }
-        lastTarget = target
+        guard followsEstimate, let estimate = peer?.congestionTarget else { return nil }
+        let target = maximumTarget.map { min($0, estimate) } ?? estimate
+        guard target != appliedTarget else { return nil }
+        appliedTarget = target
         return target
     }
 
