@@ -66,6 +66,7 @@ let package = Package(
             name: "WebRTC",
             dependencies: [
                 "MediaCore", "FormatConv", "RTPPayload", "WebStreaming", "Sockets", "COpenSSL", "CSRTP",
+                "CongestionControl",
             ]),
 
         // The package-internal C boundary: error mapping per C library, the

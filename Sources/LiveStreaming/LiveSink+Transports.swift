@@ -64,18 +64,18 @@ extension MediaStreamSender: LiveSink {
 
 extension WHIPClient: LiveSink {
     /// Sends `sample` to the endpoint; its picture loss indications become
-    /// keyframe requests.
+    /// keyframe requests, its estimator's target (when `followsEstimate`) a target rate.
     public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: 0)
         let requested = takeKeyframeRequest()
         try send(sample)
-        return StreamFeedback(keyframeRequests: requested ? 1 : 0)
+        return StreamFeedback(keyframeRequests: requested ? 1 : 0, targetBitRate: takeTargetBitRate())
     }
 
     /// Runs ICE, DTLS and RTCP for up to `seconds`.
     public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
-        return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
+        return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0, targetBitRate: takeTargetBitRate())
     }
 
     /// Ends the media (`WHIPClient.endStream()`); the owner lingers
@@ -85,18 +85,19 @@ extension WHIPClient: LiveSink {
 
 extension WHEPServer: LiveSink {
     /// Sends `sample` to every viewer; a viewer's picture loss indication or
-    /// a new viewer becomes a keyframe request.
+    /// a new viewer becomes a keyframe request; under the `minimum` rate
+    /// policy the lowest viewer target a target rate (`takeTargetBitRate()`).
     public func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: 0)
         let requested = takeKeyframeRequest()
         send(sample)
-        return StreamFeedback(keyframeRequests: requested ? 1 : 0)
+        return StreamFeedback(keyframeRequests: requested ? 1 : 0, targetBitRate: takeTargetBitRate())
     }
 
     /// Serves HTTP, ICE, DTLS and RTCP for up to `seconds`.
     public func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
         try poll(timeoutMilliseconds: Int32(clamping: Int((max(0, seconds) * 1000).rounded(.up))))
-        return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0)
+        return StreamFeedback(keyframeRequests: takeKeyframeRequest() ? 1 : 0, targetBitRate: takeTargetBitRate())
     }
 
     /// Ends the media (`WHEPServer.endStream()`); the owner lingers

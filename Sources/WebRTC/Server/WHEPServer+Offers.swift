@@ -67,8 +67,10 @@ extension WHEPServer {
             peer = try WebRTCPeer(
                 id: id, video: video, credentials: credentials, ssrc: UInt32.random(in: 1...UInt32.max),
                 ntpOffset: ntpOffset, now: clock.now,
-                handshakeTimeout: MediaTime(seconds: configuration.handshakeTimeout, timescale: 1_000_000))
+                handshakeTimeout: MediaTime(seconds: configuration.handshakeTimeout, timescale: 1_000_000),
+                congestionControl: configuration.congestionControl)
         } catch { return refuse(500, error.message) }
+        if configuration.pacesViewers { peer.pace(at: clock.now) }
         if configuration.lossProbability > 0 {
             peer.faults = PacketFaultInjector(
                 seed: configuration.lossSeed, dropProbability: configuration.lossProbability)

@@ -26,7 +26,10 @@ extension WHEPServer {
 
     /// Per viewer: state, packets and bytes sent, retransmissions, NACKs,
     /// PLIs, FIRs, keyframe requests, reception reports' loss and RTT,
-    /// refused datagrams, and `sentFrames`: `[rtpTimestamp, wall-clock µs]`
+    /// refused datagrams, a sender's `congestionControl` figures (its
+    /// estimator's target, `availableOutgoingBitrate`, acknowledged and pacing
+    /// rates, probes, feedback counts), a publisher's transport-cc feedback
+    /// sent, and `sentFrames`: `[rtpTimestamp, wall-clock µs]`
     /// for each of the last frames sent (see ``WebRTCPeer/sentFrames``);
     /// plus refused offers.
     public func statisticsJSON() -> String {
@@ -70,15 +73,18 @@ extension WHEPServer {
                 + "\"firstSequenceNumber\":\(peer.sender.configuration.packetizer.initialSequenceNumber),"
                 + "\"nackedPacketsUnavailable\":\(peer.sender.statistics.nackedPacketsUnavailable),"
                 + "\"direction\":\(peer.video.isIncoming ? "\"receive\"" : "\"send\""),"
+                + Self.congestionJSON(of: peer)
                 + (peer.receiver.map { receiver in
                     let r = receiver.statistics
                     return "\"samplesReceived\":\(peer.samplesReceived),\"lossEvents\":\(peer.lossEvents),"
                         + "\"packetsReceived\":\(r.packetsReceived),\"packetsLost\":\(r.packetsLost),"
                         + "\"nackSent\":\(r.nackCount),\"pliSent\":\(r.pliCount),"
+                        + "\"transportFeedbackSent\":\(r.transportFeedbackCount),"
                 } ?? "")
                 + "\"iceRequestsAnswered\":\(peer.ice.requestsAnswered),\"refused\":{\(refusals)}}"
         }
         return "{\"viewers\":[\(viewers.joined(separator: ","))],\"strayDatagrams\":\(strayDatagrams),"
+            + sharedRateJSON()
             + "\"refusedOffers\":[\(refusedOffers.map(quoted).joined(separator: ","))]}"
     }
 }

@@ -1,3 +1,4 @@
+import CongestionControl
 import FormatConv
 import MediaCore
 import RTPPayload
@@ -81,6 +82,19 @@ public final class WHEPServer {
         var servesViewers = true
         /// The bearer token and the HTTP limits (read as `configuration.token`, …).
         public var limits = SignallingLimits()
+        /// Each viewer's estimator settings (a viewer that negotiated transport-cc runs one); nil runs none. By
+        /// default it does not probe (no padding is sent): under ``SharedRatePolicy/fixed`` the encode does not
+        /// follow the estimate, so probing would find capacity nothing uses.
+        public var congestionControl: CongestionControlConfiguration? = {
+            var settings = CongestionControlConfiguration()
+            settings.probing = false
+            return settings
+        }()
+        /// What the viewers' estimates do to the shared encode (see ``SharedRatePolicy``).
+        public var ratePolicy = SharedRatePolicy.fixed
+        /// Whether each viewer with transport-cc sends its media through a pacer at its estimator's pacing rate
+        /// (``WebRTCPeer/pace(at:)``); false sends each access unit's packets at once.
+        public var pacesViewers = false
 
         /// Creates a configuration for `host` (a numeric IPv4 address), the HTTP `port` and the UDP `mediaPort` (0: a
         /// free one), serving WHEP only.
@@ -124,6 +138,8 @@ public final class WHEPServer {
     var finished: [WebRTCPeer] = []
     var profileLevelID: [UInt8]?
     var keyframeWanted = false
+    /// The shared target last handed out by ``takeTargetBitRate()``.
+    var lastSharedTarget: Int?
     let clock = RTPMonotonicClock()
     let ntpOffset: MediaTime
     /// Datagrams from addresses no viewer owns, and refused requests.

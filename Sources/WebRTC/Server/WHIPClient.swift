@@ -64,6 +64,13 @@ public final class WHIPClient {
     public var refusals: [String: Int] { peer?.refusals ?? [:] }
     /// Whether the DTLS handshake is done and SRTP keys are in place, so media flows.
     public var isConnected: Bool { peer?.state == .connected && !stopped }
+    /// Whether ``takeTargetBitRate()`` hands out the estimator's target (the pipeline's encoder must accept a new
+    /// rate while encoding: constant-bit-rate control); false reports it only.
+    public var followsEstimate = false
+    /// The most ``takeTargetBitRate()`` hands out, bits per second (the encoder's configured rate); nil: no cap.
+    public var maximumTarget: Int?
+    /// The target last handed out by ``takeTargetBitRate()``.
+    public internal(set) var appliedTarget: Int?
     /// The pacing and bounds of the ICE checks; set before ``connect(timeoutSeconds:)``.
     public var checkLimits = ICECheckSchedule.Limits()
     /// The base time between two consent checks once connected (RFC 7675: 5 s).

@@ -111,7 +111,7 @@ extension WebRTCPeer {
         var outputs: [Output] = []
         if controlling!.consent!.checkDue(at: seconds) { outputs.append(check(selected)) }
         if state == .connected {
-            outputs += handle(sender.poll(at: now), at: now)
+            outputs += handle(sender.poll(at: now), at: now) + congestionTick(at: now)
         } else {
             outputs += dtls.handleTimeout().map { .send($0, to: selected) }
         }
@@ -179,7 +179,7 @@ extension WebRTCPeer {
                 return []
             }
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
-            return handle(sender.receiveRTCP(packet, at: now), at: now)
+            return handle(sender.receiveRTCP(packet, at: now), at: now) + congestionLossReport(packet, at: now)
         case .rtp, .unknown:
             refuse("a datagram a publisher does not take")
             return []

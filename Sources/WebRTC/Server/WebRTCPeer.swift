@@ -1,3 +1,4 @@
+import CongestionControl
 import FormatConv
 import MediaCore
 import RTPPayload
@@ -47,6 +48,8 @@ public final class WebRTCPeer {
     public internal(set) var state = State.connecting
     /// The sender session (its statistics: packets, NACKs, PLIs, RTX).
     public internal(set) var sender: RTPSenderSession
+    /// A sending peer's congestion control, when transport-cc was negotiated (see WebRTCPeer+Congestion.swift).
+    public internal(set) var congestion: Congestion?
     /// Datagrams refused, per reason.
     public private(set) var refusals: [String: Int] = [:]
     /// When the peer reached ``State/connected`` (monotonic nanoseconds).
@@ -103,10 +106,13 @@ public final class WebRTCPeer {
     ///     the candidates to check and the DTLS role for the controlling one.
     ///   - retransmissionSSRC: the RTX SSRC when an offer of ours already
     ///     named it; nil picks one.
+    ///   - congestionControl: the estimator's settings for a sending peer
+    ///     with transport-cc; nil runs none.
     public init(
         id: String, video: NegotiatedVideo, credentials: (usernameFragment: String, password: String), ssrc: UInt32,
         ntpOffset: MediaTime, now: MediaTime, handshakeTimeout: MediaTime = MediaTime(value: 30, timescale: 1),
-        controlling role: ControllingRole? = nil, retransmissionSSRC: UInt32? = nil
+        controlling role: ControllingRole? = nil, retransmissionSSRC: UInt32? = nil,
+        congestionControl: CongestionControlConfiguration? = .init()
     ) throws(MediaError) {
         self.id = id
         self.video = video
@@ -137,6 +143,12 @@ public final class WebRTCPeer {
                     codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
                     retransmission: video.retransmissionPayloadType.map { RTPRetransmission(payloadType: $0) },
                     transportFeedback: video.transportSequenceNumberID.map { .init(extensionID: $0) }))
+        }
+        if !video.isIncoming, video.transportSequenceNumberID != nil, let congestionControl {
+            do { congestion = Congestion(controller: try CongestionController(configuration: congestionControl)) } catch
+            {
+                throw .invalidArgument(error.description)
+            }
         }
         self.handshakeTimeout = handshakeTimeout.converted(toTimescale: 1_000_000_000).value
         createdAt = now.converted(toTimescale: 1_000_000_000).value
@@ -199,7 +211,7 @@ public final class WebRTCPeer {
             }
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
-            return handle(sender.receiveRTCP(packet, at: now), at: now)
+            return handle(sender.receiveRTCP(packet, at: now), at: now) + congestionLossReport(packet, at: now)
         case .rtp:
             guard receiver != nil else {
                 refuse("RTP from a receive-only peer")
@@ -307,7 +319,7 @@ public final class WebRTCPeer {
             return dtls.handleTimeout().map { .send($0, to: destination) }
         }
         if receiver != nil { return handleReceived(receiver!.poll(at: now)) }
-        return handle(sender.poll(at: now), at: now)
+        return handle(sender.poll(at: now), at: now) + congestionTick(at: now)
     }
 
     /// The access units a publishing peer sent since the last call, in
@@ -342,7 +354,10 @@ public final class WebRTCPeer {
     public func endStream(at now: MediaTime) -> [Output] {
         guard state == .connected, receiver == nil, !sender.isFinished else { return [] }
         // A publisher's BYE carries no reason, as before it drove a peer.
-        return handle(sender.finish(at: now, reason: controlling == nil ? "the stream ended" : nil), at: now)
+        // What the pacer holds leaves first, then the end unpaced.
+        return releasePaced(at: now, flushing: true)
+            + handle(
+                sender.finish(at: now, reason: controlling == nil ? "the stream ended" : nil), at: now, unpaced: true)
     }
 
     /// Ends the stream: the sender's BYE (unless ``endStream(at:)`` said it),
@@ -354,7 +369,9 @@ public final class WebRTCPeer {
             if receiver != nil {
                 outputs = handleReceived(receiver!.finish(at: now))
             } else {
-                outputs = handle(sender.finish(at: now, reason: reason), at: now)
+                outputs =
+                    releasePaced(at: now, flushing: true)
+                    + handle(sender.finish(at: now, reason: reason), at: now, unpaced: true)
             }
         }
         // A publisher says close_notify only on a DTLS connection.
@@ -369,7 +386,10 @@ public final class WebRTCPeer {
     /// the ICE-lite agent's destination.
     var mediaDestination: UDPAddress? { controlling == nil ? ice.destination : controlling?.selected }
 
-    func handle(_ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil) -> [Output] {
+    func handle(
+        _ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil, probeCluster: Int? = nil,
+        unpaced: Bool = false
+    ) -> [Output] {
         guard let destination = mediaDestination, let outbound else { return [] }
         var outputs: [Output] = []
         for event in events {
@@ -383,14 +403,17 @@ public final class WebRTCPeer {
                 }
                 let withExtensions = RTPHeaderExtensionWriter.adding(elements, to: packet)
                 if let protected = try? outbound.protectRTP(withExtensions) {
+                    if !unpaced, enqueuePaced(protected, plain: withExtensions, at: now) { continue }
                     outputs.append(.send(protected, to: destination))
+                    congestionPacketSent(withExtensions, wireSize: protected.count, at: now, probeCluster: probeCluster)
                 }
             case .rtcp(let packet):
                 if let protected = try? outbound.protectRTCP(packet) {
                     outputs.append(.send(protected, to: destination))
                 }
             case .keyframeRequested: outputs.append(.keyframeRequested)
-            case .targetBitRate, .congestionFeedback: break
+            case .targetBitRate: break
+            case .congestionFeedback(let feedback): outputs += congestionFeedback(feedback, at: now)
             case .receiverLeft(_, let reason):
                 if controlling != nil {
                     // The publisher's owner decides what the endpoint's BYE means.

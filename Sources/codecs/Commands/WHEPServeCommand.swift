@@ -26,6 +26,9 @@ enum WHEPServe {
                                      browser offers), main, high or constrained-high
           --loss PCT --seed N        drop PCT % of first transmissions on purpose (seeded; NACK repair tests)
           --stats-json FILE          write the final statistics (GET /whep/stats with the token) to FILE
+          --adaptive-bitrate         encode at the lowest target of the viewers' congestion controllers
+                                     (transport-cc), at most --bitrate (needed; a .y4m IN): constant bit rate;
+                                     each viewer's packets paced at its estimator's pacing rate
         \(WHEPEndpointOptions.help)
           --loop, --no-pace          as for --http
         A .y4m IN is encoded as --realtime does (no look-ahead, no B-frames) unless --bframes N > 0 is given:
@@ -42,7 +45,8 @@ enum WHEPServe {
         let linger: Double
         do {
             parsed = try LiveOptions.parse(
-                arguments, valueOptions: valueOptions.union(WHEPEndpointOptions.valueOptions), flagOptions: [])
+                arguments, valueOptions: valueOptions.union(WHEPEndpointOptions.valueOptions),
+                flagOptions: ["adaptive-bitrate"])
             let (path, host, port) = try WebServe.serveInput(
                 parsed, endpoint: "whep", encoded: "an encoded H.264 file")
             configuration.host = host
@@ -52,7 +56,18 @@ enum WHEPServe {
             try WHEPEndpointOptions.apply(parsed, to: &configuration.limits)
             waitViewers = try parsed.integer("wait-viewers", in: 0...1000, default: 1)!
             linger = try LiveOptions.number(parsed, "linger", default: 1, expected: "0 to 60") { (0...60).contains($0) }
-            let encodeOptions = try EncodeOptions(parsed)
+            var encodeOptions = try EncodeOptions(parsed)
+            if parsed.flag("adaptive-bitrate") {
+                guard let rate = encodeOptions.properties.averageBitRate else {
+                    throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
+                }
+                // Retargeting a running encoder needs constant-bit-rate control.
+                encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
+                configuration.ratePolicy = .minimum
+                configuration.pacesViewers = true
+                configuration.congestionControl = .init(
+                    startRate: min(300_000, rate), minimumRate: min(30_000, rate), maximumRate: rate)
+            }
             configuration.lossProbability =
                 try LiveOptions.number(parsed, "loss", default: 0, "PCT", expected: "0 to 50") { (0..<50).contains($0) }
                 / 100

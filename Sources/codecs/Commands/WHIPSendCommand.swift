@@ -25,6 +25,8 @@ enum WHIPSend {
           --consent-timeout SECONDS  stop with an error when the endpoint answers no consent check for this long
                                      (RFC 7675; default 30)
           --stats-json FILE          write the sender's final statistics to FILE
+          --adaptive-bitrate         encode at the target of the estimator fed by the endpoint's transport-cc
+                                     feedback, at most --bitrate (needed; a .y4m IN): constant bit rate
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
         H.264 only; one host candidate (no STUN or TURN servers); http:// only (no TLS).
@@ -39,15 +41,24 @@ enum WHIPSend {
         let timeout: Double
         let consentTimeout: Double
         let token: String?
+        var adaptiveCap: Int?
         do {
-            parsed = try LiveOptions.parse(arguments, valueOptions: valueOptions, flagOptions: [])
+            parsed = try LiveOptions.parse(arguments, valueOptions: valueOptions, flagOptions: ["adaptive-bitrate"])
             guard let target = parsed.positional.first, target.hasPrefix("whip+http://") else {
                 throw Arguments.UsageError(description: "expected whip+http://HOST:PORT/PATH")
             }
             url = String(target.dropFirst("whip+".count))
             let path = try WebServe.inputPath(parsed, command: "send")
             try WebServe.checkInputKind(path, encoded: "an encoded H.264 file")
-            let encodeOptions = try EncodeOptions(parsed)
+            var encodeOptions = try EncodeOptions(parsed)
+            if parsed.flag("adaptive-bitrate") {
+                guard let rate = encodeOptions.properties.averageBitRate else {
+                    throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
+                }
+                // Retargeting a running encoder needs constant-bit-rate control.
+                encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
+                adaptiveCap = rate
+            }
             guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
             timeout = try LiveOptions.number(parsed, "timeout", default: 10, expected: "> 0") { $0 > 0 }
             consentTimeout = try LiveOptions.number(
@@ -67,6 +78,10 @@ enum WHIPSend {
                 to: nil, parsed, command: "send", unsupported: "WHIP sends H.264 only")
             let client = try WHIPClient(url: url, profileLevelID: profileLevelID, token: token)
             client.consentExpiry = consentTimeout
+            if let rate = adaptiveCap {
+                client.followsEstimate = true
+                client.maximumTarget = rate
+            }
             // RFC 7675's 5 s, or a sixth of a shorter expiry: several checks
             // before consent is lost.
             client.consentInterval = min(5, consentTimeout / 6)
@@ -84,7 +99,8 @@ enum WHIPSend {
                 LiveOptions.writeStatistics(
                     "{\"framesSent\":\(s.framesSent),\"packetsSent\":\(s.packetsSent),\"nackCount\":\(s.nackCount),"
                         + "\"pliCount\":\(s.pliCount),\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),"
-                        + "\"deleteStatus\":\(deleted)}", parsed)
+                        + "\"deleteStatus\":\(deleted),\"congestionControl\":\(client.congestionJSON()),"
+                        + "\"appliedTarget\":\(client.appliedTarget.map(String.init) ?? "null")}", parsed)
             }
             printError("codecs stream send: sent \(sent) access units; \(ending)")
             return 0

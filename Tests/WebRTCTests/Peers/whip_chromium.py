@@ -2,7 +2,8 @@
 origin, a canvas animation (a frame counter on a changing colour) is
 captured at 30 fps and sent with H.264 preferred; the offer is POSTed to
 the WHIP URL. After SECONDS the track stops, the final outbound-rtp
-statistics are read and the session is DELETEd. Prints JSON: statuses,
+statistics (and the selected candidate pair's availableOutgoingBitrate)
+are read and the session is DELETEd. Prints JSON: statuses,
 Location, and the statistics.
 
 usage: whip_chromium.py PAGE_URL WHIP_PATH SECONDS
@@ -54,6 +55,11 @@ STOP = """
 const done = arguments[arguments.length - 1];
 (async () => {
   const p = window.publisher;
+  // The selected pair's availableOutgoingBitrate: Chromium's estimate from our transport-cc feedback.
+  let pair = null;
+  (await p.pc.getStats()).forEach((s) => {
+    if (s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded') pair = s;
+  });
   clearInterval(p.timer);
   p.track.stop();
   await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -63,7 +69,8 @@ const done = arguments[arguments.length - 1];
   if (outbound) (await p.pc.getStats()).forEach((s) => { if (s.id === outbound.codecId) codec = s.mimeType; });
   const response = await fetch(p.location, {method: 'DELETE'});
   p.pc.close();
-  done({outbound, codec, deleteStatus: response.status});
+  done({outbound, codec, deleteStatus: response.status,
+        availableOutgoingBitrate: pair ? pair.availableOutgoingBitrate : null});
 })().catch((error) => done({error: String(error)}));
 """
 
