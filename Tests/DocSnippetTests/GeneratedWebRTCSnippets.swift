@@ -65,8 +65,8 @@ private func snippet_Sources_WebRTC_Secure_SRTPContext_12() async throws {
     let rtcp = try inbound.unprotectRTCP(datagram)   // throws on a bad tag or a replay
 }
 
-// Sources/WebRTC/Server/WHEPServer.swift:24
-private func snippet_Sources_WebRTC_Server_WHEPServer_24() async throws {
+// Sources/WebRTC/Server/WHEPServer.swift:25
+private func snippet_Sources_WebRTC_Server_WHEPServer_25() async throws {
     let server = try WHEPServer(.init(host: "127.0.0.1", port: 0))
     for sample in samples {
         try server.poll(timeoutMilliseconds: 5)
