@@ -86,6 +86,7 @@ let package = Package(
             name: "MediaIO",
             dependencies: [
                 "MediaCore", "FormatConv", "RTPPayload", "NativeCodecs", "Sockets", "PixelTransfer", "DecodeSession",
+                "CongestionControl",
             ]),
         // The live loop: a source through an encoder to any sender, with
         // pacing, keyframe requests and target rates handled in one place.
@@ -100,7 +101,7 @@ let package = Package(
             name: "codecs",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO", "RTPPayload",
-                "WebStreaming", "WebRTC", "Sockets", "LiveStreaming",
+                "WebStreaming", "WebRTC", "Sockets", "LiveStreaming", "CongestionControl",
             ]),
         // Allocation counting and libavcodec's start-code finder for codecs-bench.
         .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),
@@ -148,6 +149,7 @@ let package = Package(
             name: "MediaIOTests",
             dependencies: [
                 "TestSupport", "MediaIO", "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "Sockets",
+                "CongestionControl",
             ]),
         // UDP and TCP over 127.0.0.1 and ::1, addresses, deadlines.
         .testTarget(name: "SocketsTests", dependencies: ["Sockets", "MediaCore"]),
@@ -180,7 +182,7 @@ let package = Package(
             name: "LiveStreamingTests",
             dependencies: [
                 "TestSupport", "LiveStreaming", "EncodeSession", "DecodeSession", "MediaIO", "RTPPayload", "FormatConv",
-                "MediaCore", "Sockets",
+                "MediaCore", "Sockets", "CongestionControl",
             ]),
         .testTarget(
             name: "RTPPayloadTests",
