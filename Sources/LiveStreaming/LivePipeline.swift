@@ -204,8 +204,10 @@ public final class LivePipeline: @unchecked Sendable {
             try wait(until: pts)
             guard !isStopped else { return .finished }
             if sendQueueIsFull() {
+                // Not encoded; a new target still reaches the encoder (a keyframe request waits for a frame).
                 absorb(pendingFeedback)
                 pendingFeedback = StreamFeedback()
+                if let encoder = try? encoder(for: frame) { try applyRate(to: encoder) }
                 record.frames += 1
                 record.framesDroppedForSendQueue += 1
                 return .sent(samples: 0)

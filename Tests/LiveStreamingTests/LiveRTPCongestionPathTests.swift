@@ -91,6 +91,7 @@ struct LiveRTPCongestionPathTests {
         var pipeline: LivePipeline.Statistics?
         var largestSample = 0
         var congestion: RTPSenderCongestionStatistics?
+        var outbound: RTPOutboundStreamStatistics?
     }
 
     /// The mean send rate (bits per second) between `from` and `to` seconds, from the sender's samples.
@@ -129,6 +130,12 @@ struct LiveRTPCongestionPathTests {
         }
         let first = Self.rate(run.samples, from: phase / 2, to: phase)
         let second = Self.rate(run.samples, from: run.phaseChange + phase / 2, to: run.end)
+        let timeline = stride(from: 0, to: run.samples.count, by: 4).map { index in
+            let sample = run.samples[index]
+            let rate = Self.rate(run.samples, from: sample.seconds - 2, to: sample.seconds)
+            return "\(Int(sample.seconds))s: target \(sample.targetBitrate / 1000)k sent \(Int(rate) / 1000)k"
+        }
+        print("send rate over 2 s and target every 2 s: " + timeline.joined(separator: "; "))
         print("tbf 1 Mb/s: mean send rate \(Int(first)) b/s; tbf 0.5 Mb/s: \(Int(second)) b/s")
         print("received \(run.received) samples, \(run.losses) losses, dropped before the encoder \(run.pipeline?.framesDroppedForSendQueue ?? 0)")
         #expect((600_000...1_000_000).contains(first), "first phase \(first)")
@@ -139,9 +146,11 @@ struct LiveRTPCongestionPathTests {
             .filter { !$0.hasPrefix("#") }.count
         #expect(frames == run.received)
         let congestion = try #require(run.congestion)
+        print("outbound: \(String(describing: run.outbound)); pipeline: \(String(describing: run.pipeline))")
+        print("controller: \(congestion.controller); retransmissions skipped \(congestion.retransmissionsSkipped)")
         #expect(congestion.controller.feedbackReports > 0)
         let highest = run.samples.map(\.targetBitrate).max() ?? 0
-        #expect(run.largestSample * 8 <= highest / 2, "largest sample \(run.largestSample) bytes")
+        #expect(run.largestSample * 8 <= highest / 5, "largest sample \(run.largestSample) bytes")
     }
 
     /// The receiver and its output, used by the receiving thread only (after the test thread made them).
@@ -189,7 +198,7 @@ struct LiveRTPCongestionPathTests {
         configuration.encoder.backend = .software
         configuration.encoder.bitRate = 2_000_000
         configuration.encoder.properties.preset = "ultrafast"
-        configuration.encoder.properties.dataRateLimits = .init(maxBitRate: 2_000_000, bufferSize: 1_000_000)
+        configuration.encoder.properties.dataRateLimits = .init(maxBitRate: 2_000_000, bufferSize: 400_000)
         let pipeline = try LivePipeline(
             source: .y4m(path: clip, loop: true), sink: sender, configuration: configuration)
         let start = LivePipeline.monotonicSeconds()
@@ -211,6 +220,7 @@ struct LiveRTPCongestionPathTests {
         try writer.finish()
         run.samples = sender.congestionStatistics?.samples ?? []
         run.congestion = sender.congestionStatistics
+        run.outbound = sender.statistics
         run.pipeline = pipeline.statistics
     }
 }

@@ -15,6 +15,8 @@ struct PacedDatagram {
 struct RTPSenderCongestion {
     /// How often the controller's timers run (probing, application-limited detection).
     static let processInterval: Duration = .milliseconds(25)
+    /// Retransmissions are not queued while the pacer needs longer than this to empty its queue.
+    static let retransmissionQueueLimit: Duration = .milliseconds(100)
     /// The padding bytes of one probe packet (the most a padding-only RTP packet carries).
     static let paddingBytes = RTPSenderSession.maximumPaddingPerPacket
 
@@ -28,6 +30,11 @@ struct RTPSenderCongestion {
     /// Packets whose transport-wide sequence number was not above the newest one sent (not reported to the
     /// controller).
     var packetsOutOfOrder = 0
+    /// The media sequence numbers of the retransmissions waiting in the pacer.
+    var waitingRetransmissions: Set<UInt16> = []
+    /// Retransmissions not queued: one of the same packet was still waiting, or the queue was over
+    /// ``retransmissionQueueLimit``.
+    var retransmissionsSkipped = 0
     /// Send-rate samples: (seconds since the first, bytes sent so far, target), one every 500 ms.
     var samples: [RTPSenderCongestionStatistics.Sample] = []
     var start: Duration
@@ -49,6 +56,27 @@ struct RTPSenderCongestion {
 
     static func duration(_ time: MediaTime) -> Duration {
         .nanoseconds(time.converted(toTimescale: 1_000_000_000).value)
+    }
+
+    /// Bits retransmissions may still take: earned at ``retransmissionShare`` of the target, at most 100 ms of
+    /// it saved up.
+    var retransmissionBudget = 0.0
+    var retransmissionBudgetTime: MediaTime?
+    /// The share of the target retransmissions may take.
+    static let retransmissionShare = 0.25
+
+    /// Whether a retransmission of `bytes` fits the budget now (taken when it does).
+    mutating func takeRetransmissionBudget(bytes: Int, at now: MediaTime) -> Bool {
+        let rate = Double(controller.statistics.targetBitrate) * Self.retransmissionShare
+        if let last = retransmissionBudgetTime {
+            retransmissionBudget = min(rate * 0.1, retransmissionBudget + rate * max(0, (now - last).seconds))
+        } else {
+            retransmissionBudget = rate * 0.1
+        }
+        retransmissionBudgetTime = now
+        guard retransmissionBudget >= Double(bytes * 8) else { return false }
+        retransmissionBudget -= Double(bytes * 8)
+        return true
     }
 
     /// When the pacer or the controller next needs the sender, on the sender's clock.
@@ -103,6 +131,10 @@ public struct RTPSenderCongestionStatistics: Sendable, Hashable {
     public var bytesSent: Int
     /// Packets sent whose transport-wide number was not above the one before (not reported to the controller).
     public var packetsOutOfOrder: Int
+    /// Retransmissions not queued: over a quarter of the target (100 ms of it saved up at most), one of the
+    /// same packet still waited in the pacer, or the pacer needed more than 100 ms to empty its queue (the
+    /// answer would come after the receiver's jitter buffer gave up).
+    public var retransmissionsSkipped: Int
     /// The send rate and target every 500 ms (the last 1,200 samples).
     public var samples: [Sample]
 }
@@ -125,6 +157,7 @@ extension RTPStreamSender {
             probeClustersCompleted: congestion.pacer.statistics.completedProbeClusters.count,
             paddingPacketsSent: congestion.pacer.statistics.paddingPacketsSent,
             bytesSent: congestion.pacer.statistics.bytesSent, packetsOutOfOrder: congestion.packetsOutOfOrder,
+            retransmissionsSkipped: congestion.retransmissionsSkipped,
             samples: congestion.samples)
     }
 
@@ -144,7 +177,25 @@ extension RTPStreamSender {
 
     /// Queues a packet the session made. Every packet goes in one class, first in first out, so packets leave in
     /// the order of their transport-wide sequence numbers (the controller needs them growing).
+    ///
+    /// A retransmission of a packet whose retransmission still waits is not queued again (the receiver asks
+    /// again every few tens of milliseconds while the queue delays the answer; each copy would lengthen it).
     func enqueue(_ packet: [UInt8], isRetransmission: Bool) {
+        if isRetransmission, !congestion!.takeRetransmissionBudget(bytes: packet.count, at: clock.now) {
+            congestion!.retransmissionsSkipped += 1
+            return
+        }
+        if isRetransmission, congestion!.pacer.expectedDrainTime > RTPSenderCongestion.retransmissionQueueLimit {
+            // It would arrive after the receiver's jitter buffer gave up on it, and delay the media behind it.
+            congestion!.retransmissionsSkipped += 1
+            return
+        }
+        if isRetransmission, let key = retransmittedSequenceNumber(packet) {
+            guard congestion!.waitingRetransmissions.insert(key).inserted else {
+                congestion!.retransmissionsSkipped += 1
+                return
+            }
+        }
         let now = RTPSenderCongestion.duration(clock.now)
         congestion!.pacer.enqueue(
             PacedDatagram(bytes: packet, isRetransmission: isRetransmission), size: packet.count, priority: .video,
@@ -203,6 +254,9 @@ extension RTPStreamSender {
         while let released = congestion!.pacer.dequeue(at: now) {
             switch released.content {
             case .media(let datagram):
+                if datagram.isRetransmission, let key = retransmittedSequenceNumber(datagram.bytes) {
+                    congestion!.waitingRetransmissions.remove(key)
+                }
                 _ = session.recordSendTime(of: datagram.bytes, at: clock.now)
                 report(datagram.bytes, probeCluster: released.probeClusterID, retransmission: datagram.isRetransmission)
                 try put(datagram.bytes)
@@ -228,6 +282,15 @@ extension RTPStreamSender {
             time += .milliseconds(1)
             rounds += 1
         }
+    }
+
+    /// The media sequence number a retransmission repeats: its own on the media SSRC, the original sequence
+    /// number (the payload's first two bytes, RFC 4588) on the RTX stream.
+    private func retransmittedSequenceNumber(_ packet: [UInt8]) -> UInt16? {
+        guard let (header, payload) = try? RTPHeader.parse(packet) else { return nil }
+        if header.ssrc == ssrc { return header.sequenceNumber }
+        guard payload.count >= 2 else { return nil }
+        return UInt16(packet[payload.lowerBound]) << 8 | UInt16(packet[payload.lowerBound + 1])
     }
 
     /// Tells the controller that `packet` left.

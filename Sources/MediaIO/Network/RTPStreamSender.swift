@@ -206,9 +206,11 @@ public final class RTPStreamSender {
     /// Reads the feedback waiting (the first datagram waited for up to
     /// `waiting`), runs the session's timers and sends what they give.
     func runSession(waiting: MediaTime) throws(MediaError) {
-        let events = try readFeedback(waiting: waiting) + session.poll(at: clock.now)
-        try transmit(events)
-        pendingFeedback.merge(events)
+        // The replies to the feedback (retransmissions) were sent as it was read; the timers' packets go now.
+        let replies = try readFeedback(waiting: waiting)
+        let timers = session.poll(at: clock.now)
+        try transmit(timers)
+        pendingFeedback.merge(replies + timers)
         if congestion != nil { try runCongestionControl() }
     }
 
