@@ -10,8 +10,8 @@ import MediaCore
 import MediaIO
 import RTPPayload
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -103,7 +103,7 @@ struct LiveRTPCongestionPathTests {
     }
 
     /// 640x360 at 30 fps encoded live from 2 Mb/s (noise: it needs every bit) into a path shaped by tbf to
-    /// 1 Mb/s for 14 s, then 0.5 Mb/s for 14 s. The sender's mean rate over the second half of each phase is
+    /// 1 Mb/s for 18 s, then 0.5 Mb/s for 18 s. The sender's mean rate over the second half of each phase is
     /// 0.6 … 1.0 × the tbf rate; the receiver's Annex-B output decodes with ffmpeg into exactly as many frames as
     /// samples arrived; no frame is larger than half a second of the highest target (the encoder's VBV buffer).
     @Test(
@@ -122,7 +122,7 @@ struct LiveRTPCongestionPathTests {
         try #require(generated.status == 0, "\(generated.stderr)")
         let output = directory.path("received.h264")
         let run = Run()
-        let phase = 14.0
+        let phase = 18.0
         try NetworkNamespace.run {
             try NetworkNamespace.shell(
                 "ip link set lo up && tc qdisc add dev lo root tbf rate 1mbit burst 16kbit latency 300ms")
@@ -137,7 +137,9 @@ struct LiveRTPCongestionPathTests {
         }
         print("send rate over 2 s and target every 2 s: " + timeline.joined(separator: "; "))
         print("tbf 1 Mb/s: mean send rate \(Int(first)) b/s; tbf 0.5 Mb/s: \(Int(second)) b/s")
-        print("received \(run.received) samples, \(run.losses) losses, dropped before the encoder \(run.pipeline?.framesDroppedForSendQueue ?? 0)")
+        print(
+            "received \(run.received) samples, \(run.losses) losses, dropped before the encoder \(run.pipeline?.framesDroppedForSendQueue ?? 0)"
+        )
         #expect((600_000...1_000_000).contains(first), "first phase \(first)")
         #expect((300_000...500_000).contains(second), "second phase \(second)")
         #expect(run.received > 0)

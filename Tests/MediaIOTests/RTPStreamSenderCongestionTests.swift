@@ -37,8 +37,8 @@ struct RTPStreamSenderCongestionTests {
             }
         }
         func serve(for seconds: Double) throws {
-            let end = LivePipelineClock.now() + seconds
-            while LivePipelineClock.now() < end {
+            let end = MonotonicSeconds.now() + seconds
+            while MonotonicSeconds.now() < end {
                 take(try receiver.receive(waiting: 0.002))
                 try sender.pace(for: 0.001)
             }
@@ -63,7 +63,8 @@ struct RTPStreamSenderCongestionTests {
         let receiver = try RTPStreamReceiver(
             host: "127.0.0.1", port: 0,
             configuration: .init(
-                codec: .h264, transportFeedback: .init(extensionID: RTPStreamSender.defaultTransportSequenceNumberExtensionID)))
+                codec: .h264,
+                transportFeedback: .init(extensionID: RTPStreamSender.defaultTransportSequenceNumberExtensionID)))
         let sender = try RTPStreamSender(
             host: "127.0.0.1", port: receiver.port, configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED)),
             congestionControl: CongestionControlConfiguration(startRate: 300_000, maximumRate: 5_000_000))
@@ -126,7 +127,7 @@ struct RTPStreamSenderCongestionTests {
 }
 
 /// The monotonic clock in seconds (the tests' wait loops).
-enum LivePipelineClock {
+enum MonotonicSeconds {
     static func now() -> Double {
         Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }

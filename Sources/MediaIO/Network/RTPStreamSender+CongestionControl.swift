@@ -84,7 +84,8 @@ struct RTPSenderCongestion {
         var next = nextProcess
         if let send = pacer.nextSendTime { next = min(next, send) }
         let parts = next.components
-        return MediaTime(value: parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000, timescale: 1_000_000_000)
+        return MediaTime(
+            value: parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000, timescale: 1_000_000_000)
     }
 
     /// Applies a target from the controller to the pacer (rates and probe clusters).
@@ -210,7 +211,8 @@ extension RTPStreamSender {
             switch packet {
             case .receiverReport(_, let blocks), .senderReport(_, _, _, _, _, let blocks):
                 for block in blocks where block.ssrc == ssrc {
-                    let rate = congestion!.controller.lossReport(fractionLost: Double(block.fractionLost) / 256, at: now)
+                    let rate = congestion!.controller.lossReport(
+                        fractionLost: Double(block.fractionLost) / 256, at: now)
                     congestion!.apply(rate, at: now)
                 }
             default: break

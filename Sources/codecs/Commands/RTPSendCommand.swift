@@ -141,7 +141,8 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
                 formatDescription: pipeline.formatDescription!, address: url.host, port: Int(url.port),
                 packetizationMode: mode)
             if congestionControl != nil {
-                description.transportSequenceNumberExtensionID = RTPStreamSender.defaultTransportSequenceNumberExtensionID
+                description.transportSequenceNumberExtensionID =
+                    RTPStreamSender.defaultTransportSequenceNumberExtensionID
             }
             let text = description.text
             do {
