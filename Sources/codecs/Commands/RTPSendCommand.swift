@@ -44,7 +44,8 @@ let rtpSendHelp = """
                                  a=rtcp-fb transport-cc), leaves through a pacer, probes find capacity;
                                  the receiver's transport-cc feedback, loss and REMB set the target
                                  (from --bitrate, between 30 kb/s and 4 × --bitrate); frames are dropped
-                                 before the encoder while the pacer holds over 200 ms; --stats-json adds
+                                 before the encoder while the pacer holds over 200 ms; no frame is larger
+                                 than 200 ms of the rate (the encoder's VBV buffer); --stats-json adds
                                  the controller's figures ("congestion-control")
     \(EncodeOptions.help)
     """
@@ -84,8 +85,8 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
                 throw Arguments.UsageError(description: "--\(flag) needs --bitrate")
             }
             // Retargeting a running encoder needs constant-bit-rate control; with congestion control the
-            // buffer is half a second, so no frame (keyframes included) is larger than half a second of the rate.
-            let buffer = flag == "congestion-control" ? rate / 2 : rate
+            // buffer is 200 ms, so no frame (keyframes included) is larger than 200 ms of the rate.
+            let buffer = flag == "congestion-control" ? rate / 5 : rate
             encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: buffer)
         }
         settings = try LiveOptions.encoderSettings(encodeOptions, parsed)
