@@ -87,6 +87,7 @@ let package = Package(
             name: "MediaIO",
             dependencies: [
                 "MediaCore", "FormatConv", "RTPPayload", "NativeCodecs", "Sockets", "PixelTransfer", "DecodeSession",
+                "CongestionControl",
             ]),
         // The live loop: a source through an encoder to any sender, with
         // pacing, keyframe requests and target rates handled in one place.
@@ -101,7 +102,7 @@ let package = Package(
             name: "codecs",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "PixelTransfer", "MediaIO", "RTPPayload",
-                "WebStreaming", "WebRTC", "Sockets", "LiveStreaming",
+                "WebStreaming", "WebRTC", "Sockets", "LiveStreaming", "CongestionControl",
             ]),
         // Allocation counting and libavcodec's start-code finder for codecs-bench.
         .target(name: "CBenchSupport", dependencies: ["CFFmpeg"], path: "Benchmarks/CBenchSupport"),
@@ -151,6 +152,7 @@ let package = Package(
             name: "MediaIOTests",
             dependencies: [
                 "TestSupport", "MediaIO", "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "Sockets",
+                "CongestionControl",
             ]),
         // UDP and TCP over 127.0.0.1 and ::1, addresses, deadlines.
         .testTarget(name: "SocketsTests", dependencies: ["Sockets", "MediaCore"]),
@@ -183,7 +185,7 @@ let package = Package(
             name: "LiveStreamingTests",
             dependencies: [
                 "TestSupport", "LiveStreaming", "EncodeSession", "DecodeSession", "MediaIO", "RTPPayload", "FormatConv",
-                "MediaCore", "Sockets",
+                "MediaCore", "Sockets", "CongestionControl",
             ]),
         .testTarget(
             name: "RTPPayloadTests",

@@ -46,6 +46,21 @@ extension LivePipeline {
     func applyFeedback(to encoder: CompressionSession) throws(MediaError) -> Bool {
         absorb(pendingFeedback)
         pendingFeedback = StreamFeedback()
+        try applyRate(to: encoder)
+        guard keyframePending else { return false }
+        let time = now()
+        let interval = configuration.keyframeRequestInterval
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        if let last = lastForcedKeyframe, time - last < seconds { return false }
+        keyframePending = false
+        lastForcedKeyframe = time
+        record.keyframeRequestsHonoured += 1
+        record.keyframesForcedAt = Array((record.keyframesForcedAt + [record.frames]).suffix(64))
+        return true
+    }
+
+    /// Applies a pending target rate to `encoder`, counted.
+    func applyRate(to encoder: CompressionSession) throws(MediaError) {
         if let rate = pendingRate {
             pendingRate = nil
             if rate != encoder.properties.averageBitRate {
@@ -57,16 +72,6 @@ extension LivePipeline {
                 record.recentRates = Array((record.recentRates + [rate]).suffix(5))
             }
         }
-        guard keyframePending else { return false }
-        let time = now()
-        let interval = configuration.keyframeRequestInterval
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        if let last = lastForcedKeyframe, time - last < seconds { return false }
-        keyframePending = false
-        lastForcedKeyframe = time
-        record.keyframeRequestsHonoured += 1
-        record.keyframesForcedAt = Array((record.keyframesForcedAt + [record.frames]).suffix(64))
-        return true
     }
 
     /// Sends `samples` to the sink, keeping the feedback for the next frame.

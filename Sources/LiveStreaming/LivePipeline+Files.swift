@@ -1,5 +1,6 @@
 // Conveniences for a pipeline from a file and for an RTP sink: a source from a
 // path, the live RTP options of MediaStreamSender.
+import CongestionControl
 import MediaCore
 import MediaIO
 import RTPPayload
@@ -22,12 +23,17 @@ extension MediaStreamSender.RTPOptions {
     /// and timestamp offset (RFC 3550 5.1), payloads of at most
     /// `payloadSize` bytes in `packetizationMode`, `rateController`
     /// following the receiver reports' loss, and `cname` in the SDES.
+    /// `congestionControl` turns congestion control on (the transport-wide
+    /// sequence number extension id
+    /// `RTPStreamSender.defaultTransportSequenceNumberExtensionID`, a pacer,
+    /// transport-cc feedback; the `rateController` is then not used).
     public static func live(
         payloadSize: Int = 1200, packetizationMode: RTPPacketizationMode = .nonInterleaved,
         rateController: LossBasedRateController? = nil, cname: String = "codecsessions",
-        faultInjector: PacketFaultInjector? = nil, rtcpPort: Int = 0
+        faultInjector: PacketFaultInjector? = nil, rtcpPort: Int = 0,
+        congestionControl: CongestionControlConfiguration? = nil
     ) -> Self {
-        Self(
+        var options = Self(
             configuration: { codec in
                 let packetizer = RTPPacketizer.Configuration(
                     codec: codec, ssrc: UInt32.random(in: 1...UInt32.max),
@@ -36,5 +42,7 @@ extension MediaStreamSender.RTPOptions {
                     packetizationMode: packetizationMode)
                 return .init(packetizer: packetizer, rateController: rateController, cname: cname)
             }, faultInjector: faultInjector, rtcpPort: rtcpPort)
+        options.congestionControl = congestionControl
+        return options
     }
 }

@@ -46,6 +46,9 @@ public final class LivePipeline: @unchecked Sendable {
         public var answersKeyframeRequests = true
         /// Stop after this many frames (nil: at the end of the source).
         public var frameLimit: Int?
+        /// Drop a frame before the encoder when the sink's send queue (an RTP sender's pacer, with congestion
+        /// control on) would hold it longer than this (default 200 ms); nil: never.
+        public var maximumSendQueueDelay: Duration? = .milliseconds(200)
 
         /// Creates the default configuration.
         public init(encoder: EncoderSettings = .live, pacing: Bool = true, frameLimit: Int? = nil) {
@@ -94,6 +97,8 @@ public final class LivePipeline: @unchecked Sendable {
         public var encodersMade = 0
         /// Frames the encoders dropped (the run then throws at ``LivePipeline/finish()``).
         public var encoderDroppedFrames = 0
+        /// Frames not encoded because the sink's send queue was over ``Configuration/maximumSendQueueDelay``.
+        public var framesDroppedForSendQueue = 0
     }
 
     /// The configuration given.
@@ -198,6 +203,15 @@ public final class LivePipeline: @unchecked Sendable {
         case .frame(let frame, let pts, let duration):
             try wait(until: pts)
             guard !isStopped else { return .finished }
+            if sendQueueIsFull() {
+                // Not encoded; a new target still reaches the encoder (a keyframe request waits for a frame).
+                absorb(pendingFeedback)
+                pendingFeedback = StreamFeedback()
+                if let encoder = try? encoder(for: frame) { try applyRate(to: encoder) }
+                record.frames += 1
+                record.framesDroppedForSendQueue += 1
+                return .sent(samples: 0)
+            }
             let encoder = try encoder(for: frame)
             let forced = try applyFeedback(to: encoder)
             frameObserver?(.willEncode(frame, index: record.frames, pts: pts, encoder: encoder))

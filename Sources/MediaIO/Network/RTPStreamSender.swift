@@ -1,3 +1,4 @@
+import CongestionControl
 import FormatConv
 import MediaCore
 import RTPPayload
@@ -9,7 +10,9 @@ import Sockets
 /// loss indications and full intra requests become keyframe requests,
 /// generic NACKs are answered from the session's history of sent packets,
 /// receiver reports drive the loss-based rate controller when one is
-/// configured.
+/// configured. With congestion control on (`congestionControl:`), packets
+/// leave through a pacer and transport-cc feedback drives the target
+/// (``congestionStatistics``).
 ///
 /// ```swift
 /// let sender = try RTPStreamSender(
@@ -32,20 +35,22 @@ public final class RTPStreamSender {
     /// What the receiver asked for (the one feedback type of MediaIO).
     public typealias Feedback = StreamFeedback
 
-    private var session: RTPSenderSession
-    private let socket: UDPSocket
+    var session: RTPSenderSession
+    let socket: UDPSocket
     private let rtcpSocket: UDPSocket
-    private let destination: UDPSocket.Address
+    let destination: UDPSocket.Address
     private let rtcpDestination: UDPSocket.Address
-    private var injector: PacketFaultInjector?
-    private let clock = RTPMonotonicClock()
+    var injector: PacketFaultInjector?
+    let clock = RTPMonotonicClock()
+    /// The congestion controller and pacer, when congestion control is on.
+    var congestion: RTPSenderCongestion?
     /// The thread of its own that runs the `async` forms' waits.
     let worker = BlockingWorker()
 
     deinit { worker.close() }
     private var buffer = [UInt8](repeating: 0, count: 2048)
     /// Feedback read and not taken yet.
-    private var pendingFeedback = StreamFeedback()
+    var pendingFeedback = StreamFeedback()
 
     /// Opens the sockets for a stream to `host:port`; RTCP goes to port + 1.
     /// `faultInjector` drops (and delays) media packets on purpose, for tests
@@ -55,9 +60,19 @@ public final class RTPStreamSender {
     /// read on (0: one the system picks; receivers that learn it from the
     /// sender reports need nothing else, those configured with a fixed
     /// return port, GStreamer's `udpsink` say, need it given).
+    ///
+    /// `congestionControl` turns congestion control on (see
+    /// `RTPStreamSender+CongestionControl.swift`): every packet is stamped with
+    /// a transport-wide sequence number (extension id
+    /// ``defaultTransportSequenceNumberExtensionID`` unless the configuration
+    /// names one) and leaves through a pacer; the receiver's transport-cc
+    /// feedback, loss reports and REMB drive the target, handed out as
+    /// `StreamFeedback.targetBitRate` instead of the loss-based rate
+    /// controller's (which is then not used).
     public init(
         host: String, port: Int, configuration: RTPSenderSession.Configuration,
-        faultInjector: PacketFaultInjector? = nil, rtcpPort: Int = 0
+        faultInjector: PacketFaultInjector? = nil, rtcpPort: Int = 0,
+        congestionControl: CongestionControlConfiguration? = nil
     ) throws(MediaError) {
         guard (0...65535).contains(rtcpPort) else {
             throw .invalidArgument("local RTCP port \(rtcpPort) is outside 1…65535")
@@ -73,6 +88,14 @@ public final class RTPStreamSender {
         let local = try destination.localAddressReaching()
         socket = try UDPSocket(bindingTo: local)
         rtcpSocket = try UDPSocket(bindingTo: local, port: UInt16(rtcpPort))
+        var configuration = configuration
+        if let congestionControl {
+            congestion = try RTPSenderCongestion(congestionControl, at: clock.now)
+            configuration.rateController = nil
+            if configuration.transportSequenceNumberExtensionID == nil {
+                configuration.transportSequenceNumberExtensionID = Self.defaultTransportSequenceNumberExtensionID
+            }
+        }
         session = RTPSenderSession(configuration: configuration)
         injector = faultInjector
     }
@@ -123,6 +146,7 @@ public final class RTPStreamSender {
         }
         pendingFeedback.merge(events)
         pendingFeedback.merge(try readFeedback())
+        if congestion != nil { try runCongestionControl() }
         return takeFeedback()
     }
 
@@ -163,6 +187,7 @@ public final class RTPStreamSender {
             let now = clock.now
             var wait = end - now
             if let deadline = session.nextDeadline { wait = min(wait, deadline - now) }
+            if let deadline = congestion?.nextDeadline(after: now) { wait = min(wait, deadline - now) }
             if cancellation != nil { wait = min(wait, slice) }
             try runSession(waiting: max(.zero, wait))
             if untilKeyframe, pendingFeedback.keyframeRequested { break }
@@ -181,9 +206,12 @@ public final class RTPStreamSender {
     /// Reads the feedback waiting (the first datagram waited for up to
     /// `waiting`), runs the session's timers and sends what they give.
     func runSession(waiting: MediaTime) throws(MediaError) {
-        let events = try readFeedback(waiting: waiting) + session.poll(at: clock.now)
-        try transmit(events)
-        pendingFeedback.merge(events)
+        // The replies to the feedback (retransmissions) were sent as it was read; the timers' packets go now.
+        let replies = try readFeedback(waiting: waiting)
+        let timers = session.poll(at: clock.now)
+        try transmit(timers)
+        pendingFeedback.merge(replies + timers)
+        if congestion != nil { try runCongestionControl() }
     }
 
     /// When the session's next timer is due, on the sender's clock.
@@ -208,14 +236,21 @@ public final class RTPStreamSender {
 
     /// Sends the session's last report and BYE.
     func sayGoodbye(reason: String) throws(MediaError) {
-        try transmit(session.finish(at: clock.now, reason: reason))
+        let events = session.finish(at: clock.now, reason: reason)
+        guard congestion != nil else { return try transmit(events) }
+        // The last packet again goes through the pacer, which empties before the BYE leaves.
+        try transmit(events.filter { if case .rtp = $0 { true } else { false } })
+        try flushPacer()
+        try transmit(events.filter { if case .rtp = $0 { false } else { true } })
     }
 
-    private func transmit(_ events: [RTPSenderEvent]) throws(MediaError) {
+    private func transmit(_ events: [RTPSenderEvent], retransmissions: Bool = false) throws(MediaError) {
         for event in events {
             switch event {
             case .rtp(let packet):
-                if injector != nil {
+                if congestion != nil {
+                    enqueue(packet, isRetransmission: retransmissions)
+                } else if injector != nil {
                     for kept in injector!.process(packet) { try socket.send(kept, to: destination) }
                 } else {
                     try socket.send(packet, to: destination)
@@ -234,8 +269,10 @@ public final class RTPStreamSender {
         var timeout = Duration.microseconds(max(0, (waiting.seconds * 1e6).rounded()))
         while let (count, _) = try rtcpSocket.receive(into: &buffer, timeout: timeout) {
             timeout = .zero
-            let reply = session.receiveRTCP(Array(buffer[..<count]), at: clock.now)
-            try transmit(reply)
+            let datagram = Array(buffer[..<count])
+            let reply = session.receiveRTCP(datagram, at: clock.now)
+            if congestion != nil { takeLossReports(datagram) }
+            try transmit(reply, retransmissions: true)
             events += reply
         }
         return events

@@ -1,3 +1,4 @@
+import CongestionControl
 import FormatConv
 import MediaCore
 import RTPPayload
@@ -44,6 +45,8 @@ public final class MediaStreamSender {
         public var faultInjector: PacketFaultInjector?
         /// The local port RTCP leaves from (0: one the system picks).
         public var rtcpPort: Int
+        /// Congestion control (transport-cc feedback, a pacer, probing) for the RTP sender; nil: off.
+        public var congestionControl: CongestionControlConfiguration?
 
         /// Creates RTP options; by default the sender session uses its defaults, nothing is dropped and RTCP leaves
         /// from a port the system picks.
@@ -247,7 +250,8 @@ public final class MediaStreamSender {
                     timestampOffset: UInt32.random(in: 0...UInt32.max)))
         let stream = try RTPStreamSender(
             host: destination.host, port: destination.port, configuration: configuration,
-            faultInjector: rtpOptions.faultInjector, rtcpPort: rtpOptions.rtcpPort)
+            faultInjector: rtpOptions.faultInjector, rtcpPort: rtpOptions.rtcpPort,
+            congestionControl: rtpOptions.congestionControl)
         rtpSender = stream
         return stream
     }

@@ -1,3 +1,4 @@
+import CongestionControl
 import Foundation
 import LiveStreaming
 import MediaCore
@@ -10,7 +11,7 @@ import RTPPayload
 let rtpSendHelp = """
     usage: codecs stream send -i IN rtp://HOST:PORT [--sdp OUT.sdp] [--wait SECONDS] [encode options]
                               [--profile NAME] [--loop] [--no-pace] [--payload-size N] [--packetization-mode 0|1]
-                              [--loss PCT --seed N]
+                              [--loss PCT --seed N] [--congestion-control]
 
     send packetizes H.264/HEVC as RTP (RFC 6184 / RFC 7798) to HOST:PORT over
     UDP. IN is a Y4M file (encoded on the way with the live defaults:
@@ -38,6 +39,14 @@ let rtpSendHelp = """
       --adaptive-bitrate         follow the loss in receiver reports (needs --bitrate and x264):
                                  above 10 % lower the rate by half the loss, below 2 % raise it
                                  5 %, between --bitrate ÷ 10 and --bitrate
+      --congestion-control       follow the path (needs --bitrate and x264): every packet carries a
+                                 transport-wide sequence number (a=extmap id 3 in --sdp, with
+                                 a=rtcp-fb transport-cc), leaves through a pacer, probes find capacity;
+                                 the receiver's transport-cc feedback, loss and REMB set the target
+                                 (from --bitrate, between 30 kb/s and 4 × --bitrate); frames are dropped
+                                 before the encoder while the pacer holds over 200 ms; no frame is larger
+                                 than 200 ms of the rate (the encoder's VBV buffer); --stats-json adds
+                                 the controller's figures ("congestion-control")
     \(EncodeOptions.help)
     """
 
@@ -61,7 +70,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             valueOptions: [
                 "i", "input", "sdp", "wait", "payload-size", "packetization-mode", "loss", "seed", "stats-json",
                 "rtcp-port",
-            ], flagOptions: ["adaptive-bitrate"])
+            ], flagOptions: ["adaptive-bitrate", "congestion-control"])
         guard let path = parsed.value("i") ?? parsed.value("input") else {
             throw Arguments.UsageError(description: "send needs -i IN")
         }
@@ -71,12 +80,14 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         input = path
         url = destination
         var encodeOptions = try EncodeOptions(parsed)
-        if parsed.flag("adaptive-bitrate") {
+        for flag in ["adaptive-bitrate", "congestion-control"] where parsed.flag(flag) {
             guard let rate = encodeOptions.properties.averageBitRate else {
-                throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
+                throw Arguments.UsageError(description: "--\(flag) needs --bitrate")
             }
-            // Retargeting a running encoder needs constant-bit-rate control.
-            encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
+            // Retargeting a running encoder needs constant-bit-rate control; with congestion control the
+            // buffer is 200 ms, so no frame (keyframes included) is larger than 200 ms of the rate.
+            let buffer = flag == "congestion-control" ? rate / 5 : rate
+            encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: buffer)
         }
         settings = try LiveOptions.encoderSettings(encodeOptions, parsed)
         injector = try lossInjector(parsed)
@@ -102,11 +113,19 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             }
             controller = LossBasedRateController(initial: rate, minimum: max(1_000, rate / 10), maximum: rate)
         }
+        var congestionControl: CongestionControlConfiguration?
+        if parsed.flag("congestion-control") {
+            guard case .y4m = source, let rate = settings.properties.averageBitRate else {
+                throw .invalidArgument("--congestion-control needs a Y4M input to encode")
+            }
+            congestionControl = CongestionControlConfiguration(
+                startRate: max(30_000, rate), minimumRate: 30_000, maximumRate: max(30_000, rate) * 4)
+        }
         let stream = try MediaStreamSender(
             url: url.text,
             rtp: .live(
                 payloadSize: payloadSize, packetizationMode: mode, rateController: controller, cname: "codecs",
-                faultInjector: injector, rtcpPort: rtcpPort))
+                faultInjector: injector, rtcpPort: rtcpPort, congestionControl: congestionControl))
         let pipeline = try LivePipeline(
             source: source, sink: stream, configuration: LiveOptions.configuration(settings, parsed))
         if let file = pipeline.encodedFile, file.skippedBeforeKeyframe > 0 {
@@ -119,10 +138,14 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
                     + others.map(\.description).joined(separator: "; "))
         }
         if let sdp = parsed.value("sdp") {
-            let text = RTPSessionDescription(
+            var description = RTPSessionDescription(
                 formatDescription: pipeline.formatDescription!, address: url.host, port: Int(url.port),
-                packetizationMode: mode
-            ).text
+                packetizationMode: mode)
+            if congestionControl != nil {
+                description.transportSequenceNumberExtensionID =
+                    RTPStreamSender.defaultTransportSequenceNumberExtensionID
+            }
+            let text = description.text
             do {
                 try text.write(toFile: sdp, atomically: true, encoding: .utf8)
             } catch {
@@ -142,6 +165,9 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             var objects: [String: Any] = ["outbound-rtp": StatsJSON.outbound(statistics)]
             if let remote = stream.rtpSender?.remoteStatistics {
                 objects["remote-inbound-rtp"] = StatsJSON.remoteInbound(remote)
+            }
+            if let congestion = stream.rtpSender?.congestionStatistics {
+                objects["congestion-control"] = StatsJSON.congestionControl(congestion, pipeline.statistics)
             }
             try StatsJSON.write(objects, to: statsPath)
         }
