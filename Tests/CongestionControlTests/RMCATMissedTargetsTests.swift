@@ -1,4 +1,4 @@
-// RFC 8867 5.2 and 5.6 held to the targets; the controller misses them today (see bench/README.md).
+// RFC 8867 5.2 held to the target; the controller misses it today (see bench/README.md).
 
 import TestSupport
 import Testing
@@ -10,15 +10,6 @@ struct RMCATMissedTargetsTests {
         for phase in RMCATEvaluation.twoFlowPhases {
             let index = RMCATEvaluation.fairness(result, flows: phase.flows, from: phase.start, to: phase.end)
             #expect(index >= 0.9, "from \(phase.start): Jain's index \(index)")
-        }
-    }
-
-    @Test(.disabled("misses target: media share 8.2 % (300 ms queue) and 8.1 % (1000 ms queue) of the link"))
-    func fiveSixTheMediaFlowKeepsAQuarterOfTheLinkAgainstALongTCPFlow() {
-        for result in [RMCATRuns.competingTCP300, RMCATRuns.competingTCP1000] {
-            let start = Duration.seconds(10)
-            let share = result.deliveredRate(flow: 1, from: start, to: .seconds(120)) / 2_000_000
-            #expect(share >= 0.25, "\(result.configuration.name): media share \(share)")
         }
     }
 }

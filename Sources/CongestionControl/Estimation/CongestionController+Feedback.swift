@@ -60,6 +60,10 @@ extension CongestionController {
             usage = .overusing
             counters.standingQueueSignals += 1
         }
+        // A flow that does not answer delay holds the queue (the detector
+        // yields): delay-based decreases would only starve this flow, so the
+        // loss-based controller governs (draft-ietf-rmcat-gcc-02, 6).
+        if usage == .overusing, standingQueue?.yielding == true { usage = .normal }
         let best = probeResults.values.max()
         if let best, best > rateControl.estimate, usage != .overusing {
             counters.lastProbeResult = best
