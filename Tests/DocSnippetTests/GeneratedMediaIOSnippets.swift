@@ -124,8 +124,8 @@ private func snippet_Sources_MediaIO_Network_RTPStreamReceiver_12() async throws
     }
 }
 
-// Sources/MediaIO/Network/RTPStreamSender.swift:15
-private func snippet_Sources_MediaIO_Network_RTPStreamSender_15() async throws {
+// Sources/MediaIO/Network/RTPStreamSender.swift:18
+private func snippet_Sources_MediaIO_Network_RTPStreamSender_18() async throws {
     let sender = try RTPStreamSender(
         host: "127.0.0.1", port: 5004,
         configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x1234)))
@@ -155,8 +155,8 @@ private func snippet_Sources_MediaIO_Transports_MediaStreamReceiver_21() async t
     }
 }
 
-// Sources/MediaIO/Transports/MediaStreamSender.swift:16
-private func snippet_Sources_MediaIO_Transports_MediaStreamSender_16() async throws {
+// Sources/MediaIO/Transports/MediaStreamSender.swift:17
+private func snippet_Sources_MediaIO_Transports_MediaStreamSender_17() async throws {
     let sender = try MediaStreamSender(
         url: "srt://127.0.0.1:9000", reconnect: ReconnectPolicy(maximumAttempts: 5), pacing: true)
     for frame in frames {
