@@ -360,20 +360,3 @@ public struct SyntheticClip: Sendable {
         }
     }
 }
-
-/// The splitmix64 generator (Steele, Lea and Flood, "Fast splittable
-/// pseudorandom number generators", 2014): 64-bit state, one add and two
-/// multiply-xorshift rounds per output.
-struct SplitMix64: Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

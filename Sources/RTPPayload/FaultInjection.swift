@@ -1,43 +1,8 @@
-/// A seeded pseudo-random generator: xoshiro256** (Blackman and Vigna),
-/// its state seeded from one 64-bit value through splitmix64. The same seed
-/// gives the same sequence on every platform and run, which makes a lossy
-/// test or a `--loss PCT --seed N` run repeatable.
-package struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
-    private var state: (UInt64, UInt64, UInt64, UInt64)
+import MediaCore
 
-    /// A generator whose sequence is fixed by `seed`.
-    package init(seed: UInt64) {
-        var mix = seed
-        func splitmix64() -> UInt64 {
-            mix &+= 0x9E37_79B9_7F4A_7C15
-            var z = mix
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        state = (splitmix64(), splitmix64(), splitmix64(), splitmix64())
-    }
-
-    /// The next 64 random bits.
-    package mutating func next() -> UInt64 {
-        let result = rotate(state.1 &* 5, 7) &* 9
-        let t = state.1 << 17
-        state.2 ^= state.0
-        state.3 ^= state.1
-        state.1 ^= state.2
-        state.0 ^= state.3
-        state.2 ^= t
-        state.3 = rotate(state.3, 45)
-        return result
-    }
-
-    /// A uniformly distributed double in [0, 1): the top 53 bits of ``next()``.
-    package mutating func nextUnitInterval() -> Double {
-        Double(next() >> 11) * 0x1.0p-53
-    }
-
-    private func rotate(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
-}
+/// The fault injector's generator: MediaCore's xoshiro256** seeded through
+/// splitmix64, so a lossy test or a `--loss PCT --seed N` run is repeatable.
+package typealias SeededRandomNumberGenerator = Xoshiro256StarStar
 
 /// Damages a packet stream on purpose, deterministically: drops, duplicates,
 /// reorders and truncates packets by probability (from a seeded generator)
@@ -138,10 +103,10 @@ public struct PacketFaultInjector: Sendable {
     public mutating func process(_ packet: [UInt8]) -> [[UInt8]] {
         let index = statistics.packets
         statistics.packets += 1
-        let rollDrop = generator.nextUnitInterval() < dropProbability
-        let rollDuplicate = generator.nextUnitInterval() < duplicateProbability
-        let rollReorder = generator.nextUnitInterval() < reorderProbability
-        let rollTruncate = generator.nextUnitInterval() < truncateProbability
+        let rollDrop = generator.nextUnit() < dropProbability
+        let rollDuplicate = generator.nextUnit() < duplicateProbability
+        let rollReorder = generator.nextUnit() < reorderProbability
+        let rollTruncate = generator.nextUnit() < truncateProbability
         let cut = packet.count > 1 ? 1 + Int(generator.next() % UInt64(packet.count - 1)) : 0
         var output: [[UInt8]] = []
         if rollDrop || dropIndexes.contains(index) {

@@ -1,6 +1,7 @@
 // Tests of the simulated link's generators: SplitMix64 and xoshiro256** against reference values, the truncated Gaussian.
 
 import Foundation
+import MediaCore
 import TestSupport
 import Testing
 

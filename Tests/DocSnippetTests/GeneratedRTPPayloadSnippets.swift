@@ -15,8 +15,8 @@ import Sockets
 import WebRTC
 import WebStreaming
 
-// Sources/RTPPayload/FaultInjection.swift:48
-private func snippet_Sources_RTPPayload_FaultInjection_48() async throws {
+// Sources/RTPPayload/FaultInjection.swift:13
+private func snippet_Sources_RTPPayload_FaultInjection_13() async throws {
     var receiver = RTPDepacketizer(codec: .h264)
     var faults = PacketFaultInjector(seed: 7, dropProbability: 0.02)
     for packet in packets { for damaged in faults.process(packet) { receiver.receive(damaged) } }

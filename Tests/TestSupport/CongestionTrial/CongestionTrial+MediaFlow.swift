@@ -1,6 +1,7 @@
 // One media flow of a congestion trial: encoder model → pacer → link → receiver → feedback → controller → encoder.
 
 import CongestionControl
+import MediaCore
 
 /// A transport-wide feedback message in flight on the feedback link.
 struct TrialFeedback {

@@ -1,5 +1,7 @@
 // A simulated one-way link: capacity schedule, drop-tail queue, propagation delay, jitter without reordering, loss.
 
+import MediaCore
+
 /// One direction of a simulated path on a ``SimulationClock``.
 ///
 /// A packet handed to ``send(_:)`` at the clock's time t:

@@ -1,6 +1,9 @@
-// Seeded pseudo-random generators for the simulated link: SplitMix64 and xoshiro256**, with uniform and Gaussian draws.
+// Seeded pseudo-random generators: SplitMix64 and xoshiro256**, with uniform and Gaussian draws. The same seed gives
+// the same sequence on every platform and run (repeatable `--loss` runs, synthetic clips, simulated links).
 
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// SplitMix64 (Steele, Lea and Flood): a 64-bit state advanced by the golden
 /// ratio and mixed; used to seed ``Xoshiro256StarStar`` and good enough alone
@@ -22,8 +25,9 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 }
 
 /// xoshiro256** (Blackman and Vigna), its four words of state filled from a
-/// ``SplitMix64`` of the seed: the simulated link's generator. The same seed
-/// gives the same sequence on every run and machine.
+/// ``SplitMix64`` of the seed: the fault injector's and the simulated
+/// link's generator. The same seed gives the same sequence on every run and
+/// machine.
 public struct Xoshiro256StarStar: RandomNumberGenerator, Sendable {
     private var s: (UInt64, UInt64, UInt64, UInt64)
 
