@@ -93,7 +93,6 @@ enum WHEPServe {
             try pipeline.run(
                 startingWhen: waitViewers, lingering: .seconds(linger), until: { StopSignal.requested != nil })
             server.close()
-            try? server.poll(timeoutMilliseconds: 0)
             LiveOptions.writeStatistics(server.statisticsJSON(), parsed)
             let sent = pipeline.statistics.samplesSent
             printError("codecs stream serve: sent \(sent) access units to \(server.allViewers.count) viewers")
