@@ -41,6 +41,35 @@ func benchmarkRMCAT(jsonPath: String, report: Report, log: (String) -> Void) thr
                 configuration.duration.benchSeconds))
         writeChart(rmcatChart(result), named: "rmcat-\(configuration.name).svg", besides: jsonPath, report: report)
     }
+    try noteSeedSpread(report: report)
+}
+
+/// The cases whose figure moves most with the seed, run on seeds 1–6: the spread is noted beside seed 1's row.
+private func noteSeedSpread(report: Report) throws {
+    let cases: [(String, (UInt64) -> CongestionTrialConfiguration, (CongestionTrialResult) -> [RMCATFigure])] = [
+        (
+            "rmcat 5.2 fairness", { RMCATCases.variableCapacityTwoFlows(seed: $0) },
+            RMCATEvaluation.variableCapacityTwoFlows
+        ),
+        (
+            "rmcat 5.6 media share 300ms queue", { RMCATCases.competingTCP(queue: .milliseconds(300), seed: $0) },
+            RMCATEvaluation.competingTCP
+        ),
+        (
+            "rmcat 5.6 media share 1000ms queue", { RMCATCases.competingTCP(queue: .milliseconds(1000), seed: $0) },
+            RMCATEvaluation.competingTCP
+        ),
+    ]
+    for (name, configuration, evaluate) in cases {
+        var values: [Double] = []
+        for seed in UInt64(1)...6 {
+            let figures = evaluate(try CongestionTrial.run(configuration(seed)))
+            if let figure = figures.first(where: { $0.name == name }) { values.append(figure.value) }
+        }
+        report.notes.append(
+            "\(name) over seeds 1–6: \(values.map { format($0) }.joined(separator: ", ")) (min \(format(values.min() ?? 0)), max \(format(values.max() ?? 0)))"
+        )
+    }
 }
 
 extension Duration {

@@ -46,6 +46,9 @@ final class TrialMediaFlow {
     var bucketBytes = 0
     var bucketQueueDelay: Duration = .zero
     var bucketProbing = false
+    /// The flow's offset within one frame interval, so flows started together do not reach the link's queue at
+    /// the same instants in a fixed order.
+    var phase: Duration = .zero
 
     init(
         flow: CongestionTrialFlow, configuration: CongestionTrialConfiguration, clock: SimulationClock,
@@ -65,7 +68,9 @@ final class TrialMediaFlow {
         generator = Xoshiro256StarStar(seed: seed)
         dataLink.setReceiver(flow: flow.id) { [unowned self] packet in received(packet) }
         feedbackLink.setReceiver(flow: flow.id) { [unowned self] packet in feedbackArrived(packet) }
-        clock.schedule(at: flow.start) { [self] in
+        var phaseGenerator = SplitMix64(seed: seed ^ 0x5048_4153_4520_4F46)
+        phase = .nanoseconds(Int64(phaseGenerator.next() % 33_333_333))
+        clock.schedule(at: flow.start + phase) { [self] in
             apply(controller.process(at: clock.now))
             encodeFrame()
             runTimers()
@@ -87,7 +92,7 @@ final class TrialMediaFlow {
     private func encodeFrame() {
         let now = clock.now
         frameIndex += 1
-        let next = flow.start + .nanoseconds(Int64(frameIndex) * 1_000_000_000 / 30)
+        let next = flow.start + phase + .nanoseconds(Int64(frameIndex) * 1_000_000_000 / 30)
         if next < configuration.duration { clock.schedule(at: next) { [self] in encodeFrame() } }
         guard flow.isActive(at: now) else {
             keyframeDue = true
