@@ -67,4 +67,14 @@ import Testing
         let ours = try ffmpegFrameMD5(path: decoded, everyFrame: true, pixelFormat: "yuv420p")
         #expect(ours == ffmpeg)
     }
+
+    /// An extension id outside the one-byte header's 1…14 is a usage error (exit 2) that names the option.
+    @Test(arguments: ["15", "0", "abc"]) func aBadExtensionIDIsRefused(value: String) throws {
+        let output = try TemporaryDirectory().path("out.h264")
+        let result = try runProcess(
+            Self.codecs, ["stream", "receive", "rtp://@127.0.0.1:5004", "-o", output, "--transport-cc", value])
+        #expect(result.status == 2)
+        #expect(
+            result.stderr.contains("--transport-cc \(value): expected an integer from 1 to 14"), "\(result.stderr)")
+    }
 }
