@@ -170,15 +170,7 @@ public final class MediaStreamReceiver {
                 configuration.codec = codec ?? .h264
             } else {
                 let sdp = try Self.readSDP(url)
-                configuration.codec = sdp.codec
-                configuration.payloadType = sdp.payloadType
-                configuration.parameterSets = sdp.parameterSets
-                configuration.maximumDONDifference = sdp.maximumDONDifference ?? 0
-                configuration.retransmission = sdp.retransmission ?? configuration.retransmission
-                if let id = sdp.transportSequenceNumberExtensionID {
-                    // The sender numbers its packets (a=extmap): transport-cc feedback lets it follow the path.
-                    configuration.transportFeedback = .init(extensionID: id)
-                }
+                Self.apply(sdp, to: &configuration)
                 if let rtcpPort = sdp.rtcpPort {
                     // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
                     let rtcp = try UDPSocket.Address(
