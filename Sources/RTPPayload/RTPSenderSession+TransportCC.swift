@@ -62,9 +62,29 @@ extension RTPSenderSession {
         return transportHistory!.updateSendTime(number, to: now.nanoseconds)
     }
 
+    /// `datagram` (one this session returned) numbered with the next transport-wide sequence number as it leaves
+    /// at `now`, recorded in the history with its size, `kind` and send time: how a sender with
+    /// ``Configuration/transportSequenceNumbersWhenSent`` numbers each packet, so that the numbers on the wire
+    /// grow in the order packets leave whatever order a pacer sends them in. Unchanged without the extension.
+    public mutating func stampTransportSequenceNumber(
+        _ datagram: [UInt8], kind: RTPPacketFeedback.Kind, at now: MediaTime
+    ) -> [UInt8] {
+        number(datagram, kind: kind, at: now.nanoseconds)
+    }
+
     /// `datagram` with the next transport-wide sequence number, recorded in the history (unchanged without the
-    /// extension).
+    /// extension); with ``Configuration/transportSequenceNumbersWhenSent``, with the extension holding 0 and
+    /// nothing recorded (the number is taken when it is sent).
     mutating func stamp(_ datagram: [UInt8], kind: RTPPacketFeedback.Kind, at time: Int64) -> [UInt8] {
+        guard configuration.transportSequenceNumbersWhenSent else { return number(datagram, kind: kind, at: time) }
+        guard let id = configuration.transportSequenceNumberExtensionID, transportHistory != nil,
+            let stamped = try? TransportWideSequenceNumber.stamping(datagram, extensionID: id, sequenceNumber: 0)
+        else { return datagram }
+        return stamped
+    }
+
+    /// `datagram` with the next transport-wide sequence number, recorded in the history.
+    private mutating func number(_ datagram: [UInt8], kind: RTPPacketFeedback.Kind, at time: Int64) -> [UInt8] {
         guard let id = configuration.transportSequenceNumberExtensionID, transportHistory != nil else {
             return datagram
         }

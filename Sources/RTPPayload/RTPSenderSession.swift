@@ -90,6 +90,11 @@ public struct RTPSenderSession: Sendable {
         public var transportSequenceNumberExtensionID: UInt8?
         /// How many packets sent the transport-cc history remembers (8192 by default: 8 s at 1000 packets/s).
         public var transportHistoryCapacity: Int
+        /// Whether the transport-wide sequence number is taken when a packet leaves rather than when the session
+        /// makes it (false by default): for a pacer that sends packets in another order than they were made
+        /// (retransmissions before queued media). The session's packets then carry the extension with number 0,
+        /// and each is numbered by ``stampTransportSequenceNumber(_:kind:at:)`` as it is sent.
+        public var transportSequenceNumbersWhenSent = false
 
         /// Creates a sender's settings around `packetizer`; the defaults keep 1024 packets or 2 MiB for retransmission,
         /// send no RTX stream and leave the rate alone. Traps on an empty history, a sender report interval that is

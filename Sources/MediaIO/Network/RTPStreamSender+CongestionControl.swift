@@ -15,7 +15,8 @@ struct PacedDatagram {
 struct RTPSenderCongestion {
     /// How often the controller's timers run (probing, application-limited detection).
     static let processInterval: Duration = .milliseconds(25)
-    /// Retransmissions are not queued while the pacer needs longer than this to empty its queue.
+    /// Retransmissions are not queued while the pacer needs longer than this to send the retransmissions already
+    /// waiting (they leave before media).
     static let retransmissionQueueLimit: Duration = .milliseconds(100)
     /// The padding bytes of one probe packet (the most a padding-only RTP packet carries).
     static let paddingBytes = RTPSenderSession.maximumPaddingPerPacket
@@ -32,6 +33,8 @@ struct RTPSenderCongestion {
     var packetsOutOfOrder = 0
     /// The media sequence numbers of the retransmissions waiting in the pacer.
     var waitingRetransmissions: Set<UInt16> = []
+    /// The bytes of the retransmissions waiting in the pacer.
+    var waitingRetransmissionBytes = 0
     /// Retransmissions not queued: one of the same packet was still waiting, or the queue was over
     /// ``retransmissionQueueLimit``.
     var retransmissionsSkipped = 0
@@ -133,8 +136,8 @@ public struct RTPSenderCongestionStatistics: Sendable, Hashable {
     /// Packets sent whose transport-wide number was not above the one before (not reported to the controller).
     public var packetsOutOfOrder: Int
     /// Retransmissions not queued: over a quarter of the target (100 ms of it saved up at most), one of the
-    /// same packet still waited in the pacer, or the pacer needed more than 100 ms to empty its queue (the
-    /// answer would come after the receiver's jitter buffer gave up).
+    /// same packet still waited in the pacer, or the retransmissions already waiting needed more than 100 ms at
+    /// the pacing rate (the answer would come after the receiver's jitter buffer gave up).
     public var retransmissionsSkipped: Int
     /// The send rate and target every 500 ms (the last 1,200 samples).
     public var samples: [Sample]
@@ -176,8 +179,12 @@ extension RTPStreamSender {
             at: RTPSenderCongestion.duration(clock.now))
     }
 
-    /// Queues a packet the session made. Every packet goes in one class, first in first out, so packets leave in
-    /// the order of their transport-wide sequence numbers (the controller needs them growing).
+    /// Queues a packet the session made: a retransmission in the pacer's retransmission class, which leaves
+    /// before any media waiting (the receiver is waiting for it; a keyframe queued behind the loss would delay it
+    /// by the whole keyframe), media in the video class, first in first out. The pacer's own padding (probes) is
+    /// in the padding class, after both. Each packet's transport-wide sequence number is taken as it leaves
+    /// (``RTPSenderSession/Configuration/transportSequenceNumbersWhenSent``), so the numbers grow in the order
+    /// packets leave, as the controller needs.
     ///
     /// A retransmission of a packet whose retransmission still waits is not queued again (the receiver asks
     /// again every few tens of milliseconds while the queue delays the answer; each copy would lengthen it).
@@ -186,8 +193,12 @@ extension RTPStreamSender {
             congestion!.retransmissionsSkipped += 1
             return
         }
-        if isRetransmission, congestion!.pacer.expectedDrainTime > RTPSenderCongestion.retransmissionQueueLimit {
-            // It would arrive after the receiver's jitter buffer gave up on it, and delay the media behind it.
+        let waiting = congestion!.waitingRetransmissionBytes
+        if isRetransmission,
+            Double(waiting * 8) / Double(max(congestion!.pacer.pacingRate, 1))
+                > RTPSenderCongestion.retransmissionQueueLimit.seconds
+        {
+            // It would arrive after the receiver's jitter buffer gave up on it.
             congestion!.retransmissionsSkipped += 1
             return
         }
@@ -197,10 +208,11 @@ extension RTPStreamSender {
                 return
             }
         }
+        if isRetransmission { congestion!.waitingRetransmissionBytes += packet.count }
         let now = RTPSenderCongestion.duration(clock.now)
         congestion!.pacer.enqueue(
-            PacedDatagram(bytes: packet, isRetransmission: isRetransmission), size: packet.count, priority: .video,
-            at: now)
+            PacedDatagram(bytes: packet, isRetransmission: isRetransmission), size: packet.count,
+            priority: isRetransmission ? .retransmission : .video, at: now)
     }
 
     /// Takes the loss fraction of the receiver reports about this stream in `datagram` into the controller.
@@ -256,15 +268,21 @@ extension RTPStreamSender {
         while let released = congestion!.pacer.dequeue(at: now) {
             switch released.content {
             case .media(let datagram):
-                if datagram.isRetransmission, let key = retransmittedSequenceNumber(datagram.bytes) {
-                    congestion!.waitingRetransmissions.remove(key)
+                if datagram.isRetransmission {
+                    congestion!.waitingRetransmissionBytes -= datagram.bytes.count
+                    if let key = retransmittedSequenceNumber(datagram.bytes) {
+                        congestion!.waitingRetransmissions.remove(key)
+                    }
                 }
-                _ = session.recordSendTime(of: datagram.bytes, at: clock.now)
-                report(datagram.bytes, probeCluster: released.probeClusterID, retransmission: datagram.isRetransmission)
-                try put(datagram.bytes)
+                let packet = session.stampTransportSequenceNumber(
+                    datagram.bytes, kind: datagram.isRetransmission ? .retransmission : .media, at: clock.now)
+                report(packet, probeCluster: released.probeClusterID, retransmission: datagram.isRetransmission)
+                try put(packet)
             case .padding:
-                for case .rtp(let packet) in session.sendPadding(bytes: RTPSenderCongestion.paddingBytes, at: clock.now)
+                for case .rtp(let padding) in session.sendPadding(
+                    bytes: RTPSenderCongestion.paddingBytes, at: clock.now)
                 {
+                    let packet = session.stampTransportSequenceNumber(padding, kind: .padding, at: clock.now)
                     report(packet, probeCluster: released.probeClusterID, retransmission: false)
                     try put(packet)
                 }

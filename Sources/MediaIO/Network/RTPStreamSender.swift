@@ -65,7 +65,8 @@ public final class RTPStreamSender {
     /// `RTPStreamSender+CongestionControl.swift`): every packet is stamped with
     /// a transport-wide sequence number (extension id
     /// ``defaultTransportSequenceNumberExtensionID`` unless the configuration
-    /// names one) and leaves through a pacer; the receiver's transport-cc
+    /// names one, numbered as it leaves) and leaves through a pacer,
+    /// retransmissions before waiting media; the receiver's transport-cc
     /// feedback, loss reports and REMB drive the target, handed out as
     /// `StreamFeedback.targetBitRate` instead of the loss-based rate
     /// controller's (which is then not used).
@@ -92,6 +93,7 @@ public final class RTPStreamSender {
         if let congestionControl {
             congestion = try RTPSenderCongestion(congestionControl, at: clock.now)
             configuration.rateController = nil
+            configuration.transportSequenceNumbersWhenSent = true
             if configuration.transportSequenceNumberExtensionID == nil {
                 configuration.transportSequenceNumberExtensionID = Self.defaultTransportSequenceNumberExtensionID
             }

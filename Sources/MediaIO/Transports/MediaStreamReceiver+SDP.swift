@@ -1,4 +1,4 @@
-// Reading the SDP file a MediaStreamReceiver is opened with.
+// Reading the SDP file a MediaStreamReceiver is opened with, and its values in the RTP receiver's configuration.
 
 import MediaCore
 import RTPPayload
@@ -25,5 +25,19 @@ extension MediaStreamReceiver {
         let sdp = try RTPSessionDescription(parsing: text)
         guard (1...65535).contains(sdp.port) else { throw .invalidData("\(path): port \(sdp.port) is not a UDP port") }
         return sdp
+    }
+
+    /// The SDP's codec, payload type, parameter sets, DON difference and RTX in `configuration`, and transport-cc
+    /// feedback when it has the transport-wide sequence number `a=extmap` (the sender numbers its packets so that
+    /// the feedback lets it follow the path).
+    static func apply(_ sdp: RTPSessionDescription, to configuration: inout RTPReceiverConfiguration) {
+        configuration.codec = sdp.codec
+        configuration.payloadType = sdp.payloadType
+        configuration.parameterSets = sdp.parameterSets
+        configuration.maximumDONDifference = sdp.maximumDONDifference ?? 0
+        configuration.retransmission = sdp.retransmission ?? configuration.retransmission
+        if let id = sdp.transportSequenceNumberExtensionID {
+            configuration.transportFeedback = .init(extensionID: id)
+        }
     }
 }

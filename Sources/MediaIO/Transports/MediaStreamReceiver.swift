@@ -10,7 +10,8 @@ import Sockets
 /// One stream in, the transport chosen by its URL: `rtp://HOST:PORT` or an
 /// SDP file (``RTPStreamReceiver``: jitter buffer, NACK, picture loss
 /// indications, receiver reports; the SDP's RTX payload type and `a=rtcp`
-/// port are used), `tcp://HOST:PORT` (Annex-B from a TCP
+/// port are used, and transport-cc feedback is sent when it has the
+/// transport-wide sequence number `a=extmap`), `tcp://HOST:PORT` (Annex-B from a TCP
 /// server, access units found by their boundaries, the codec told from the
 /// first bytes unless given), or SRT, RTSP, RTMP,
 /// MPEG-TS over UDP and HLS (``StreamPlayer``, opened again after a refused,
@@ -133,7 +134,9 @@ public final class MediaStreamReceiver {
     private var ended = false
 
     /// Opens the stream. `rtp` configures an RTP receiver (the SDP's values
-    /// replace its codec, payload type and parameter sets); `idleTimeout`
+    /// replace its codec, payload type and parameter sets, and its
+    /// transport-wide sequence number extension id turns transport-cc
+    /// feedback on); `idleTimeout`
     /// ends an RTP or TCP stream that sent nothing for that long (and is the
     /// transports' `options.ioTimeout` when that is nil). `codec` is that of
     /// an `rtp://` stream (nil: H.264; an SDP says its own) or a `tcp://` one
@@ -167,11 +170,7 @@ public final class MediaStreamReceiver {
                 configuration.codec = codec ?? .h264
             } else {
                 let sdp = try Self.readSDP(url)
-                configuration.codec = sdp.codec
-                configuration.payloadType = sdp.payloadType
-                configuration.parameterSets = sdp.parameterSets
-                configuration.maximumDONDifference = sdp.maximumDONDifference ?? 0
-                configuration.retransmission = sdp.retransmission ?? configuration.retransmission
+                Self.apply(sdp, to: &configuration)
                 if let rtcpPort = sdp.rtcpPort {
                     // RFC 3605 a=rtcp: the sender's RTCP is there, not at RTP + 1.
                     let rtcp = try UDPSocket.Address(

@@ -6,6 +6,10 @@ extension WHIPClient {
     /// The estimator's figures, nil before the answer or when it did not take transport-cc.
     public var congestionStatistics: CongestionControlStatistics? { peer?.congestion?.controller.statistics }
 
+    /// The pacer media leaves through (``pacesMedia``): its queue, rates and counts; nil when the client does not
+    /// pace, before the answer, or when the answer took no transport-cc.
+    public var pacer: Pacer<WebRTCPeer.PacedDatagram>? { peer?.congestion?.pacer }
+
     /// The estimator's target (at most ``maximumTarget``) once transport-cc feedback came, when ``followsEstimate``
     /// and it changed since the last call; else nil.
     public func takeTargetBitRate() -> Int? {

@@ -20,7 +20,7 @@ extension WHIPClient {
     ///   ended the session (BYE or DTLS close_notify) before
     ///   ``endStream()``.
     public func poll(timeoutMilliseconds: Int32) throws(MediaError) {
-        waitForDatagrams(timeoutMilliseconds: timeoutMilliseconds)
+        waitForDatagrams(timeoutMilliseconds: pacedTimeout(timeoutMilliseconds))
         var buffer = [UInt8](repeating: 0, count: 2048)
         for _ in 0..<256 {
             guard let (datagram, address) = receiveUDPDatagram(on: udp, into: &buffer) else { break }
@@ -45,6 +45,18 @@ extension WHIPClient {
             CodecLog.log(.warning, subsystem: "whip", "\(endpoint) ended the session (\(reason))")
             throw MediaError(.unavailable, "the WHIP endpoint ended the session (\(reason)) before the stream's end")
         }
+    }
+
+    /// `timeout` (ms) shortened to when the pacer next releases a packet, while packets wait in it.
+    private func pacedTimeout(_ timeout: Int32) -> Int32 {
+        guard let pacer = peer?.congestion?.pacer, pacer.queuedPackets > 0 || pacer.activeProbeClusterID != nil,
+            let next = pacer.nextSendTime
+        else { return timeout }
+        let wait = (next - .nanoseconds(clock.now.nanosecondCount)) / .milliseconds(1)
+        guard wait.isFinite else { return timeout }
+        let milliseconds = Int32(max(0, min(wait.rounded(.up), 60_000)))
+        // A negative timeout waits without end: the pacer's wait then.
+        return timeout < 0 ? milliseconds : min(timeout, milliseconds)
     }
 
     /// Waits up to `timeoutMilliseconds` for a datagram on the media socket.

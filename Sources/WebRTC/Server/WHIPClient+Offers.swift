@@ -97,6 +97,7 @@ extension WHIPClient {
             id: "whip", video: video, credentials: credentials, ssrc: ssrc, ntpOffset: .zero, now: now,
             controlling: role, retransmissionSSRC: rtxSSRC)
         self.peer = peer
+        if pacesMedia { peer.pace(at: now) }
         stopped = false
         while !isConnected {
             guard clock.now.seconds < now.seconds + timeoutSeconds else {

@@ -69,6 +69,11 @@ public final class WHIPClient {
     public var followsEstimate = false
     /// The most ``takeTargetBitRate()`` hands out, bits per second (the encoder's configured rate); nil: no cap.
     public var maximumTarget: Int?
+    /// Whether media leaves through a pacer at the estimator's pacing rate once the answer takes transport-cc
+    /// (``WebRTCPeer/pace(at:)``, as ``WHEPServer/Configuration/pacesViewers`` does for viewers; ``pacer``); set
+    /// before ``connect(timeoutSeconds:)``. Paced packets leave as ``poll(timeoutMilliseconds:)`` runs (its wait
+    /// ends when the pacer next releases one). False (the default) sends each access unit's packets at once.
+    public var pacesMedia = false
     /// The target last handed out by ``takeTargetBitRate()``.
     public internal(set) var appliedTarget: Int?
     /// The pacing and bounds of the ICE checks; set before ``connect(timeoutSeconds:)``.

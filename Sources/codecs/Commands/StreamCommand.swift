@@ -119,6 +119,9 @@ private let streamHelp = """
       --no-nack                  rtp: do not ask for lost packets again (RFC 4585 generic NACK, on by
                                  default: a gap is asked for until the jitter delay runs out)
       --loss PCT, --seed N       rtp: drop received packets on purpose (seeded, for tests)
+      --transport-cc ID          rtp: send transport-cc feedback for the transport-wide sequence
+                                 number extension ID (send --congestion-control uses 3); an SDP
+                                 with that a=extmap turns it on with its own id
       --stats-json FILE          rtp: the stream's figures (webrtc-stats inbound-rtp) as JSON;
                                  whip: the endpoint's final statistics
       --media-port N             whip: the UDP port of the media (default 0: any free one)

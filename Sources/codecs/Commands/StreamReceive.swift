@@ -63,7 +63,7 @@ final class ReceiveSource {
 enum StreamReceive {
     static let label = "codecs stream receive"
     static let decodeOptions: Set<String> = ["decoder", "frames", "fps", "timeout"]
-    static let rtpOptions = decodeOptions.union(["codec", "jitter", "loss", "seed", "stats-json"])
+    static let rtpOptions = decodeOptions.union(["codec", "jitter", "loss", "seed", "stats-json", "transport-cc"])
     static let tcpOptions = decodeOptions.union(["codec"])
     static let transportOptions = decodeOptions.union(TransportOptions.valueOptions)
     static let whipOptions = decodeOptions.union(["media-port", "stats-json"]).union(WHEPEndpointOptions.valueOptions)
@@ -198,6 +198,10 @@ enum StreamReceive {
                 codec: codec, jitterBufferDelay: MediaTime(value: Int64(jitter), timescale: 1000),
                 nack: parsed.flag("no-nack") ? nil : .init())
             configuration.cname = "codecs"
+            // An SDP with the transport-wide sequence number a=extmap turns it on by itself (its id wins).
+            if let id = try parsed.integer("transport-cc", in: 1...14) {
+                configuration.transportFeedback = .init(extensionID: UInt8(id))
+            }
             let injector = try lossInjector(parsed)
             let timeout = try receiveTimeout(parsed) ?? 5
             let receiver = try MediaStreamReceiver(

@@ -26,7 +26,8 @@ enum WHIPSend {
                                      (RFC 7675; default 30)
           --stats-json FILE          write the sender's final statistics to FILE
           --adaptive-bitrate         encode at the target of the estimator fed by the endpoint's transport-cc
-                                     feedback, at most --bitrate (needed; a .y4m IN): constant bit rate
+                                     feedback, at most --bitrate (needed; a .y4m IN): constant bit rate;
+                                     packets leave through a pacer at the estimator's pacing rate
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
         H.264 only; one host candidate (no STUN or TURN servers); http:// only (no TLS).
@@ -81,6 +82,7 @@ enum WHIPSend {
             if let rate = adaptiveCap {
                 client.followsEstimate = true
                 client.maximumTarget = rate
+                client.pacesMedia = true
             }
             // RFC 7675's 5 s, or a sixth of a shorter expiry: several checks
             // before consent is lost.

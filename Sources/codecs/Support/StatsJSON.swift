@@ -27,6 +27,7 @@ enum StatsJSON {
             "pliCount": stats.pliCount, "firCount": stats.firCount, "framesReceived": stats.framesReceived,
             "keyFramesReceived": stats.keyFramesReceived, "framesDecoded": stats.framesDecoded,
             "framesDropped": stats.framesDropped, "packetsIgnored": stats.packetsIgnored.total,
+            "transportFeedbackCount": stats.transportFeedbackCount,
         ]
     }
 
