@@ -7,9 +7,10 @@ import Testing
 /// range) of 16×16 blocks in four colours chosen so that each RGB channel
 /// lands well outside 0…255 before clamping: below black (Y 4), above white
 /// (Y 250), blue (Y 28, U 255, V 105) and red (Y 72, U 84, V 255). Browsers
-/// convert YUV to RGB with their own coefficients and rounding (Firefox's and
-/// Chromium's RGB of `testsrc` differ from every `ffmpeg -sws_flags` setting),
-/// so only on such pixels can a browser's RGB equal ffmpeg's bit for bit:
+/// convert YUV to RGB with their own coefficients and rounding (of a
+/// `testsrc` clip, Firefox 153's BGRX and Chromium 156's RGBX equal ffmpeg's
+/// rgb24 in 0 of 150 frames under each of the BT.601/BT.709 and `-sws_flags`
+/// settings tried), so only on such pixels can a browser's RGB equal ffmpeg's:
 /// each channel is 0 or 255 whichever BT.601 or BT.709 coefficients, rounding
 /// or ±1 coding error are used. Blue and red keep R/B swaps visible.
 enum PageDigestClip {
