@@ -152,6 +152,35 @@ struct TURNCoturnTests {
         try allocation.release()
     }
 
+    /// The server gone: over TCP the closed connection is the error, over
+    /// UDP a server that never answers is a timeout, each naming the server.
+    @Test func surfacesAServerThatIsGone() throws {
+        let server = try CoturnServer()
+        let allocation = try TURNAllocation(server: server.address, transport: .tcp, credentials: Self.credentials)
+        server.stop()
+        do {
+            try allocation.createPermission(for: UDPAddress(host: [127, 0, 0, 1], port: 9))
+            Issue.record("a request answered by a stopped server")
+        } catch {
+            #expect(error.code == .connectionFailed)
+            // Either the send is reset or the read sees the end of the stream.
+            #expect(error.message.hasPrefix("TURN server \(server.address) "), "\(error.message)")
+            print("TCP server gone: \(error.message)")
+        }
+
+        let silent = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+        defer { silent.close() }
+        do {
+            _ = try TURNAllocation(
+                server: silent.localAddress, transport: .udp, credentials: Self.credentials,
+                timeout: .milliseconds(800))
+            Issue.record("allocated on a socket that never answers")
+        } catch {
+            #expect(error.code == .timedOut)
+            #expect(error.message.hasPrefix("TURN Allocate to \(silent.localAddress): no answer"), "\(error.message)")
+        }
+    }
+
     /// STUN Binding to coturn: the server-reflexive address is the socket's
     /// own address on loopback, IPv4 and IPv6.
     @Test(arguments: ["127.0.0.1", "::1"])

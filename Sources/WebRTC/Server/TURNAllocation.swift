@@ -102,7 +102,8 @@ public final class TURNAllocation {
     /// is bound, a Send indication otherwise.
     ///
     /// - Throws: `.invalidArgument` without an allocation or a permission for
-    ///   the peer, `.system` when the socket fails.
+    ///   the peer; `.connectionFailed` naming the server when the TCP
+    ///   connection is reset or closed; `.system` when the UDP socket fails.
     public func send(_ data: [UInt8], to peer: UDPAddress) throws(MediaError) {
         try connection.client.send(data, to: peer)
         try connection.flush()

@@ -53,9 +53,18 @@ final class TURNConnection {
     var now: Double { (ContinuousClock.now - start).turnSeconds }
 
     /// Sends what the client queued.
+    ///
+    /// - Throws: over TCP `.connectionFailed` naming the server (the
+    ///   connection reset or closed); over UDP `.system` naming it.
     func flush() throws(MediaError) {
         for message in client.takeOutgoing() {
-            if let udp { try udp.send(message, to: server) } else { try tcp?.write(message) }
+            do {
+                if let udp { try udp.send(message, to: server) } else { try tcp?.write(message) }
+            } catch {
+                throw MediaError(
+                    tcp == nil ? error.code : .connectionFailed,
+                    "TURN server \(server)\(tcp == nil ? "" : " over TCP"): \(error.message)")
+            }
         }
     }
 
@@ -117,7 +126,7 @@ final class TURNConnection {
             bytes = try tcp.read(upTo: 65536)
         } catch {
             if error.code == .timedOut { return [] }
-            throw error
+            throw MediaError(.connectionFailed, "TURN server \(server) over TCP: \(error.message)")
         }
         guard !bytes.isEmpty else {
             throw MediaError(.connectionFailed, "TURN server \(server) closed the TCP connection")
