@@ -50,6 +50,19 @@ private func snippet_Sources_WebRTC_Protocol_SessionOffer_9() async throws {
     let video = try offer.negotiateVideo(streamProfileLevelID: [0x42, 0xC0, 0x1F])
 }
 
+// Sources/WebRTC/Protocol/TURNClient.swift:10
+private func snippet_Sources_WebRTC_Protocol_TURNClient_10() async throws {
+    let server = try SocketAddress(host: "127.0.0.1", port: 3478)
+    var client = TURNClient(transport: .udp, credentials: .init(username: "u", password: "p"))
+    client.allocate(at: now)
+    for message in client.takeOutgoing() { socket.send(message, to: server) }
+    client.receive(datagram, at: now)                    // each datagram from the server
+    if let deadline = client.nextDeadline, now >= deadline { client.poll(at: now) }
+    for event in client.takeEvents() {
+        if case .allocated(let relayed, _, _) = event { log("relayed at \(relayed)") }
+    }
+}
+
 // Sources/WebRTC/Secure/DTLSEndpoint.swift:105
 private func snippet_Sources_WebRTC_Secure_DTLSEndpoint_105() async throws {
     let dtls = try DTLSEndpoint(role: .server, expectedFingerprint: offer.fingerprint?.value)
@@ -63,6 +76,17 @@ private func snippet_Sources_WebRTC_Secure_SRTPContext_12() async throws {
     socket.send(try outbound.protectRTP(packet), to: peer)
     let inbound = try SRTPContext(keyAndSalt: keys.clientKeyAndSalt, direction: .inbound)
     let rtcp = try inbound.unprotectRTCP(datagram)   // throws on a bad tag or a replay
+}
+
+// Sources/WebRTC/Server/TURNAllocation.swift:10
+private func snippet_Sources_WebRTC_Server_TURNAllocation_10() async throws {
+    let server = try SocketAddress(host: "127.0.0.1", port: 3478)
+    let allocation = try TURNAllocation(
+        server: server, transport: .udp, credentials: .init(username: "u", password: "p"))
+    try allocation.createPermission(for: peer)          // or bindChannel(to: peer)
+    try allocation.send(Array("hello".utf8), to: peer)
+    if let (from, data) = try allocation.receive(timeout: .seconds(1)) { log("\(data.count) bytes from \(from)") }
+    try allocation.release()
 }
 
 // Sources/WebRTC/Server/WHEPServer.swift:25

@@ -1,0 +1,85 @@
+// coturn's turnserver started on 127.0.0.1 (and ::1) at a port picked free,
+// with user u:p in realm r, for the TURN client tests; stopped by stop() or deinit.
+import Foundation
+import Sockets
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+final class CoturnServer: @unchecked Sendable {
+    let port: UInt16
+    private let process: BackgroundProcess
+    private let directory: TemporaryDirectory
+
+    /// The server's UDP/TCP address on 127.0.0.1.
+    var address: SocketAddress { SocketAddress(numericHost: "127.0.0.1", port: port) }
+    /// The same server on ::1.
+    var ipv6Address: SocketAddress { SocketAddress(numericHost: "::1", port: port) }
+
+    /// Starts turnserver; a port another process took meanwhile is retried with another.
+    init(extraArguments: [String] = []) throws {
+        let directory = try TemporaryDirectory(prefix: "coturn")
+        for _ in 0..<5 {
+            let port = try Self.freePort()
+            let arguments =
+                [
+                    "-n", "--listening-ip=127.0.0.1", "--listening-ip=::1", "--relay-ip=127.0.0.1",
+                    "--listening-port=\(port)", "--user=u:p", "--realm=r", "--lt-cred-mech", "--no-tls", "--no-dtls",
+                    "--no-cli", "--allow-loopback-peers", "--db=\(directory.path("turndb-\(port)"))",
+                    "--pidfile=\(directory.path("turnserver-\(port).pid"))", "--log-file=stdout", "--simple-log",
+                ] + extraArguments
+            let process = try BackgroundProcess("turnserver", arguments, in: directory)
+            if Self.waitUntilListening(port: port, timeout: 10) {
+                self.port = port
+                self.process = process
+                self.directory = directory
+                return
+            }
+            process.wait(timeout: 0)
+        }
+        throw ProcessError("turnserver did not start on a free port in 5 tries")
+    }
+
+    deinit { stop() }
+
+    /// Stops the server (SIGKILL: the test runner's children may inherit
+    /// an ignored SIGTERM) and returns its log.
+    @discardableResult
+    func stop() -> String {
+        process.signal(SIGKILL)
+        return String(decoding: process.wait(timeout: 5).stdout, as: UTF8.self)
+    }
+
+    /// A port free for both UDP and TCP on 127.0.0.1 and ::1 now.
+    private static func freePort() throws -> UInt16 {
+        for _ in 0..<50 {
+            let probe = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+            let port = probe.localAddress.port
+            probe.close()
+            guard let six = try? UDPSocket(bindingTo: "::1", port: port),
+                let tcp = try? TCPListener(host: "127.0.0.1", port: Int(port))
+            else { continue }
+            six.close()
+            tcp.close()
+            return port
+        }
+        throw ProcessError("no port free for UDP and TCP on 127.0.0.1")
+    }
+
+    /// Whether turnserver accepts TCP connections on `port` within `timeout` seconds.
+    private static func waitUntilListening(port: UInt16, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let connection = try? TCPConnection.connect(host: "127.0.0.1", port: Int(port), timeout: .seconds(1)) {
+                connection.close()
+                // UDP listeners open with the TCP ones; give them a moment.
+                usleep(100_000)
+                return true
+            }
+            usleep(50_000)
+        }
+        return false
+    }
+}
