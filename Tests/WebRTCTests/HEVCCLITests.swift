@@ -74,7 +74,11 @@ struct HEVCCLITests {
         let format = try VideoStreamFormat(HEVCMediaTests.accessUnits(clip)[0].formatDescription)
         let port = try freeTCPPort()
         let tool = try BackgroundProcess(
-            TestPaths.codecsExecutable.path, ["stream", "serve", "-i", clip, "--whep", "127.0.0.1:\(port)"],
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "serve", "-i", clip, "--whep", "127.0.0.1:\(port)", "--stats-json",
+                directory.path("stats.json"),
+            ],
             in: directory)
         #expect(WHIPRecordingTests.waitUntilListening(port))
         let refused = try LoopbackHTTPClient.fetch(port: port, LoopbackHTTPClient.offer())
@@ -95,6 +99,9 @@ struct HEVCCLITests {
         let result = tool.wait(timeout: 30)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(viewer.samples.count == 30)
+        let statistics = try WHEPPeerTests.stats(directory.path("stats.json"))
+        #expect(statistics["mimeType"] as? String == "video/H265")
+        #expect(statistics["framesSent"] as? Int == 30)
         #expect(
             try ffmpegFrameMD5(annexB: try HEVCMediaTests.annexB(viewer.samples), codec: .hevc, in: directory)
                 == (try ffmpegFrameMD5(path: clip)))
