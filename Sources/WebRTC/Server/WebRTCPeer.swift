@@ -4,8 +4,7 @@ import MediaCore
 import RTPPayload
 
 /// One peer of a WebRTC video stream on a shared UDP socket: ICE-lite, the
-/// DTLS-SRTP handshake (we are the DTLS server), then H.264 (RFC 6184) or
-/// HEVC (RFC 7798: single NAL unit, AP and FU packets) over SRTP. To a
+/// DTLS-SRTP handshake (we are the DTLS server), then H.264 or HEVC (RFC 7798) over SRTP. To a
 /// viewer it sends through an `RTPSenderSession` (NACK answered
 /// from its history, as RTX where negotiated; PLI and FIR passed on as
 /// keyframe requests); from a publisher (``NegotiatedVideo/isIncoming``) it
