@@ -197,13 +197,18 @@ struct HEVCMediaTests {
     /// WHEPServer serves the x265 clip to a viewer whose offer has H.264
     /// and H.265: the answer takes H.265, every access unit arrives
     /// (packetized as RFC 7798 APs and FUs), and FFmpeg decodes it to the
-    /// clip's own frames.
-    @Test func whepServesHEVCBitExact() throws {
+    /// clip's own frames; also with 5 % of first transmissions dropped on
+    /// purpose (seeded), repaired by the viewer's NACKs and the server's RTX.
+    @Test(arguments: [0.0, 0.05])
+    func whepServesHEVCBitExact(loss: Double) throws {
         let directory = try TemporaryDirectory()
         let clip = directory.path("clip.hevc")
         try Self.hevcClip(clip, frames: 40, gop: 10)
         let sent = try Self.accessUnits(clip)
-        let server = try WHEPServer(.init())
+        var configuration = WHEPServer.Configuration()
+        configuration.lossProbability = loss
+        configuration.lossSeed = 7
+        let server = try WHEPServer(configuration)
         server.setLive(try VideoStreamFormat(sent[0].formatDescription))
         let viewer = try HEVCViewer()
         let response = try WHEPServerTests.exchange(server, WHEPServerTests.post(viewer.offer))
@@ -229,8 +234,12 @@ struct HEVCMediaTests {
             viewer.pump()
         }
         server.close()
-        let statistics = try #require(server.allViewers.first?.sender.statistics)
-        #expect(statistics.framesSent == sent.count)
+        let served = try #require(server.allViewers.first)
+        #expect(served.sender.statistics.framesSent == sent.count)
+        if loss > 0 {
+            #expect(served.packetsDroppedOnPurpose > 0)
+            #expect(served.sender.statistics.retransmittedPacketsSent >= served.packetsDroppedOnPurpose)
+        }
         #expect(viewer.samples.count == sent.count, "\(viewer.peer.map { "\($0.state) \($0.refusals)" } ?? "")")
         #expect(viewer.peer?.lossEvents == 0)
         let reference = try ffmpegFrameMD5(path: clip)
