@@ -106,4 +106,39 @@ struct HEVCCLITests {
             try ffmpegFrameMD5(annexB: try HEVCMediaTests.annexB(viewer.samples), codec: .hevc, in: directory)
                 == (try ffmpegFrameMD5(path: clip)))
     }
+
+    /// `codecs stream serve -i clip.y4m --codec hevc --whep …` encodes with
+    /// x265 on the way: the viewer's offer gets H.265 and every frame, which
+    /// FFmpeg decodes.
+    @Test func servesAY4MClipAsHEVCWithTheCodecOption() throws {
+        let directory = try TemporaryDirectory()
+        let clip = directory.path("clip.y4m")
+        try ffmpegTestPattern(size: "176x144", rate: 25, frames: 20, arguments: ["-pix_fmt", "yuv420p"], to: clip)
+        let port = try freeTCPPort()
+        let tool = try BackgroundProcess(
+            TestPaths.codecsExecutable.path,
+            [
+                "stream", "serve", "-i", clip, "--codec", "hevc", "--whep", "127.0.0.1:\(port)", "--stats-json",
+                directory.path("stats.json"),
+            ], in: directory)
+        #expect(WHIPRecordingTests.waitUntilListening(port))
+        let viewer = try HEVCViewer()
+        let answered = try LoopbackHTTPClient.fetch(port: port, LoopbackHTTPClient.offer("/whep", viewer.offer))
+        #expect(answered.status == 201, "\(answered.body)")
+        // x265 at 176x144 and 25 fps stays within level 3.1 (level-id 93): the offer's first H.265 type.
+        #expect(answered.body.contains("a=rtpmap:104 H265/90000\r\n"))
+        try viewer.accept(answer: answered.body)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while viewer.samples.count < 20, ContinuousClock.now < deadline {
+            viewer.pump()
+            usleep(2000)
+        }
+        let result = tool.wait(timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(viewer.samples.count == 20)
+        #expect(
+            try ffmpegFrameMD5(annexB: try HEVCMediaTests.annexB(viewer.samples), codec: .hevc, in: directory).count
+                == 20)
+        #expect(try WHEPPeerTests.stats(directory.path("stats.json"))["mimeType"] as? String == "video/H265")
+    }
 }
