@@ -142,8 +142,8 @@ private func snippet_Sources_MediaIO_Network_StreamFeedback_12() async throws {
     if sender.takeFeedback().keyframeRequested { encoder.requestKeyFrame() }
 }
 
-// Sources/MediaIO/Transports/MediaStreamReceiver.swift:21
-private func snippet_Sources_MediaIO_Transports_MediaStreamReceiver_21() async throws {
+// Sources/MediaIO/Transports/MediaStreamReceiver.swift:22
+private func snippet_Sources_MediaIO_Transports_MediaStreamReceiver_22() async throws {
     let receiver = try MediaStreamReceiver(url: "srt://127.0.0.1:9000?mode=listener")
     var decoder = StreamDecoder(codec: nil, settings: .init(), sink: Display())
     while let event = try receiver.next() {

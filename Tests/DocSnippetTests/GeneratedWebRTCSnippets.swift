@@ -63,6 +63,12 @@ private func snippet_Sources_WebRTC_Protocol_TURNClient_10() async throws {
     }
 }
 
+// Sources/WebRTC/Protocol/VideoStreamFormat.swift:12
+private func snippet_Sources_WebRTC_Protocol_VideoStreamFormat_12() async throws {
+    let format = try VideoStreamFormat(sample.formatDescription)
+    // .hevc(profileID: 1, tierFlag: 0, levelID: 93) for an x265 Main stream at level 3.1
+}
+
 // Sources/WebRTC/Secure/DTLSEndpoint.swift:105
 private func snippet_Sources_WebRTC_Secure_DTLSEndpoint_105() async throws {
     let dtls = try DTLSEndpoint(role: .server, expectedFingerprint: offer.fingerprint?.value)

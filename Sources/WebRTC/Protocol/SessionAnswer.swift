@@ -1,17 +1,17 @@
 import MediaCore
 import RTPPayload
 
-/// What an offer and our H.264 stream agreed on for the one video section.
+/// What an offer and our H.264 or HEVC stream agreed on for the one video section.
 public struct NegotiatedVideo: Sendable, Hashable {
     /// Index of the video section in the offer.
     public var sectionIndex: Int
     /// The section's mid, `"0"` when the offer gave none; the answer's BUNDLE group names it.
     public var mid: String
-    /// The H.264 payload type chosen from the offer.
+    /// The H.264 or H.265 payload type chosen from the offer.
     public var payloadType: UInt8
     /// The offer's RTX payload type for it (`apt=`), if any.
     public var retransmissionPayloadType: UInt8?
-    /// The offered `profile-level-id` whose profile matches our stream.
+    /// The offered `profile-level-id` whose profile matches our stream (H.264; empty for HEVC).
     public var offeredProfileLevelID: String
     /// Feedback the offer lists for the payload type.
     public var nack: Bool
@@ -40,6 +40,11 @@ public struct NegotiatedVideo: Sendable, Hashable {
     public var transportSequenceNumberID: UInt8?
     /// Whether the offer lists `goog-remb` feedback (REMB) for the payload type.
     public var receiverEstimatedMaximumBitrate = false
+    /// The payload type's codec: H.264 (RFC 6184) or HEVC (RFC 7798).
+    public var codec = CodecType.h264
+    /// For an H.265 payload type: its `profile-id`, `tier-flag` and `level-id`
+    /// as offered (RFC 7798's defaults where absent); nil for H.264.
+    public var offeredHEVCFormat: VideoStreamFormat?
 }
 
 /// Our side of an answer: credentials, certificate fingerprint, candidate
@@ -104,21 +109,22 @@ extension SessionOffer {
     ///   section that does not receive, no usable H.264 payload type.
     public func negotiateVideo(streamProfileLevelID: [UInt8]) throws(MediaError) -> NegotiatedVideo {
         precondition(streamProfileLevelID.count == 3, "profile-level-id has three bytes")
-        return try negotiate(streamProfileLevelID: streamProfileLevelID)
+        return try negotiate(sources: [.h264(profileLevelID: streamProfileLevelID)])
     }
 
     /// For an offer that sends video to us (WHIP): the first H.264 payload
-    /// type with packetization-mode=1, any profile (the decoder takes what
-    /// comes), with its RTX; the section must send (`sendonly` or
+    /// type with packetization-mode=1 or H.265 payload type with
+    /// `tx-mode=SRST` in the offer's order, any profile (the decoder takes
+    /// what comes), with its RTX; the section must send (`sendonly` or
     /// `sendrecv`). Throws as ``negotiateVideo(streamProfileLevelID:)``.
     public func negotiateIncomingVideo() throws(MediaError) -> NegotiatedVideo {
-        var video = try negotiate(streamProfileLevelID: nil)
+        var video = try negotiate(sources: nil)
         video.isIncoming = true
         return video
     }
 
-    private func negotiate(streamProfileLevelID: [UInt8]?) throws(MediaError) -> NegotiatedVideo {
-        let incoming = streamProfileLevelID == nil
+    func negotiate(sources: [VideoStreamFormat]?) throws(MediaError) -> NegotiatedVideo {
+        let incoming = sources == nil
         guard let index = sections.firstIndex(where: { $0.kind == "video" && $0.port != 0 }) else {
             throw .unsupported("the offer has no video section")
         }
@@ -146,37 +152,8 @@ extension SessionOffer {
                 throw .unsupported("the video section is \(section.direction): it does not receive")
             }
         }
-        let ours = streamProfileLevelID ?? [0, 0, 0]
-        let constrainedBaseline = incoming || (ours[0] == 66 && ours[1] & 0x40 != 0)
-        var best: (rank: Int, payloadType: Int, profile: String)?
-        for format in section.formats {
-            guard let payloadType = Int(format), let map = section.rtpmaps[payloadType],
-                map.name.uppercased() == "H264", map.clockRate == 90000
-            else { continue }
-            let parameters = section.formatParameters[payloadType] ?? [:]
-            guard parameters["packetization-mode"] == "1" else { continue }
-            let profileText = parameters["profile-level-id"] ?? "42001f"
-            guard profileText.count == 6, let value = UInt32(profileText, radix: 16) else { continue }
-            let profile = UInt8(value >> 16)
-            let constraints = UInt8((value >> 8) & 0xFF)
-            let rank: Int
-            if !incoming && profile == ours[0] && constraints == ours[1] {
-                rank = 3
-            } else if !incoming && profile == ours[0] {
-                rank = 2
-            } else if constrainedBaseline {
-                rank = 1
-            } else {
-                continue
-            }
-            if best.map({ rank > $0.rank }) ?? true { best = (rank, payloadType, profileText) }
-        }
-        guard let best else {
-            if incoming { throw .unsupported("the offer has no H.264 payload type with packetization-mode=1") }
-            throw .unsupported(
-                "the offer has no H.264 payload type with packetization-mode=1 for profile_idc \(ours[0]) "
-                    + "(constraint flags 0x\(String(ours[1], radix: 16)))")
-        }
+        let chosen = try choosePayloadType(in: section, sources: sources)
+        let best = (payloadType: chosen.payloadType, profile: chosen.profileLevelID)
         var rtx: UInt8?
         for format in section.formats {
             guard let payloadType = Int(format), section.rtpmaps[payloadType]?.name.lowercased() == "rtx",
@@ -198,7 +175,8 @@ extension SessionOffer {
             remotePassword: pwd, remoteFingerprint: fingerprint.value,
             transportSequenceNumberID: feedback.contains("transport-cc")
                 ? extensionID(TransportWideSequenceNumber.extensionURI) : nil,
-            receiverEstimatedMaximumBitrate: feedback.contains("goog-remb"))
+            receiverEstimatedMaximumBitrate: feedback.contains("goog-remb"), codec: chosen.codec,
+            offeredHEVCFormat: chosen.hevc)
     }
 
     /// The answer text (CR LF lines): every offered section answered in
@@ -209,13 +187,29 @@ extension SessionOffer {
     /// other sections rejected (port 0) and left out of BUNDLE.
     public func answer(_ video: NegotiatedVideo, parameters: AnswerParameters, streamProfileLevelID: [UInt8]) -> String
     {
+        answer(video, parameters: parameters, stream: .h264(profileLevelID: streamProfileLevelID))
+    }
+
+    /// The answer as ``answer(_:parameters:streamProfileLevelID:)`` writes it, for a stream of
+    /// `stream`: an H.265 payload type gets `a=rtpmap:PT H265/90000` and
+    /// `a=fmtp:PT level-id=…;profile-id=…;tier-flag=…;tx-mode=SRST` with
+    /// the stream's parameters (sending) or the offer's (receiving).
+    public func answer(_ video: NegotiatedVideo, parameters: AnswerParameters, stream: VideoStreamFormat) -> String {
         var lines = [
             "v=0", "o=- \(parameters.sessionID) 2 IN IP4 \(parameters.candidateHost)", "s=-", "t=0 0",
             "a=group:BUNDLE \(video.mid)", "a=ice-lite", "a=msid-semantic: WMS codecsessions",
         ]
-        let level = String(format2: streamProfileLevelID[2])
-        let profile =
-            video.isIncoming ? video.offeredProfileLevelID : String(video.offeredProfileLevelID.prefix(4)) + level
+        let formatParameters: String
+        if video.codec == .hevc {
+            let sent = stream.codec == .hevc ? stream : video.offeredHEVCFormat
+            formatParameters = ((video.isIncoming ? video.offeredHEVCFormat : sent) ?? stream).formatParameters
+        } else {
+            var level = "1f"
+            if case .h264(let bytes) = stream { level = String(format2: bytes[2]) }
+            let profile =
+                video.isIncoming ? video.offeredProfileLevelID : String(video.offeredProfileLevelID.prefix(4)) + level
+            formatParameters = "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)"
+        }
         for (index, section) in sections.enumerated() {
             guard index == video.sectionIndex else {
                 lines.append("m=\(section.kind) 0 \(section.transportProtocol) \(section.formats.first ?? "0")")
@@ -251,7 +245,8 @@ extension SessionOffer {
                 lines.append("a=extmap:\(id) \(TransportWideSequenceNumber.extensionURI)")
             }
             lines += [
-                "a=rtpmap:\(pt) H264/90000", "a=rtcp-fb:\(pt) nack", "a=rtcp-fb:\(pt) nack pli",
+                "a=rtpmap:\(pt) \(video.codec == .hevc ? "H265" : "H264")/90000", "a=rtcp-fb:\(pt) nack",
+                "a=rtcp-fb:\(pt) nack pli",
                 "a=rtcp-fb:\(pt) ccm fir",
             ]
             if video.transportSequenceNumberID != nil { lines.append("a=rtcp-fb:\(pt) transport-cc") }
@@ -260,9 +255,7 @@ extension SessionOffer {
             if video.receiverEstimatedMaximumBitrate && video.transportSequenceNumberID != nil && !video.isIncoming {
                 lines.append("a=rtcp-fb:\(pt) goog-remb")
             }
-            lines += [
-                "a=fmtp:\(pt) level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)"
-            ]
+            lines.append("a=fmtp:\(pt) \(formatParameters)")
             if let rtx = video.retransmissionPayloadType {
                 lines += ["a=rtpmap:\(rtx) rtx/90000", "a=fmtp:\(rtx) apt=\(pt)"]
             }

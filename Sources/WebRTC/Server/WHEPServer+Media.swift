@@ -12,25 +12,28 @@ extension WHEPServer {
     }
 
     /// Sends one access unit to every connected viewer. The first keyframe
-    /// makes the stream live (its SPS gives the profile that offers must
+    /// makes the stream live (its SPS gives the codec and profile that offers must
     /// match).
     public func send(_ sample: CompressedSample) {
-        if sample.isKeyframe, profileLevelID == nil,
-            let sps = sample.formatDescription.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }),
-            sps.count >= 4
-        {
-            profileLevelID = Array(sps[1...3])
+        if sample.isKeyframe, liveFormat == nil {
+            liveFormat = try? VideoStreamFormat(sample.formatDescription)
         }
         let now = clock.now
         let captureNTP = wallClockSeconds() + 2_208_988_800
         for peer in peers.values { perform(peer.send(sample, captureNTP: captureNTP, at: now)) }
     }
 
-    /// Makes the stream live from a description without sending (for tests
+    /// Makes an H.264 stream live from a description without sending (for tests
     /// and for callers that know the stream before its first sample).
     public func setLive(profileLevelID: [UInt8]) {
         precondition(profileLevelID.count == 3)
-        self.profileLevelID = profileLevelID
+        liveFormat = .h264(profileLevelID: profileLevelID)
+    }
+
+    /// Makes a stream of `format` (H.264 or HEVC) live without sending.
+    public func setLive(_ format: VideoStreamFormat) {
+        if case .h264(let bytes) = format { precondition(bytes.count == 3) }
+        liveFormat = format
     }
 
     func perform(_ outputs: [WebRTCPeer.Output]) {

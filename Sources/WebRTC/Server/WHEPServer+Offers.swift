@@ -20,7 +20,7 @@ extension WHEPServer {
             return refuse(
                 429, "already \(pending.count) sessions from this address waiting for ICE and DTLS")
         }
-        let profileLevelID: [UInt8]
+        let stream: VideoStreamFormat
         if incoming {
             if publisherCount >= configuration.maximumPublishers,
                 let halfOpen = peers.values.first(where: { $0.video.isIncoming && $0.state == .connecting })
@@ -33,14 +33,14 @@ extension WHEPServer {
             guard publisherCount < configuration.maximumPublishers else {
                 return refuse(409, "already \(configuration.maximumPublishers) publisher(s)")
             }
-            profileLevelID = [0x42, 0xE0, 0x1F]
+            stream = .h264(profileLevelID: [0x42, 0xE0, 0x1F])
         } else {
-            guard let live = self.profileLevelID else { return refuse(409, "nothing is live yet") }
+            guard let live = liveFormat else { return refuse(409, "nothing is live yet") }
             guard peers.count - publisherCount < configuration.maximumViewers || evictableViewer(for: source) != nil
             else {
                 return refuse(503, "already \(configuration.maximumViewers) viewers")
             }
-            profileLevelID = live
+            stream = live
         }
         let offer: SessionOffer
         let video: NegotiatedVideo
@@ -48,7 +48,7 @@ extension WHEPServer {
             offer = try SessionOffer(parsing: String(decoding: request.body, as: UTF8.self))
             video =
                 incoming
-                ? try offer.negotiateIncomingVideo() : try offer.negotiateVideo(streamProfileLevelID: profileLevelID)
+                ? try offer.negotiateIncomingVideo() : try offer.negotiateVideo(sending: stream)
         } catch { return refuse(400, error.message) }
         if !incoming && peers.count - publisherCount >= configuration.maximumViewers,
             let evicted = evictableViewer(for: source)
@@ -83,7 +83,7 @@ extension WHEPServer {
             usernameFragment: credentials.usernameFragment, password: credentials.password,
             fingerprint: DTLSCertificate.shared.fingerprint, candidateHost: configuration.host,
             candidatePort: mediaPort, ssrc: peer.sender.ssrc, retransmissionSSRC: peer.retransmissionSSRC)
-        let text = offer.answer(video, parameters: parameters, streamProfileLevelID: profileLevelID)
+        let text = offer.answer(video, parameters: parameters, stream: stream)
         let extensions =
             video.isIncoming
             ? []
@@ -91,7 +91,8 @@ extension WHEPServer {
                 + (video.absoluteCaptureTimeID.map { ["abs-capture-time \($0)"] } ?? [])
         log(
             .info,
-            "\(incoming ? "publisher" : "viewer") \(id) joined from \(source) (payload type \(video.payloadType), profile-level-id \(video.offeredProfileLevelID)"
+            "\(incoming ? "publisher" : "viewer") \(id) joined from \(source) (payload type \(video.payloadType), "
+                + (video.offeredHEVCFormat.map { "\($0)" } ?? "profile-level-id \(video.offeredProfileLevelID)")
                 + (extensions.isEmpty ? ")" : "; extensions: \(extensions.joined(separator: ", ")))"))
         let location = (incoming ? configuration.whipPath! : "/whep") + "/" + id
         return Self.response(

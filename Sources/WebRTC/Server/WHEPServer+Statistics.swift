@@ -24,7 +24,8 @@ extension WHEPServer {
         return "{" + counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// Per viewer: state, packets and bytes sent, retransmissions, NACKs,
+    /// Per viewer: state, payload type and its `mimeType` (`video/H264`, `video/H265`), packets and bytes sent,
+    /// retransmissions, NACKs,
     /// PLIs, FIRs, keyframe requests, reception reports' loss and RTT,
     /// refused datagrams, a sender's `congestionControl` figures (its
     /// estimator's target, `availableOutgoingBitrate`, acknowledged and pacing
@@ -58,7 +59,8 @@ extension WHEPServer {
             }
             let refusals = peer.refusals.map { "\(quoted($0.key)):\($0.value)" }.joined(separator: ",")
             return "{\"id\":\(quoted(peer.id)),\"state\":\(quoted(state)),\"ssrc\":\(s.ssrc),"
-                + "\"payloadType\":\(peer.video.payloadType),\"packetsSent\":\(s.packetsSent),"
+                + "\"payloadType\":\(peer.video.payloadType),"
+                + "\"mimeType\":\"video/\(peer.video.codec == .hevc ? "H265" : "H264")\",\"packetsSent\":\(s.packetsSent),"
                 + "\"bytesSent\":\(s.bytesSent),\"framesSent\":\(s.framesSent),\"keyFramesSent\":\(s.keyFramesSent),"
                 + "\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),\"nackCount\":\(s.nackCount),"
                 + "\"pliCount\":\(s.pliCount),\"firCount\":\(s.firCount),"

@@ -14,7 +14,7 @@ import Sockets
 // (an SDP offer answered with a new peer), +Statistics (the JSON of /whep/stats),
 // +Log (lines about refused requests bounded per second).
 
-/// A WHEP endpoint (draft-ietf-wish-whep) for one live H.264 stream: viewers
+/// A WHEP endpoint (draft-ietf-wish-whep) for one live H.264 or HEVC stream: viewers
 /// POST an SDP offer to `/whep` and get `201 Created` with the answer and a
 /// session URL (`Location: /whep/<id>`, the id 128 random bits from
 /// the system CSPRNG) that they DELETE to leave. Media
@@ -45,8 +45,12 @@ import Sockets
 /// CORS fields. Its messages go to `CodecLog` (subsystem
 /// ``logSubsystem``). It starts no threads: the caller drives it from one thread.
 ///
+/// An HEVC stream goes only to a viewer that offers H.265 (RFC 7798); an
+/// offer without a payload type the stream can go as gets 400 with a reason
+/// naming the stream's codec and the codecs offered.
+///
 /// With ``Configuration/whipPath`` set it is also a WHIP endpoint (RFC 9725):
-/// a publisher POSTs an offer that sends H.264 to that path, its session URL
+/// a publisher POSTs an offer that sends H.264 or H.265 to that path, its session URL
 /// is below it, and what it sends comes out of ``takeReceivedSamples()``;
 /// ``WHIPEndpoint`` is that endpoint as a type of its own.
 public final class WHEPServer {
@@ -136,7 +140,8 @@ public final class WHEPServer {
     var peersByAddress: [UDPAddress: WebRTCPeer] = [:]
     /// Peers that closed, kept for the statistics.
     var finished: [WebRTCPeer] = []
-    var profileLevelID: [UInt8]?
+    /// The live stream's codec and profile (from its first keyframe or ``setLive(_:)``); nil until then.
+    var liveFormat: VideoStreamFormat?
     var keyframeWanted = false
     /// The shared target last handed out by ``takeTargetBitRate()``.
     var lastSharedTarget: Int?

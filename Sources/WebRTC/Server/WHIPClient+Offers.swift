@@ -11,11 +11,10 @@ extension WHIPClient {
     /// The extmap id our offers give the transport-wide sequence number extension.
     static let transportSequenceNumberID: UInt8 = 3
 
-    /// The offer: one send-only H.264 video section with RTX, the transport-wide
+    /// The offer: one send-only H.264 or H.265 video section (payload type 96) with RTX, the transport-wide
     /// sequence number extension with `transport-cc` and `goog-remb` feedback,
     /// our host candidate, setup:actpass.
     public var offer: String {
-        let profile = profileLevelID.map { String(format2: $0) }.joined()
         let lines = [
             "v=0", "o=- \(UInt64.random(in: 1...(1 << 62))) 2 IN IP4 \(localAddress.hostText)", "s=-", "t=0 0",
             "a=group:BUNDLE 0", "m=video \(localAddress.port) UDP/TLS/RTP/SAVPF 96 97",
@@ -23,9 +22,10 @@ extension WHIPClient {
             "a=ice-ufrag:\(credentials.usernameFragment)", "a=ice-pwd:\(credentials.password)",
             "a=fingerprint:sha-256 \(DTLSCertificate.shared.fingerprintText)", "a=setup:actpass",
             "a=extmap:\(Self.transportSequenceNumberID) \(TransportWideSequenceNumber.extensionURI)",
-            "a=rtpmap:96 H264/90000", "a=rtcp-fb:96 nack", "a=rtcp-fb:96 nack pli", "a=rtcp-fb:96 ccm fir",
+            "a=rtpmap:96 \(format.encodingName)/90000", "a=rtcp-fb:96 nack", "a=rtcp-fb:96 nack pli",
+            "a=rtcp-fb:96 ccm fir",
             "a=rtcp-fb:96 transport-cc", "a=rtcp-fb:96 goog-remb",
-            "a=fmtp:96 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)",
+            "a=fmtp:96 \(format.formatParameters)",
             "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", "a=ssrc-group:FID \(ssrc) \(rtxSSRC)",
             "a=ssrc:\(ssrc) cname:codecsessions", "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
             "a=candidate:1 1 udp 2130706431 \(localAddress.hostText) \(localAddress.port) typ host",
@@ -55,8 +55,11 @@ extension WHIPClient {
         guard let section = answer.sections.first(where: { $0.kind == "video" && $0.port != 0 }) else {
             throw .unsupported("the answer accepts no video")
         }
-        guard let payloadType = section.formats.first.flatMap({ Int($0) }), payloadType == 96 else {
-            throw .unsupported("the answer does not take H.264 as offered (payload type 96)")
+        guard let payloadType = section.formats.first.flatMap({ Int($0) }), payloadType == 96,
+            section.rtpmaps[96].map({ $0.name.uppercased() == format.encodingName }) ?? true
+        else {
+            throw .unsupported(
+                "the answer does not take \(format.codec == .h264 ? "H.264" : "H.265") as offered (payload type 96)")
         }
         guard let ufrag = answer.usernameFragment(section), let pwd = answer.password(section),
             let fingerprint = answer.fingerprint(section), fingerprint.algorithm == "sha-256"
@@ -76,11 +79,13 @@ extension WHIPClient {
         }
         // An answer without candidates (aiortc's, for one) leaves the
         // endpoint's own checks to tell us where it is (peer-reflexive).
+        let offeredProfileLevelID =
+            if case .h264(let bytes) = format { bytes.map { String(format2: $0) }.joined() } else { "" }
         let retransmission = section.formats.contains("97") && section.rtpmaps[97]?.name.lowercased() == "rtx"
         let video = NegotiatedVideo(
             sectionIndex: answer.sections.firstIndex(of: section) ?? 0, mid: section.mid ?? "0", payloadType: 96,
             retransmissionPayloadType: retransmission ? 97 : nil,
-            offeredProfileLevelID: profileLevelID.map { String(format2: $0) }.joined(), nack: true,
+            offeredProfileLevelID: offeredProfileLevelID, nack: true,
             pictureLossIndication: true, fullIntraRequest: true, reducedSizeRTCP: true, playoutDelayID: nil,
             absoluteCaptureTimeID: nil, remoteUsernameFragment: ufrag, remotePassword: pwd,
             remoteFingerprint: fingerprint.value,
@@ -88,7 +93,8 @@ extension WHIPClient {
                 ? section.extensions.first {
                     $0.uri == TransportWideSequenceNumber.extensionURI && (1...14).contains($0.id)
                 }.map { UInt8($0.id) } : nil,
-            receiverEstimatedMaximumBitrate: (section.feedback[96] ?? []).contains("goog-remb"))
+            receiverEstimatedMaximumBitrate: (section.feedback[96] ?? []).contains("goog-remb"), codec: format.codec,
+            offeredHEVCFormat: format.codec == .hevc ? format : nil)
         // The answer's setup:active makes us the DTLS server; else the client.
         let role = WebRTCPeer.ControllingRole(
             checks: schedule, dtlsRole: answer.setup(section) == "active" ? .server : .client,

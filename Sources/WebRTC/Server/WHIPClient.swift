@@ -13,7 +13,7 @@ import Sockets
 // token), +Media (datagrams in and out, access units, feedback, the end of
 // the stream).
 
-/// A WHIP publisher (RFC 9725) of one H.264 stream: it POSTs an offer to the
+/// A WHIP publisher (RFC 9725) of one H.264 or HEVC stream: it POSTs an offer to the
 /// endpoint, runs ICE as the controlling agent (its own host candidate,
 /// checks with USE-CANDIDATE to the answer's candidates, answers the
 /// server's checks), the DTLS-SRTP handshake in the role the answer leaves
@@ -93,7 +93,8 @@ public final class WHIPClient {
     let udp: Int32
     let localAddress: UDPAddress
     let credentials: (usernameFragment: String, password: String)
-    let profileLevelID: [UInt8]
+    /// The stream's codec and profile, as offered.
+    let format: VideoStreamFormat
     /// ICE, DTLS and SRTP, once the answer came.
     var peer: WebRTCPeer?
     /// Set when the endpoint ended the session before our end of the stream.
@@ -111,15 +112,23 @@ public final class WHIPClient {
     ///     syntax), or nil.
     /// - Throws: `.invalidArgument` for a URL the client does not take or a
     ///   token that is not a `b64token` (the message does not repeat it).
-    public init(url: String, profileLevelID: [UInt8], token: String? = nil) throws(MediaError) {
+    public convenience init(url: String, profileLevelID: [UInt8], token: String? = nil) throws(MediaError) {
         precondition(profileLevelID.count == 3)
+        try self.init(url: url, format: .h264(profileLevelID: profileLevelID), token: token)
+    }
+
+    /// A publisher of a stream of `format`: H.264 offered as ``init(url:profileLevelID:token:)``
+    /// does, HEVC as one H.265 payload type (RFC 7798: the stream's
+    /// `profile-id`, `tier-flag` and `level-id`, `tx-mode=SRST`) with RTX;
+    /// the other parameters and the errors as there.
+    public init(url: String, format: VideoStreamFormat, token: String? = nil) throws(MediaError) {
         endpoint = try WHIPEndpointURL(parsing: url)
         if let token, !Self.isValidBearerToken(token) {
             throw .invalidArgument(
                 "the token is not a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =)")
         }
         bearerToken = token
-        self.profileLevelID = profileLevelID
+        self.format = format
         credentials = ICELiteAgent.randomCredentials()
         (udp, localAddress) = try Self.openMediaSocket(toward: endpoint)
     }

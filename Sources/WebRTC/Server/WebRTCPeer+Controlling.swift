@@ -1,7 +1,9 @@
 // The controlling role (a WHIP publisher): ICE checks with USE-CANDIDATE to
 // the remote candidates, the pair that answers first, consent freshness
 // (RFC 7675), the DTLS handshake in the role the answer left us, SRTP media
-// out and SRTCP feedback in. No I/O: the owner passes datagrams and the time.
+// out and SRTCP feedback in; or, with NegotiatedVideo.isIncoming (a viewer of
+// an ICE-lite WHEP server), SRTP media in and feedback out. No I/O: the owner
+// passes datagrams and the time.
 import MediaCore
 import RTPPayload
 
@@ -110,7 +112,9 @@ extension WebRTCPeer {
         }
         var outputs: [Output] = []
         if controlling!.consent!.checkDue(at: seconds) { outputs.append(check(selected)) }
-        if state == .connected {
+        if state == .connected, receiver != nil {
+            outputs += handleReceived(receiver!.poll(at: now))
+        } else if state == .connected {
             outputs += handle(sender.poll(at: now), at: now) + congestionTick(at: now)
         } else {
             outputs += dtls.handleTimeout().map { .send($0, to: selected) }
@@ -179,7 +183,20 @@ extension WebRTCPeer {
                 return []
             }
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
+            if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
             return handle(sender.receiveRTCP(packet, at: now), at: now) + congestionLossReport(packet, at: now)
+        case .rtp where receiver != nil:
+            // A receiving controlling peer: a WHEP viewer of its own.
+            guard source == controlling!.selected, let inbound else {
+                refuse("SRTP before the handshake or from an address ICE did not select")
+                return []
+            }
+            let packet: [UInt8]
+            do { packet = try inbound.unprotectRTP(datagram) } catch {
+                refuse(error.message)
+                return []
+            }
+            return handleReceived(receiver!.receiveRTP(packet, from: source, at: now))
         case .rtp, .unknown:
             refuse("a datagram a publisher does not take")
             return []

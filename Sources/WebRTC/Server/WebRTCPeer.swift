@@ -4,7 +4,7 @@ import MediaCore
 import RTPPayload
 
 /// One peer of a WebRTC video stream on a shared UDP socket: ICE-lite, the
-/// DTLS-SRTP handshake (we are the DTLS server), then H.264 over SRTP. To a
+/// DTLS-SRTP handshake (we are the DTLS server), then H.264 or HEVC (RFC 7798) over SRTP. To a
 /// viewer it sends through an `RTPSenderSession` (NACK answered
 /// from its history, as RTX where negotiated; PLI and FIR passed on as
 /// keyframe requests); from a publisher (``NegotiatedVideo/isIncoming``) it
@@ -58,7 +58,7 @@ public final class WebRTCPeer {
     public private(set) var rtcpPacketsReceived = 0
     /// For a publishing peer (``NegotiatedVideo/isIncoming``): the receiver
     /// session (statistics: packets, losses, NACKs, PLIs sent).
-    public private(set) var receiver: RTPReceiverSession<UDPAddress>?
+    public internal(set) var receiver: RTPReceiverSession<UDPAddress>?
     /// Access units received and not yet taken (``takeSamples()``).
     private var receivedSamples: [CompressedSample] = []
     /// Losses the receiver gave up on.
@@ -125,7 +125,7 @@ public final class WebRTCPeer {
         waitingForKeyframe = role == nil
         dtls = try DTLSEndpoint(role: role?.dtlsRole ?? .server, expectedFingerprint: video.remoteFingerprint)
         let packetizer = RTPPacketizer.Configuration(
-            codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
+            codec: video.codec, payloadType: video.payloadType, ssrc: ssrc,
             initialSequenceNumber: UInt16.random(in: 0...UInt16.max),
             timestampOffset: UInt32.random(in: 0...UInt32.max),
             maximumPayloadSize: 1100)
@@ -140,7 +140,7 @@ public final class WebRTCPeer {
         if video.isIncoming {
             receiver = RTPReceiverSession(
                 configuration: .init(
-                    codec: .h264, payloadType: video.payloadType, ssrc: ssrc,
+                    codec: video.codec, payloadType: video.payloadType, ssrc: ssrc,
                     retransmission: video.retransmissionPayloadType.map { RTPRetransmission(payloadType: $0) },
                     transportFeedback: video.transportSequenceNumberID.map { .init(extensionID: $0) }))
         }
@@ -329,7 +329,7 @@ public final class WebRTCPeer {
         return receivedSamples
     }
 
-    private func handleReceived(_ events: [RTPReceiverSession<UDPAddress>.Event]) -> [Output] {
+    func handleReceived(_ events: [RTPReceiverSession<UDPAddress>.Event]) -> [Output] {
         var outputs: [Output] = []
         for event in events {
             switch event {

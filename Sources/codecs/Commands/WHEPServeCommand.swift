@@ -7,7 +7,7 @@ import MediaIO
 import WebRTC
 
 /// `codecs stream serve -i IN --whep HOST:PORT`: IN (a .y4m clip, encoded
-/// on the way, or an H.264 file) to WebRTC viewers through ``WHEPServer``;
+/// on the way, or an H.264 or HEVC file) to WebRTC viewers through ``WHEPServer``;
 /// this file only reads options and runs a LivePipeline into the server.
 enum WHEPServe {
     static let valueOptions: Set<String> = [
@@ -33,7 +33,9 @@ enum WHEPServe {
           --loop, --no-pace          as for --http
         A .y4m IN is encoded as --realtime does (no look-ahead, no B-frames) unless --bframes N > 0 is given:
         a viewer shows each frame as it comes, and a look-ahead would hold frames back.
-        H.264 only; the answer carries one host candidate (ICE-lite, no trickle, no TURN).
+        H.264, or HEVC (--codec hevc for a .y4m IN, or an HEVC file) to viewers that offer H.265 (RFC 7798);
+        a viewer that offers no payload type for the stream's codec gets 400 naming the codecs.
+        The answer carries one host candidate (ICE-lite, no trickle, no TURN).
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -48,7 +50,7 @@ enum WHEPServe {
                 arguments, valueOptions: valueOptions.union(WHEPEndpointOptions.valueOptions),
                 flagOptions: ["adaptive-bitrate"])
             let (path, host, port) = try WebServe.serveInput(
-                parsed, endpoint: "whep", encoded: "an encoded H.264 file")
+                parsed, endpoint: "whep", encoded: "an encoded H.264 or HEVC file")
             configuration.host = host
             configuration.port = port
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
@@ -72,9 +74,6 @@ enum WHEPServe {
                 try LiveOptions.number(parsed, "loss", default: 0, "PCT", expected: "0 to 50") { (0..<50).contains($0) }
                 / 100
             configuration.lossSeed = UInt64(try parsed.integer("seed", in: 0...Int.max, default: 1)!)
-            guard encodeOptions.codec == .h264 else {
-                throw Arguments.UsageError(description: "--whep sends H.264 only")
-            }
             input = try WebServe.Input(path: path, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream serve: \(error)")
@@ -83,9 +82,9 @@ enum WHEPServe {
         do {
             let server = try WHEPServer(configuration)
             WHEPEndpointOptions.printLog(of: server.logSubsystem, prefix: "codecs stream serve")
-            let (pipeline, profileLevelID) = try input.h264Pipeline(
-                to: server, parsed, command: "serve", unsupported: "--whep sends H.264 only")
-            server.setLive(profileLevelID: profileLevelID)
+            let (pipeline, format) = try input.webRTCPipeline(
+                to: server, parsed, command: "serve", unsupported: "--whep sends H.264 or HEVC only")
+            server.setLive(format)
             printError(
                 "codecs stream serve: \(input.path) at http://\(configuration.host):\(server.httpPort)/whep "
                     + "(media on UDP port \(server.mediaPort))")

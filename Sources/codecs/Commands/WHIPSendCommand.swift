@@ -7,8 +7,8 @@ import MediaIO
 import WebRTC
 
 /// `codecs stream send -i IN whip+http://HOST:PORT/PATH`: publishes IN (a
-/// .y4m clip, encoded on the way as Constrained Baseline unless --profile
-/// says otherwise, or an H.264 file as it is) to a WHIP endpoint through
+/// .y4m clip, encoded on the way as Constrained Baseline H.264 unless --profile
+/// or --codec says otherwise, or an H.264 or HEVC file as it is) to a WHIP endpoint through
 /// ``WHIPClient``; this file only reads options and runs a LivePipeline into the client.
 enum WHIPSend {
     static let valueOptions: Set<String> = [
@@ -17,7 +17,10 @@ enum WHIPSend {
     ]
     static let help = """
         usage: codecs stream send -i IN whip+http://HOST:PORT/PATH [options] [encode options for a .y4m IN]
-          -i IN                      a .y4m clip (encoded on the way) or an encoded H.264 file (sent as it is)
+          -i IN                      a .y4m clip (encoded on the way) or an encoded H.264 or HEVC file (sent as
+                                     it is)
+          --codec h264|hevc          for a .y4m IN: the codec it is encoded with (default h264); HEVC goes as
+                                     H.265 (RFC 7798), which the endpoint must take
           --profile NAME             for a .y4m IN: baseline (default), main, high or constrained-high
           --timeout SECONDS          give up when ICE and DTLS have not finished in this long (default 10)
           --token T, --token-file F  send Authorization: Bearer T (or the token in F) with the POST and DELETE;
@@ -30,7 +33,7 @@ enum WHIPSend {
                                      packets leave through a pacer at the estimator's pacing rate
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
-        H.264 only; one host candidate (no STUN or TURN servers); http:// only (no TLS).
+        One host candidate (no STUN or TURN servers); http:// only (no TLS).
         Exit status: 0 after a complete publish, 1 when the endpoint refuses it or stops answering, 2 for usage.
         """
 
@@ -50,7 +53,7 @@ enum WHIPSend {
             }
             url = String(target.dropFirst("whip+".count))
             let path = try WebServe.inputPath(parsed, command: "send")
-            try WebServe.checkInputKind(path, encoded: "an encoded H.264 file")
+            try WebServe.checkInputKind(path, encoded: "an encoded H.264 or HEVC file")
             var encodeOptions = try EncodeOptions(parsed)
             if parsed.flag("adaptive-bitrate") {
                 guard let rate = encodeOptions.properties.averageBitRate else {
@@ -60,7 +63,6 @@ enum WHIPSend {
                 encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
                 adaptiveCap = rate
             }
-            guard encodeOptions.codec == .h264 else { throw Arguments.UsageError(description: "WHIP sends H.264 only") }
             timeout = try LiveOptions.number(parsed, "timeout", default: 10, expected: "> 0") { $0 > 0 }
             consentTimeout = try LiveOptions.number(
                 parsed, "consent-timeout", default: 30, expected: "> 0 and ≤ 3600"
@@ -75,9 +77,9 @@ enum WHIPSend {
             return 2
         }
         do {
-            let (pipeline, profileLevelID) = try input.h264Pipeline(
-                to: nil, parsed, command: "send", unsupported: "WHIP sends H.264 only")
-            let client = try WHIPClient(url: url, profileLevelID: profileLevelID, token: token)
+            let (pipeline, format) = try input.webRTCPipeline(
+                to: nil, parsed, command: "send", unsupported: "WHIP sends H.264 or HEVC only")
+            let client = try WHIPClient(url: url, format: format, token: token)
             client.consentExpiry = consentTimeout
             if let rate = adaptiveCap {
                 client.followsEstimate = true

@@ -3,6 +3,7 @@ import FormatConv
 import LiveStreaming
 import MediaCore
 import MediaIO
+import WebRTC
 
 /// Prints `help` and says so when `arguments` ask for it (`--help`); the
 /// WebRTC commands' first step.
@@ -48,16 +49,15 @@ extension WebServe {
         }
 
         /// A pipeline as ``pipeline(to:_:command:)`` whose stream must be
-        /// H.264 (the WebRTC commands send nothing else; `.unsupported(message)`
-        /// otherwise), and the SPS's profile-level-id.
-        func h264Pipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String, unsupported message: String)
-            throws(MediaError) -> (pipeline: LivePipeline, profileLevelID: [UInt8])
+        /// H.264 or HEVC (the WebRTC commands send nothing else; `.unsupported(message)`
+        /// otherwise), and the stream's codec and profile as SDP names them.
+        func webRTCPipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String, unsupported message: String)
+            throws(MediaError) -> (pipeline: LivePipeline, format: VideoStreamFormat)
         {
             let pipeline = try pipeline(to: sink, parsed, command: command)
-            guard let format = pipeline.formatDescription, format.codec == .h264,
-                let sps = format.parameterSets.first(where: { ($0.first ?? 0) & 0x1F == 7 }), sps.count >= 4
+            guard let description = pipeline.formatDescription, let format = try? VideoStreamFormat(description)
             else { throw MediaError.unsupported(message) }
-            return (pipeline, Array(sps[1...3]))
+            return (pipeline, format)
         }
     }
 
