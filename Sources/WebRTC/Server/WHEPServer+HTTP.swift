@@ -120,11 +120,12 @@ extension WHEPServer {
 
     /// The CORS fields of the endpoint's answers (WHEP and WHIP drafts): a
     /// player on another origin may POST, DELETE and PATCH with a bearer
-    /// token and read the Location of its session.
+    /// token and read the Location of its session, the ETag its PATCHes name,
+    /// the ICE servers' Link fields and Accept-Patch.
     static let corsFields = [
         "Access-Control-Allow-Origin: *", "Access-Control-Allow-Methods: OPTIONS, POST, DELETE, PATCH",
         "Access-Control-Allow-Headers: Content-Type, Authorization, If-Match",
-        "Access-Control-Expose-Headers: Location",
+        "Access-Control-Expose-Headers: Location, ETag, Link, Accept-Patch",
     ]
 
     /// One `Link` field per configured ICE server (RFC 9725 4.6).
