@@ -106,6 +106,12 @@ struct TrickleICETests {
         #expect(try Client.exchange(server, Self.patch(location, "nonsense\r\n")).status == 400)
         #expect(try Client.exchange(server, Self.patch("/whep/unknown", candidate)).status == 404)
         #expect(server.trickledCandidates(of: id)?.candidates.count == 1, "nothing refused was recorded")
+        // 32 candidates a PATCH (the fragment's bound), 64 a session: a PATCH that would pass 64 is refused whole.
+        for (round, (count, expected)) in [(32, 204), (32, 400), (31, 204)].enumerated() {
+            let lines = (0..<count).map { "a=candidate:1 1 udp 1 127.0.0.1 \(41000 + round * 32 + $0) typ host\r\n" }
+            #expect(try Client.exchange(server, Self.patch(location, lines.joined())).status == expected, "\(round)")
+        }
+        #expect(server.trickledCandidates(of: id)?.candidates.count == 64)
     }
 
     /// `If-Match: *` with new credentials restarts ICE: 200 with our new ice-ufrag and ice-pwd (ice-lite) and a new

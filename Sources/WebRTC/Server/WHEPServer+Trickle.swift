@@ -16,6 +16,8 @@ extension WHEPServer {
 
     /// The longest PATCH body taken, in bytes.
     static let maximumPatchBytes = 16384
+    /// The most remote candidates one session records from its PATCHes; a PATCH past it gets 400.
+    static let maximumTrickledCandidates = 64
 
     /// A fresh strong entity-tag (quoted, 64 random bits).
     static func makeEntityTag() -> String {
@@ -94,10 +96,12 @@ extension WHEPServer {
                 200, body: answer.text, type: TrickleFragment.mediaType, extra: ["ETag: \(state.entityTag)"], cors: cors
             )
         }
-        for candidate in fragment.candidates where !state.candidates.contains(candidate) {
-            guard state.candidates.count < 64 else { break }
-            state.candidates.append(candidate)
+        let new = fragment.candidates.filter { !state.candidates.contains($0) }
+        guard state.candidates.count + new.count <= Self.maximumTrickledCandidates else {
+            return Self.response(
+                400, body: "a session takes at most \(Self.maximumTrickledCandidates) trickled candidates", cors: cors)
         }
+        state.candidates += new
         state.endOfCandidates = state.endOfCandidates || fragment.endOfCandidates
         trickle[id] = state
         return Self.response(204, cors: cors)
