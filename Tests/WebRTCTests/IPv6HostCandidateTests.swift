@@ -92,6 +92,28 @@ struct IPv6HostCandidateTests {
         #expect(try ffmpegFrameMD5(annexB: stream, codec: .h264, in: directory) == expected)
     }
 
+    /// ICE + DTLS from POST to SRTP keys, our client to our endpoint, five times over 127.0.0.1 and over ::1 (the
+    /// medians printed, not asserted: a figure, not a bound); every connect succeeds.
+    @Test func connectTimesOverIPv4AndIPv6() throws {
+        for host in ["127.0.0.1", "::1"] {
+            var configuration = WHIPEndpoint.Configuration(host: host, path: "/live")
+            configuration.handshakeTimeout = 60
+            let endpoint = try WHIPEndpoint(configuration)
+            defer { endpoint.close() }
+            let url = "http://\(host.contains(":") ? "[\(host)]" : host):\(endpoint.httpPort)/live"
+            var times: [Double] = []
+            for _ in 0..<5 {
+                let publisher = IPv6Publisher(url: url, samples: [])
+                let report = try publisher.wait(polling: endpoint).get()
+                times.append(report.connectSeconds)
+            }
+            let median = times.sorted()[2]
+            print(
+                "connect over \(host): median \(Int((median * 1000).rounded())) ms of \(times.map { Int(($0 * 1000).rounded()) })"
+            )
+        }
+    }
+
     /// aiortc (as a WHEP viewer) reaches `serve --whep [::1]:PORT`: every frame it decodes equals FFmpeg's decode
     /// of the file served (all but the last, which aiortc hands on only when a next one starts).
     @Test func aiortcViewsOverIPv6() throws {
@@ -121,6 +143,8 @@ final class IPv6Publisher: Sendable {
         var selected: String
         var candidateCount: Int
         var trickleStatus: Int?
+        /// Seconds `connect` took (POST to SRTP keys).
+        var connectSeconds: Double
     }
     private let outcome = Mutex<Result<Report, MediaError>?>(nil)
 
@@ -129,7 +153,9 @@ final class IPv6Publisher: Sendable {
             let result = Result { () throws(MediaError) -> Report in
                 let client = try WHIPClient(url: url, profileLevelID: [0x42, 0xC0, 0x1E])
                 configure(client)
+                let start = ContinuousClock.now
                 try client.connect(timeoutSeconds: 60)
+                let took = ContinuousClock.now - start
                 for sample in samples {
                     try client.send(sample)
                     try client.poll(timeoutMilliseconds: 5)
@@ -139,7 +165,8 @@ final class IPv6Publisher: Sendable {
                 let report = Report(
                     offer: client.sentOffer ?? "", answer: client.receivedAnswer ?? "",
                     selected: client.peer?.selectedAddress?.description ?? "",
-                    candidateCount: client.hostCandidates.count, trickleStatus: client.trickleStatus)
+                    candidateCount: client.hostCandidates.count, trickleStatus: client.trickleStatus,
+                    connectSeconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
                 _ = try client.finish()
                 return report
             }
