@@ -105,13 +105,9 @@ extension WHEPServer {
             trickle[id] = nil
             peersByUsername[peer.ice.localUsernameFragment] = nil
             for (address, owner) in peersByAddress where owner === peer { peersByAddress[address] = nil }
-            for address in socketOfRemote.keys
-            where peersByAddress[address] == nil
-                && !peers.values.contains(where: {
-                    $0.ice.isValidated(address)
-                })
-            {
-                socketOfRemote[address] = nil
+            // Keep the sockets of the addresses a live peer still uses.
+            socketOfRemote = socketOfRemote.filter { entry in
+                peersByAddress[entry.key] != nil || peers.values.contains { $0.ice.isValidated(entry.key) }
             }
             finished.append(peer)
             if finished.count > 256 { finished.removeFirst() }
