@@ -114,6 +114,20 @@ struct IPv6HostCandidateTests {
         }
     }
 
+    /// Chromium (the server's player page at http://[::1]:PORT/) plays every frame over ::1.
+    @Test func chromiumViewsOverIPv6() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try WHEPPeerTests.baselineClip(input, frames: 50, gop: 25)
+        let port = try freeTCPPort()
+        let page = try WHEPPeerTests.runWithPeer(
+            ["stream", "serve", "-i", input, "--whep", "[::1]:\(port)", "--linger", "2"],
+            in: directory, peer: "whep_chromium.py", ["http://[::1]:\(port)/", "50", "40"], timeout: 60)
+        #expect(page["status"] as? Int == 201, "\(page)")
+        let inbound = try #require(page["inbound"] as? [String: Any], "\(page)")
+        #expect(inbound["framesDecoded"] as? Int == 50)
+    }
+
     /// aiortc (as a WHEP viewer) reaches `serve --whep [::1]:PORT`: every frame it decodes equals FFmpeg's decode
     /// of the file served (all but the last, which aiortc hands on only when a next one starts).
     @Test func aiortcViewsOverIPv6() throws {
