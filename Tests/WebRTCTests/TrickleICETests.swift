@@ -176,4 +176,31 @@ struct TrickleICETests {
         for sample in received { stream += try writer.write(sample) }
         #expect(try ffmpegFrameMD5(annexB: stream, codec: .h264, in: directory) == ffmpegFrameMD5(path: input))
     }
+
+    /// Headless Chromium POSTs its offer without candidates and PATCHes the ones it gathers (its own fragment,
+    /// If-Match with our ETag) to `codecs stream receive whip://…`: 204, and every frame it says it sent is
+    /// received and decodes. (Its host candidates are mDNS names, which the endpoint leaves out; it is ICE-lite,
+    /// so Chromium's checks find it anyway.)
+    @Test func chromiumTricklesToOurEndpoint() throws {
+        let directory = try TemporaryDirectory()
+        let port = try freeTCPPort()
+        let output = directory.path("received.h264")
+        let statsPath = directory.path("stats.json")
+        let published = try WHEPPeerTests.runWithPeer(
+            WHEPPeerTests.whipReceive(port: port, output: output, stats: statsPath), in: directory,
+            peer: "whip_chromium_trickle.py", ["http://127.0.0.1:\(port)/", "/live", "3"])
+        let start = try #require(published["start"] as? [String: Any], "\(published)")
+        #expect(start["status"] as? Int == 201, "\(published)")
+        #expect(start["acceptPatch"] as? String == "application/trickle-ice-sdpfrag")
+        #expect((start["etag"] as? String)?.hasPrefix("\"") == true)
+        #expect(start["offerHasCandidates"] as? Bool == false)
+        #expect(start["patchStatus"] as? Int == 204, "\(start)")
+        #expect((start["candidates"] as? Int ?? 0) > 0)
+        let stop = try #require(published["stop"] as? [String: Any], "\(published)")
+        #expect(stop["deleteStatus"] as? Int == 200)
+        let framesSent = try #require((stop["outbound"] as? [String: Any])?["framesSent"] as? Int)
+        #expect(framesSent > 30)
+        #expect(try WHEPPeerTests.stats(statsPath)["samplesReceived"] as? Int == framesSent)
+        #expect(try ffmpegFrameMD5(path: output).count == framesSent)
+    }
 }
