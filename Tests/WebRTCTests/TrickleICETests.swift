@@ -9,6 +9,10 @@ import Testing
 
 @testable import WebRTC
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite(.serialized)
 struct TrickleICETests {
     typealias Client = LoopbackHTTPClient
@@ -139,6 +143,39 @@ struct TrickleICETests {
         #expect(peer.ice.remoteUsernameFragment == "N3wU")
         #expect(server.peersByUsername[before] == nil && server.peersByUsername[ufrag] === peer)
         #expect(server.entityTag(of: id) == newTag)
+
+        // Over UDP: a check with the new credentials is answered (signed with the new password), one with the old
+        // username is not.
+        let newPassword = try #require(answer.password)
+        let socket = try WHIPClientSignallingTests.loopbackSocket("127.0.0.1")
+        defer { close(socket.fd) }
+        let oldCheck = ICELiteAgentTests.request(username: "\(before):Hx4f", key: newPassword)
+        let newCheck = ICELiteAgentTests.request(username: "\(ufrag):N3wU", key: newPassword)
+        var replies: [[[UInt8]]] = []
+        for check in [oldCheck, newCheck] {
+            _ = sendto(socket.fd, check, server.mediaPort)
+            for _ in 0..<10 { try server.poll(timeoutMilliseconds: 10) }
+            replies.append(WHIPClientSignallingTests.drain(socket.fd))
+        }
+        #expect(replies[0].isEmpty, "the old username routes nowhere")
+        let response = try STUNMessage.parse(try #require(replies[1].first))
+        #expect(response.messageClass == .successResponse)
+        #expect(response.verifyIntegrity(key: Array(newPassword.utf8)))
+    }
+
+    /// Sends `datagram` from `fd` to 127.0.0.1:`port`.
+    private func sendto(_ fd: Int32, _ datagram: [UInt8], _ port: Int) -> Int {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return datagram.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
     }
 
     /// Our client POSTs its offer without candidates, PATCHes them (204), and the endpoint records what the
