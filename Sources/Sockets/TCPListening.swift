@@ -27,6 +27,11 @@ package func listenTCP(host: String, port: Int, backlog: Int32) throws(MediaErro
     guard fd >= 0 else { throw MediaError(.system, "socket: \(systemErrorText(errno))") }
     var one: Int32 = 1
     _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    if address.isIPv6 {
+        // Dual stack: `::` takes IPv4 clients too (as ::ffff:a.b.c.d), whatever net.ipv6.bindv6only says.
+        var zero: Int32 = 0
+        _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
+    }
     let bound = address.withSocketAddress { bind(fd, $0, $1) }
     guard bound == 0, listen(fd, backlog) == 0 else {
         let text = systemErrorText(errno)

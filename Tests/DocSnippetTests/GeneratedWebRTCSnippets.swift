@@ -34,8 +34,8 @@ private func snippet_Sources_WebRTC_Protocol_ICELiteAgent_8() async throws {
     if ice.consentExpired(at: clock.now) { close() }
 }
 
-// Sources/WebRTC/Protocol/STUN.swift:33
-private func snippet_Sources_WebRTC_Protocol_STUN_33() async throws {
+// Sources/WebRTC/Protocol/STUN.swift:44
+private func snippet_Sources_WebRTC_Protocol_STUN_44() async throws {
     let message = try STUNMessage.parse(datagram)
     guard message.verifyIntegrity(key: Array(password.utf8)), message.verifyFingerprint() else { return }
     var response = STUNMessage(

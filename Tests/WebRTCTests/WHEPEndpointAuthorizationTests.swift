@@ -107,7 +107,7 @@ struct WHEPEndpointAuthorizationTests {
     }
 
     /// The endpoint's answers carry CORS fields (a player on another origin
-    /// POSTs, DELETEs and reads Location); the page and the statistics do
+    /// POSTs, DELETEs and reads Location, and ETag and Link for trickle ICE); the page and the statistics do
     /// not, and HEAD / is GET / without the body.
     @Test func corsOnTheEndpointOnlyAndHeadOfThePage() throws {
         let server = try Self.liveServer(token: nil, whipPath: "/live")
@@ -116,7 +116,7 @@ struct WHEPEndpointAuthorizationTests {
             #expect(preflight.status == 204)
             #expect(preflight.field("Access-Control-Allow-Origin") == "*")
             #expect(preflight.field("Access-Control-Allow-Headers") == "Content-Type, Authorization, If-Match")
-            #expect(preflight.field("Access-Control-Expose-Headers") == "Location")
+            #expect(preflight.field("Access-Control-Expose-Headers") == "Location, ETag, Link, Accept-Patch")
         }
         let created = try Client.exchange(server, Client.offer())
         #expect(created.status == 201 && created.field("Access-Control-Allow-Origin") == "*")

@@ -59,8 +59,10 @@ public struct ICECheckSchedule: Sendable {
     /// meet the intervals despite rounding.
     static let epsilon = 1e-9
 
-    /// The number of address bytes of the agent's family (4 or 16).
+    /// The number of address bytes of the agent's (first) family (4 or 16).
     public let familyByteCount: Int
+    /// The numbers of address bytes of every family the agent has an address of.
+    public let familyByteCounts: Set<Int>
     /// No check at or after this time.
     public let deadline: Double
     /// The pacing and the bounds.
@@ -82,7 +84,18 @@ public struct ICECheckSchedule: Sendable {
     public init(
         localAddress: UDPAddress, deadline: Double, limits: Limits = Limits(), broadcastAddresses: Set<[UInt8]> = []
     ) {
-        familyByteCount = localAddress.host.count
+        self.init(
+            localAddresses: [localAddress], deadline: deadline, limits: limits, broadcastAddresses: broadcastAddresses)
+    }
+
+    /// A schedule for an agent with an address of each family in `localAddresses` (at least one; their
+    /// families decide which candidates are taken) that gives up at `deadline`.
+    public init(
+        localAddresses: [UDPAddress], deadline: Double, limits: Limits = Limits(), broadcastAddresses: Set<[UInt8]> = []
+    ) {
+        precondition(!localAddresses.isEmpty, "an agent has at least one address")
+        familyByteCount = localAddresses[0].host.count
+        familyByteCounts = Set(localAddresses.map(\.host.count))
         self.deadline = deadline
         self.limits = limits
         self.broadcastAddresses = broadcastAddresses
@@ -118,8 +131,8 @@ public struct ICECheckSchedule: Sendable {
     /// refusal (also counted in ``refusals``).
     @discardableResult
     public mutating func add(_ address: UDPAddress) -> Refusal? {
-        var refusal = Self.refusal(
-            of: address, familyByteCount: familyByteCount, broadcastAddresses: broadcastAddresses)
+        let family = familyByteCounts.contains(address.host.count) ? address.host.count : familyByteCount
+        var refusal = Self.refusal(of: address, familyByteCount: family, broadcastAddresses: broadcastAddresses)
         if refusal == nil, candidates.contains(address) { refusal = .duplicate }
         if refusal == nil, candidates.count >= limits.maximumCandidates { refusal = .overLimit }
         if let refusal {

@@ -33,9 +33,9 @@ public struct ICELiteAgent: Sendable {
     }
 
     /// Our ice-ufrag, which requests' USERNAME must start with.
-    public let localUsernameFragment: String
+    public private(set) var localUsernameFragment: String
     /// Our ice-pwd: the key of MESSAGE-INTEGRITY on requests sent to us and on our responses.
-    public let localPassword: String
+    public private(set) var localPassword: String
     /// The peer's ice-ufrag from its SDP; nil accepts any remote part.
     public var remoteUsernameFragment: String?
     /// True when this side controls (a full agent publishing with WHIP):
@@ -57,6 +57,14 @@ public struct ICELiteAgent: Sendable {
     public init(localUsernameFragment: String, localPassword: String) {
         self.localUsernameFragment = localUsernameFragment
         self.localPassword = localPassword
+    }
+
+    /// An ICE restart (RFC 8445 9): new credentials on both sides. The selected address, the validated
+    /// addresses and consent stay, so media goes on until the peer's checks with the new credentials come.
+    public mutating func restart(localUsernameFragment: String, localPassword: String, remoteUsernameFragment: String) {
+        self.localUsernameFragment = localUsernameFragment
+        self.localPassword = localPassword
+        self.remoteUsernameFragment = remoteUsernameFragment
     }
 
     /// A random ice-ufrag (8 characters) and ice-pwd (24 characters) from the

@@ -15,11 +15,22 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// `a.b.c.d` for IPv4, the host in `x:x:…` groups for IPv6.
+    /// `a.b.c.d` for IPv4; for IPv6 the RFC 5952 text (lowercase hex groups, the longest run of two or more zero
+    /// groups, the first of equal runs, as `::`): `::1`, `fd00::2`.
     public var hostText: String {
         if host.count == 4 { return host.map { String($0) }.joined(separator: ".") }
-        return stride(from: 0, to: 16, by: 2).map { String(UInt16(host[$0]) << 8 | UInt16(host[$0 + 1]), radix: 16) }
-            .joined(separator: ":")
+        let groups = stride(from: 0, to: 16, by: 2).map { UInt16(host[$0]) << 8 | UInt16(host[$0 + 1]) }
+        var best = (start: 0, count: 0)
+        var index = 0
+        while index < 8 {
+            var end = index
+            while end < 8 && groups[end] == 0 { end += 1 }
+            if end - index > best.count { best = (index, end - index) }
+            index = max(end, index + 1)
+        }
+        let text = { (part: ArraySlice<UInt16>) in part.map { String($0, radix: 16) }.joined(separator: ":") }
+        guard best.count >= 2 else { return text(groups[...]) }
+        return text(groups[..<best.start]) + "::" + text(groups[(best.start + best.count)...])
     }
 
     /// `a.b.c.d:port` for IPv4, `[x:x:…]:port` for IPv6.

@@ -56,10 +56,14 @@ public struct AnswerParameters: Sendable, Hashable {
     public var password: String
     /// SHA-256 of our DTLS certificate.
     public var fingerprint: [UInt8]
-    /// The host candidate: a numeric IPv4 address and port.
+    /// The address of the `c=` and `o=` lines and, unless ``candidates`` says otherwise, of the one host
+    /// candidate: a numeric IPv4 or IPv6 address.
     public var candidateHost: String
-    /// The host candidate's UDP port.
+    /// The `m=` line's port (and the one candidate's, unless ``candidates`` says otherwise).
     public var candidatePort: Int
+    /// The host candidates the answer lists, in order; by default one, at ``candidateHost`` and
+    /// ``candidatePort`` with priority 2130706431 (local preference 65535).
+    public var candidates: [HostCandidate]
     /// The SSRC our media is sent with.
     public var ssrc: UInt32
     /// The SSRC of our RTX stream; nil sends no RTX.
@@ -80,6 +84,7 @@ public struct AnswerParameters: Sendable, Hashable {
         self.fingerprint = fingerprint
         self.candidateHost = candidateHost
         self.candidatePort = candidatePort
+        candidates = [HostCandidate(host: candidateHost, port: candidatePort)]
         self.ssrc = ssrc
         self.retransmissionSSRC = retransmissionSSRC
         self.cname = cname
@@ -183,7 +188,8 @@ extension SessionOffer {
     /// order, the video one accepted as `sendonly` with ice-lite,
     /// setup:passive, the chosen payload type (and RTX), nack, nack pli,
     /// ccm fir, transport-cc (with its extmap) when offered and, beside it,
-    /// goog-remb (to a viewer) when offered, the extensions it takes, SSRCs and one host candidate;
+    /// goog-remb (to a viewer) when offered, the extensions it takes, SSRCs and the host candidates
+    /// (``AnswerParameters/candidates``);
     /// other sections rejected (port 0) and left out of BUNDLE.
     public func answer(_ video: NegotiatedVideo, parameters: AnswerParameters, streamProfileLevelID: [UInt8]) -> String
     {
@@ -195,8 +201,9 @@ extension SessionOffer {
     /// `a=fmtp:PT level-id=…;profile-id=…;tier-flag=…;tx-mode=SRST` with
     /// the stream's parameters (sending) or the offer's (receiving).
     public func answer(_ video: NegotiatedVideo, parameters: AnswerParameters, stream: VideoStreamFormat) -> String {
+        let addressType = parameters.candidateHost.contains(":") ? "IP6" : "IP4"
         var lines = [
-            "v=0", "o=- \(parameters.sessionID) 2 IN IP4 \(parameters.candidateHost)", "s=-", "t=0 0",
+            "v=0", "o=- \(parameters.sessionID) 2 IN \(addressType) \(parameters.candidateHost)", "s=-", "t=0 0",
             "a=group:BUNDLE \(video.mid)", "a=ice-lite", "a=msid-semantic: WMS codecsessions",
         ]
         let formatParameters: String
@@ -223,7 +230,7 @@ extension SessionOffer {
             if let rtx = video.retransmissionPayloadType { formats += " \(rtx)" }
             lines += [
                 "m=video \(parameters.candidatePort) UDP/TLS/RTP/SAVPF \(formats)",
-                "c=IN IP4 \(parameters.candidateHost)", "a=mid:\(video.mid)",
+                "c=IN \(addressType) \(parameters.candidateHost)", "a=mid:\(video.mid)",
                 video.isIncoming ? "a=recvonly" : "a=sendonly",
                 "a=rtcp-mux",
             ]
@@ -269,10 +276,7 @@ extension SessionOffer {
                 lines.append("a=ssrc:\(parameters.ssrc) cname:\(parameters.cname)")
             }
             if !video.isIncoming { lines.append("a=msid:codecsessions video") }
-            lines += [
-                "a=candidate:1 1 udp 2130706431 \(parameters.candidateHost) \(parameters.candidatePort) typ host",
-                "a=end-of-candidates",
-            ]
+            lines += parameters.candidates.map { "a=\($0)" } + ["a=end-of-candidates"]
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

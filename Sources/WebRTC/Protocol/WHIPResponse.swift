@@ -14,6 +14,8 @@ public struct WHIPResponse: Sendable, Hashable {
     public var fields: [String: String]
     /// The body as text (the SDP answer for a 201).
     public var body: String
+    /// The values of every `Link` field, in order (``fields`` keeps only the last of a name).
+    public var linkFields: [String] = []
 
     /// Reads a response from `bytes`.
     ///
@@ -33,11 +35,13 @@ public struct WHIPResponse: Sendable, Hashable {
         else { throw MediaError(.invalidData, "WHIP endpoint sent a malformed status line") }
         var fields: [String: String] = [:]
         var contentLengths: Set<String> = []
+        var links: [String] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = line[..<colon].lowercased()
             let value = String(line[line.index(after: colon)...].trimmingSpaces)
             if name == "content-length" { contentLengths.insert(value) }
+            if name == "link" { links.append(value) }
             fields[name] = value
         }
         var body = bytes[(split + 4)...]
@@ -56,6 +60,7 @@ public struct WHIPResponse: Sendable, Hashable {
             }
             body = body.prefix(length)
         }
-        return WHIPResponse(status: status, fields: fields, body: String(decoding: body, as: UTF8.self))
+        return WHIPResponse(
+            status: status, fields: fields, body: String(decoding: body, as: UTF8.self), linkFields: links)
     }
 }

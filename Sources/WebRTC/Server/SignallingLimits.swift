@@ -26,6 +26,9 @@ public struct SignallingLimits: Sendable {
     public var requestHeadTimeout = 5.0
     /// Seconds from the end of a request head to the end of its body.
     public var requestBodyTimeout = 10.0
+    /// STUN/TURN servers advertised to clients: one `Link: <URL>; rel="ice-server"` field each (RFC 9725 4.6) on
+    /// the 201 of an offer and on an `OPTIONS` that is not a CORS preflight; none by default.
+    public var iceServers: [ICEServer] = []
 
     /// The defaults above, no token.
     public init() {}

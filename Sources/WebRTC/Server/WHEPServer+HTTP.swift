@@ -120,12 +120,16 @@ extension WHEPServer {
 
     /// The CORS fields of the endpoint's answers (WHEP and WHIP drafts): a
     /// player on another origin may POST, DELETE and PATCH with a bearer
-    /// token and read the Location of its session.
+    /// token and read the Location of its session, the ETag its PATCHes name,
+    /// the ICE servers' Link fields and Accept-Patch.
     static let corsFields = [
         "Access-Control-Allow-Origin: *", "Access-Control-Allow-Methods: OPTIONS, POST, DELETE, PATCH",
         "Access-Control-Allow-Headers: Content-Type, Authorization, If-Match",
-        "Access-Control-Expose-Headers: Location",
+        "Access-Control-Expose-Headers: Location, ETag, Link, Accept-Patch",
     ]
+
+    /// One `Link` field per configured ICE server (RFC 9725 4.6).
+    var iceServerLinks: [String] { configuration.iceServers.map { "Link: \($0.linkValue)" } }
 
     static func response(
         _ status: Int, body: String = "", type: String = "text/plain", extra: [String] = [], cors: Bool = false,
@@ -135,7 +139,8 @@ extension WHEPServer {
             200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
             405: "Method Not Allowed", 409: "Conflict", 411: "Length Required", 413: "Content Too Large",
             415: "Unsupported Media Type", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
-            500: "Internal Server Error", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
+            412: "Precondition Failed", 500: "Internal Server Error", 503: "Service Unavailable",
+            505: "HTTP Version Not Supported",
         ]
         let bytes = Array(body.utf8)
         var lines = ["HTTP/1.1 \(status) \(reasons[status] ?? "Error")"] + (cors ? corsFields : []) + extra
@@ -149,7 +154,10 @@ extension WHEPServer {
         let cors = route.allowsCrossOrigin
         switch route {
         case .preflight:
-            return Self.response(204, extra: ["Accept-Post: application/sdp"], cors: true)
+            // RFC 9725 4.6: the ICE servers on an OPTIONS, but not on a CORS preflight.
+            let preflight = request.fields["access-control-request-method"] != nil
+            return Self.response(
+                204, extra: ["Accept-Post: application/sdp"] + (preflight ? [] : iceServerLinks), cors: true)
         case .offer(let incoming):
             return createPeer(request, incoming: incoming, from: source)
         case .delete(let id):
@@ -160,9 +168,7 @@ extension WHEPServer {
             removeClosedPeers()
             return Self.response(200, cors: cors)
         case .patch(let id):
-            guard peers[id] != nil else { return Self.response(404, body: "no such session", cors: cors) }
-            return Self.response(
-                405, body: "trickle ICE is not supported: the answer carries the host candidate", cors: cors)
+            return patchSession(request, id: id, cors: cors)
         case .page(let headOnly):
             return Self.response(200, body: WHEPPage.html, type: "text/html; charset=utf-8", headOnly: headOnly)
         case .statistics(let full, let headOnly):

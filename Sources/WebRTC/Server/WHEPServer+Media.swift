@@ -45,19 +45,25 @@ extension WHEPServer {
         }
     }
 
+    /// Sends from the socket `address` last reached us on, else from the first socket of its family.
     private func sendDatagram(_ datagram: [UInt8], to address: UDPAddress) {
-        sendUDPDatagram(datagram, to: address, on: udp)
+        let socket =
+            socketOfRemote[address]
+            ?? zip(mediaSockets, hostCandidates).first { $0.1.isIPv6 == (address.host.count == 16) }?.0
+        guard let socket else { return }
+        sendUDPDatagram(datagram, to: address, on: socket)
     }
 
-    func readDatagrams() {
+    func readDatagrams(on socket: Int32) {
         var buffer = [UInt8](repeating: 0, count: 2048)
         let now = clock.now
         for _ in 0..<256 {
-            guard let (datagram, address) = receiveUDPDatagram(on: udp, into: &buffer) else { return }
+            guard let (datagram, address) = receiveUDPDatagram(on: socket, into: &buffer) else { return }
             guard let peer = route(datagram, from: address) else {
                 strayDatagrams += 1
                 continue
             }
+            socketOfRemote[address] = socket
             perform(peer.receive(datagram, from: address, at: now))
             collectSamples(of: peer)
             if peer.ice.isValidated(address) { peersByAddress[address] = peer }
@@ -99,8 +105,13 @@ extension WHEPServer {
             if peer.video.isIncoming && peer.connectedAt != nil { publishersFinished += 1 }
             peers[id] = nil
             offerSources[id] = nil
+            trickle[id] = nil
             peersByUsername[peer.ice.localUsernameFragment] = nil
             for (address, owner) in peersByAddress where owner === peer { peersByAddress[address] = nil }
+            // Keep the sockets of the addresses a live peer still uses.
+            socketOfRemote = socketOfRemote.filter { entry in
+                peersByAddress[entry.key] != nil || peers.values.contains { $0.ice.isValidated(entry.key) }
+            }
             finished.append(peer)
             if finished.count > 256 { finished.removeFirst() }
         }

@@ -79,10 +79,11 @@ extension WHEPServer {
         offerCount += 1
         offerSources[id] = OfferOrigin(source: source, number: offerCount)
         peersByUsername[credentials.usernameFragment] = peer
-        let parameters = AnswerParameters(
+        var parameters = AnswerParameters(
             usernameFragment: credentials.usernameFragment, password: credentials.password,
-            fingerprint: DTLSCertificate.shared.fingerprint, candidateHost: configuration.host,
+            fingerprint: DTLSCertificate.shared.fingerprint, candidateHost: hostCandidates[0].host,
             candidatePort: mediaPort, ssrc: peer.sender.ssrc, retransmissionSSRC: peer.retransmissionSSRC)
+        parameters.candidates = hostCandidates
         let text = offer.answer(video, parameters: parameters, stream: stream)
         let extensions =
             video.isIncoming
@@ -95,8 +96,15 @@ extension WHEPServer {
                 + (video.offeredHEVCFormat.map { "\($0)" } ?? "profile-level-id \(video.offeredProfileLevelID)")
                 + (extensions.isEmpty ? ")" : "; extensions: \(extensions.joined(separator: ", ")))"))
         let location = (incoming ? configuration.whipPath! : "/whep") + "/" + id
+        let state = TrickleState(
+            entityTag: Self.makeEntityTag(), remoteUsernameFragment: video.remoteUsernameFragment,
+            remotePassword: video.remotePassword)
+        trickle[id] = state
         return Self.response(
-            201, body: text, type: "application/sdp", extra: ["Location: \(location)"], cors: true)
+            201, body: text, type: "application/sdp",
+            extra: [
+                "Location: \(location)", "Accept-Patch: \(TrickleFragment.mediaType)", "ETag: \(state.entityTag)",
+            ] + iceServerLinks, cors: true)
     }
 
     /// With every viewer slot taken, the viewer a new offer from `source`

@@ -36,8 +36,11 @@ import Sockets
 /// without `Content-Type: application/sdp`, 400 with the reason for an offer
 /// it refuses, 503 past ``Configuration/maximumViewers``, 429 past
 /// ``SignallingLimits/maximumPendingOffersPerAddress``; `DELETE` of a session
-/// URL 200 (404 for an unknown one); `PATCH` 405 (no trickle ICE: the answer
-/// carries the one host candidate); with ``SignallingLimits/token`` set, POST,
+/// URL 200 (404 for an unknown one); `PATCH` of a session URL with an SDP
+/// fragment (trickle ICE and ICE restarts, RFC 9725 4.3: see
+/// ``TrickleFragment``) 204, or 200 with new credentials for a restart (`If-Match: *`),
+/// 412 for another ICE session, 415/413/400 for a body it refuses (the 201
+/// carries `Accept-Patch` and the ICE session's `ETag`); with ``SignallingLimits/token`` set, POST,
 /// DELETE and PATCH without it 401 (`WWW-Authenticate: Bearer`); `GET
 /// /whep/stats` counts as JSON (``countsJSON()``), the full statistics
 /// (``statisticsJSON()``) only with the token; `GET /` (and `HEAD /`) a
@@ -57,7 +60,10 @@ public final class WHEPServer {
     /// What the server listens on and its limits.
     @dynamicMemberLookup
     public struct Configuration: SignallingConfiguration, Sendable {
-        /// A numeric IPv4 address for HTTP and media; loopback by default.
+        /// A numeric IPv4 or IPv6 address for HTTP and media; loopback by default. A wildcard (`0.0.0.0`: every
+        /// IPv4 address, `::`: every IPv6 and IPv4 address) listens for HTTP on every address and takes media on
+        /// one UDP socket per address of the interfaces that are up when the server starts (see
+        /// ``WHEPServer/hostCandidates``).
         public var host = "127.0.0.1"
         /// The HTTP port; 0 picks a free one (``WHEPServer/httpPort``).
         public var port = 0
@@ -100,8 +106,8 @@ public final class WHEPServer {
         /// (``WebRTCPeer/pace(at:)``); false sends each access unit's packets at once.
         public var pacesViewers = false
 
-        /// Creates a configuration for `host` (a numeric IPv4 address), the HTTP `port` and the UDP `mediaPort` (0: a
-        /// free one), serving WHEP only.
+        /// Creates a configuration for `host` (a numeric IPv4 or IPv6 address), the HTTP `port` and the UDP
+        /// `mediaPort` (0: a free one), serving WHEP only.
         public init(host: String = "127.0.0.1", port: Int = 0, mediaPort: Int = 0) {
             self.host = host
             self.port = port
@@ -113,8 +119,12 @@ public final class WHEPServer {
     public let configuration: Configuration
     /// The HTTP port the server listens on (the one picked when ``Configuration/port`` was 0).
     public private(set) var httpPort = 0
-    /// The UDP port media, ICE and DTLS use (the one picked when ``Configuration/mediaPort`` was 0).
+    /// The UDP port media, ICE and DTLS use (the one picked when ``Configuration/mediaPort`` was 0): the first
+    /// host candidate's.
     public private(set) var mediaPort = 0
+    /// The host candidates every answer lists: one per address the media sockets are bound to (the configured
+    /// host, or each interface address for a wildcard), each with its own priority (``HostCandidate/ranked(_:)``).
+    public let hostCandidates: [HostCandidate]
     /// The `CodecLog` subsystem of the server's messages, one per
     /// notable event (a session joined or left at `.info`, a request refused
     /// at `.warning`; those at most ``maximumLogLinesPerSecond`` a second, then
@@ -128,7 +138,11 @@ public final class WHEPServer {
     var logTime: Double?
 
     let listener: Int32
-    let udp: Int32
+    /// One non-blocking UDP socket per host candidate (same order).
+    let mediaSockets: [Int32]
+    /// The socket each remote address of a peer last reached us on, so that answers and media leave from the
+    /// address the peer checked.
+    var socketOfRemote: [UDPAddress: Int32] = [:]
     let token: [UInt8]?
     var connections: [HTTPConnection] = []
     /// Where and in which order each live session's offer came (by session id).
@@ -136,6 +150,8 @@ public final class WHEPServer {
     /// Offers taken so far (numbers the ``OfferOrigin``s).
     var offerCount = 0
     var peers: [String: WebRTCPeer] = [:]
+    /// Each live session's ICE session for PATCH (trickle ICE, restarts).
+    var trickle: [String: TrickleState] = [:]
     var peersByUsername: [String: WebRTCPeer] = [:]
     var peersByAddress: [UDPAddress: WebRTCPeer] = [:]
     /// Peers that closed, kept for the statistics.
@@ -163,9 +179,9 @@ public final class WHEPServer {
     /// Requests refused with 401 (no bearer token, or a wrong one).
     public internal(set) var unauthorizedRequests = 0
 
-    /// Opens the HTTP listener and the UDP media socket, both non-blocking. Throws `.invalidArgument` for a host that
-    /// is not a numeric IPv4 address or a token that is not a token68, and `.system` when a socket cannot be made,
-    /// bound or listened on.
+    /// Opens the HTTP listener and the UDP media sockets, all non-blocking. Throws `.invalidArgument` for a host
+    /// that is not a numeric IPv4 or IPv6 address or a token that is not a token68, and `.system` when a socket
+    /// cannot be made, bound or listened on (or a wildcard host finds no interface address).
     public init(_ configuration: Configuration) throws(MediaError) {
         self.configuration = configuration
         if let token = configuration.token, !BearerToken.isValid(token.utf8) {
@@ -173,27 +189,28 @@ public final class WHEPServer {
                 "the bearer token must be a token68: letters, digits and -._~+/ (then any '='), at least one")
         }
         token = configuration.token.map { Array($0.utf8) }
-        var address = in_addr()
-        guard inet_pton(AF_INET, configuration.host, &address) == 1 else {
-            throw .invalidArgument("WHEP host \(configuration.host): expected a numeric IPv4 address")
+        guard HostAddresses.bytes(of: configuration.host) != nil else {
+            throw .invalidArgument(
+                "WHEP host \(configuration.host): expected a numeric IPv4 or IPv6 address (0.0.0.0 or :: for every one)"
+            )
         }
         guard (0...65535).contains(configuration.mediaPort) else {
             throw .invalidArgument("WHEP media port \(configuration.mediaPort): expected 0 to 65535")
         }
         let http = try listenTCP(host: configuration.host, port: configuration.port, backlog: 64)
-        let media: (descriptor: Int32, address: SocketAddress)
+        let media: [(descriptor: Int32, host: String, port: Int)]
         do {
-            media = try UDPSocket.openDescriptor(
-                bindingTo: SocketAddress(numericHost: configuration.host, port: UInt16(configuration.mediaPort)),
-                receiveBufferSize: 4 << 20, sendBufferSize: 4 << 20, nonBlocking: true)
+            media = try Self.openMediaSockets(
+                addresses: HostAddresses.addresses(for: configuration.host), port: configuration.mediaPort)
         } catch {
             _ = Glibc.close(http.descriptor)
             throw error
         }
         listener = http.descriptor
         httpPort = http.port
-        udp = media.descriptor
-        mediaPort = Int(media.address.port)
+        mediaSockets = media.map(\.descriptor)
+        hostCandidates = HostCandidate.ranked(media.map { ($0.host, $0.port) })
+        mediaPort = media[0].port
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         // Sender reports carry wall-clock NTP time, so that a browser can
         // estimate each frame's capture time (requestVideoFrameCallback).
@@ -204,7 +221,7 @@ public final class WHEPServer {
     deinit {
         for connection in connections { _ = Glibc.close(connection.descriptor) }
         _ = Glibc.close(listener)
-        _ = Glibc.close(udp)
+        for socket in mediaSockets { _ = Glibc.close(socket) }
     }
 
     /// Viewers now (connecting or connected).
@@ -219,17 +236,19 @@ public final class WHEPServer {
     /// Accepts and answers HTTP requests, reads UDP datagrams, runs the
     /// viewers' timers; waits up to `timeoutMilliseconds` for input.
     public func poll(timeoutMilliseconds: Int32) throws(MediaError) {
-        var descriptors = [
-            pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: udp, events: Int16(POLLIN), revents: 0),
-        ]
+        var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+        for socket in mediaSockets { descriptors.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
+        let first = descriptors.count
         for connection in connections {
             descriptors.append(pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0))
         }
         let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
         if ready < 0 && errno != EINTR { throw MediaError(.system, "poll: \(String(cString: strerror(errno)))") }
         if ready > 0 {
-            if descriptors[1].revents & Int16(POLLIN) != 0 { readDatagrams() }
-            for index in connections.indices.reversed() where descriptors[index + 2].revents != 0 {
+            for (index, socket) in mediaSockets.enumerated() where descriptors[index + 1].revents & Int16(POLLIN) != 0 {
+                readDatagrams(on: socket)
+            }
+            for index in connections.indices.reversed() where descriptors[index + first].revents != 0 {
                 readRequest(at: index)
             }
             if descriptors[0].revents & Int16(POLLIN) != 0 { acceptConnections() }

@@ -9,14 +9,17 @@ import Sockets
 // (307/308) and the bearer token.
 
 /// An `http://HOST:PORT/PATH` URL as the WHIP client takes it: a numeric
-/// IPv4 host, an explicit port.
+/// IPv4 host or an IPv6 one in brackets (`http://[::1]:8080/whip`), an explicit port.
 struct WHIPEndpointURL: Sendable, Hashable, CustomStringConvertible {
+    /// The numeric host, without brackets.
     var host: String
     var port: Int
     var path: String
 
+    /// `HOST:PORT`, an IPv6 host in brackets (the `Host` field, the origin).
+    var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     /// `http://HOST:PORT`, what the token is bound to (RFC 6454 origin).
-    var origin: String { "http://\(host):\(port)" }
+    var origin: String { "http://\(authority)" }
     var description: String { origin + path }
 
     init(parsing url: String) throws(MediaError) {
@@ -28,15 +31,32 @@ struct WHIPEndpointURL: Sendable, Hashable, CustomStringConvertible {
         }
         let rest = url.dropFirst("http://".count)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = rest[..<slash].split(separator: ":", omittingEmptySubsequences: false)
-        guard authority.count == 2, let port = Int(authority[1]), (1...65535).contains(port) else {
+        let hostText: Substring
+        let portText: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest[..<slash].firstIndex(of: "]"), rest[close...].dropFirst().hasPrefix(":") else {
+                throw .invalidArgument("WHIP URL \(url): expected http://[IPV6]:PORT/PATH")
+            }
+            hostText = rest[rest.index(after: rest.startIndex)..<close]
+            portText = rest[rest.index(close, offsetBy: 2)..<slash]
+        } else {
+            let authority = rest[..<slash].split(separator: ":", omittingEmptySubsequences: false)
+            guard authority.count == 2 else { throw .invalidArgument("WHIP URL \(url): expected HOST:PORT") }
+            (hostText, portText) = (authority[0], authority[1])
+        }
+        guard let port = Int(portText), (1...65535).contains(port) else {
             throw .invalidArgument("WHIP URL \(url): expected HOST:PORT")
         }
-        var address = in_addr()
-        guard inet_pton(AF_INET, String(authority[0]), &address) == 1 else {
-            throw .invalidArgument("WHIP host \(authority[0]): expected a numeric IPv4 address")
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        let numeric =
+            hostText.contains(":")
+            ? inet_pton(AF_INET6, String(hostText), &v6) == 1 : inet_pton(AF_INET, String(hostText), &v4) == 1
+        guard numeric else {
+            throw .invalidArgument(
+                "WHIP host \(hostText): expected a numeric IPv4 address or an IPv6 address in brackets")
         }
-        host = String(authority[0])
+        host = String(hostText)
         self.port = port
         path = slash == rest.endIndex ? "/" : String(rest[slash...])
     }
@@ -82,14 +102,18 @@ extension WHIPClient {
     /// `request` at `url`, following 307 and 308 (same method and body) up
     /// to ``maximumRedirects`` times; the token goes only to the origin it
     /// was given for. Returns the final response and the URL that gave it.
-    func request(method: String, url: WHIPEndpointURL, body: String? = nil) throws(MediaError) -> (
+    func request(
+        method: String, url: WHIPEndpointURL, body: String? = nil, contentType: String = "application/sdp",
+        fields: [String] = []
+    ) throws(MediaError) -> (
         response: WHIPResponse, url: WHIPEndpointURL
     ) {
         var current = url
         var hops = 0
         while true {
             let token = current.origin == endpoint.origin ? bearerToken : nil
-            let response = try exchange(method: method, url: current, body: body, token: token)
+            let response = try exchange(
+                method: method, url: current, body: body, token: token, contentType: contentType, fields: fields)
             guard response.status == 307 || response.status == 308 else { return (response, current) }
             guard hops < maximumRedirects else {
                 throw MediaError(
@@ -104,9 +128,10 @@ extension WHIPClient {
     }
 
     /// One HTTP/1.1 request on a fresh connection, and the whole response.
-    func exchange(method: String, url: WHIPEndpointURL, body: String?, token: String?, timeoutSeconds: Int = 10)
-        throws(MediaError) -> WHIPResponse
-    {
+    func exchange(
+        method: String, url: WHIPEndpointURL, body: String?, token: String?, contentType: String = "application/sdp",
+        fields: [String] = [], timeoutSeconds: Int = 10
+    ) throws(MediaError) -> WHIPResponse {
         let connection: TCPConnection
         do {
             connection = try TCPConnection.connect(host: url.host, port: url.port, timeout: .seconds(timeoutSeconds))
@@ -118,12 +143,13 @@ extension WHIPClient {
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var head = "\(method) \(url.path) HTTP/1.1\r\nHost: \(url.host):\(url.port)\r\nConnection: close\r\n"
+        var head = "\(method) \(url.path) HTTP/1.1\r\nHost: \(url.authority)\r\nConnection: close\r\n"
         // The token is checked at construction (RFC 6750 syntax: no CR, LF
         // or space), so it cannot end the field; it is never logged.
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         let payload = Array((body ?? "").utf8)
-        if body != nil { head += "Content-Type: application/sdp\r\n" }
+        if body != nil { head += "Content-Type: \(contentType)\r\n" }
+        for field in fields { head += field + "\r\n" }
         head += "Content-Length: \(payload.count)\r\n\r\n"
         let bytes = Array(head.utf8) + payload
         var written = 0
@@ -145,7 +171,7 @@ extension WHIPClient {
                     errno == EAGAIN || errno == EWOULDBLOCK
                     ? "no complete response within \(timeoutSeconds) s"
                     : String(cString: strerror(errno))
-                throw MediaError(.timedOut, "WHIP endpoint \(url.host):\(url.port) (\(method)): \(reason)")
+                throw MediaError(.timedOut, "WHIP endpoint \(url.authority) (\(method)): \(reason)")
             }
             if count == 0 { break }
             response += buffer[0..<count]

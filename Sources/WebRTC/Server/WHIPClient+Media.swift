@@ -22,9 +22,11 @@ extension WHIPClient {
     public func poll(timeoutMilliseconds: Int32) throws(MediaError) {
         waitForDatagrams(timeoutMilliseconds: pacedTimeout(timeoutMilliseconds))
         var buffer = [UInt8](repeating: 0, count: 2048)
-        for _ in 0..<256 {
-            guard let (datagram, address) = receiveUDPDatagram(on: udp, into: &buffer) else { break }
-            if let peer { perform(peer.receive(datagram, from: address, at: clock.now)) }
+        for socket in sockets {
+            for _ in 0..<256 {
+                guard let (datagram, address) = receiveUDPDatagram(on: socket.descriptor, into: &buffer) else { break }
+                if let peer { perform(peer.receive(datagram, from: address, at: clock.now)) }
+            }
         }
         guard let peer else { return }
         perform(peer.poll(at: clock.now))
@@ -59,16 +61,19 @@ extension WHIPClient {
         return timeout < 0 ? milliseconds : min(timeout, milliseconds)
     }
 
-    /// Waits up to `timeoutMilliseconds` for a datagram on the media socket.
+    /// Waits up to `timeoutMilliseconds` for a datagram on a media socket.
     private func waitForDatagrams(timeoutMilliseconds: Int32) {
-        var descriptors = [pollfd(fd: udp, events: Int16(POLLIN), revents: 0)]
-        _ = Glibc.poll(&descriptors, 1, timeoutMilliseconds)
+        var descriptors = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+        _ = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
     }
 
     func perform(_ outputs: [WebRTCPeer.Output]) {
         for output in outputs {
             switch output {
-            case .send(let datagram, let address): sendUDPDatagram(datagram, to: address, on: udp)
+            case .send(let datagram, let address):
+                // One socket per family: the one of the destination's.
+                guard let socket = sockets.first(where: { $0.address.host.count == address.host.count }) else { break }
+                sendUDPDatagram(datagram, to: address, on: socket.descriptor)
             case .keyframeRequested: keyframeWanted = true
             }
         }

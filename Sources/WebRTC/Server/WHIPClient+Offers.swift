@@ -13,12 +13,16 @@ extension WHIPClient {
 
     /// The offer: one send-only H.264 or H.265 video section (payload type 96) with RTX, the transport-wide
     /// sequence number extension with `transport-cc` and `goog-remb` feedback,
-    /// our host candidate, setup:actpass.
-    public var offer: String {
+    /// our host candidates (``hostCandidates``), setup:actpass.
+    public var offer: String { offer(withCandidates: true) }
+
+    /// The offer, with our host candidates and `a=end-of-candidates` or (to trickle them) without.
+    func offer(withCandidates: Bool) -> String {
+        let addressType = localAddress.host.count == 16 ? "IP6" : "IP4"
         let lines = [
-            "v=0", "o=- \(UInt64.random(in: 1...(1 << 62))) 2 IN IP4 \(localAddress.hostText)", "s=-", "t=0 0",
-            "a=group:BUNDLE 0", "m=video \(localAddress.port) UDP/TLS/RTP/SAVPF 96 97",
-            "c=IN IP4 \(localAddress.hostText)", "a=mid:0", "a=sendonly", "a=rtcp-mux", "a=rtcp-rsize",
+            "v=0", "o=- \(UInt64.random(in: 1...(1 << 62))) 2 IN \(addressType) \(localAddress.hostText)", "s=-",
+            "t=0 0", "a=group:BUNDLE 0", "m=video \(localAddress.port) UDP/TLS/RTP/SAVPF 96 97",
+            "c=IN \(addressType) \(localAddress.hostText)", "a=mid:0", "a=sendonly", "a=rtcp-mux", "a=rtcp-rsize",
             "a=ice-ufrag:\(credentials.usernameFragment)", "a=ice-pwd:\(credentials.password)",
             "a=fingerprint:sha-256 \(DTLSCertificate.shared.fingerprintText)", "a=setup:actpass",
             "a=extmap:\(Self.transportSequenceNumberID) \(TransportWideSequenceNumber.extensionURI)",
@@ -28,10 +32,15 @@ extension WHIPClient {
             "a=fmtp:96 \(format.formatParameters)",
             "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", "a=ssrc-group:FID \(ssrc) \(rtxSSRC)",
             "a=ssrc:\(ssrc) cname:codecsessions", "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
-            "a=candidate:1 1 udp 2130706431 \(localAddress.hostText) \(localAddress.port) typ host",
-            "a=end-of-candidates",
         ]
-        return lines.joined(separator: "\r\n") + "\r\n"
+        let candidates = withCandidates ? hostCandidates.map { "a=\($0)" } + ["a=end-of-candidates"] : []
+        return (lines + candidates).joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// Our host candidates: one per media socket, the one toward the endpoint first (local preference 65535,
+    /// then 65534).
+    public var hostCandidates: [HostCandidate] {
+        HostCandidate.ranked(sockets.map { ($0.address.hostText, Int($0.address.port)) })
     }
 
     /// POSTs the offer, reads the answer, then runs ICE and DTLS until SRTP
@@ -43,6 +52,8 @@ extension WHIPClient {
     ///   answer; `.unsupported` when the answer is unusable; `.timedOut`
     ///   when ICE and DTLS did not finish by the deadline.
     public func connect(timeoutSeconds: Double = 10) throws(MediaError) {
+        let offer = offer(withCandidates: !tricklesCandidates)
+        sentOffer = offer
         let (response, answeredBy) = try request(method: "POST", url: endpoint, body: offer)
         if response.status == 401 { throw unauthorized("POST", at: answeredBy) }
         guard response.status == 201 else {
@@ -51,6 +62,9 @@ extension WHIPClient {
         session = try response.fields["location"].map { location throws(MediaError) in
             try answeredBy.resolving(location)
         }
+        receivedAnswer = response.body
+        advertisedICEServers = ICEServer.parse(linkFields: response.linkFields)
+        if tricklesCandidates { try trickle(to: session, entityTag: response.fields["etag"]) }
         let answer = try SessionOffer(parsing: response.body, describing: "answer")
         guard let section = answer.sections.first(where: { $0.kind == "video" && $0.port != 0 }) else {
             throw .unsupported("the answer accepts no video")
@@ -66,7 +80,7 @@ extension WHIPClient {
         else { throw .unsupported("the answer lacks ice-ufrag, ice-pwd or a sha-256 fingerprint") }
         let now = clock.now
         var schedule = ICECheckSchedule(
-            localAddress: localAddress, deadline: now.seconds + timeoutSeconds, limits: checkLimits,
+            localAddresses: sockets.map(\.address), deadline: now.seconds + timeoutSeconds, limits: checkLimits,
             broadcastAddresses: Self.localBroadcastAddresses())
         for candidate in section.candidates {
             var v4 = in_addr()
@@ -125,6 +139,32 @@ extension WHIPClient {
             .info, subsystem: "whip",
             "publishing to \(endpoint) over \(peer.selectedAddress.map { "\($0)" } ?? "?") "
                 + "(DTLS \(role.dtlsRole == .client ? "client" : "server"))")
+    }
+
+    /// PATCHes our candidates to the session URL `session` (RFC 9725 4.3): an SDP fragment with our credentials,
+    /// the video section's mid, our host candidates and `a=end-of-candidates`, `If-Match` with `entityTag` when the
+    /// endpoint gave one. Throws when the endpoint did not give a session URL or did not answer 204.
+    func trickle(to session: WHIPEndpointURL?, entityTag: String?) throws(MediaError) {
+        guard let session else {
+            throw MediaError(.unavailable, "the WHIP endpoint gave no session URL to PATCH candidates to")
+        }
+        var fragment = TrickleFragment()
+        fragment.usernameFragment = credentials.usernameFragment
+        fragment.password = credentials.password
+        fragment.mids = ["0"]
+        fragment.candidateLines = hostCandidates.map(\.description)
+        fragment.endOfCandidates = true
+        let (response, answeredBy) = try request(
+            method: "PATCH", url: session, body: fragment.text, contentType: TrickleFragment.mediaType,
+            fields: entityTag.map { ["If-Match: \($0)"] } ?? [])
+        trickleStatus = response.status
+        if response.status == 401 { throw unauthorized("PATCH", at: answeredBy) }
+        guard response.status == 204 else {
+            throw MediaError(
+                .unavailable,
+                "WHIP endpoint answered the candidates' PATCH with \(response.status): "
+                    + "\(response.body.prefix(200))")
+        }
     }
 
     /// The directed broadcast addresses of the local IPv4 interfaces

@@ -44,10 +44,14 @@ import Sockets
 /// given for, and never logs it; it follows 307 and 308 redirects
 /// (``maximumRedirects``) with the same method and body.
 ///
-/// IPv4 only; one host candidate; an endpoint whose answer lists no
+/// It offers a host candidate per address family it has: the address on the
+/// route toward the endpoint (IPv4, or IPv6 for an `http://[…]` URL) and,
+/// when the host has one, an address of the other family of the same scope
+/// (loopback for a loopback endpoint), each on its own socket with its own
+/// priority, and checks the answer's candidates of both families. An
+/// endpoint whose answer lists no
 /// candidate is found from its own checks (a peer-reflexive candidate); no
-/// trickle ICE, TURN, ICE restarts or https (a TLS reverse proxy is the
-/// endpoint's side).
+/// TURN, ICE restarts or https (a TLS reverse proxy is the endpoint's side).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
     public var host: String { endpoint.host }
@@ -84,14 +88,32 @@ public final class WHIPClient {
     public var consentExpiry = 30.0
     /// The most 307/308 redirects followed for one request.
     public var maximumRedirects = 5
+    /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`). Held for a STUN/TURN
+    /// client: this client gathers host candidates only and does not use them yet.
+    public var iceServers: [ICEServer] = []
+    /// The ICE servers the endpoint advertised in `Link` fields of its 201 (RFC 9725 4.6), once
+    /// ``connect(timeoutSeconds:)`` read it.
+    public internal(set) var advertisedICEServers: [ICEServer] = []
+    /// Whether ``connect(timeoutSeconds:)`` trickles (RFC 9725 4.3, RFC 8840): it POSTs the offer without
+    /// candidates, then PATCHes them to the session URL in one SDP fragment with `a=end-of-candidates` and
+    /// `If-Match` with the 201's `ETag`; false puts them in the offer.
+    public var tricklesCandidates = false
+    /// The status of the trickle PATCH (204 when the endpoint took the candidates), once sent.
+    public internal(set) var trickleStatus: Int?
+    /// The offer last POSTed (its text), once ``connect(timeoutSeconds:)`` sent it.
+    public internal(set) var sentOffer: String?
+    /// The endpoint's answer (its text), once ``connect(timeoutSeconds:)`` read it.
+    public internal(set) var receivedAnswer: String?
     /// The candidates checked and those refused, once ``connect(timeoutSeconds:)`` read the answer.
     public var checks: ICECheckSchedule? { peer?.checks }
 
     let endpoint: WHIPEndpointURL
     let bearerToken: String?
     var session: WHIPEndpointURL?
-    let udp: Int32
-    let localAddress: UDPAddress
+    /// The media sockets, one per address family: the one toward the endpoint first.
+    let sockets: [(descriptor: Int32, address: UDPAddress)]
+    /// The address of the socket toward the endpoint.
+    var localAddress: UDPAddress { sockets[0].address }
     let credentials: (usernameFragment: String, password: String)
     /// The stream's codec and profile, as offered.
     let format: VideoStreamFormat
@@ -105,7 +127,7 @@ public final class WHIPClient {
     let rtxSSRC = UInt32.random(in: 1...UInt32.max)
 
     /// - Parameters:
-    ///   - url: `http://HOST:PORT/PATH` (a numeric IPv4 host).
+    ///   - url: `http://HOST:PORT/PATH` (a numeric IPv4 host, or an IPv6 one in brackets).
     ///   - profileLevelID: the stream's three SPS profile bytes, offered as
     ///     its `profile-level-id`.
     ///   - token: a bearer token for the endpoint (RFC 6750 `b64token`
@@ -130,22 +152,40 @@ public final class WHIPClient {
         bearerToken = token
         self.format = format
         credentials = ICELiteAgent.randomCredentials()
-        (udp, localAddress) = try Self.openMediaSocket(toward: endpoint)
+        sockets = try Self.openMediaSockets(toward: endpoint)
     }
 
-    deinit { _ = Glibc.close(udp) }
+    deinit { for socket in sockets { _ = Glibc.close(socket.descriptor) } }
 }
 
 extension WHIPClient {
-    /// The UDP media socket, non-blocking, bound to the local address on the
-    /// route toward the endpoint (Sockets' route lookup), on a free port;
-    /// with that address.
-    static func openMediaSocket(toward endpoint: WHIPEndpointURL) throws(MediaError) -> (Int32, UDPAddress) {
+    /// The UDP media sockets, non-blocking, each on a free port: one bound to the local address on the route
+    /// toward the endpoint (Sockets' route lookup), then, when the host has one, one bound to an address of the
+    /// other family: loopback when the endpoint's address is loopback, else the first address of an interface
+    /// that is up and neither loopback nor IPv6 link-local.
+    static func openMediaSockets(toward endpoint: WHIPEndpointURL) throws(MediaError) -> [(
+        descriptor: Int32, address: UDPAddress
+    )] {
         let server = SocketAddress(numericHost: endpoint.host, port: UInt16(clamping: endpoint.port))
         let local = try server.localAddressReaching()
-        let media = try UDPSocket.openDescriptor(
+        let primary = try UDPSocket.openDescriptor(
             bindingTo: SocketAddress(numericHost: local, port: 0), receiveBufferSize: nil, sendBufferSize: nil,
             nonBlocking: true)
-        return (media.descriptor, UDPAddress(media.address))
+        var opened = [(primary.descriptor, UDPAddress(primary.address))]
+        let loopback = server.isIPv6 ? endpoint.host == "::1" : endpoint.host.hasPrefix("127.")
+        let other =
+            loopback
+            ? (server.isIPv6 ? "127.0.0.1" : "::1")
+            : HostAddresses.interfaceAddresses(ipv4: server.isIPv6, ipv6: !server.isIPv6).first {
+                !$0.hasPrefix("127.") && $0 != "::1"
+            }
+        if let other, HostAddresses.interfaceAddresses(ipv4: true, ipv6: true).contains(other),
+            let second = try? UDPSocket.openDescriptor(
+                bindingTo: SocketAddress(numericHost: other, port: 0), receiveBufferSize: nil, sendBufferSize: nil,
+                nonBlocking: true)
+        {
+            opened.append((second.descriptor, UDPAddress(second.address)))
+        }
+        return opened
     }
 }

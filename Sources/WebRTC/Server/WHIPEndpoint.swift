@@ -33,7 +33,8 @@ import MediaCore
 /// (a publisher that has not completed ICE and DTLS is replaced by a new
 /// authorised offer), 429 past
 /// ``SignallingLimits/maximumPendingOffersPerAddress``; `DELETE` of a session
-/// URL 200 (404 for an unknown one); `PATCH` 405; with
+/// URL 200 (404 for an unknown one); `PATCH` with an SDP fragment (trickle
+/// ICE, ICE restarts) as ``WHEPServer`` answers it; with
 /// ``SignallingLimits/token`` set, POST, DELETE and PATCH without it 401. The
 /// WHEP routes of the shared machinery stay: `POST /whep` gets 409 (nothing
 /// is live), `GET /` the player page, `GET /whep/stats` the counts. Its
@@ -44,7 +45,8 @@ public final class WHIPEndpoint {
     /// What the endpoint listens on and its limits.
     @dynamicMemberLookup
     public struct Configuration: SignallingConfiguration, Sendable {
-        /// A numeric IPv4 address for HTTP and media; loopback by default.
+        /// A numeric IPv4 or IPv6 address for HTTP and media (a wildcard: every interface address, see
+        /// ``WHEPServer/Configuration/host``); loopback by default.
         public var host = "127.0.0.1"
         /// The HTTP port; 0 picks a free one (``WHIPEndpoint/httpPort``).
         public var port = 0
@@ -58,7 +60,7 @@ public final class WHIPEndpoint {
         /// The bearer token and the HTTP limits (read as `configuration.token`, …).
         public var limits = SignallingLimits()
 
-        /// Creates a configuration for `host` (a numeric IPv4 address), the
+        /// Creates a configuration for `host` (a numeric IPv4 or IPv6 address), the
         /// HTTP `port` and the UDP `mediaPort` (0: a free one) and the WHIP `path`.
         public init(host: String = "127.0.0.1", port: Int = 0, mediaPort: Int = 0, path: String = "/whip") {
             self.host = host
@@ -88,7 +90,7 @@ public final class WHIPEndpoint {
     var pendingSamples: [CompressedSample] = []
 
     /// Opens the HTTP listener and the UDP media socket. Throws
-    /// `.invalidArgument` for a host that is not a numeric IPv4 address, a
+    /// `.invalidArgument` for a host that is not a numeric IPv4 or IPv6 address, a
     /// token that is not a token68 or a path that is not `/` and a name, and
     /// `.system` when a socket cannot be
     /// made, bound or listened on.

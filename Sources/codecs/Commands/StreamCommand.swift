@@ -103,7 +103,8 @@ private let streamHelp = """
     or `ffmpeg … -f h264 tcp://HOST:PORT?listen`) and reassembles access units
     from the bytes; those before the first keyframe are reported as dropped.
     whip:// is a WHIP endpoint (RFC 9725) at http://HOST:PORT/PATH (HOST
-    defaults to 127.0.0.1) taking the first publisher's H.264.
+    defaults to 127.0.0.1; an IPv6 HOST in brackets, whip://[::1]:8090/live;
+    0.0.0.0 or [::] for every interface) taking the first publisher's H.264.
 
     receive options:
       -o OUT                     where the frames or access units go (above)

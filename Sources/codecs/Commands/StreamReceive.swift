@@ -280,7 +280,7 @@ enum StreamReceive {
             let endpoint = try WHIPEndpoint(configuration)
             WHEPEndpointOptions.printLog(of: endpoint.logSubsystem, prefix: label)
             printError(
-                "\(label): WHIP endpoint http://\(host):\(endpoint.httpPort)\(path) "
+                "\(label): WHIP endpoint http://\(bracketed(host)):\(endpoint.httpPort)\(path) "
                     + "(media on UDP port \(endpoint.mediaPort))")
             let source = ReceiveSource(url: request.url, endpoint: endpoint, timeout: timeout)
             source.writeStatistics = { path, _ in

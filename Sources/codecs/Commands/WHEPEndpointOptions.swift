@@ -5,7 +5,7 @@ import WebRTC
 // The options the WHEP and WHIP endpoints share (`serve --whep`, `receive
 // whip://`): the bearer token and the ICE + DTLS deadline.
 enum WHEPEndpointOptions {
-    static let valueOptions: Set<String> = ["token", "token-file", "handshake-timeout"]
+    static let valueOptions: Set<String> = ["token", "token-file", "handshake-timeout", "ice-server"]
 
     static let help = """
           --token T                  require `Authorization: Bearer T` on POST, DELETE and PATCH (401 without);
@@ -14,6 +14,10 @@ enum WHEPEndpointOptions {
                                      --token it stays out of the process list
           --handshake-timeout SECS   a session that has not completed ICE and DTLS this long after its offer
                                      is ended and its slot freed (default 5)
+          --ice-server URL[,USER,CREDENTIAL]
+                                     advertise a STUN/TURN server (stun:, turn:…; TURN with its username and
+                                     password) in a Link: <URL>; rel="ice-server" field of each 201 and of
+                                     OPTIONS (RFC 9725 4.6); may be given more than once
         """
 
     /// Prints the endpoint's ``CodecLog`` messages (those of `subsystem`) as
@@ -35,6 +39,11 @@ enum WHEPEndpointOptions {
         throws(Arguments.UsageError)
     {
         limits.token = try token(parsed)
+        do {
+            limits.iceServers = try parsed.values("ice-server").map { (text) throws(MediaError) in
+                try ICEServer(option: text)
+            }
+        } catch { throw Arguments.UsageError(description: "--ice-server: \(error.message)") }
         if let text = parsed.value("handshake-timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
                 throw Arguments.UsageError(
@@ -77,3 +86,6 @@ enum WHEPEndpointOptions {
         return token
     }
 }
+
+/// `host` as a URL writes it: an IPv6 address in brackets.
+func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }

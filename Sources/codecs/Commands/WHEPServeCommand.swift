@@ -12,12 +12,15 @@ import WebRTC
 enum WHEPServe {
     static let valueOptions: Set<String> = [
         "i", "input", "whep", "wait-viewers", "media-port", "max-viewers", "stats-json", "codec", "frame-rate",
-        "linger", "profile", "loss", "seed",
+        "linger", "profile", "loss", "seed", "listen",
     ]
     static let help = """
         usage: codecs stream serve -i IN --whep HOST:PORT [options] [encode options for a .y4m IN]
           --whep HOST:PORT           the WHEP endpoint http://HOST:PORT/whep (POST an SDP offer, DELETE the
-                                     Location it answers); HOST defaults to 127.0.0.1; port 0: any free one
+                                     Location it answers); HOST defaults to 127.0.0.1; port 0: any free one;
+                                     an IPv6 HOST in brackets ([::1]:8080)
+          --listen ADDRESS           the address to listen on instead of HOST: IPv4 or IPv6, 0.0.0.0 or ::
+                                     for every interface (a host candidate per address)
           --media-port N             the UDP port of every viewer's media (default 0: any free one)
           --wait-viewers N           viewers with DTLS done before the first frame (default 1; 0: at once)
           --max-viewers N            viewers at once (default 16)
@@ -35,7 +38,7 @@ enum WHEPServe {
         a viewer shows each frame as it comes, and a look-ahead would hold frames back.
         H.264, or HEVC (--codec hevc for a .y4m IN, or an HEVC file) to viewers that offer H.265 (RFC 7798);
         a viewer that offers no payload type for the stream's codec gets 400 naming the codecs.
-        The answer carries one host candidate (ICE-lite, no trickle, no TURN).
+        The answer carries a host candidate per address (ICE-lite, no TURN).
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -51,7 +54,7 @@ enum WHEPServe {
                 flagOptions: ["adaptive-bitrate"])
             let (path, host, port) = try WebServe.serveInput(
                 parsed, endpoint: "whep", encoded: "an encoded H.264 or HEVC file")
-            configuration.host = host
+            configuration.host = parsed.value("listen") ?? host
             configuration.port = port
             configuration.mediaPort = try parsed.integer("media-port", in: 0...65535, default: 0)!
             configuration.maximumViewers = try parsed.integer("max-viewers", in: 1...1000, default: 16)!
@@ -86,7 +89,7 @@ enum WHEPServe {
                 to: server, parsed, command: "serve", unsupported: "--whep sends H.264 or HEVC only")
             server.setLive(format)
             printError(
-                "codecs stream serve: \(input.path) at http://\(configuration.host):\(server.httpPort)/whep "
+                "codecs stream serve: \(input.path) at http://\(bracketed(configuration.host)):\(server.httpPort)/whep "
                     + "(media on UDP port \(server.mediaPort))")
             // Ends with server.endStream(), then answers NACKs for --linger.
             try pipeline.run(

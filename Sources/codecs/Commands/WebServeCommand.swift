@@ -34,8 +34,13 @@ enum WebServe {
         The wire format is described in Sources/WebStreaming/WebStreaming.docc/WebStreaming.md.
         """
 
-    /// Host and port from `HOST:PORT`, `:PORT` or `PORT`.
+    /// Host and port from `HOST:PORT`, `[IPV6]:PORT`, `:PORT` or `PORT`.
     static func endpoint(_ text: String) -> (host: String, port: Int)? {
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            let rest = text[close...].dropFirst()
+            guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()), (0...65535).contains(port) else { return nil }
+            return (String(text[text.index(after: text.startIndex)..<close]), port)
+        }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         switch parts.count {
         case 1: return Int(parts[0]).flatMap { (0...65535).contains($0) ? ("127.0.0.1", $0) : nil }
