@@ -3,6 +3,7 @@
 import Foundation
 import Sockets
 import TestSupport
+import WebRTC
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +32,7 @@ final class CoturnServer: @unchecked Sendable {
                     "--pidfile=\(directory.path("turnserver-\(port).pid"))", "--log-file=stdout", "--simple-log",
                 ] + extraArguments
             let process = try BackgroundProcess("turnserver", arguments, in: directory)
-            if Self.waitUntilListening(port: port, timeout: 10) {
+            if Self.waitUntilListening(port: port, timeout: 20) {
                 self.port = port
                 self.process = process
                 self.directory = directory
@@ -74,9 +75,15 @@ final class CoturnServer: @unchecked Sendable {
         while Date() < deadline {
             if let connection = try? TCPConnection.connect(host: "127.0.0.1", port: Int(port), timeout: .seconds(1)) {
                 connection.close()
-                // UDP listeners open with the TCP ones; give them a moment.
-                usleep(100_000)
-                return true
+                // The UDP listener can open later than the TCP one on a loaded machine: it is ready when it
+                // answers a Binding request.
+                while Date() < deadline {
+                    let server = SocketAddress(numericHost: "127.0.0.1", port: port)
+                    if (try? TURNAllocation.serverReflexiveAddress(server: server, timeout: .seconds(1))) != nil {
+                        return true
+                    }
+                }
+                return false
             }
             usleep(50_000)
         }
