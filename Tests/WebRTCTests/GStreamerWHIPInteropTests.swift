@@ -17,6 +17,10 @@ enum GStreamerWebRTC {
         ]
         return checks.allSatisfy { (try? runProcess($0.0, $0.1).status) == 0 }
     }()
+
+    /// Whether GStreamer has openh264enc (the live publisher's encoder).
+    static let hasOpenH264 =
+        isAvailable && (try? runProcess("gst-inspect-1.0", ["--exists", "openh264enc"]).status) == 0
 }
 
 /// GStreamer 1.22's webrtcbin (libnice for ICE, its own DTLS and SRTP)
@@ -91,6 +95,35 @@ struct GStreamerWHIPInteropTests {
         print("webrtcbin → our WHIP endpoint: POST to DTLS connected \(published["dtlsConnectedMs"] ?? "-") ms")
     }
 
+    /// webrtcbin publishes videotestsrc live (openh264enc) for 3 s: our
+    /// endpoint counts as many frames as webrtcbin sent, none lost, and
+    /// FFmpeg decodes that many from what it wrote.
+    @Test(.enabled(if: GStreamerWebRTC.hasOpenH264, "needs GStreamer's openh264enc (gstreamer1.0-plugins-bad)"))
+    func webrtcbinPublishesALiveEncodeToOurEndpoint() throws {
+        let directory = try TemporaryDirectory()
+        let token = "gst-live-T0ken"
+        try Data(token.utf8).write(to: URL(fileURLWithPath: directory.path("token")))
+        let output = directory.path("received.h264")
+        let statsPath = directory.path("stats.json")
+        let (endpoint, port) = try WHIPSendExitTests.startEndpoint(
+            output: output, in: directory, ["--token-file", directory.path("token"), "--stats-json", statsPath])
+        let publisher = try runProcess(
+            "/usr/bin/python3", [Self.script, "publisher", "http://127.0.0.1:\(port)/live", token, "3"])
+        let received = endpoint.wait(timeout: 30)
+        #expect(publisher.status == 0, "\(publisher.stderr.suffix(2000))")
+        #expect(received.status == 0, "\(received.stderr.suffix(2000))")
+        let published = try Self.lastJSONLine(publisher.stdout)
+        #expect(published["status"] as? Int == 201, "\(published)")
+        #expect(published["deleteStatus"] as? Int == 200)
+        #expect(published["errors"] as? [String] == [])
+        let framesSent = try #require(published["framesSent"] as? Int)
+        #expect(framesSent > 25)
+        let stats = try WHEPPeerTests.stats(statsPath)
+        #expect(stats["samplesReceived"] as? Int == framesSent)
+        #expect(stats["packetsLost"] as? Int == 0)
+        #expect(try ffmpegFrameMD5(path: output).count == framesSent)
+    }
+
     /// Our WHIP client publishes the same kind of file to webrtcbin as the
     /// endpoint: with a wrong token our client fails naming 401; with the
     /// right one webrtcbin writes a stream whose frames FFmpeg decodes with
@@ -124,6 +157,8 @@ struct GStreamerWHIPInteropTests {
                 ["POST", "/whip", "401"], ["POST", "/whip", "201"], ["DELETE", "/whip/1", "200"],
             ])
         #expect(received["errors"] as? [String] == [])
+        let states = try #require(received["states"] as? [String: [String]])
+        #expect(states["connection"]?.contains("connected") == true, "\(states)")
         let stats = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory.path("sent.json"))))
                 as? [String: Any])
@@ -132,7 +167,9 @@ struct GStreamerWHIPInteropTests {
         let source = try ffmpegFrameMD5(path: input)
         #expect(source.count == 50)
         #expect(try ffmpegFrameMD5(path: output) == source)
-        print("our WHIP client → webrtcbin: POST to the first frame depayloaded \(received["firstFrameMs"] ?? "-") ms")
+        print(
+            "our WHIP client → webrtcbin: POST to the answer \(received["answeredMs"] ?? "-") ms, "
+                + "to the first frame depayloaded \(received["firstFrameMs"] ?? "-") ms")
     }
 
     /// The port the webrtcbin endpoint in `directory` printed first

@@ -11,7 +11,8 @@ publisher URL TOKEN SECONDS [FILE]
     `Authorization: Bearer TOKEN`, applies the answer, holds the media back
     until DTLS is connected (so that the first frame is not lost), runs for
     SECONDS (or until FILE ends), DELETEs the session. Prints the POST and
-    DELETE statuses, the states reached and the time from the POST to DTLS.
+    DELETE statuses, the frames sent, the states reached and the time from
+    the POST to DTLS.
 
 endpoint OUTPUT TOKEN TIMEOUT
     An HTTP server on 127.0.0.1, port 0 (prints {"port": N} first) that
@@ -21,7 +22,7 @@ endpoint OUTPUT TOKEN TIMEOUT
     (rtph264depay ! h264parse, byte-stream) to OUTPUT, answers
     DELETE /whip/1 (200) and then exits, or exits after TIMEOUT seconds.
     Prints the request log, the states reached, the bytes written and the
-    time from the POST to the first depayloaded frame.
+    times from the POST to the answer and to the first depayloaded frame.
 """
 import ctypes
 import json
@@ -147,10 +148,11 @@ def request(url, method, token, body=None):
 
 def publisher(url, token, seconds, path=None):
     if path:
-        source = f"filesrc location={path} ! h264parse ! video/x-h264,stream-format=byte-stream,alignment=au"
+        source = f"filesrc location={path} ! h264parse"
     else:
         source = ("videotestsrc is-live=true ! video/x-raw,width=320,height=240,framerate=25/1 ! "
                   "openh264enc gop-size=25 ! h264parse")
+    source += " ! video/x-h264,stream-format=byte-stream,alignment=au"
     peer = Peer(f"{source} ! identity name=hold sync=true ! "
                 "rtph264pay config-interval=-1 aggregate-mode=zero-latency pt=96 ! "
                 "application/x-rtp,media=video,encoding-name=H264,clock-rate=90000,payload=96 ! "
@@ -159,7 +161,16 @@ def publisher(url, token, seconds, path=None):
     hold = peer.pipeline.get_by_name("hold").get_static_pad("src")
     probe = hold.add_probe(Gst.PadProbeType.BLOCK_DOWNSTREAM, lambda *_: Gst.PadProbeReturn.OK)
     ended = threading.Event()
-    peer.pipeline.get_bus().connect("message::eos", lambda *_: ended.set())
+    sent = {"frames": 0}
+
+    def count(_, info):
+        if info.type & Gst.PadProbeType.BUFFER:
+            sent["frames"] += 1
+        elif info.get_event().type == Gst.EventType.EOS:
+            ended.set()  # webrtcbin posts no EOS message of its own
+        return Gst.PadProbeReturn.OK
+
+    hold.add_probe(Gst.PadProbeType.BUFFER | Gst.PadProbeType.EVENT_DOWNSTREAM, count)
     loop = start_main_loop()
     peer.pipeline.set_state(Gst.State.PLAYING)
     transceiver = peer.webrtc.emit("get-transceiver", 0)
@@ -186,7 +197,7 @@ def publisher(url, token, seconds, path=None):
         ended.wait(seconds)
         time.sleep(0.5)  # the last packets
         result["deleteStatus"] = request(urllib.parse.urljoin(url, headers["Location"]), "DELETE", token)[0]
-    result.update(states=peer.states, errors=peer.errors)
+    result.update(framesSent=sent["frames"], states=peer.states, errors=peer.errors)
     peer.stop()
     loop.quit()
     print(json.dumps(result), flush=True)
@@ -244,7 +255,9 @@ def endpoint(output, token, timeout):
             if answer is None or not answer.has_field("answer"):
                 return self.reply(400, b"webrtcbin made no answer\n")
             peer.call("set-local-description", answer.get_value("answer"))
-            self.reply(201, peer.local_sdp().encode(), [("Content-Type", "application/sdp"), ("Location", "/whip/1")])
+            sdp = peer.local_sdp().encode()
+            state["answeredMs"] = round((time.monotonic() - posted) * 1000, 1)
+            self.reply(201, sdp, [("Content-Type", "application/sdp"), ("Location", "/whip/1")])
 
         def do_DELETE(self):
             if self.path != "/whip/1" or not state["peer"]:
@@ -265,7 +278,8 @@ def endpoint(output, token, timeout):
         state["log"].append(["timeout"])
     server.shutdown()
     peer = state["peer"]
-    result = {"log": state["log"], "firstFrameMs": state["firstFrameMs"], "bytes": state["bytes"]}
+    result = {"log": state["log"], "answeredMs": state.get("answeredMs"), "firstFrameMs": state["firstFrameMs"],
+              "bytes": state["bytes"]}
     if peer:
         peer.stop()  # closes OUTPUT
         result.update(states=peer.states, errors=peer.errors)
