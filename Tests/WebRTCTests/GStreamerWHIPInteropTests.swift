@@ -142,7 +142,7 @@ struct GStreamerWHIPInteropTests {
         let stranger = try runProcess(
             TestPaths.codecsExecutable.path, ["stream", "send", "-i", input, url, "--token", "not-the-token"])
         #expect(stranger.status == 1)
-        #expect(stranger.stderr.contains("401"), "\(stranger.stderr)")
+        #expect(stranger.stderr.contains("the endpoint refused the token (401) for POST"), "\(stranger.stderr)")
 
         let sent = try runProcess(
             TestPaths.codecsExecutable.path,

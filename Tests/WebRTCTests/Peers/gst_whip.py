@@ -92,7 +92,7 @@ class Peer:
             self.connected.set()
 
     def _on_error(self, _, message):
-        error, debug = message.parse_error()
+        error, _ = message.parse_error()
         self.errors.append(f"{message.src.get_name()}: {error.message}")
 
     def call(self, signal, *arguments):
@@ -112,7 +112,8 @@ class Peer:
 
     def local_sdp(self, timeout=10):
         """The local description once every candidate is gathered, with only
-        127.0.0.1 candidates (and any gathered one it lacks added)."""
+        127.0.0.1 candidates (any gathered one it lacks appended: there is
+        one media section, bundled)."""
         self.gathered.wait(timeout)
         text = self.webrtc.get_property("local-description").sdp.as_text()
         lines = [line for line in text.split("\r\n") if line]
