@@ -30,6 +30,7 @@ private func snippet_Sources_WebRTC_Protocol_ICELiteAgent_8() async throws {
     switch ice.receive(datagram, from: peer, at: clock.now) {
     case .respond(let response): socket.send(response, to: peer)
     case .ignored(let reason): log(reason)
+    case .keepalive: break   // a Binding indication
     }
     if ice.consentExpired(at: clock.now) { close() }
 }

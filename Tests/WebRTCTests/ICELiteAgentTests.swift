@@ -66,6 +66,16 @@ struct ICELiteAgentTests {
         #expect(agent.requestsIgnored == 1)
     }
 
+    /// A Binding indication (type 0x0011, RFC 8489 5; the keepalive of RFC 8445 11, as libnice sends it) is
+    /// neither answered nor counted as an ignored request.
+    @Test func aBindingIndicationIsAKeepaliveNotARefusal() {
+        var agent = Self.agent()
+        let indication: [UInt8] = [0x00, 0x11, 0x00, 0x00, 0x21, 0x12, 0xA4, 0x42] + (1...12).map { UInt8($0) }
+        #expect(agent.receive(indication, from: Self.peer, at: .zero) == .keepalive)
+        #expect(agent.requestsIgnored == 0)
+        #expect(agent.requestsAnswered == 0)
+    }
+
     @Test func useCandidateNominatesTheSource() {
         var agent = Self.agent()
         let other = UDPAddress(host: [127, 0, 0, 1], port: 50002)

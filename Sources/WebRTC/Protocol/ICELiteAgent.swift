@@ -11,6 +11,7 @@ import MediaCore
 /// switch ice.receive(datagram, from: peer, at: clock.now) {
 /// case .respond(let response): socket.send(response, to: peer)
 /// case .ignored(let reason): log(reason)
+/// case .keepalive: break   // a Binding indication
 /// }
 /// if ice.consentExpired(at: clock.now) { close() }
 /// ```
@@ -30,6 +31,8 @@ public struct ICELiteAgent: Sendable {
         case respond([UInt8])
         /// Not a request this agent answers; why.
         case ignored(String)
+        /// A Binding indication: a keepalive (RFC 8445 11), needing no answer and refusing nothing.
+        case keepalive
     }
 
     /// Our ice-ufrag, which requests' USERNAME must start with.
@@ -88,13 +91,18 @@ public struct ICELiteAgent: Sendable {
     /// Handles one datagram that looks like STUN.
     public mutating func receive(_ datagram: [UInt8], from source: UDPAddress, at now: MediaTime) -> Outcome {
         let outcome = check(datagram, from: source, at: now)
-        if case .ignored = outcome { requestsIgnored += 1 } else { requestsAnswered += 1 }
+        switch outcome {
+        case .ignored: requestsIgnored += 1
+        case .respond: requestsAnswered += 1
+        case .keepalive: break
+        }
         return outcome
     }
 
     private mutating func check(_ datagram: [UInt8], from source: UDPAddress, at now: MediaTime) -> Outcome {
         let message: STUNMessage
         do { message = try STUNMessage.parse(datagram) } catch { return .ignored("malformed STUN: \(error.message)") }
+        if message.method == STUNMessage.bindingMethod, message.messageClass == .indication { return .keepalive }
         guard message.method == STUNMessage.bindingMethod, message.messageClass == .request else {
             return .ignored("STUN message that is not a binding request")
         }

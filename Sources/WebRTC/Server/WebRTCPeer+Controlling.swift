@@ -142,8 +142,10 @@ extension WebRTCPeer {
                 case .ignored(let reason):
                     refuse(reason)
                     return []
+                case .keepalive: return []
                 }
             }
+            if message.method == STUNMessage.bindingMethod, message.messageClass == .indication { return [] }
             guard message.messageClass == .successResponse,
                 let candidate = controlling!.pendingChecks.removeValue(forKey: message.transactionID),
                 candidate == source, message.verifyFingerprint(),

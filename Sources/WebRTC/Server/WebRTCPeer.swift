@@ -174,6 +174,7 @@ public final class WebRTCPeer {
             case .ignored(let reason):
                 refuse(reason)
                 return []
+            case .keepalive: return []
             }
         case .dtls:
             guard ice.isValidated(source) else {
