@@ -6,10 +6,13 @@ import TestSupport
 import Testing
 
 struct RMCATRealCodecTests {
-    /// 1.0 → 0.5 Mb/s at 10 s for 20 s at 320×180, with 1 % random loss forward so that NACK has work.
+    /// 1.0 → 0.5 Mb/s at 10 s for 20 s at 320×180, with 1 % random loss forward so that NACK has work, and a
+    /// 250 ms jitter buffer so that some gaps are given up (one of them just before a keyframe's first packet:
+    /// the receiver cannot know the keyframe is whole, and skips it).
     static let step = Result { () throws -> RealCodecTrialResult in
         var configuration = RealCodecTrialConfiguration.shortStep()
         configuration.forward.loss = .random(probability: 0.01)
+        configuration.jitterBufferDelay = .milliseconds(250)
         configuration.keepsReceivedStream = true
         return try RealCodecTrial.run(configuration)
     }

@@ -4,8 +4,8 @@ import MediaCore
 
 extension RealCodecTrialState {
     /// Each frame's fate. Which frames cannot be decoded is computed from the media packets the receiver gave up:
-    /// a frame with one of them, and every frame after it up to the next keyframe that has none, is skipped until
-    /// a keyframe; any other frame sent and not decoded is undecodable.
+    /// a frame with one, or whose first packet follows one, and every frame after it up to the next keyframe
+    /// that is not so damaged, is skipped until a keyframe; any other frame sent and not decoded is undecodable.
     func result() -> RealCodecTrialResult {
         var frames: [RealCodecTrialFrame] = []
         var broken = false
@@ -17,7 +17,11 @@ extension RealCodecTrialState {
                 frames.append(RealCodecTrialFrame(index: index, isKeyframe: false, fate: fate, psnrY: nil, size: 0))
                 continue
             }
-            let damaged = sent.sequenceNumbers.contains { givenUp.contains($0) }
+            // A gap given up just before a frame's first packet damages it too: the receiver cannot tell whether
+            // the lost packets began it (RTP says nothing of where a lost packet's frame began).
+            let damaged =
+                sent.sequenceNumbers.contains { givenUp.contains($0) }
+                || sent.sequenceNumbers.first.map { givenUp.contains($0 - 1) } ?? false
             if damaged {
                 broken = true
             } else if sent.isKeyframe {

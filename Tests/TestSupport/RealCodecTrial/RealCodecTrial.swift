@@ -31,9 +31,9 @@ import RTPPayload
 ///   which skips to the next keyframe, and the session asks for one (PLI).
 ///
 /// After the run every source frame gets a fate: dropped before the encoder, decoded, decoded after NACK
-/// repaired it, skipped until a keyframe (a packet of it, or of a frame after the last intact keyframe before
-/// it, was given up; computed from the packets given up, not from what the decoder did), or undecodable (any
-/// other frame not decoded; must be none).
+/// repaired it, skipped until a keyframe (a packet of it or the packet just before its first, or such a packet
+/// of a frame after the last intact keyframe before it, was given up; computed from the packets given up, not
+/// from what the decoder did), or undecodable (any other frame not decoded; must be none).
 public enum RealCodecTrial {
     /// Runs `configuration` to its end.
     ///

@@ -13,8 +13,9 @@ public struct RealCodecTrialFrame: Sendable, Hashable {
         case decoded
         /// Decoded after a packet of it was lost on the link and retransmitted (NACK, RTX).
         case repairedByNACK
-        /// Not decoded: a packet of it, or of a frame before it since the last keyframe, was given up by the
-        /// receiver's jitter buffer; decoding resumed at the next keyframe.
+        /// Not decoded: a packet of it, the packet just before its first, or such a packet of a frame before it
+        /// since the last keyframe, was given up by the receiver's jitter buffer; decoding resumed at the next
+        /// keyframe.
         case skippedUntilKeyframe
         /// Sent, not decoded and not explained by a loss given up: must never happen.
         case undecodable
