@@ -25,7 +25,7 @@ func benchmarkRMCATRealCodec(report: Report, log: (String) -> Void) throws {
         let megabits = String(format: "%.1f Mb/s", Double(phase.phase.capacity) / 1e6)
         let rate = phase.sendRateOverCapacity
         add(
-            "send rate phase \(index + 1) (\(megabits))", rate, "x capacity", target: "0.8 ... 1.0",
+            "send rate phase \(index + 1) (\(megabits))", rate, "x capacity", target: "0.8 … 1.0",
             passed: rate >= 0.8 && rate <= 1.0)
         add("PSNR phase \(index + 1) (\(megabits))", phase.meanPSNRY, "dB luma")
     }
