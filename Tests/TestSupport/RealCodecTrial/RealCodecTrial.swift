@@ -20,13 +20,15 @@ import RTPPayload
 ///   ``RealCodecTrialConfiguration/maximumPacerQueueDelay``; a keyframe request (PLI) forces the next frame to be
 ///   a keyframe.
 /// - **Sender**: ``RTPSenderSession`` with transport-wide sequence numbers and RTX (payload type 97); its RTP
-///   packets, retransmissions and probe padding leave through one first-in-first-out ``Pacer`` class; sender
+///   packets, retransmissions (one copy of a packet waiting at a time) and probe padding leave through one
+///   first-in-first-out ``Pacer`` class (transport-wide numbers leave in order); sender
 ///   reports go on the forward link unpaced; the ``CongestionController`` takes transport-cc feedback and the
 ///   receiver reports' loss.
 /// - **Link**: media forward (flow 1 RTP, flow 2 RTCP), every receiver RTCP packet (reports, NACK, PLI,
 ///   transport-cc) back on the reverse link; a datagram's size on the link is its RTP or RTCP size.
 /// - **Receiver**: ``RTPReceiverSession`` with NACK, RTX and transport-cc feedback every 50 ms, a jitter buffer of
-///   ``RealCodecTrialConfiguration/jitterBufferDelay``; its access units go to a software
+///   ``RealCodecTrialConfiguration/jitterBufferDelay``, NACK repeats a round trip apart (the sender's measured
+///   round-trip time handed to it, as a peer that also sends would measure it); its access units go to a software
 ///   ``DecompressionSession`` (I420, one thread); a gap the jitter buffer gives up is reported to the decoder,
 ///   which skips to the next keyframe, and the session asks for one (PLI).
 ///
@@ -37,7 +39,8 @@ import RTPPayload
 public enum RealCodecTrial {
     /// Runs `configuration` to its end.
     ///
-    /// - Throws: what the encoder, the packetizer or the decoder throw; the controller's configuration error.
+    /// - Throws: what the encoder or the packetizer throw; the controller's configuration error. The decoder's
+    ///   errors are kept in ``RealCodecTrialResult/decoderErrors``.
     public static func run(_ configuration: RealCodecTrialConfiguration) throws -> RealCodecTrialResult {
         let state = try RealCodecTrialState(configuration)
         return try state.run()

@@ -76,11 +76,11 @@ public struct RealCodecTrialResult: Sendable {
     public var keyframeRequests: Int
     /// Keyframes encoded.
     public var keyframes: Int
-    /// NACK packets the receiver sent, and retransmissions the sender answered them with.
+    /// NACK packets the receiver sent.
     public var nackPackets: Int
     /// Retransmissions (RTX) put on the forward link.
     public var retransmissionsSent: Int
-    /// Forward packets the link dropped (queue full or loss model) and reverse ones.
+    /// Forward packets the link dropped (queue full or loss model), RTP and RTCP.
     public var forwardPacketsLost: Int
     /// Reverse packets lost.
     public var reversePacketsLost: Int
