@@ -125,7 +125,7 @@ extension RealCodecTrialState {
         // repeats wait a round trip.
         receiver.roundTripTime = session.roundTripTime
         servicePacer()
-        if time + configuration.processInterval < configuration.duration + configuration.drainTime {
+        if time + configuration.processInterval < configuration.end {
             clock.schedule(after: configuration.processInterval) { [self] in runTimers() }
         }
     }

@@ -183,7 +183,7 @@ final class RealCodecTrialState {
             runTimers()
         }
         clock.schedule(at: configuration.duration) { [self] in finishEncoder() }
-        clock.run(until: configuration.duration + configuration.drainTime)
+        clock.run(until: configuration.end)
         if let failure { throw failure }
         handle(receiver.finish(at: now))
         if let decoder {

@@ -24,7 +24,7 @@ public struct RealCodecTrialConfiguration: Sendable {
 
     /// A short name ("5.1").
     public var name: String
-    /// How long the encoder runs (the links then run ``drainTime`` longer so that the last frames arrive).
+    /// How long the encoder runs (the links then run on so that the last frames arrive: see ``drainTime``).
     public var duration: Duration
     /// Media forward (RTP and sender reports); its seed is replaced by one derived from ``seed``.
     public var forward: SimulatedLinkConfiguration
@@ -56,6 +56,10 @@ public struct RealCodecTrialConfiguration: Sendable {
     public var processInterval: Duration
     /// How long the links run on after the last frame.
     public var drainTime: Duration
+
+    /// When the run ends: ``drainTime`` after the last frame, and at least the jitter buffer's delay and 1 s
+    /// more (so that NACK may repair the last frames' losses before the receiver finishes).
+    var end: Duration { duration + max(drainTime, jitterBufferDelay + .seconds(1)) }
     /// Whether the MD5 of every decoded picture and the received access units are kept in the result (for
     /// comparing with ffmpeg).
     public var keepsReceivedStream: Bool
