@@ -130,6 +130,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "Sockets", "CongestionControl",
+                "RTPPayload",
             ],
             path: "Tests/TestSupport"),
 

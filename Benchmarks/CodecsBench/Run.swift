@@ -141,6 +141,8 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     if options.sections.contains("rmcat") {
         log("rmcat: the RFC 8867 cases on the seeded simulated link (congestion controller, pacer, encoder model)")
         try benchmarkRMCAT(jsonPath: options.jsonPath, report: report, log: log)
+        log("rmcat: 5.1 with the real codec (x264, RTP with NACK and RTX, libavcodec) at 640x360")
+        try benchmarkRMCATRealCodec(report: report, log: log)
     }
     if options.sections.contains("memory") && !frames720.isEmpty {
         log("memory: allocations per frame and peak RSS")

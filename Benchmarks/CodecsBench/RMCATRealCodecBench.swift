@@ -1,0 +1,48 @@
+// Section rmcat, real codec: RFC 8867 5.1 with x264, RTP (NACK, RTX, transport-cc) and libavcodec on the link.
+
+import Foundation
+import TestSupport
+
+/// Runs 5.1 through ``RealCodecTrial`` (640×360, 30 fps) and adds its rows: send rate over capacity and luma
+/// PSNR per phase, the frames' fates, and the undecodable frames against their target of 0.
+func benchmarkRMCATRealCodec(report: Report, log: (String) -> Void) throws {
+    let configuration = RealCodecTrialConfiguration.variableCapacity()
+    let started = clock()
+    let result = try RealCodecTrial.run(configuration)
+    let cpu = Double(clock() - started) / Double(CLOCKS_PER_SEC)
+    log(String(format: "rmcat 5.1 real codec: 100 s simulated at 640x360, %.2f s of CPU", cpu))
+    func add(_ name: String, _ value: Double, _ unit: String, target: String? = nil, passed: Bool? = nil) {
+        let verdict = passed.map { $0 ? "PASS" : "MISSED" }
+        report.add(
+            Figure(
+                name: "rmcat 5.1 real codec \(name)", ours: value, reference: nil, referenceName: nil, unit: unit,
+                higherIsBetter: true, target: target.map { "\($0): \(verdict ?? "")" }))
+        if passed == false {
+            report.notes.append("rmcat 5.1 real codec \(name) MISSED: \(format(value)) \(unit), target \(target ?? "")")
+        }
+    }
+    for (index, phase) in result.phases.enumerated() {
+        let megabits = String(format: "%.1f Mb/s", Double(phase.phase.capacity) / 1e6)
+        let rate = phase.sendRateOverCapacity
+        add(
+            "send rate phase \(index + 1) (\(megabits))", rate, "x capacity", target: "0.8 … 1.0",
+            passed: rate >= 0.8 && rate <= 1.0)
+        add("PSNR phase \(index + 1) (\(megabits))", phase.meanPSNRY, "dB luma")
+    }
+    add("frames sent", Double(result.framesSent), "frames")
+    add("frames dropped before the encoder", Double(result.count(.droppedBeforeEncoder)), "frames")
+    add("frames decoded", Double(result.framesDecoded), "frames")
+    add("frames repaired by NACK", Double(result.count(.repairedByNACK)), "frames")
+    add("frames skipped until a keyframe", Double(result.count(.skippedUntilKeyframe)), "frames")
+    let undecodable = result.count(.undecodable) + result.decoderErrors.count
+    add("frames undecodable", Double(undecodable), "frames", target: "= 0", passed: undecodable == 0)
+    add("queue delay p95", Double(result.queueDelayP95 / .microseconds(1)) / 1000, "ms")
+    report.notes.append(
+        String(
+            format:
+                "rmcat 5.1 real codec: %d keyframes (%d asked for by PLI), %d NACK packets, %d retransmissions, "
+                + "%d forward packets lost, %d gaps given up (%d packets); %.2f s of CPU (not a target)",
+            result.keyframes, result.keyframeRequests, result.nackPackets, result.retransmissionsSent,
+            result.forwardPacketsLost, result.lossEvents, result.packetsGivenUp, cpu))
+    for error in result.decoderErrors.prefix(5) { report.notes.append("rmcat 5.1 real codec: \(error)") }
+}

@@ -1,0 +1,85 @@
+// The real-codec trial's accounting: every source frame's fate, and the figures per phase.
+
+import MediaCore
+
+extension RealCodecTrialState {
+    /// Each frame's fate. Which frames cannot be decoded is computed from the media packets the receiver gave up:
+    /// a frame with one, or whose first packet follows one, and every frame after it up to the next keyframe
+    /// that is not so damaged, is skipped until a keyframe; any other frame sent and not decoded is undecodable.
+    func result() -> RealCodecTrialResult {
+        var frames: [RealCodecTrialFrame] = []
+        var broken = false
+        for index in 0..<clip.frameCount {
+            guard let sent = sentFrames[index] else {
+                let fate: RealCodecTrialFrame.Fate =
+                    droppedFrames.contains(index) ? .droppedBeforeEncoder : .undecodable
+                if fate == .undecodable { decoderErrors.append("frame \(index) neither encoded nor dropped") }
+                frames.append(RealCodecTrialFrame(index: index, isKeyframe: false, fate: fate, psnrY: nil, size: 0))
+                continue
+            }
+            // A gap given up just before a frame's first packet damages it too: the receiver cannot tell whether
+            // the lost packets began it (RTP says nothing of where a lost packet's frame began).
+            let damaged =
+                sent.sequenceNumbers.contains { givenUp.contains($0) }
+                || sent.sequenceNumbers.first.map { givenUp.contains($0 - 1) } ?? false
+            if damaged {
+                broken = true
+            } else if sent.isKeyframe {
+                broken = false
+            }
+            let fate: RealCodecTrialFrame.Fate
+            let psnr = decodedPSNR[index]
+            if psnr != nil {
+                if broken { decoderErrors.append("frame \(index) decoded though a frame it needs lost packets") }
+                let repaired = sent.sequenceNumbers.contains { !deliveredOriginals.contains($0) }
+                fate = repaired ? .repairedByNACK : .decoded
+            } else {
+                fate = broken ? .skippedUntilKeyframe : .undecodable
+            }
+            frames.append(
+                RealCodecTrialFrame(index: index, isKeyframe: sent.isKeyframe, fate: fate, psnrY: psnr, size: sent.size)
+            )
+        }
+        let phases = configuration.phases.map { phase(phase: $0, frames: frames) }
+        let forward = path.forward.statistics.values
+        let reverse = path.reverse.statistics.values
+        return RealCodecTrialResult(
+            configuration: configuration, frames: frames, phases: phases, receivedSamples: receivedSamples,
+            decodedPictureMD5s: decodedPictureMD5s, lossEvents: lossEvents, packetsGivenUp: givenUp.count,
+            decoderErrors: decoderErrors, keyframeRequests: keyframeRequests,
+            keyframes: frames.filter { $0.isKeyframe }.count, nackPackets: receiver.statistics.nackCount,
+            retransmissionsSent: retransmissionsSent,
+            forwardPacketsLost: forward.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
+            reversePacketsLost: reverse.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
+            queueDelayP95: path.forward.statistics[Self.rtpFlow]?.queueDelayPercentile(0.95) ?? .zero,
+            deliveredDigest: deliveredDigest, deliveredDatagrams: deliveredDatagrams)
+    }
+
+    private func phase(phase: RealCodecTrialConfiguration.Phase, frames: [RealCodecTrialFrame])
+        -> RealCodecTrialPhaseResult
+    {
+        let first = Int((phase.start + .seconds(5)) / .milliseconds(100))
+        let end = Int(phase.end / .milliseconds(100))
+        var bytes = 0
+        for bucket in first..<max(first, end) where bucket < sentBytesPerBucket.count {
+            bytes += sentBytesPerBucket[bucket]
+        }
+        let seconds = Double(max(0, end - first)) / 10
+        let rate = seconds > 0 ? Double(bytes * 8) / seconds : 0
+        var counts: [RealCodecTrialFrame.Fate: Int] = [:]
+        var psnrSum = 0.0
+        var decoded = 0
+        for frame in frames {
+            let time = Duration.nanoseconds(Int64(frame.index) * 1_000_000_000 / 30)
+            guard time >= phase.start && time < phase.end else { continue }
+            counts[frame.fate, default: 0] += 1
+            if let value = frame.psnrY {
+                psnrSum += value
+                decoded += 1
+            }
+        }
+        return RealCodecTrialPhaseResult(
+            phase: phase, sendRateOverCapacity: rate / Double(phase.capacity),
+            meanPSNRY: decoded > 0 ? psnrSum / Double(decoded) : 0, frames: counts)
+    }
+}

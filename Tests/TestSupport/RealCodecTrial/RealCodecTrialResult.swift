@@ -1,0 +1,113 @@
+// What a real-codec congestion trial recorded: every frame's fate, rates and PSNR per phase, the received stream.
+
+import FormatConv
+import MediaCore
+
+/// One frame of the source picture in a ``RealCodecTrial``.
+public struct RealCodecTrialFrame: Sendable, Hashable {
+    /// What happened to it.
+    public enum Fate: Sendable, Hashable {
+        /// Dropped before the encoder (the pacer's queue was over its bound): never sent.
+        case droppedBeforeEncoder
+        /// Decoded, every packet of it arriving the first time.
+        case decoded
+        /// Decoded after a packet of it was lost on the link and retransmitted (NACK, RTX).
+        case repairedByNACK
+        /// Not decoded: a packet of it, the packet just before its first, or such a packet of a frame before it
+        /// since the last keyframe, was given up by the receiver's jitter buffer; decoding resumed at the next
+        /// keyframe.
+        case skippedUntilKeyframe
+        /// Sent, not decoded and not explained by a loss given up: must never happen.
+        case undecodable
+    }
+
+    /// Its index in the source (capture time index / 30 s).
+    public var index: Int
+    /// Whether it was encoded as a keyframe.
+    public var isKeyframe: Bool
+    /// What happened to it.
+    public var fate: Fate
+    /// The luma PSNR of the decoded picture against the source, dB (nil when not decoded; 99 when equal).
+    public var psnrY: Double?
+    /// The encoded size, bytes (0 when not encoded).
+    public var size: Int
+}
+
+/// One phase's figures.
+public struct RealCodecTrialPhaseResult: Sendable, Hashable {
+    /// The phase.
+    public var phase: RealCodecTrialConfiguration.Phase
+    /// Bits per second the pacer put on the forward link (media, retransmissions, padding) from 5 s into the phase
+    /// to its end, over the capacity.
+    public var sendRateOverCapacity: Double
+    /// The mean luma PSNR of the frames captured in the phase and decoded, dB.
+    public var meanPSNRY: Double
+    /// The frames captured in the phase, by fate.
+    public var frames: [RealCodecTrialFrame.Fate: Int]
+
+    /// Frames of `fate` captured in the phase.
+    public func count(_ fate: RealCodecTrialFrame.Fate) -> Int { frames[fate] ?? 0 }
+    /// Frames sent (encoded) in the phase.
+    public var sent: Int { frames.filter { $0.key != .droppedBeforeEncoder }.values.reduce(0, +) }
+    /// Frames decoded in the phase.
+    public var decoded: Int { count(.decoded) + count(.repairedByNACK) }
+}
+
+/// What a ``RealCodecTrial`` recorded.
+public struct RealCodecTrialResult: Sendable {
+    /// The configuration it ran.
+    public var configuration: RealCodecTrialConfiguration
+    /// Every source frame, in capture order.
+    public var frames: [RealCodecTrialFrame]
+    /// Per phase.
+    public var phases: [RealCodecTrialPhaseResult]
+    /// Samples the receiver session handed out, in order (only with
+    /// ``RealCodecTrialConfiguration/keepsReceivedStream``).
+    public var receivedSamples: [CompressedSample]
+    /// The MD5 of every picture our decoder returned, packed I420, in output order (likewise).
+    public var decodedPictureMD5s: [String]
+    /// Gaps the receiver's jitter buffer gave up (``RTPLossEvent``s) and the packets in them.
+    public var lossEvents: Int
+    /// Media packets in those gaps.
+    public var packetsGivenUp: Int
+    /// Errors our decoder reported: thrown errors and drops other than those waiting for a keyframe after a loss.
+    public var decoderErrors: [String]
+    /// Keyframe requests (PLI) the sender passed to the encoder.
+    public var keyframeRequests: Int
+    /// Keyframes encoded.
+    public var keyframes: Int
+    /// NACK packets the receiver sent.
+    public var nackPackets: Int
+    /// Retransmissions (RTX) put on the forward link.
+    public var retransmissionsSent: Int
+    /// Forward packets the link dropped (queue full or loss model), RTP and RTCP.
+    public var forwardPacketsLost: Int
+    /// Reverse packets lost.
+    public var reversePacketsLost: Int
+    /// The p95 of the forward queue delay over every packet.
+    public var queueDelayP95: Duration
+    /// An FNV-1a digest of every datagram delivered on both links, in delivery order: the same for the same seed.
+    public var deliveredDigest: UInt64
+    /// Datagrams delivered on both links.
+    public var deliveredDatagrams: Int
+
+    /// Frames of `fate`.
+    public func count(_ fate: RealCodecTrialFrame.Fate) -> Int { frames.filter { $0.fate == fate }.count }
+    /// Frames sent (encoded).
+    public var framesSent: Int { frames.filter { $0.fate != .droppedBeforeEncoder }.count }
+    /// Frames decoded.
+    public var framesDecoded: Int { count(.decoded) + count(.repairedByNACK) }
+}
+
+extension RealCodecTrialResult {
+    /// The received access units whose pictures our decoder returned, in order, as one Annex-B stream (parameter
+    /// sets before every keyframe): what an independent decoder should turn into the same pictures as
+    /// ``decodedPictureMD5s``. Needs ``RealCodecTrialConfiguration/keepsReceivedStream``.
+    public func decodedSamplesAnnexB() throws -> [UInt8] {
+        let decoded = Set(frames.filter { $0.psnrY != nil }.map(\.index))
+        let samples = receivedSamples.filter { sample in
+            decoded.contains(RealCodecTrialState.frameIndex(sample.pts))
+        }
+        return try annexBStream(samples)
+    }
+}
