@@ -28,6 +28,7 @@ extension WHIPClient {
                 if let peer { perform(peer.receive(datagram, from: address, at: clock.now)) }
             }
         }
+        try pollRelay()
         guard let peer else { return }
         perform(peer.poll(at: clock.now))
         if peer.consentLost {
@@ -64,6 +65,7 @@ extension WHIPClient {
     /// Waits up to `timeoutMilliseconds` for a datagram on a media socket.
     private func waitForDatagrams(timeoutMilliseconds: Int32) {
         var descriptors = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+        if relaysMedia, let relay { descriptors.append(pollfd(fd: relay.descriptor, events: Int16(POLLIN), revents: 0)) }
         _ = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
     }
 
@@ -71,6 +73,10 @@ extension WHIPClient {
         for output in outputs {
             switch output {
             case .send(let datagram, let address):
+                if relaysMedia {
+                    sendThroughRelay(datagram, to: address)
+                    break
+                }
                 // One socket per family: the one of the destination's.
                 guard let socket = sockets.first(where: { $0.address.host.count == address.host.count }) else { break }
                 sendUDPDatagram(datagram, to: address, on: socket.descriptor)

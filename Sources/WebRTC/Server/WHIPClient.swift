@@ -88,9 +88,19 @@ public final class WHIPClient {
     public var consentExpiry = 30.0
     /// The most 307/308 redirects followed for one request.
     public var maximumRedirects = 5
-    /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`). Held for a STUN/TURN
-    /// client: this client gathers host candidates only and does not use them yet.
+    /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`), set before
+    /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) the client allocates a relay
+    /// before the offer and offers a relayed candidate. `stun:` servers are not used (no server-reflexive
+    /// candidate); `turns:` and `stuns:` are refused.
     public var iceServers: [ICEServer] = []
+    /// Which candidates are offered and checked (``ICETransportPolicy``); set before ``connect(timeoutSeconds:)``.
+    public var iceTransportPolicy = ICETransportPolicy.all
+    /// The TURN allocation for the relayed candidate, once ``connect(timeoutSeconds:)`` made it.
+    public internal(set) var relay: TURNAllocation?
+    /// When the allocation was last refreshed (``clock`` seconds).
+    var relayRefreshed = 0.0
+    /// The peers the allocation has a permission and a channel for.
+    var relayPeers: Set<UDPAddress> = []
     /// The ICE servers the endpoint advertised in `Link` fields of its 201 (RFC 9725 4.6), once
     /// ``connect(timeoutSeconds:)`` read it.
     public internal(set) var advertisedICEServers: [ICEServer] = []
@@ -155,7 +165,10 @@ public final class WHIPClient {
         sockets = try Self.openMediaSockets(toward: endpoint)
     }
 
-    deinit { for socket in sockets { _ = Glibc.close(socket.descriptor) } }
+    deinit {
+        for socket in sockets { _ = Glibc.close(socket.descriptor) }
+        relay?.close()
+    }
 }
 
 extension WHIPClient {
