@@ -143,7 +143,9 @@ struct WHIPRelayTests {
         #expect(run.received.count == sent.count)
         let reference = try ffmpegFrameMD5(path: path)
         #expect(reference.count == 20)
-        #expect(try ffmpegFrameMD5(annexB: try HEVCMediaTests.annexB(run.received), codec: .hevc, in: directory) == reference)
+        #expect(
+            try ffmpegFrameMD5(annexB: try HEVCMediaTests.annexB(run.received), codec: .hevc, in: directory)
+                == reference)
     }
 
     /// A wrong TURN password: connect fails before the offer with the TURN server's 401.
@@ -157,7 +159,8 @@ struct WHIPRelayTests {
             try client.connect(timeoutSeconds: 5)
             Issue.record("connected with a wrong TURN password")
         } catch {
-            #expect(error.message.contains("TURN server turn:127.0.0.1:\(server.port)?transport=udp: "), "\(error.message)")
+            #expect(
+                error.message.contains("TURN server turn:127.0.0.1:\(server.port)?transport=udp: "), "\(error.message)")
             #expect(error.message.contains("TURN Allocate failed: 401 Unauthorized"), "\(error.message)")
         }
         #expect(client.sentOffer == nil)
@@ -173,7 +176,9 @@ struct WHIPRelayTests {
             try client.connect(timeoutSeconds: 1)
             Issue.record("connected through turns:")
         } catch {
-            #expect(error.message == "ICE server turns:127.0.0.1:5349: TURN/STUN over TLS (turns:, stuns:) is not supported")
+            #expect(
+                error.message == "ICE server turns:127.0.0.1:5349: TURN/STUN over TLS (turns:, stuns:) is not supported"
+            )
         }
         #expect(client.sentOffer == nil)
     }
@@ -208,15 +213,18 @@ struct WHIPRelayTests {
                 let run = try Self.publish(sent, servers: [Self.turn(server)], policy: policy)
                 #expect(run.received.count == sent.count)
                 if let first = run.firstFrame {
-                    figures[policy.rawValue, default: []].append(Double(first.components.attoseconds) / 1e15
-                        + Double(first.components.seconds) * 1000)
+                    figures[policy.rawValue, default: []].append(
+                        Double(first.components.attoseconds) / 1e15
+                            + Double(first.components.seconds) * 1000)
                 }
             }
         }
         for (policy, values) in figures.sorted(by: { $0.key > $1.key }) {
             let sorted = values.sorted()
             let median = sorted[sorted.count / 2]
-            print("WHIP ICE+DTLS to first frame, policy \(policy): p50 \(String(format: "%.1f", median)) ms over \(sorted.count) (\(sorted.map { String(format: "%.1f", $0) }.joined(separator: ", ")))")
+            print(
+                "WHIP ICE+DTLS to first frame, policy \(policy): p50 \(String(format: "%.1f", median)) ms over \(sorted.count) (\(sorted.map { String(format: "%.1f", $0) }.joined(separator: ", ")))"
+            )
         }
         #expect(figures["relay"]?.count == 5)
     }

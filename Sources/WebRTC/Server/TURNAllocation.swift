@@ -22,10 +22,10 @@ import Sockets
 /// ``receive(timeout:)``. Nothing refreshes the allocation, its
 /// permissions (300 s) or channels (600 s) in the background: call
 /// ``refresh(lifetime:timeout:)``, ``createPermission(for:timeout:)`` and
-/// ``bindChannel(to:timeout:)`` again before they expire. It is not part
-/// of ICE candidate gathering yet: ``relayedAddress`` is a relayed
-/// candidate's address, ``send(_:to:)`` and ``receive(timeout:)`` carry its
-/// datagrams.
+/// ``bindChannel(to:timeout:)`` again before they expire. ``WHIPClient``
+/// gathers its relayed candidate with one (``WHIPClient/iceServers``):
+/// ``relayedAddress`` is the candidate's address, ``send(_:to:)`` and
+/// ``receive(timeout:)`` carry its datagrams.
 public final class TURNAllocation {
     /// The relayed address (XOR-RELAYED-ADDRESS).
     public let relayedAddress: UDPAddress

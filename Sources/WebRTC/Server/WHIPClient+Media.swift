@@ -65,7 +65,9 @@ extension WHIPClient {
     /// Waits up to `timeoutMilliseconds` for a datagram on a media socket.
     private func waitForDatagrams(timeoutMilliseconds: Int32) {
         var descriptors = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
-        if relaysMedia, let relay { descriptors.append(pollfd(fd: relay.descriptor, events: Int16(POLLIN), revents: 0)) }
+        if relaysMedia, let relay {
+            descriptors.append(pollfd(fd: relay.descriptor, events: Int16(POLLIN), revents: 0))
+        }
         _ = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
     }
 

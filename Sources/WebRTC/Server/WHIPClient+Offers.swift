@@ -83,7 +83,8 @@ extension WHIPClient {
         else { throw .unsupported("the answer lacks ice-ufrag, ice-pwd or a sha-256 fingerprint") }
         let now = started
         var schedule = ICECheckSchedule(
-            localAddresses: relaysMedia ? [relay!.relayedAddress] : sockets.map(\.address), deadline: now.seconds + timeoutSeconds, limits: checkLimits,
+            localAddresses: relaysMedia ? [relay!.relayedAddress] : sockets.map(\.address),
+            deadline: now.seconds + timeoutSeconds, limits: checkLimits,
             broadcastAddresses: Self.localBroadcastAddresses())
         for candidate in section.candidates {
             var v4 = in_addr()

@@ -16,9 +16,6 @@ extension WHIPClient {
         case relay
     }
 
-    /// The ICE servers used: ``iceServers`` then those the endpoint advertised (RFC 9725 4.6), once known.
-    public var usedICEServers: [ICEServer] { iceServers + advertisedICEServers }
-
     /// The `a=candidate` values offered: our host candidates (none under ``ICETransportPolicy/relay``), then the
     /// relayed candidate when there is an allocation.
     var offeredCandidateLines: [String] {
@@ -45,7 +42,9 @@ extension WHIPClient {
     ///
     /// - Throws: `.unsupported` for `turns:`/`stuns:` (TLS to the server is not supported); `.invalidArgument` for
     ///   a host that is not numeric, a bad port or transport.
-    static func turnServer(_ server: ICEServer) throws(MediaError) -> (address: SocketAddress, transport: TURNClient.Transport)? {
+    static func turnServer(_ server: ICEServer) throws(MediaError) -> (
+        address: SocketAddress, transport: TURNClient.Transport
+    )? {
         let url = server.url
         let lowered = url.lowercased()
         if lowered.hasPrefix("turns:") || lowered.hasPrefix("stuns:") {

@@ -50,8 +50,11 @@ import Sockets
 /// (loopback for a loopback endpoint), each on its own socket with its own
 /// priority, and checks the answer's candidates of both families. An
 /// endpoint whose answer lists no
-/// candidate is found from its own checks (a peer-reflexive candidate); no
-/// TURN, ICE restarts or https (a TLS reverse proxy is the endpoint's side).
+/// candidate is found from its own checks (a peer-reflexive candidate). With a
+/// `turn:` server in ``iceServers`` it also offers a relayed candidate, and with
+/// ``iceTransportPolicy`` ``ICETransportPolicy/relay`` only that one: checks, DTLS and media then go through
+/// the TURN allocation (``selectedPair`` says which pair carried media). No STUN (server-reflexive)
+/// candidates, ICE restarts or https (a TLS reverse proxy is the endpoint's side).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
     public var host: String { endpoint.host }
