@@ -1,6 +1,7 @@
 // The WHIP client through coturn's TURN relay on 127.0.0.1: forced to the relay it publishes bit-exact and the
 // endpoint sees coturn's relayed address; a wrong TURN password names the server's 401; with the policy `all`
-// the host pair carries media; ICE + DTLS to the first frame through the relay and host (p50, printed).
+// the host pair carries media; a stun: server's server-reflexive address; ICE + DTLS to the first frame through the
+// relay and host (p50, printed).
 import FormatConv
 import Foundation
 import MediaCore
@@ -227,5 +228,25 @@ struct WHIPRelayTests {
             )
         }
         #expect(figures["relay"]?.count == 5)
+    }
+
+    /// A stun: server (coturn on 127.0.0.1) sees the media socket's own address on loopback, so no server-reflexive
+    /// candidate is offered; one the server saw elsewhere (as behind a NAT) is offered with type preference 100.
+    @Test func serverReflexiveCandidateOnlyWhenItDiffers() throws {
+        let server = try CoturnServer()
+        defer { server.stop() }
+        let client = try WHIPClient(url: "http://127.0.0.1:9/whip", profileLevelID: [0x42, 0xC0, 0x1E])
+        client.iceServers = [ICEServer(url: "stun:127.0.0.1:\(server.port)")]
+        try client.learnServerReflexiveAddress(timeoutSeconds: 2)
+        #expect(client.serverReflexiveAddress == client.sockets[0].address)
+        #expect(!client.offer.contains(" typ srflx "))
+        client.serverReflexiveAddress = UDPAddress(host: [127, 0, 0, 1], port: 1)
+        let socket = client.sockets[0].address
+        let line = client.offer.components(separatedBy: "\r\n").first { $0.contains(" typ srflx ") }
+        // 2^24 × 100 + 2^8 × 65535 + (256 − 1)
+        #expect(
+            line?.hasSuffix(
+                " 1 udp 1694498815 127.0.0.1 1 typ srflx raddr \(socket.hostText) rport \(socket.port)") == true,
+            "\(line ?? "none")")
     }
 }

@@ -55,6 +55,7 @@ extension WHIPClient {
     public func connect(timeoutSeconds: Double = 10) throws(MediaError) {
         let started = clock.now
         try allocateRelay(timeoutSeconds: timeoutSeconds)
+        try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))
         let offer = offer(withCandidates: !tricklesCandidates)
         sentOffer = offer
         let (response, answeredBy) = try request(method: "POST", url: endpoint, body: offer)

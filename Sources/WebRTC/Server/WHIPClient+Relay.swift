@@ -20,6 +20,13 @@ extension WHIPClient {
     /// relayed candidate when there is an allocation.
     var offeredCandidateLines: [String] {
         var lines = iceTransportPolicy == .relay ? [] : hostCandidates.map(\.description)
+        if iceTransportPolicy == .all, let reflexive = serverReflexiveAddress, reflexive != localAddress {
+            // RFC 8445 5.1.2.1: type preference 100 for a server-reflexive candidate; its base is the socket.
+            let priority = UInt32(100) << 24 + UInt32(65535) << 8 + 255
+            lines.append(
+                "candidate:\(hostCandidates.count + 2) 1 udp \(priority) \(reflexive.hostText) \(reflexive.port) "
+                    + "typ srflx raddr \(localAddress.hostText) rport \(localAddress.port)")
+        }
         if let relay {
             // RFC 8445 5.1.2.1: type preference 0 for a relayed candidate, local preference 65535, component 1.
             let priority = UInt32(65535) << 8 + 255
@@ -37,12 +44,13 @@ extension WHIPClient {
     /// The address the offer's `c=` and `m=` lines name: the relayed one under the relay policy.
     var offeredAddress: UDPAddress { relaysMedia ? relay!.relayedAddress : localAddress }
 
-    /// A `turn:HOST[:PORT][?transport=udp|tcp]` URI's server address and transport (a numeric IPv4 host or an IPv6
-    /// one in brackets; port 3478 by default); nil for a `stun:` one.
+    /// A `turn:HOST[:PORT][?transport=udp|tcp]` (or, for `scheme` `stun:`, `stun:HOST[:PORT]`) URI's server
+    /// address and transport (a numeric IPv4 host or an IPv6 one in brackets; port 3478 by default); nil for a URI
+    /// of another scheme.
     ///
     /// - Throws: `.unsupported` for `turns:`/`stuns:` (TLS to the server is not supported); `.invalidArgument` for
     ///   a host that is not numeric, a bad port or transport.
-    static func turnServer(_ server: ICEServer) throws(MediaError) -> (
+    static func serverAddress(_ server: ICEServer, scheme: String = "turn:") throws(MediaError) -> (
         address: SocketAddress, transport: TURNClient.Transport
     )? {
         let url = server.url
@@ -50,8 +58,8 @@ extension WHIPClient {
         if lowered.hasPrefix("turns:") || lowered.hasPrefix("stuns:") {
             throw .unsupported("ICE server \(url): TURN/STUN over TLS (turns:, stuns:) is not supported")
         }
-        guard lowered.hasPrefix("turn:") else { return nil }
-        var rest = Substring(url.dropFirst("turn:".count))
+        guard lowered.hasPrefix(scheme) else { return nil }
+        var rest = Substring(url.dropFirst(scheme.count))
         var transport = TURNClient.Transport.udp
         if let query = rest.firstIndex(of: "?") {
             let parameter = rest[rest.index(after: query)...].lowercased()
@@ -90,7 +98,7 @@ extension WHIPClient {
         relay?.close()
         relay = nil
         for server in iceServers {
-            guard let (address, transport) = try Self.turnServer(server) else { continue }
+            guard let (address, transport) = try Self.serverAddress(server) else { continue }
             let credentials = TURNClient.Credentials(
                 username: server.username ?? "", password: server.credential ?? "")
             do {

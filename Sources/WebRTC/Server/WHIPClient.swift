@@ -53,8 +53,9 @@ import Sockets
 /// candidate is found from its own checks (a peer-reflexive candidate). With a
 /// `turn:` server in ``iceServers`` it also offers a relayed candidate, and with
 /// ``iceTransportPolicy`` ``ICETransportPolicy/relay`` only that one: checks, DTLS and media then go through
-/// the TURN allocation (``selectedPair`` says which pair carried media). No STUN (server-reflexive)
-/// candidates, ICE restarts or https (a TLS reverse proxy is the endpoint's side).
+/// the TURN allocation (``selectedPair`` says which pair carried media). With a `stun:` server it offers a
+/// server-reflexive candidate when the server saw another address than the socket's own. No ICE restarts or
+/// https (a TLS reverse proxy is the endpoint's side).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
     public var host: String { endpoint.host }
@@ -93,8 +94,8 @@ public final class WHIPClient {
     public var maximumRedirects = 5
     /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`), set before
     /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) the client allocates a relay
-    /// before the offer and offers a relayed candidate. `stun:` servers are not used (no server-reflexive
-    /// candidate); `turns:` and `stuns:` are refused.
+    /// before the offer and offers a relayed candidate; on the first `stun:` server it learns
+    /// ``serverReflexiveAddress``. `turns:` and `stuns:` are refused.
     public var iceServers: [ICEServer] = []
     /// Which candidates are offered and checked (``ICETransportPolicy``); set before ``connect(timeoutSeconds:)``.
     public var iceTransportPolicy = ICETransportPolicy.all
@@ -102,6 +103,9 @@ public final class WHIPClient {
     public internal(set) var relay: TURNAllocation?
     /// When the allocation was last refreshed (``clock`` seconds).
     var relayRefreshed = 0.0
+    /// The media socket's address toward the endpoint as the first `stun:` server of ``iceServers`` saw it (STUN
+    /// Binding, RFC 8489), once ``connect(timeoutSeconds:)`` asked; nil without a STUN server or an answer.
+    public internal(set) var serverReflexiveAddress: UDPAddress?
     /// The peers the allocation has a permission and a channel for.
     var relayPeers: Set<UDPAddress> = []
     /// The ICE servers the endpoint advertised in `Link` fields of its 201 (RFC 9725 4.6), once

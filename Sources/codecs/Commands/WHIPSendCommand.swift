@@ -29,7 +29,8 @@ enum WHIPSend {
                                      (RFC 7675; default 30)
           --ice-server URL[,USER,CREDENTIAL]
                                      a turn:HOST:PORT[?transport=udp|tcp] server (repeatable; the first is used):
-                                     allocate a relay before the offer and offer a relayed candidate
+                                     allocate a relay before the offer and offer a relayed candidate; a
+                                     stun:HOST:PORT server: offer a server-reflexive candidate when it differs
           --ice-transport-policy all|relay
                                      relay: offer and check only the relayed candidate; checks, DTLS and media go
                                      through the TURN server (default all: host pairs)
@@ -39,7 +40,7 @@ enum WHIPSend {
                                      packets leave through a pacer at the estimator's pacing rate
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
-        Host candidates and a TURN relay (no STUN, no TLS to the TURN server); http:// only (no TLS).
+        Host, server-reflexive and relayed candidates (no TLS to STUN/TURN servers); http:// only (no TLS).
         Exit status: 0 after a complete publish, 1 when the endpoint refuses it or stops answering, 2 for usage.
         """
 
