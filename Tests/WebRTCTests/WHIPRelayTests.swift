@@ -52,10 +52,12 @@ struct WHIPRelayTests {
 
     /// Publishes `sent` to a fresh WHIPEndpoint on 127.0.0.1 with `servers` and `policy`.
     static func publish(
-        _ sent: [CompressedSample], servers: [ICEServer], policy: WHIPClient.ICETransportPolicy
+        _ sent: [CompressedSample], servers: [ICEServer], policy: WHIPClient.ICETransportPolicy,
+        advertised: [ICEServer] = [], trickles: Bool = false
     ) throws -> Run {
         let format = try VideoStreamFormat(sent[0].formatDescription)
         var configuration = WHIPEndpoint.Configuration(path: "/live")
+        configuration.iceServers = advertised
         configuration.handshakeTimeout = 30
         let endpoint = try WHIPEndpoint(configuration)
         let port = endpoint.httpPort
@@ -66,6 +68,7 @@ struct WHIPRelayTests {
                     let client = try WHIPClient(url: "http://127.0.0.1:\(port)/live", format: format)
                     client.iceServers = servers
                     client.iceTransportPolicy = policy
+                    client.tricklesCandidates = trickles
                     publish.start()
                     try client.connect(timeoutSeconds: 20)
                     for sample in sent {
@@ -167,11 +170,27 @@ struct WHIPRelayTests {
         #expect(client.sentOffer == nil)
     }
 
-    /// The relay policy without a TURN server, and a turns: server, are refused before the offer.
+    /// The relay policy without a TURN server given or advertised is refused once the 201 came; a turns: server
+    /// before the offer.
     @Test func relayPolicyNeedsATURNServer() throws {
+        let answer = WHIPClientSignallingTests.answer(candidates: [(host: "127.0.0.1", port: 9)])
+        let fake = try FakeHTTPEndpoint { _, _ in WHIPClientSignallingTests.created(answer) }
+        let relayOnly = try WHIPClient(url: "http://127.0.0.1:\(fake.port)/whip", profileLevelID: [0x42, 0xC0, 0x1E])
+        relayOnly.iceTransportPolicy = .relay
+        do {
+            try relayOnly.connect(timeoutSeconds: 1)
+            Issue.record("connected without a TURN server")
+        } catch {
+            #expect(
+                error.message
+                    == "the relay transport policy needs a turn: ICE server (none given, none advertised by the endpoint)"
+            )
+        }
+        // No host address in an offer that may only use a relay.
+        #expect(relayOnly.sentOffer?.contains("c=IN IP4 0.0.0.0\r\n") == true)
+        #expect(relayOnly.sentOffer?.contains("a=candidate") == false)
         let client = try WHIPClient(url: "http://127.0.0.1:9/whip", profileLevelID: [0x42, 0xC0, 0x1E])
         client.iceTransportPolicy = .relay
-        #expect(throws: MediaError.self) { try client.connect(timeoutSeconds: 1) }
         client.iceServers = [ICEServer(url: "turns:127.0.0.1:5349", username: "u", credential: "p")]
         do {
             try client.connect(timeoutSeconds: 1)
@@ -182,6 +201,24 @@ struct WHIPRelayTests {
             )
         }
         #expect(client.sentOffer == nil)
+    }
+
+    /// Forced to the relay with no TURN server of its own, the client allocates on the one the endpoint advertised
+    /// in its 201 (`Link: <turn:…>; rel="ice-server"` with credentials), with and without trickle (the PATCH then
+    /// carries the relayed candidate): every access unit arrives and the endpoint saw the relayed address.
+    @Test(arguments: [false, true])
+    func relaysThroughTheAdvertisedServer(trickles: Bool) throws {
+        let server = try CoturnServer()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let (_, sent) = try Self.clip(frames: 10, in: directory)
+        let run = try Self.publish(
+            sent, servers: [], policy: .relay, advertised: [Self.turn(server)], trickles: trickles)
+        let relayed = try #require(run.report.relayed)
+        #expect(run.report.localType == "relay", "\(run.report.pairJSON)")
+        #expect(run.endpointSaw == relayed)
+        #expect(run.received.count == sent.count)
+        #expect(!run.report.offer.contains("a=candidate"))
     }
 
     /// With the policy `all` and a TURN server: the offer has the host candidate(s) and the relayed one, and the

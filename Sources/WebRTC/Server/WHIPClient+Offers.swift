@@ -54,7 +54,7 @@ extension WHIPClient {
     ///   when ICE and DTLS did not finish by the deadline.
     public func connect(timeoutSeconds: Double = 10) throws(MediaError) {
         let started = clock.now
-        try allocateRelay(timeoutSeconds: timeoutSeconds)
+        try allocateRelay(from: iceServers, required: false, timeoutSeconds: timeoutSeconds)
         try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))
         let offer = offer(withCandidates: !tricklesCandidates)
         sentOffer = offer
@@ -68,6 +68,7 @@ extension WHIPClient {
         }
         receivedAnswer = response.body
         advertisedICEServers = ICEServer.parse(linkFields: response.linkFields)
+        try allocateAdvertisedRelay(timeoutSeconds: timeoutSeconds)
         if tricklesCandidates { try trickle(to: session, entityTag: response.fields["etag"]) }
         let answer = try SessionOffer(parsing: response.body, describing: "answer")
         guard let section = answer.sections.first(where: { $0.kind == "video" && $0.port != 0 }) else {

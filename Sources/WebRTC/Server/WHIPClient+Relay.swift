@@ -42,7 +42,12 @@ extension WHIPClient {
     var relaysMedia: Bool { iceTransportPolicy == .relay && relay != nil }
 
     /// The address the offer's `c=` and `m=` lines name: the relayed one under the relay policy.
-    var offeredAddress: UDPAddress { relaysMedia ? relay!.relayedAddress : localAddress }
+    /// Under the relay policy without an allocation yet (one from the endpoint's advertised servers comes after
+    /// the offer): `0.0.0.0:9`, as RFC 8839 4.2 has for an offer without candidates.
+    var offeredAddress: UDPAddress {
+        guard iceTransportPolicy == .relay else { return localAddress }
+        return relay?.relayedAddress ?? UDPAddress(host: [0, 0, 0, 0], port: 9)
+    }
 
     /// A `turn:HOST[:PORT][?transport=udp|tcp]` (or, for `scheme` `stun:`, `stun:HOST[:PORT]`) URI's server
     /// address and transport (a numeric IPv4 host or an IPv6 one in brackets; port 3478 by default); nil for a URI
@@ -89,15 +94,16 @@ extension WHIPClient {
         return (SocketAddress(numericHost: host, port: port), transport)
     }
 
-    /// Allocates a relay on the first TURN server of ``iceServers`` (before the offer); under the relay policy,
-    /// throws when there is none.
+    /// Allocates a relay on the first TURN server of `servers` (``iceServers`` before the offer; the endpoint's
+    /// advertised ones after its 201 when there was none); under the relay policy, throws when there is none and
+    /// `required`.
     ///
     /// - Throws: `.connectionFailed` naming the TURN server and its error (`401 Unauthorized` for a wrong
     ///   password), `.timedOut` when it does not answer.
-    func allocateRelay(timeoutSeconds: Double) throws(MediaError) {
+    func allocateRelay(from servers: [ICEServer], required: Bool, timeoutSeconds: Double) throws(MediaError) {
         relay?.close()
         relay = nil
-        for server in iceServers {
+        for server in servers {
             guard let (address, transport) = try Self.serverAddress(server) else { continue }
             let credentials = TURNClient.Credentials(
                 username: server.username ?? "", password: server.credential ?? "")
@@ -114,8 +120,24 @@ extension WHIPClient {
                 "relayed candidate \(relay!.relayedAddress) on \(server.url) over \(transport.rawValue)")
             return
         }
-        if iceTransportPolicy == .relay {
-            throw .invalidArgument("the relay transport policy needs a turn: ICE server (none given)")
+        if required && iceTransportPolicy == .relay {
+            throw .invalidArgument(
+                "the relay transport policy needs a turn: ICE server (none given, none advertised by the endpoint)")
+        }
+    }
+
+    /// After the endpoint's 201: when no relay was allocated on ``iceServers``, one on the first TURN server the
+    /// endpoint advertised (RFC 9725 4.6). Under the relay policy its failure is thrown; under `all` it is logged
+    /// and the host candidates carry on.
+    func allocateAdvertisedRelay(timeoutSeconds: Double) throws(MediaError) {
+        guard relay == nil else { return }
+        do {
+            // Under `all` the host candidates need no relay: a short wait for one.
+            let wait = iceTransportPolicy == .relay ? timeoutSeconds : min(timeoutSeconds / 4, 2)
+            try allocateRelay(from: advertisedICEServers, required: true, timeoutSeconds: wait)
+        } catch {
+            guard iceTransportPolicy == .all else { throw error }
+            CodecLog.log(.warning, subsystem: "whip", "advertised \(error.message)")
         }
     }
 

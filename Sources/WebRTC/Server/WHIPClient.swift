@@ -95,7 +95,9 @@ public final class WHIPClient {
     /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`), set before
     /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) the client allocates a relay
     /// before the offer and offers a relayed candidate; on the first `stun:` server it learns
-    /// ``serverReflexiveAddress``. `turns:` and `stuns:` are refused.
+    /// ``serverReflexiveAddress``. `turns:` and `stuns:` are refused. Without a `turn:` server here, the first
+    /// one in ``advertisedICEServers`` is allocated on after the 201 (its failure is thrown under the relay policy,
+    /// logged under `all`).
     public var iceServers: [ICEServer] = []
     /// Which candidates are offered and checked (``ICETransportPolicy``); set before ``connect(timeoutSeconds:)``.
     public var iceTransportPolicy = ICETransportPolicy.all
