@@ -20,6 +20,7 @@ final class RelayedPublish: @unchecked Sendable {
         var local: String?
         var relayed: String?
         var offer: String
+        var relayLifetimeAfterFinish: UInt32?
     }
 
     private let lock = NSLock()
@@ -84,6 +85,7 @@ struct WHIPRelayTests {
                         offer: client.sentOffer ?? "")
                     var finished = report
                     finished.ending = try client.finish()
+                    finished.relayLifetimeAfterFinish = client.relay?.lifetime
                     return finished
                 })
         }.start()
@@ -145,6 +147,8 @@ struct WHIPRelayTests {
         #expect(run.report.local == relayed)
         #expect(run.endpointSaw == relayed)
         #expect(run.received.count == sent.count)
+        // finish() released the allocation: coturn granted lifetime 0.
+        #expect(run.report.relayLifetimeAfterFinish == 0)
         let reference = try ffmpegFrameMD5(path: path)
         #expect(reference.count == 20)
         #expect(

@@ -128,8 +128,8 @@ extension WHIPClient {
     }
 
     /// Ends the stream: BYE (unless ``endStream()`` said it), DTLS
-    /// close_notify, then DELETE of the session (with the token when the
-    /// session URL has the token's origin).
+    /// close_notify, the TURN allocation's release (Refresh with lifetime 0) when there is one, then DELETE of
+    /// the session (with the token when the session URL has the token's origin).
     ///
     /// - Throws: a 401 as "the endpoint refused the token (401)"; a DELETE
     ///   that got no answer (`.timedOut`, `.invalidData`). A refused
@@ -139,6 +139,7 @@ extension WHIPClient {
     public func finish() throws(MediaError) -> Ending {
         endStream()
         if isConnected, let peer { perform(peer.close(reason: "the publisher finished", at: clock.now)) }
+        releaseRelay()
         guard let session else { return .noSessionURL }
         do throws(MediaError) {
             let (response, answeredBy) = try request(method: "DELETE", url: session)

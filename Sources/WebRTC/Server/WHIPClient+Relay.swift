@@ -178,6 +178,17 @@ extension WHIPClient {
         }
     }
 
+    /// Releases the allocation (Refresh with lifetime 0, at most 1 s); a failure is logged: the server lets it
+    /// expire.
+    func releaseRelay() {
+        guard let relay, relay.lifetime > 0 else { return }
+        do {
+            try relay.release(timeout: .seconds(1))
+        } catch {
+            CodecLog.log(.warning, subsystem: "whip", "releasing the TURN allocation: \(error.message)")
+        }
+    }
+
     /// The candidate pair that carries media once connected: our candidate's type (`host` or `relay`) and
     /// address (with the TURN server for a relayed one) and the endpoint's address.
     public var selectedPair: (localType: String, local: String, server: String?, remote: String)? {
