@@ -22,10 +22,10 @@ import Sockets
 /// ``receive(timeout:)``. Nothing refreshes the allocation, its
 /// permissions (300 s) or channels (600 s) in the background: call
 /// ``refresh(lifetime:timeout:)``, ``createPermission(for:timeout:)`` and
-/// ``bindChannel(to:timeout:)`` again before they expire. It is not part
-/// of ICE candidate gathering yet: ``relayedAddress`` is a relayed
-/// candidate's address, ``send(_:to:)`` and ``receive(timeout:)`` carry its
-/// datagrams.
+/// ``bindChannel(to:timeout:)`` again before they expire. ``WHIPClient``
+/// gathers its relayed candidate with one (``WHIPClient/iceServers``):
+/// ``relayedAddress`` is the candidate's address, ``send(_:to:)`` and
+/// ``receive(timeout:)`` carry its datagrams.
 public final class TURNAllocation {
     /// The relayed address (XOR-RELAYED-ADDRESS).
     public let relayedAddress: UDPAddress
@@ -124,6 +124,27 @@ public final class TURNAllocation {
         }
         return connection.received.isEmpty ? nil : connection.received.removeFirst()
     }
+
+    /// The datagrams peers sent through the relay that are here now, without waiting (for a caller that polls
+    /// ``descriptor`` beside its other sockets); at most `limit` reads of the socket.
+    func receiveAvailable(limit: Int = 256) throws(MediaError) -> [(peer: UDPAddress, data: [UInt8])] {
+        for _ in 0..<limit {
+            try connection.step(until: connection.now)
+            let events = connection.client.takeEvents()
+            for event in events {
+                switch event {
+                case .data(let peer, let data): connection.received.append((peer, data))
+                default: connection.ignored.append("\(event) while receiving")
+                }
+            }
+            if events.isEmpty { break }
+        }
+        defer { connection.received.removeAll() }
+        return connection.received
+    }
+
+    /// The socket's descriptor (UDP socket or TCP connection to the server), for `poll`.
+    var descriptor: Int32 { connection.descriptor }
 
     /// Closes the socket without releasing the allocation (the server lets it expire).
     public func close() { connection.close() }

@@ -46,6 +46,9 @@ final class TURNConnection {
         tcp?.close()
     }
 
+    /// The socket's descriptor, for `poll` beside other sockets.
+    var descriptor: Int32 { udp?.descriptor ?? tcp?.descriptor ?? -1 }
+
     /// The UDP socket's own address (nil over TCP).
     var localAddress: SocketAddress? { udp?.localAddress }
 

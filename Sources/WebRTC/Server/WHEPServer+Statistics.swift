@@ -31,7 +31,8 @@ extension WHEPServer {
     /// estimator's target, `availableOutgoingBitrate`, acknowledged and pacing
     /// rates, probes, feedback counts), a publisher's transport-cc feedback
     /// sent, and `sentFrames`: `[rtpTimestamp, wall-clock µs]`
-    /// for each of the last frames sent (see ``WebRTCPeer/sentFrames``);
+    /// for each of the last frames sent (see ``WebRTCPeer/sentFrames``),
+    /// `remoteAddress`: where the session's media goes (the peer's address as seen here, null before ICE);
     /// plus refused offers.
     public func statisticsJSON() -> String {
         func quoted(_ text: String) -> String {
@@ -83,6 +84,7 @@ extension WHEPServer {
                         + "\"nackSent\":\(r.nackCount),\"pliSent\":\(r.pliCount),"
                         + "\"transportFeedbackSent\":\(r.transportFeedbackCount),"
                 } ?? "")
+                + "\"remoteAddress\":\(peer.mediaDestination.map { quoted("\($0)") } ?? "null"),"
                 + "\"iceRequestsAnswered\":\(peer.ice.requestsAnswered),\"refused\":{\(refusals)}}"
         }
         return "{\"viewers\":[\(viewers.joined(separator: ","))],\"strayDatagrams\":\(strayDatagrams),"

@@ -28,6 +28,7 @@ extension WHIPClient {
                 if let peer { perform(peer.receive(datagram, from: address, at: clock.now)) }
             }
         }
+        try pollRelay()
         guard let peer else { return }
         perform(peer.poll(at: clock.now))
         if peer.consentLost {
@@ -64,6 +65,9 @@ extension WHIPClient {
     /// Waits up to `timeoutMilliseconds` for a datagram on a media socket.
     private func waitForDatagrams(timeoutMilliseconds: Int32) {
         var descriptors = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+        if relaysMedia, let relay {
+            descriptors.append(pollfd(fd: relay.descriptor, events: Int16(POLLIN), revents: 0))
+        }
         _ = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
     }
 
@@ -71,6 +75,10 @@ extension WHIPClient {
         for output in outputs {
             switch output {
             case .send(let datagram, let address):
+                if relaysMedia {
+                    sendThroughRelay(datagram, to: address)
+                    break
+                }
                 // One socket per family: the one of the destination's.
                 guard let socket = sockets.first(where: { $0.address.host.count == address.host.count }) else { break }
                 sendUDPDatagram(datagram, to: address, on: socket.descriptor)
@@ -120,8 +128,8 @@ extension WHIPClient {
     }
 
     /// Ends the stream: BYE (unless ``endStream()`` said it), DTLS
-    /// close_notify, then DELETE of the session (with the token when the
-    /// session URL has the token's origin).
+    /// close_notify, the TURN allocation's release (Refresh with lifetime 0) when there is one, then DELETE of
+    /// the session (with the token when the session URL has the token's origin).
     ///
     /// - Throws: a 401 as "the endpoint refused the token (401)"; a DELETE
     ///   that got no answer (`.timedOut`, `.invalidData`). A refused
@@ -131,6 +139,7 @@ extension WHIPClient {
     public func finish() throws(MediaError) -> Ending {
         endStream()
         if isConnected, let peer { perform(peer.close(reason: "the publisher finished", at: clock.now)) }
+        releaseRelay()
         guard let session else { return .noSessionURL }
         do throws(MediaError) {
             let (response, answeredBy) = try request(method: "DELETE", url: session)

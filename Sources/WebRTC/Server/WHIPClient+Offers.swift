@@ -18,11 +18,12 @@ extension WHIPClient {
 
     /// The offer, with our host candidates and `a=end-of-candidates` or (to trickle them) without.
     func offer(withCandidates: Bool) -> String {
-        let addressType = localAddress.host.count == 16 ? "IP6" : "IP4"
+        let address = offeredAddress
+        let addressType = address.host.count == 16 ? "IP6" : "IP4"
         let lines = [
-            "v=0", "o=- \(UInt64.random(in: 1...(1 << 62))) 2 IN \(addressType) \(localAddress.hostText)", "s=-",
-            "t=0 0", "a=group:BUNDLE 0", "m=video \(localAddress.port) UDP/TLS/RTP/SAVPF 96 97",
-            "c=IN \(addressType) \(localAddress.hostText)", "a=mid:0", "a=sendonly", "a=rtcp-mux", "a=rtcp-rsize",
+            "v=0", "o=- \(UInt64.random(in: 1...(1 << 62))) 2 IN \(addressType) \(address.hostText)", "s=-",
+            "t=0 0", "a=group:BUNDLE 0", "m=video \(address.port) UDP/TLS/RTP/SAVPF 96 97",
+            "c=IN \(addressType) \(address.hostText)", "a=mid:0", "a=sendonly", "a=rtcp-mux", "a=rtcp-rsize",
             "a=ice-ufrag:\(credentials.usernameFragment)", "a=ice-pwd:\(credentials.password)",
             "a=fingerprint:sha-256 \(DTLSCertificate.shared.fingerprintText)", "a=setup:actpass",
             "a=extmap:\(Self.transportSequenceNumberID) \(TransportWideSequenceNumber.extensionURI)",
@@ -33,7 +34,7 @@ extension WHIPClient {
             "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", "a=ssrc-group:FID \(ssrc) \(rtxSSRC)",
             "a=ssrc:\(ssrc) cname:codecsessions", "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
         ]
-        let candidates = withCandidates ? hostCandidates.map { "a=\($0)" } + ["a=end-of-candidates"] : []
+        let candidates = withCandidates ? offeredCandidateLines.map { "a=\($0)" } + ["a=end-of-candidates"] : []
         return (lines + candidates).joined(separator: "\r\n") + "\r\n"
     }
 
@@ -52,6 +53,9 @@ extension WHIPClient {
     ///   answer; `.unsupported` when the answer is unusable; `.timedOut`
     ///   when ICE and DTLS did not finish by the deadline.
     public func connect(timeoutSeconds: Double = 10) throws(MediaError) {
+        let started = clock.now
+        try allocateRelay(from: iceServers, required: false, timeoutSeconds: timeoutSeconds)
+        try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))
         let offer = offer(withCandidates: !tricklesCandidates)
         sentOffer = offer
         let (response, answeredBy) = try request(method: "POST", url: endpoint, body: offer)
@@ -64,6 +68,7 @@ extension WHIPClient {
         }
         receivedAnswer = response.body
         advertisedICEServers = ICEServer.parse(linkFields: response.linkFields)
+        try allocateAdvertisedRelay(timeoutSeconds: timeoutSeconds)
         if tricklesCandidates { try trickle(to: session, entityTag: response.fields["etag"]) }
         let answer = try SessionOffer(parsing: response.body, describing: "answer")
         guard let section = answer.sections.first(where: { $0.kind == "video" && $0.port != 0 }) else {
@@ -78,9 +83,10 @@ extension WHIPClient {
         guard let ufrag = answer.usernameFragment(section), let pwd = answer.password(section),
             let fingerprint = answer.fingerprint(section), fingerprint.algorithm == "sha-256"
         else { throw .unsupported("the answer lacks ice-ufrag, ice-pwd or a sha-256 fingerprint") }
-        let now = clock.now
+        let now = started
         var schedule = ICECheckSchedule(
-            localAddresses: sockets.map(\.address), deadline: now.seconds + timeoutSeconds, limits: checkLimits,
+            localAddresses: relaysMedia ? [relay!.relayedAddress] : sockets.map(\.address),
+            deadline: now.seconds + timeoutSeconds, limits: checkLimits,
             broadcastAddresses: Self.localBroadcastAddresses())
         for candidate in section.candidates {
             var v4 = in_addr()
@@ -91,6 +97,7 @@ extension WHIPClient {
                 schedule.add(UDPAddress(host: withUnsafeBytes(of: v6) { Array($0) }, port: UInt16(candidate.port)))
             }
         }
+        try bindRelay(to: schedule.candidates)
         // An answer without candidates (aiortc's, for one) leaves the
         // endpoint's own checks to tell us where it is (peer-reflexive).
         let offeredProfileLevelID =
@@ -137,7 +144,7 @@ extension WHIPClient {
         }
         CodecLog.log(
             .info, subsystem: "whip",
-            "publishing to \(endpoint) over \(peer.selectedAddress.map { "\($0)" } ?? "?") "
+            "publishing to \(endpoint) over \(selectedPair.map { "\($0.localType) \($0.local) → \($0.remote)" } ?? "?") "
                 + "(DTLS \(role.dtlsRole == .client ? "client" : "server"))")
     }
 
@@ -152,7 +159,7 @@ extension WHIPClient {
         fragment.usernameFragment = credentials.usernameFragment
         fragment.password = credentials.password
         fragment.mids = ["0"]
-        fragment.candidateLines = hostCandidates.map(\.description)
+        fragment.candidateLines = offeredCandidateLines
         fragment.endOfCandidates = true
         let (response, answeredBy) = try request(
             method: "PATCH", url: session, body: fragment.text, contentType: TrickleFragment.mediaType,

@@ -50,8 +50,12 @@ import Sockets
 /// (loopback for a loopback endpoint), each on its own socket with its own
 /// priority, and checks the answer's candidates of both families. An
 /// endpoint whose answer lists no
-/// candidate is found from its own checks (a peer-reflexive candidate); no
-/// TURN, ICE restarts or https (a TLS reverse proxy is the endpoint's side).
+/// candidate is found from its own checks (a peer-reflexive candidate). With a
+/// `turn:` server in ``iceServers`` it also offers a relayed candidate, and with
+/// ``iceTransportPolicy`` ``ICETransportPolicy/relay`` only that one: checks, DTLS and media then go through
+/// the TURN allocation (``selectedPair`` says which pair carried media). With a `stun:` server it offers a
+/// server-reflexive candidate when the server saw another address than the socket's own. No ICE restarts or
+/// https (a TLS reverse proxy is the endpoint's side).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
     public var host: String { endpoint.host }
@@ -88,9 +92,24 @@ public final class WHIPClient {
     public var consentExpiry = 30.0
     /// The most 307/308 redirects followed for one request.
     public var maximumRedirects = 5
-    /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`). Held for a STUN/TURN
-    /// client: this client gathers host candidates only and does not use them yet.
+    /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`), set before
+    /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) the client allocates a relay
+    /// before the offer and offers a relayed candidate; on the first `stun:` server it learns
+    /// ``serverReflexiveAddress``. `turns:` and `stuns:` are refused. Without a `turn:` server here, the first
+    /// one in ``advertisedICEServers`` is allocated on after the 201 (its failure is thrown under the relay policy,
+    /// logged under `all`).
     public var iceServers: [ICEServer] = []
+    /// Which candidates are offered and checked (``ICETransportPolicy``); set before ``connect(timeoutSeconds:)``.
+    public var iceTransportPolicy = ICETransportPolicy.all
+    /// The TURN allocation for the relayed candidate, once ``connect(timeoutSeconds:)`` made it.
+    public internal(set) var relay: TURNAllocation?
+    /// When the allocation was last refreshed (``clock`` seconds).
+    var relayRefreshed = 0.0
+    /// The media socket's address toward the endpoint as the first `stun:` server of ``iceServers`` saw it (STUN
+    /// Binding, RFC 8489), once ``connect(timeoutSeconds:)`` asked; nil without a STUN server or an answer.
+    public internal(set) var serverReflexiveAddress: UDPAddress?
+    /// The peers the allocation has a permission and a channel for.
+    var relayPeers: Set<UDPAddress> = []
     /// The ICE servers the endpoint advertised in `Link` fields of its 201 (RFC 9725 4.6), once
     /// ``connect(timeoutSeconds:)`` read it.
     public internal(set) var advertisedICEServers: [ICEServer] = []
@@ -155,7 +174,10 @@ public final class WHIPClient {
         sockets = try Self.openMediaSockets(toward: endpoint)
     }
 
-    deinit { for socket in sockets { _ = Glibc.close(socket.descriptor) } }
+    deinit {
+        for socket in sockets { _ = Glibc.close(socket.descriptor) }
+        relay?.close()
+    }
 }
 
 extension WHIPClient {

@@ -13,7 +13,7 @@ import WebRTC
 enum WHIPSend {
     static let valueOptions: Set<String> = [
         "i", "input", "codec", "frame-rate", "profile", "timeout", "stats-json", "token", "token-file",
-        "consent-timeout",
+        "consent-timeout", "ice-server", "ice-transport-policy",
     ]
     static let help = """
         usage: codecs stream send -i IN whip+http://HOST:PORT/PATH [options] [encode options for a .y4m IN]
@@ -27,13 +27,20 @@ enum WHIPSend {
                                      never printed (other local users can see --token in the process list)
           --consent-timeout SECONDS  stop with an error when the endpoint answers no consent check for this long
                                      (RFC 7675; default 30)
-          --stats-json FILE          write the sender's final statistics to FILE
+          --ice-server URL[,USER,CREDENTIAL]
+                                     a turn:HOST:PORT[?transport=udp|tcp] server (repeatable; the first is used):
+                                     allocate a relay before the offer and offer a relayed candidate; a
+                                     stun:HOST:PORT server: offer a server-reflexive candidate when it differs
+          --ice-transport-policy all|relay
+                                     relay: offer and check only the relayed candidate; checks, DTLS and media go
+                                     through the TURN server (default all: host pairs)
+          --stats-json FILE          write the sender's final statistics (and the pair that carried media) to FILE
           --adaptive-bitrate         encode at the target of the estimator fed by the endpoint's transport-cc
                                      feedback, at most --bitrate (needed; a .y4m IN): constant bit rate;
                                      packets leave through a pacer at the estimator's pacing rate
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
-        One host candidate (no STUN or TURN servers); http:// only (no TLS).
+        Host, server-reflexive and relayed candidates (no TLS to STUN/TURN servers); http:// only (no TLS).
         Exit status: 0 after a complete publish, 1 when the endpoint refuses it or stops answering, 2 for usage.
         """
 
@@ -45,6 +52,8 @@ enum WHIPSend {
         let timeout: Double
         let consentTimeout: Double
         let token: String?
+        var iceServers: [ICEServer] = []
+        var policy = WHIPClient.ICETransportPolicy.all
         var adaptiveCap: Int?
         do {
             parsed = try LiveOptions.parse(arguments, valueOptions: valueOptions, flagOptions: ["adaptive-bitrate"])
@@ -71,6 +80,17 @@ enum WHIPSend {
                 throw Arguments.UsageError(description: "give --token or --token-file, not both")
             }
             token = try WHEPEndpointOptions.token(parsed)
+            do {
+                iceServers = try parsed.values("ice-server").map { (text) throws(MediaError) in
+                    try ICEServer(option: text)
+                }
+            } catch { throw Arguments.UsageError(description: "--ice-server: \(error.message)") }
+            if let text = parsed.value("ice-transport-policy") {
+                guard let value = WHIPClient.ICETransportPolicy(rawValue: text) else {
+                    throw Arguments.UsageError(description: "--ice-transport-policy: expected all or relay")
+                }
+                policy = value
+            }
             input = try WebServe.Input(path: path, options: encodeOptions, parsed: parsed)
         } catch {
             printError("codecs stream send: \(error)")
@@ -81,6 +101,8 @@ enum WHIPSend {
                 to: nil, parsed, command: "send", unsupported: "WHIP sends H.264 or HEVC only")
             let client = try WHIPClient(url: url, format: format, token: token)
             client.consentExpiry = consentTimeout
+            client.iceServers = iceServers
+            client.iceTransportPolicy = policy
             if let rate = adaptiveCap {
                 client.followsEstimate = true
                 client.maximumTarget = rate
@@ -104,7 +126,8 @@ enum WHIPSend {
                     "{\"framesSent\":\(s.framesSent),\"packetsSent\":\(s.packetsSent),\"nackCount\":\(s.nackCount),"
                         + "\"pliCount\":\(s.pliCount),\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),"
                         + "\"deleteStatus\":\(deleted),\"congestionControl\":\(client.congestionJSON()),"
-                        + "\"appliedTarget\":\(client.appliedTarget.map(String.init) ?? "null")}", parsed)
+                        + "\"appliedTarget\":\(client.appliedTarget.map(String.init) ?? "null"),"
+                        + "\"selectedCandidatePair\":\(client.selectedPairJSON)}", parsed)
             }
             printError("codecs stream send: sent \(sent) access units; \(ending)")
             return 0
