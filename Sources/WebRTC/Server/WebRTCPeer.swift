@@ -211,7 +211,8 @@ public final class WebRTCPeer {
             }
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
-            return handle(sender.receiveRTCP(packet, at: now), at: now) + congestionLossReport(packet, at: now)
+            return handle(sender.receiveRTCP(packet, at: now), at: now, retransmission: true)
+                + congestionLossReport(packet, at: now)
         case .rtp:
             guard receiver != nil else {
                 refuse("RTP from a receive-only peer")
@@ -386,27 +387,21 @@ public final class WebRTCPeer {
     /// the ICE-lite agent's destination.
     var mediaDestination: UDPAddress? { controlling == nil ? ice.destination : controlling?.selected }
 
+    /// The sender session's `events` sent (RTP through ``transmit(_:kind:at:probeCluster:)`` or the pacer, see
+    /// WebRTCPeer+Pacing.swift) or acted on; `retransmission` says its RTP packets answer NACKs.
     func handle(
         _ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil, probeCluster: Int? = nil,
-        unpaced: Bool = false
+        unpaced: Bool = false, retransmission: Bool = false
     ) -> [Output] {
         guard let destination = mediaDestination, let outbound else { return [] }
         var outputs: [Output] = []
         for event in events {
             switch event {
             case .rtp(let packet):
-                var elements: [(id: UInt8, data: [UInt8])] = []
-                if let id = video.playoutDelayID { elements.append((id, RTPHeaderExtensionWriter.zeroPlayoutDelay)) }
-                if let id = video.absoluteCaptureTimeID, let captureNTP {
-                    elements.append(
-                        (id, RTPHeaderExtensionWriter.absoluteCaptureTime(ntpSeconds: captureNTP, clockOffset: 0)))
-                }
-                let withExtensions = RTPHeaderExtensionWriter.adding(elements, to: packet)
-                if let protected = try? outbound.protectRTP(withExtensions) {
-                    if !unpaced, enqueuePaced(protected, plain: withExtensions, at: now) { continue }
-                    outputs.append(.send(protected, to: destination))
-                    congestionPacketSent(withExtensions, wireSize: protected.count, at: now, probeCluster: probeCluster)
-                }
+                let plain = withHeaderExtensions(packet, captureNTP: captureNTP)
+                let kind = packetKind(plain, probeCluster: probeCluster, retransmission: retransmission)
+                if !unpaced, enqueuePaced(plain, kind: kind, at: now) { continue }
+                if let sent = transmit(plain, kind: kind, at: now, probeCluster: probeCluster) { outputs.append(sent) }
             case .rtcp(let packet):
                 if let protected = try? outbound.protectRTCP(packet) {
                     outputs.append(.send(protected, to: destination))
