@@ -222,4 +222,38 @@ struct WebRTCPeerPacedNumberingTests {
         #expect(estimator.packetsAcknowledged == pair.wire.count - pair.lost.count)
         #expect(estimator.retransmissionsSent >= 1)
     }
+
+    /// Packets the fault injector drops (10 % of first transmissions, seeded) are lost after they were numbered
+    /// and reported to the estimator, as a path would lose them: the numbers on the wire still grow, the missing
+    /// ones are exactly as many as the packets dropped, and the endpoint's feedback reports them lost, naming no
+    /// number never sent.
+    @Test func packetsDroppedOnPurposeAreLostAfterTheyAreNumbered() throws {
+        let pair = try PacedPair(retransmission: true)
+        pair.publisher.faults = PacketFaultInjector(seed: 7, dropProbability: 0.1)
+        var steps = 0
+        while steps < 500, pair.publisher.state != .connected || pair.endpoint.state != .connected {
+            try pair.step()
+            steps += 1
+        }
+        let samples = try WHIPClientSessionTests.samples()
+        for sample in samples {
+            try pair.send(sample)
+            try pair.step()
+        }
+        try pair.send(try WHIPClientPacingTests.keyframe(size: 50_000, like: samples.last!))
+        for _ in 0..<3000 where (pair.publisher.congestion?.pacer?.queuedPackets ?? 0) > 0 { try pair.step() }
+        try pair.step(100)
+
+        let dropped = pair.publisher.packetsDroppedOnPurpose
+        #expect(dropped > 0)
+        let numbers = pair.wire.map { $0.transportNumber.map(Int.init) ?? -1 }
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(numbers.first == 0)
+        #expect(numbers.last == pair.wire.count + dropped - 1)
+        let estimator = try #require(pair.publisher.congestion?.controller.statistics)
+        #expect(estimator.packetsSent == pair.wire.count + dropped)
+        #expect(estimator.unknownFeedbackPackets == 0)
+        #expect(estimator.packetsAcknowledged == pair.wire.count)
+        #expect(estimator.packetsReportedLost >= dropped)
+    }
 }

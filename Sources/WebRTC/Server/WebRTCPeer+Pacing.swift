@@ -12,6 +12,8 @@ extension WebRTCPeer {
     public struct PacedDatagram: Sendable {
         var plain: [UInt8]
         var kind: RTPPacketFeedback.Kind
+        /// A first transmission, for ``faults``.
+        var faulty: Bool
     }
 
     /// The bytes SRTP adds to an RTP packet (AES128_CM_HMAC_SHA1_80's 80-bit tag): paced packets are counted at
@@ -57,25 +59,41 @@ extension WebRTCPeer {
     }
 
     /// `plain` sent now: numbered (when the session numbers packets as they leave), protected, reported to the
-    /// estimator; nil when SRTP refuses it or there is nowhere to send it.
-    func transmit(_ plain: [UInt8], kind: RTPPacketFeedback.Kind, at now: MediaTime, probeCluster: Int?) -> Output? {
-        guard let destination = mediaDestination, let outbound else { return nil }
+    /// estimator, then (when `faulty` and ``faults`` is set) through the fault injector; nothing when SRTP refuses
+    /// it or there is nowhere to send it.
+    func transmit(
+        _ plain: [UInt8], kind: RTPPacketFeedback.Kind, at now: MediaTime, probeCluster: Int?, faulty: Bool = false
+    ) -> [Output] {
+        guard let destination = mediaDestination, let outbound else { return [] }
         let packet =
             sender.configuration.transportSequenceNumbersWhenSent
             ? sender.stampTransportSequenceNumber(plain, kind: kind, at: now) : plain
-        guard let protected = try? outbound.protectRTP(packet) else { return nil }
+        guard let protected = try? outbound.protectRTP(packet) else { return [] }
         congestionPacketSent(
             packet, wireSize: protected.count, at: now, probeCluster: probeCluster,
             retransmission: kind == .retransmission)
-        return .send(protected, to: destination)
+        guard faulty, var faults else { return [.send(protected, to: destination)] }
+        let delivered = faults.process(packet)
+        self.faults = faults
+        if delivered.isEmpty {
+            packetsDroppedOnPurpose += 1
+            if droppedSequenceNumbers.count < 256 {
+                droppedSequenceNumbers.append(UInt16(packet[2]) << 8 | UInt16(packet[3]))
+            }
+        }
+        return delivered.compactMap { copy in
+            copy == packet
+                ? .send(protected, to: destination)
+                : (try? outbound.protectRTP(copy)).map { .send($0, to: destination) }
+        }
     }
 
     /// Queues a media or retransmitted packet in the pacer (retransmissions in its retransmission class); false
     /// when the peer does not pace.
-    func enqueuePaced(_ plain: [UInt8], kind: RTPPacketFeedback.Kind, at now: MediaTime) -> Bool {
+    func enqueuePaced(_ plain: [UInt8], kind: RTPPacketFeedback.Kind, faulty: Bool, at now: MediaTime) -> Bool {
         guard congestion?.pacer != nil else { return false }
         congestion!.pacer!.enqueue(
-            PacedDatagram(plain: plain, kind: kind), size: plain.count + Self.srtpTagLength,
+            PacedDatagram(plain: plain, kind: kind, faulty: faulty), size: plain.count + Self.srtpTagLength,
             priority: kind == .retransmission ? .retransmission : .video, at: .nanoseconds(now.nanosecondCount))
         return true
     }
@@ -99,11 +117,9 @@ extension WebRTCPeer {
         for packet in released {
             switch packet.content {
             case .media(let datagram):
-                if let sent = transmit(
-                    datagram.plain, kind: datagram.kind, at: now, probeCluster: packet.probeClusterID)
-                {
-                    outputs.append(sent)
-                }
+                outputs += transmit(
+                    datagram.plain, kind: datagram.kind, at: now, probeCluster: packet.probeClusterID,
+                    faulty: datagram.faulty)
             case .padding:
                 guard !flushing, !sender.isFinished else { continue }
                 outputs += handle(
