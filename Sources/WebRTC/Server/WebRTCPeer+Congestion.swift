@@ -31,66 +31,6 @@ extension WebRTCPeer {
         var lastProcess: Int64?
     }
 
-    /// A protected datagram waiting in the pacer, with its plain RTP packet (for its transport-wide number).
-    public struct PacedDatagram: Sendable {
-        var protected: [UInt8]
-        var plain: [UInt8]
-    }
-
-    /// Sends media through a pacer from now on (the estimator's pacing rate, probes on the pacer's schedule).
-    /// Needs transport-cc (an estimator); without it nothing changes.
-    public func pace(at now: MediaTime) {
-        guard congestion != nil, congestion!.pacer == nil else { return }
-        let target = congestion!.controller.statistics
-        congestion!.pacer = Pacer(
-            targetRate: target.targetBitrate, pacingRate: target.pacingRate,
-            at: .nanoseconds(now.nanosecondCount))
-    }
-
-    /// Queues a media or retransmitted packet in the pacer; false when the peer does not pace.
-    func enqueuePaced(_ protected: [UInt8], plain: [UInt8], at now: MediaTime) -> Bool {
-        guard congestion?.pacer != nil else { return false }
-        let header = try? RTPHeader.parse(plain).0
-        let repair = header.map { $0.ssrc == retransmissionSSRC && $0.ssrc != sender.ssrc } ?? false
-        congestion!.pacer!.enqueue(
-            PacedDatagram(protected: protected, plain: plain), size: protected.count,
-            priority: repair ? .retransmission : .video, at: .nanoseconds(now.nanosecondCount))
-        return true
-    }
-
-    /// What the pacer releases by `now` (all of it when `flushing`): each datagram's send time recorded and
-    /// reported to the estimator; the pacer's padding made as padding-only packets of its probe cluster.
-    func releasePaced(at now: MediaTime, flushing: Bool = false) -> [Output] {
-        guard congestion?.pacer != nil, let destination = mediaDestination else { return [] }
-        let time = Duration.nanoseconds(now.nanosecondCount)
-        var released: [PacedPacket<PacedDatagram>] = []
-        if flushing {
-            while congestion!.pacer!.queuedPackets > 0 {
-                let batch = congestion!.pacer!.process(at: time + .seconds(3600))
-                if batch.isEmpty { break }
-                released += batch
-            }
-        } else {
-            released = congestion!.pacer!.process(at: time)
-        }
-        var outputs: [Output] = []
-        for packet in released {
-            switch packet.content {
-            case .media(let datagram):
-                outputs.append(.send(datagram.protected, to: destination))
-                _ = sender.recordSendTime(of: datagram.plain, at: now)
-                congestionPacketSent(
-                    datagram.plain, wireSize: datagram.protected.count, at: now, probeCluster: packet.probeClusterID)
-            case .padding:
-                guard !flushing, !sender.isFinished else { continue }
-                outputs += handle(
-                    sender.sendPadding(bytes: packet.size, at: now), at: now, probeCluster: packet.probeClusterID,
-                    unpaced: true)
-            }
-        }
-        return outputs
-    }
-
     /// How often the estimator's timers run (probing, application-limited detection).
     static let congestionProcessInterval: Int64 = 25_000_000
 
@@ -101,8 +41,11 @@ extension WebRTCPeer {
         return congestion.controller.statistics.targetBitrate
     }
 
-    /// Reports a packet as sent to the estimator (media, retransmission or padding).
-    func congestionPacketSent(_ packet: [UInt8], wireSize: Int, at now: MediaTime, probeCluster: Int? = nil) {
+    /// Reports a packet as sent to the estimator (media, retransmission or padding); `retransmission` marks an
+    /// answer to a NACK on the media SSRC (one on the RTX SSRC is told by its SSRC).
+    func congestionPacketSent(
+        _ packet: [UInt8], wireSize: Int, at now: MediaTime, probeCluster: Int? = nil, retransmission: Bool = false
+    ) {
         guard congestion != nil, let id = video.transportSequenceNumberID,
             let header = try? RTPHeader.parse(packet).0, let number = header.transportSequenceNumber(extensionID: id)
         else { return }
@@ -116,7 +59,7 @@ extension WebRTCPeer {
         }
         congestion!.lastSequenceNumber = extended
         let isRetransmission =
-            probeCluster == nil && header.ssrc == retransmissionSSRC && header.ssrc != sender.ssrc
+            probeCluster == nil && (retransmission || header.ssrc == retransmissionSSRC && header.ssrc != sender.ssrc)
         congestion!.controller.packetSent(
             sequenceNumber: extended, sendTime: .nanoseconds(now.nanosecondCount), size: wireSize,
             probeCluster: probeCluster, isRetransmission: isRetransmission)

@@ -186,7 +186,8 @@ extension WebRTCPeer {
             }
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
-            return handle(sender.receiveRTCP(packet, at: now), at: now) + congestionLossReport(packet, at: now)
+            return handle(sender.receiveRTCP(packet, at: now), at: now, retransmission: true)
+                + congestionLossReport(packet, at: now)
         case .rtp where receiver != nil:
             // A receiving controlling peer: a WHEP viewer of its own.
             guard source == controlling!.selected, let inbound else {

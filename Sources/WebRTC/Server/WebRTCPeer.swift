@@ -66,13 +66,13 @@ public final class WebRTCPeer {
     /// Access units received in all.
     public private(set) var samplesReceived = 0
 
-    /// Drops first transmissions on purpose (seeded), for loss tests;
-    /// retransmissions always go.
+    /// Drops first transmissions on purpose (seeded), for loss tests, as they are sent (numbered, reported to
+    /// the estimator, then lost); retransmissions and probes always go.
     public var faults: PacketFaultInjector?
     /// Media packets the fault injector dropped.
-    public private(set) var packetsDroppedOnPurpose = 0
+    public internal(set) var packetsDroppedOnPurpose = 0
     /// The sequence numbers of the first 256 packets dropped on purpose.
-    public private(set) var droppedSequenceNumbers: [UInt16] = []
+    public internal(set) var droppedSequenceNumbers: [UInt16] = []
     /// The sequence numbers the peer's first 256 NACKs asked for.
     public private(set) var nackedSequenceNumbers: [UInt16] = []
     /// The RTP timestamp of each of the last ``sentFrameLimit`` frames sent,
@@ -212,7 +212,8 @@ public final class WebRTCPeer {
             }
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
-            return handle(sender.receiveRTCP(packet, at: now), at: now) + congestionLossReport(packet, at: now)
+            return handle(sender.receiveRTCP(packet, at: now), at: now, retransmission: true)
+                + congestionLossReport(packet, at: now)
         case .rtp:
             guard receiver != nil else {
                 refuse("RTP from a receive-only peer")
@@ -281,24 +282,8 @@ public final class WebRTCPeer {
             sentFrames.append((timestamp, captureNTP - 2_208_988_800))
             break
         }
-        guard var faults else { return handle(events, at: now, captureNTP: captureNTP) }
-        var kept: [RTPSenderEvent] = []
-        for event in events {
-            if case .rtp(let packet) = event {
-                let passed = faults.process(packet)
-                if passed.isEmpty {
-                    packetsDroppedOnPurpose += 1
-                    if droppedSequenceNumbers.count < 256 {
-                        droppedSequenceNumbers.append(UInt16(packet[2]) << 8 | UInt16(packet[3]))
-                    }
-                }
-                kept += passed.map { RTPSenderEvent.rtp($0) }
-            } else {
-                kept.append(event)
-            }
-        }
-        self.faults = faults
-        return handle(kept, at: now, captureNTP: captureNTP)
+        // First transmissions meet the fault injector as they are sent (as the pacer releases them).
+        return handle(events, at: now, captureNTP: captureNTP, faulty: faults != nil)
     }
 
     /// Timers: DTLS retransmissions, sender reports, delayed keyframe
@@ -387,27 +372,22 @@ public final class WebRTCPeer {
     /// the ICE-lite agent's destination.
     var mediaDestination: UDPAddress? { controlling == nil ? ice.destination : controlling?.selected }
 
+    /// The sender session's `events` sent (RTP through ``transmit(_:kind:at:probeCluster:faulty:)`` or the pacer,
+    /// see WebRTCPeer+Pacing.swift) or acted on; `retransmission` says its RTP packets answer NACKs, `faulty` that
+    /// they are first transmissions for the fault injector.
     func handle(
         _ events: [RTPSenderEvent], at now: MediaTime, captureNTP: Double? = nil, probeCluster: Int? = nil,
-        unpaced: Bool = false
+        unpaced: Bool = false, retransmission: Bool = false, faulty: Bool = false
     ) -> [Output] {
         guard let destination = mediaDestination, let outbound else { return [] }
         var outputs: [Output] = []
         for event in events {
             switch event {
             case .rtp(let packet):
-                var elements: [(id: UInt8, data: [UInt8])] = []
-                if let id = video.playoutDelayID { elements.append((id, RTPHeaderExtensionWriter.zeroPlayoutDelay)) }
-                if let id = video.absoluteCaptureTimeID, let captureNTP {
-                    elements.append(
-                        (id, RTPHeaderExtensionWriter.absoluteCaptureTime(ntpSeconds: captureNTP, clockOffset: 0)))
-                }
-                let withExtensions = RTPHeaderExtensionWriter.adding(elements, to: packet)
-                if let protected = try? outbound.protectRTP(withExtensions) {
-                    if !unpaced, enqueuePaced(protected, plain: withExtensions, at: now) { continue }
-                    outputs.append(.send(protected, to: destination))
-                    congestionPacketSent(withExtensions, wireSize: protected.count, at: now, probeCluster: probeCluster)
-                }
+                let plain = withHeaderExtensions(packet, captureNTP: captureNTP)
+                let kind = packetKind(plain, probeCluster: probeCluster, retransmission: retransmission)
+                if !unpaced, enqueuePaced(plain, kind: kind, faulty: faulty, at: now) { continue }
+                outputs += transmit(plain, kind: kind, at: now, probeCluster: probeCluster, faulty: faulty)
             case .rtcp(let packet):
                 if let protected = try? outbound.protectRTCP(packet) {
                     outputs.append(.send(protected, to: destination))
