@@ -3,7 +3,7 @@
 // (RFC 7675), the DTLS handshake in the role the answer left us, SRTP media
 // out and SRTCP feedback in; or, with NegotiatedVideo.isIncoming (a viewer of
 // an ICE-lite WHEP server), SRTP media in and feedback out. No I/O: the owner
-// passes datagrams and the time.
+// passes datagrams and the time. Also the SRTP receive both roles share.
 import MediaCore
 import RTPPayload
 
@@ -194,15 +194,25 @@ extension WebRTCPeer {
                 refuse("SRTP before the handshake or from an address ICE did not select")
                 return []
             }
-            let packet: [UInt8]
-            do { packet = try inbound.unprotectRTP(datagram) } catch {
-                refuse(error.message)
-                return []
-            }
-            return handleReceived(receiver!.receiveRTP(packet, from: source, at: now))
+            return receiveProtectedRTP(datagram, with: inbound, from: source, at: now)
         case .rtp, .unknown:
             refuse("a datagram a publisher does not take")
             return []
         }
+    }
+}
+
+extension WebRTCPeer {
+    /// One SRTP packet from the checked address: decrypted with `inbound` and handed to the receiver, or refused
+    /// with the reason it did not authenticate.
+    func receiveProtectedRTP(_ datagram: [UInt8], with inbound: SRTPContext, from source: UDPAddress, at now: MediaTime)
+        -> [Output]
+    {
+        let packet: [UInt8]
+        do { packet = try inbound.unprotectRTP(datagram) } catch {
+            refuse(error.message)
+            return []
+        }
+        return handleReceived(receiver!.receiveRTP(packet, from: source, at: now))
     }
 }

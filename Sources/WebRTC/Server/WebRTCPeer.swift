@@ -223,12 +223,7 @@ public final class WebRTCPeer {
                 refuse("SRTP before the DTLS handshake or from an unchecked address")
                 return []
             }
-            let packet: [UInt8]
-            do { packet = try inbound.unprotectRTP(datagram) } catch {
-                refuse(error.message)
-                return []
-            }
-            return handleReceived(receiver!.receiveRTP(packet, from: source, at: now))
+            return receiveProtectedRTP(datagram, with: inbound, from: source, at: now)
         case .unknown:
             refuse("a datagram that is neither STUN, DTLS nor SRTP (RFC 7983)")
             return []
