@@ -18,6 +18,8 @@ public enum CongestionTrial {
     /// - Throws: the controller's configuration error when a flow's limits are inconsistent.
     public static func run(_ configuration: CongestionTrialConfiguration) throws -> CongestionTrialResult {
         let clock = SimulationClock()
+        // The flows' recurring timers hold them through the clock: dropped when the trial ends.
+        defer { clock.removePendingEvents() }
         var forward = configuration.forward
         var reverse = configuration.reverse
         forward.seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ 1

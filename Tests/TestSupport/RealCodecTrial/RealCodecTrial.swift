@@ -43,6 +43,8 @@ public enum RealCodecTrial {
     ///   errors are kept in ``RealCodecTrialResult/decoderErrors``.
     public static func run(_ configuration: RealCodecTrialConfiguration) throws -> RealCodecTrialResult {
         let state = try RealCodecTrialState(configuration)
+        // The state's recurring timers hold it through the clock: dropping them frees the encoder and decoder.
+        defer { state.clock.removePendingEvents() }
         return try state.run()
     }
 }

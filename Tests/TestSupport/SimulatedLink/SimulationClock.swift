@@ -45,6 +45,10 @@ public final class SimulationClock {
     /// Events run so far.
     public private(set) var eventsRun = 0
 
+    /// Drops the events not yet run, and with them what their actions hold (a trial that schedules its own
+    /// next step holds itself through the clock until then).
+    public func removePendingEvents() { heap.removeAll() }
+
     /// Runs `action` at `time` (now, if `time` has passed).
     public func schedule(at time: Duration, _ action: @escaping () -> Void) {
         schedule(atNanoseconds: SimulationTime.nanoseconds(time), action)
