@@ -29,11 +29,8 @@ enum GStreamerWebRTC {
 /// bearer token, on 127.0.0.1 only (host candidates, no trickle). What was
 /// carried is compared with FFmpeg's decode of the source, frame by frame.
 ///
-/// Not covered yet: trickle ICE (PATCH), a TURN relay and IPv6 (`[::1]`);
-/// each would be one more argument of gst_whip.py (webrtcbin's
-/// `on-ice-candidate` sent as PATCH instead of gathered into the offer; the
-/// `turn-server` and `ice-transport-policy` properties; `::1` given to
-/// libnice instead of 127.0.0.1) and one more case here.
+/// Trickle ICE (PATCH), a relay through coturn and `[::1]`:
+/// GStreamerWHIPMatrixTests.
 @Suite(
     .serialized,
     .enabled(

@@ -1,7 +1,17 @@
 """GStreamer's webrtcbin (1.22, through python3-gst-1.0) as an independent
-WHIP peer on 127.0.0.1 only (libnice is given 127.0.0.1 as its one local
-address; no STUN or TURN server), in one of two roles. Both stop by
+WHIP peer on loopback only (libnice is given 127.0.0.1, or ::1 with
+--host ::1, as its one local address), in one of two roles. Both stop by
 themselves and print one JSON line on standard output.
+
+Options (after the arguments):
+    --host ADDRESS  127.0.0.1 (the default) or ::1: libnice's one local
+                    address, the candidates kept, the endpoint's HTTP host.
+    --turn URL      webrtcbin's turn-server (turn://USER:PASS@HOST:PORT).
+    --relay         ice-transport-policy relay: only relayed candidates.
+    --trickle       (publisher) POST the offer without candidates, before
+                    gathering completes, then PATCH each candidate as an
+                    application/trickle-ice-sdpfrag with If-Match: the
+                    ETag of the 201 (the last with a=end-of-candidates).
 
 publisher URL TOKEN SECONDS [FILE]
     Sends FILE (an H.264 Annex B stream: filesrc ! h264parse, paced at its
@@ -15,17 +25,19 @@ publisher URL TOKEN SECONDS [FILE]
     the POST to DTLS.
 
 endpoint OUTPUT TOKEN TIMEOUT
-    An HTTP server on 127.0.0.1, port 0 (prints {"port": N} first) that
+    An HTTP server on the host address, port 0 (prints {"port": N} first) that
     takes POST /whip (401 without `Authorization: Bearer TOKEN`, 415
     without application/sdp), answers the offer from a receive-only
     webrtcbin (201, Location /whip/1), writes the video it receives
     (rtph264depay ! h264parse, byte-stream) to OUTPUT, answers
     DELETE /whip/1 (200) and then exits, or exits after TIMEOUT seconds.
-    Prints the request log, the states reached, the bytes written and the
-    times from the POST to the answer and to the first depayloaded frame.
+    Prints the request log, the states reached, the bytes written, the
+    candidates of the pair ICE used and the times from the POST to the
+    answer and to the first depayloaded frame.
 """
 import ctypes
 import json
+import socket
 import sys
 import threading
 import time
@@ -54,7 +66,8 @@ class Peer:
     """A pipeline around one webrtcbin named `webrtc`, its states as they
     change, and the candidates it gathered."""
 
-    def __init__(self, description):
+    def __init__(self, description, options):
+        self.host = options.get("host", "127.0.0.1")
         self.pipeline = Gst.parse_launch(description)
         if not isinstance(self.pipeline, Gst.Pipeline):  # a lone element
             element, self.pipeline = self.pipeline, Gst.Pipeline.new()
@@ -66,8 +79,12 @@ class Peer:
         _g_object_ref(_PyCapsule_GetPointer(agent.__gpointer__, None))
         agent.set_property("ice-tcp", False)
         loopback = Nice.Address.new()
-        loopback.set_from_string("127.0.0.1")
+        loopback.set_from_string(self.host)
         agent.get_property("agent").add_local_address(loopback)
+        if options.get("turn"):
+            self.webrtc.set_property("turn-server", options["turn"])
+        if options.get("relay"):
+            self.webrtc.set_property("ice-transport-policy", GstWebRTC.WebRTCICETransportPolicy.RELAY)
         self.states = {"ice": [], "connection": []}
         self.gathered = threading.Event()
         self.connected = threading.Event()
@@ -112,17 +129,40 @@ class Peer:
 
     def local_sdp(self, timeout=10):
         """The local description once every candidate is gathered, with only
-        127.0.0.1 candidates (any gathered one it lacks appended: there is
-        one media section, bundled)."""
+        the candidates on the host address (any gathered one it lacks
+        appended: there is one media section, bundled)."""
         self.gathered.wait(timeout)
         text = self.webrtc.get_property("local-description").sdp.as_text()
         lines = [line for line in text.split("\r\n") if line]
-        kept = [line for line in lines if not line.startswith("a=candidate:") or " 127.0.0.1 " in line]
-        for _, candidate in self.candidates:
-            line = "a=" + candidate if not candidate.startswith("a=") else candidate
-            if " 127.0.0.1 " in line and line not in kept:
+        kept = [line for line in lines if not line.startswith("a=candidate:") or self.keeps(line)]
+        for line in self.candidate_lines():
+            if line not in kept:
                 kept.append(line)
         return "\r\n".join(kept) + "\r\n"
+
+    def keeps(self, line):
+        """Whether a candidate line is on the host address (a relayed one
+        is on the TURN server's relay address, also loopback)."""
+        return f" {self.host} " in line or " typ relay " in line
+
+    def candidate_lines(self):
+        """The gathered candidates kept, as a= lines, in gathering order."""
+        lines = ["a=" + c if not c.startswith("a=") else c for _, c in list(self.candidates)]
+        return [line for line in lines if self.keeps(line)]
+
+    def pair_candidates(self):
+        """The local and remote candidates of the pair webrtcbin's ICE
+        uses, from its statistics, as "HOST:PORT TYPE" (webrtcbin 1.22
+        swaps the two kinds' names, so they are not told apart here)."""
+        reply = self.call("get-stats", None)
+        found = []
+        for index in range(reply.n_fields() if reply else 0):
+            value = reply.get_value(reply.nth_field_name(index))
+            if isinstance(value, Gst.Structure) and value.get_name() in ("local-candidate", "remote-candidate"):
+                address = value.get_value("address")
+                host = f"[{address}]" if ":" in address else address
+                found.append(f"{host}:{value.get_value('port')} {value.get_value('candidate-type')}")
+        return sorted(found)
 
     def stop(self):
         self.pipeline.set_state(Gst.State.NULL)
@@ -134,11 +174,12 @@ def start_main_loop():
     return loop
 
 
-def request(url, method, token, body=None):
+def request(url, method, token, body=None, content_type="application/sdp", extra=()):
     """(status, headers, body) of one HTTP request; errors give their status."""
     headers = {"Authorization": "Bearer " + token}
+    headers.update(extra)
     if body is not None:
-        headers["Content-Type"] = "application/sdp"
+        headers["Content-Type"] = content_type
     req = urllib.request.Request(url, data=body.encode() if body else None, method=method, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=10) as response:
@@ -147,7 +188,29 @@ def request(url, method, token, body=None):
         return error.code, error.headers, error.read().decode(errors="replace")
 
 
-def publisher(url, token, seconds, path=None):
+def sdp_value(sdp, name):
+    """The value of the first a=NAME: line of `sdp`."""
+    return next(line.split(":", 1)[1] for line in sdp.split("\r\n") if line.startswith(f"a={name}:"))
+
+
+def trickle(peer, url, token, sdp, etag, result):
+    """PATCHes each candidate the peer gathers (waiting up to 10 s for the
+    gathering to complete) to the session at `url` with If-Match `etag`;
+    the last fragment ends with a=end-of-candidates. Records the statuses."""
+    peer.gathered.wait(10)
+    lines = peer.candidate_lines()
+    head = [f"a=ice-ufrag:{sdp_value(sdp, 'ice-ufrag')}", f"a=ice-pwd:{sdp_value(sdp, 'ice-pwd')}",
+            "m=video 9 UDP/TLS/RTP/SAVPF 96", f"a=mid:{sdp_value(sdp, 'mid')}"]
+    statuses = []
+    for index, line in enumerate(lines):
+        body = head + [line] + (["a=end-of-candidates"] if index == len(lines) - 1 else [])
+        statuses.append(request(url, "PATCH", token, "\r\n".join(body) + "\r\n",
+                                "application/trickle-ice-sdpfrag", {"If-Match": etag})[0])
+    result.update(trickled=lines, patchStatuses=statuses)
+
+
+def publisher(url, token, seconds, path=None, options=None):
+    options = options or {}
     if path:
         source = f"filesrc location={path} ! h264parse"
     else:
@@ -157,7 +220,7 @@ def publisher(url, token, seconds, path=None):
     peer = Peer(f"{source} ! identity name=hold sync=true ! "
                 "rtph264pay config-interval=-1 aggregate-mode=zero-latency pt=96 ! "
                 "application/x-rtp,media=video,encoding-name=H264,clock-rate=90000,payload=96 ! "
-                "webrtcbin name=webrtc bundle-policy=max-bundle")
+                "webrtcbin name=webrtc bundle-policy=max-bundle", options)
     # Nothing reaches webrtcbin before DTLS is up, so no frame is lost.
     hold = peer.pipeline.get_by_name("hold").get_static_pad("src")
     probe = hold.add_probe(Gst.PadProbeType.BLOCK_DOWNSTREAM, lambda *_: Gst.PadProbeReturn.OK)
@@ -185,13 +248,21 @@ def publisher(url, token, seconds, path=None):
         sys.exit(f"webrtcbin made no offer: {reply}")
     offer = reply.get_value("offer")
     peer.call("set-local-description", offer)
-    sdp = peer.local_sdp()
+    if options.get("trickle"):  # the offer as it is now, without a candidate
+        text = peer.webrtc.get_property("local-description").sdp.as_text()
+        sdp = "".join(line + "\r\n" for line in text.split("\r\n")
+                      if line and not line.startswith(("a=candidate:", "a=end-of-candidates")))
+    else:
+        sdp = peer.local_sdp()
     posted = time.monotonic()
     status, headers, answer = request(url, "POST", token, sdp)
     result = {"status": status, "offer": sdp, "answer": answer}
     if status == 201:
         result["location"] = headers["Location"]
         peer.call("set-remote-description", peer.describe("answer", answer))
+        if options.get("trickle"):
+            result["etag"] = headers["ETag"]
+            trickle(peer, urllib.parse.urljoin(url, headers["Location"]), token, sdp, headers["ETag"], result)
         if peer.connected.wait(10):
             result["dtlsConnectedMs"] = round((time.monotonic() - posted) * 1000, 1)
         hold.remove_probe(probe)
@@ -204,7 +275,8 @@ def publisher(url, token, seconds, path=None):
     print(json.dumps(result), flush=True)
 
 
-def endpoint(output, token, timeout):
+def endpoint(output, token, timeout, options=None):
+    options = options or {}
     state = {"peer": None, "log": [], "firstFrameMs": None, "bytes": 0}
     done = threading.Event()
 
@@ -247,7 +319,7 @@ def endpoint(output, token, timeout):
             if state["peer"]:
                 return self.reply(409)
             posted = time.monotonic()
-            peer = Peer("webrtcbin name=webrtc bundle-policy=max-bundle")
+            peer = Peer("webrtcbin name=webrtc bundle-policy=max-bundle", options)
             state["peer"] = peer
             peer.webrtc.connect("pad-added", lambda _, pad: add_receiver(peer, pad, posted))
             peer.pipeline.set_state(Gst.State.PLAYING)
@@ -271,7 +343,10 @@ def endpoint(output, token, timeout):
         def log_message(self, *_):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        address_family = socket.AF_INET6 if ":" in options.get("host", "") else socket.AF_INET
+
+    server = Server((options.get("host", "127.0.0.1"), 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     loop = start_main_loop()
     print(json.dumps({"port": server.server_address[1]}), flush=True)
@@ -282,6 +357,7 @@ def endpoint(output, token, timeout):
     result = {"log": state["log"], "answeredMs": state.get("answeredMs"), "firstFrameMs": state["firstFrameMs"],
               "bytes": state["bytes"]}
     if peer:
+        result["pairCandidates"] = peer.pair_candidates()
         peer.stop()  # closes OUTPUT
         result.update(states=peer.states, errors=peer.errors)
     loop.quit()
@@ -289,11 +365,25 @@ def endpoint(output, token, timeout):
 
 
 def main():
-    mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    if mode == "publisher" and len(sys.argv) in (5, 6):
-        publisher(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5] if len(sys.argv) == 6 else None)
-    elif mode == "endpoint" and len(sys.argv) == 5:
-        endpoint(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    arguments, options = [], {}
+    words = iter(sys.argv[1:])
+    for word in words:
+        if word in ("--host", "--turn"):
+            options[word[2:]] = next(words, None) or sys.exit(f"{word} needs a value\n{__doc__}")
+        elif word in ("--relay", "--trickle"):
+            options[word[2:]] = True
+        elif word.startswith("--"):
+            sys.exit(f"unknown option {word}\n{__doc__}")
+        else:
+            arguments.append(word)
+    if options.get("host", "127.0.0.1") not in ("127.0.0.1", "::1"):
+        sys.exit(f"--host must be 127.0.0.1 or ::1\n{__doc__}")
+    mode = arguments[0] if arguments else ""
+    if mode == "publisher" and len(arguments) in (4, 5):
+        publisher(arguments[1], arguments[2], float(arguments[3]), arguments[4] if len(arguments) == 5 else None,
+                  options)
+    elif mode == "endpoint" and len(arguments) == 4 and not options.get("trickle"):
+        endpoint(arguments[1], arguments[2], float(arguments[3]), options)
     else:
         sys.exit(__doc__)
 
