@@ -18,24 +18,26 @@ struct JanusStreamingTests {
 
     /// The streaming plugin's configuration: mountpoint 1 takes H.264 RTP
     /// (payload type 96, Constrained Baseline level 3.1 in its SDP) on
-    /// 127.0.0.1:`port`.
-    static func mountpoint(port: UInt16) -> String {
-        """
-        general: {
-        }
-        live: {
-          type = "rtp"
-          id = 1
-          description = "codecs stream send"
-          audio = false
-          video = true
-          videoport = \(port)
-          videoiface = "127.0.0.1"
-          videopt = 96
-          videocodec = "h264"
-          videofmtp = "profile-level-id=42e01f;packetization-mode=1"
-        }
-        """
+    /// 127.0.0.1:`port`, and its source's RTCP on `port` + 1 when `rtcp`
+    /// (Janus then sends its feedback to the address the source's RTCP comes from).
+    static func mountpoint(port: UInt16, rtcp: Bool = false) -> String {
+        let rtcpLine = rtcp ? "\n  videortcpport = \(port + 1)" : ""
+        return """
+            general: {
+            }
+            live: {
+              type = "rtp"
+              id = 1
+              description = "codecs stream send"
+              audio = false
+              video = true
+              videoport = \(port)
+              videoiface = "127.0.0.1"
+              videopt = 96
+              videocodec = "h264"
+              videofmtp = "profile-level-id=42e01f;packetization-mode=1"\(rtcpLine)
+            }
+            """
     }
 
     /// When a tee forwarded its first datagram, and when it stopped.
