@@ -23,6 +23,12 @@ struct JanusVideoRoomTests {
             """
     }
 
+    /// Waits (up to 30 s) for `path`, which `peer` writes once it is ready.
+    static func waitForFile(_ path: String, of peer: BackgroundProcess) throws {
+        for _ in 0..<1500 where !FileManager.default.fileExists(atPath: path) { usleep(20_000) }
+        try #require(FileManager.default.fileExists(atPath: path), "\(peer.wait(timeout: 1).stderr)")
+    }
+
     /// `frames` the viewer decoded compared with `reference`: they must be
     /// the reference from some frame on (the subscriber joins once the
     /// publisher is in the room, so it starts at a keyframe after the first),
@@ -47,12 +53,14 @@ struct JanusVideoRoomTests {
         let janus = try JanusServer(plugins: ["janus.plugin.videoroom": Self.room(codec: "h264")])
         let directory = janus.directory
         let clip = directory.path("clip.h264")
-        try WHEPPeerTests.baselineClip(clip, size: "320x240", frames: 100, gop: 10)
+        try WHEPPeerTests.baselineClip(clip, size: "320x240", frames: 150, gop: 10)
         let reference = try ffmpegFrameMD5(path: clip)
         let whipPort = try freeTCPPort()
         let front = try janus.peer(["whip", janus.url, "1234", "\(whipPort)", "40"])
         #expect(tcpPortListens(whipPort, within: 10))
-        let subscriber = try janus.peer(["subscribe", janus.url, "1234", "\(reference.count - 1)", "8"])
+        let ready = directory.path("subscriber-ready")
+        let subscriber = try janus.peer(["subscribe", janus.url, "1234", "\(reference.count - 1)", "8", ready])
+        try Self.waitForFile(ready, of: subscriber)
         let sender = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
             ["stream", "send", "-i", clip, "whip+http://127.0.0.1:\(whipPort)/whip"], in: directory)
@@ -92,7 +100,11 @@ struct JanusVideoRoomTests {
         #expect(tcpPortListens(receivePort, within: 10))
         let front = try janus.peer(["whip", janus.url, "1234", "\(whipPort)", "40"])
         #expect(tcpPortListens(whipPort, within: 10))
-        let forward = try janus.peer(["forward", janus.url, "1234", "http://127.0.0.1:\(receivePort)/live", "40"])
+        let ready = directory.path("forward-ready")
+        let forward = try janus.peer([
+            "forward", janus.url, "1234", "http://127.0.0.1:\(receivePort)/live", "40", ready,
+        ])
+        try waitForFile(ready, of: forward)
         let sender = try BackgroundProcess(
             TestPaths.codecsExecutable.path,
             ["stream", "send", "-i", clip, "whip+http://127.0.0.1:\(whipPort)/whip"], in: directory)
@@ -113,9 +125,9 @@ struct JanusVideoRoomTests {
     @Test func ourPublisherIsForwardedToOurEndpoint() throws {
         let janus = try JanusServer(plugins: ["janus.plugin.videoroom": Self.room(codec: "h264")])
         let clip = janus.directory.path("clip.h264")
-        try WHEPPeerTests.baselineClip(clip, size: "320x240", frames: 100, gop: 10)
+        try WHEPPeerTests.baselineClip(clip, size: "320x240", frames: 150, gop: 10)
         let (frames, start, _) = try Self.forwardThroughJanus(codec: "h264", clip: clip, janus: janus)
-        print("janus videoroom h264 to our endpoint: \(frames.count) frames from frame \(start) of 100")
+        print("janus videoroom h264 to our endpoint: \(frames.count) frames from frame \(start) of 150")
     }
 
     /// H.265 (x265, a keyframe every 10 frames, no B-frames) through a room
@@ -125,10 +137,10 @@ struct JanusVideoRoomTests {
         let janus = try JanusServer(plugins: ["janus.plugin.videoroom": Self.room(codec: "h265")])
         let clip = janus.directory.path("clip.hevc")
         try ffmpegTestPattern(
-            size: "320x240", rate: 25, frames: 100,
+            size: "320x240", rate: 25, frames: 150,
             arguments: ["-c:v", "libx265", "-x265-params", "keyint=10:min-keyint=10:bframes=0:log-level=error"],
             to: clip)
         let (frames, start, _) = try Self.forwardThroughJanus(codec: "h265", clip: clip, janus: janus)
-        print("janus videoroom h265 to our endpoint: \(frames.count) frames from frame \(start) of 100")
+        print("janus videoroom h265 to our endpoint: \(frames.count) frames from frame \(start) of 150")
     }
 }

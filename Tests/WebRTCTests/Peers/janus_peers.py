@@ -11,17 +11,18 @@ usage:
       framemd5` hashes rawvideo). Prints JSON: per viewer the hashes, the
       time of the first decoded frame (seconds since 1970) and aiortc's
       packet counts.
-  janus_peers.py subscribe URL ROOM FRAMES TIMEOUT
-      an aiortc subscriber to the first publisher of VideoRoom ROOM; prints
-      JSON as watch does, for one viewer.
+  janus_peers.py subscribe URL ROOM FRAMES TIMEOUT [READY_FILE]
+      an aiortc subscriber to the first publisher of VideoRoom ROOM (READY_FILE
+      is written once it has a Janus session and looks for one); prints JSON
+      as watch does, for one viewer.
   janus_peers.py whip URL ROOM PORT TIMEOUT
       a WHIP endpoint (RFC 9725) on 127.0.0.1:PORT/whip for one publisher: its
       offer joins ROOM (join as publisher, then configure with the offer) and
       Janus's answer is the 201 reply; DELETE of the Location leaves the room.
       Ends after the DELETE or TIMEOUT seconds; prints JSON: the requests, the
       offer and the answer.
-  janus_peers.py forward URL ROOM WHIP_URL TIMEOUT
-      subscribes to the first publisher of ROOM and POSTs Janus's offer to
+  janus_peers.py forward URL ROOM WHIP_URL TIMEOUT [READY_FILE]
+      (READY_FILE as for subscribe) subscribes to the first publisher of ROOM and POSTs Janus's offer to
       WHIP_URL (a WHIP endpoint such as `codecs stream receive whip://`); its
       answer goes back to Janus with start. Ends when the publisher leaves or
       after TIMEOUT seconds; prints JSON: the offer, the answer, Janus's events.
@@ -159,7 +160,7 @@ async def receive(pc, offer, frames_wanted, timeout, answer_to):
     await asyncio.wait_for(connected, timeout)
     track = await asyncio.wait_for(track_ready, timeout)
 
-    async def decode(started):
+    async def decode():
         hashes, first = [], None
         while len(hashes) < frames_wanted:
             try:
@@ -195,17 +196,19 @@ async def watch(url, mountpoint, frames_wanted, viewers, timeout, ready_file):
 
         decoders.append(await receive(pc, offer, frames_wanted, timeout, start))
         await janus.webrtc_up(timeout)
-    started = [time.monotonic()]
     with open(ready_file, "w") as ready:
         ready.write("ready\n")
-    results = await asyncio.gather(*(decode(started) for decode in decoders))
+    results = await asyncio.gather(*(decode() for decode in decoders))
     for pc, janus in zip(pcs, sessions):
         await pc.close()
         janus.destroy()
     return {"viewers": results, "offer": offer["sdp"]}
 
 
-async def first_publisher(janus, room, timeout):
+async def first_publisher(janus, room, timeout, ready_file):
+    if ready_file:
+        with open(ready_file, "w") as ready:
+            ready.write("ready\n")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         participants = janus.message({"request": "listparticipants", "room": room})["participants"]
@@ -216,9 +219,9 @@ async def first_publisher(janus, room, timeout):
     raise TimeoutError(f"no publisher in room {room} within {timeout} s")
 
 
-async def subscribe(url, room, frames_wanted, timeout):
+async def subscribe(url, room, frames_wanted, timeout, ready_file):
     janus = JanusSession(url, "janus.plugin.videoroom")
-    feed = await first_publisher(janus, room, 30)
+    feed = await first_publisher(janus, room, 30, ready_file)
     janus.message({"request": "join", "ptype": "subscriber", "room": room, "streams": [{"feed": feed}]})
     _, offer = await janus.event(timeout, wanted=["videoroom"])
     pc = peer_connection()
@@ -227,7 +230,7 @@ async def subscribe(url, room, frames_wanted, timeout):
         janus.message({"request": "start"}, jsep=answer)
 
     decode = await receive(pc, offer, frames_wanted, timeout, start)
-    result = await decode([time.monotonic()])
+    result = await decode()
     await pc.close()
     janus.destroy()
     return {"viewers": [result], "offer": offer["sdp"], "events": janus.log}
@@ -278,9 +281,9 @@ async def whip(url, room, port, timeout):
     return {"requests": state["requests"], "offer": state["offer"], "answer": state["answer"], "events": events}
 
 
-async def forward(url, room, whip_url, timeout):
+async def forward(url, room, whip_url, timeout, ready_file):
     janus = JanusSession(url, "janus.plugin.videoroom")
-    feed = await first_publisher(janus, room, 30)
+    feed = await first_publisher(janus, room, 30, ready_file)
     janus.message({"request": "join", "ptype": "subscriber", "room": room, "streams": [{"feed": feed}]})
     _, offer = await janus.event(timeout, wanted=["videoroom"])
     request = urllib.request.Request(
@@ -305,14 +308,14 @@ def main():
         url, mountpoint, frames, viewers, timeout, ready = arguments
         result = watch(url, int(mountpoint), int(frames), int(viewers), float(timeout), ready)
     elif command == "subscribe":
-        url, room, frames, timeout = arguments
-        result = subscribe(url, int(room), int(frames), float(timeout))
+        url, room, frames, timeout = arguments[:4]
+        result = subscribe(url, int(room), int(frames), float(timeout), (arguments[4:] or [None])[0])
     elif command == "whip":
         url, room, port, timeout = arguments
         result = whip(url, int(room), int(port), float(timeout))
     elif command == "forward":
-        url, room, whip_url, timeout = arguments
-        result = forward(url, int(room), whip_url, float(timeout))
+        url, room, whip_url, timeout = arguments[:4]
+        result = forward(url, int(room), whip_url, float(timeout), (arguments[4:] or [None])[0])
     else:
         sys.exit(__doc__)
     print(json.dumps(asyncio.run(result)))
