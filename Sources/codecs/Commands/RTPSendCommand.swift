@@ -21,7 +21,10 @@ let rtpSendHelp = """
     loss indication or full intra request from a receiver makes the next
     frame a keyframe (when encoding; at most twice a second); a generic NACK
     (RFC 4585) is answered by sending the packets again from the last 1024
-    sent (2 MiB at most).
+    sent (2 MiB at most). The live defaults are what WebRTC viewers behind an
+    SFU need (Janus's streaming plugin: give the mountpoint videortcpport =
+    PORT+1 so its viewers' PLIs reach us); an SFU that never sends NACK, as
+    Janus's RTP input, needs a lossless link from here (README, Scaling out).
 
     send options:
       -i IN                      the clip
