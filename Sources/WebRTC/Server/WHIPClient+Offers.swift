@@ -70,7 +70,40 @@ extension WHIPClient {
         advertisedICEServers = ICEServer.parse(linkFields: response.linkFields)
         try allocateAdvertisedRelay(timeoutSeconds: timeoutSeconds)
         if tricklesCandidates { try trickle(to: session, entityTag: response.fields["etag"]) }
-        let answer = try SessionOffer(parsing: response.body, describing: "answer")
+        try establish(answer: response.body, started: started, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Connects with `exchange` in place of WHIP's POST, for a server with a
+    /// signalling API of its own (Janus VideoRoom: `configure` with our
+    /// offer): `exchange` gets our offer, with our host candidates and
+    /// `a=end-of-candidates`, and returns the server's answer; then ICE and
+    /// DTLS run as after a POST. There is no session URL, so ``finish()``
+    /// DELETEs nothing: end the session through that API.
+    ///
+    /// - Throws: `.unavailable` with the error of `exchange`; else as
+    ///   ``connect(timeoutSeconds:)`` for the answer and the handshake.
+    public func connect(timeoutSeconds: Double = 10, exchange: (String) throws -> String) throws(MediaError) {
+        let started = clock.now
+        try allocateRelay(from: iceServers, required: false, timeoutSeconds: timeoutSeconds)
+        try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))
+        let offer = offer(withCandidates: true)
+        sentOffer = offer
+        let answer: String
+        do {
+            answer = try exchange(offer)
+        } catch {
+            throw MediaError(.unavailable, "the offer's exchange failed: \(error)")
+        }
+        receivedAnswer = answer
+        try establish(answer: answer, started: started, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Checks `text`, the answer to our offer, and runs ICE and DTLS until
+    /// SRTP is keyed or `timeoutSeconds` after `started`.
+    private func establish(answer text: String, started: MediaTime, timeoutSeconds: Double)
+        throws(MediaError)
+    {
+        let answer = try SessionOffer(parsing: text, describing: "answer")
         guard let section = answer.sections.first(where: { $0.kind == "video" && $0.port != 0 }) else {
             throw .unsupported("the answer accepts no video")
         }
