@@ -1,6 +1,6 @@
 // Our WHIPClient publishing into Janus VideoRoom with no WHIP in between: the test speaks Janus's HTTP JSON API
 // itself (join as publisher, configure with the client's offer, Janus's answer back to the client through
-// connect(exchange:)), and an aiortc subscriber watches the room.
+// connect(exchange:)), and an aiortc subscriber watches the room; and connect(exchange:) without a server.
 import Foundation
 import MediaCore
 import TestSupport
@@ -138,8 +138,11 @@ struct JanusVideoRoomAPITests {
         let result = try #require(try JSONSerialization.jsonObject(with: watched.stdout) as? [String: Any])
         let viewer = try #require((result["viewers"] as? [[String: Any]])?.first)
         let frames = viewer["frames"] as? [String] ?? []
+        let firstFrame = (viewer["firstFrameAt"] as? Double ?? 0) - (result["joinedAt"] as? Double ?? 0)
         let start = JanusVideoRoomTests.expectSuffix(frames, of: reference, missingAtEnd: 1, "the aiortc subscriber")
-        print("janus videoroom via its API: sent 150, the subscriber decoded \(frames.count) from frame \(start)")
+        print(
+            "janus videoroom via its API: sent 150, the subscriber decoded \(frames.count) from frame \(start), "
+                + String(format: "its first %.2f s after it asked to join", firstFrame))
     }
 }
 

@@ -75,9 +75,11 @@ struct JanusVideoRoomTests {
         let result = try #require(try JSONSerialization.jsonObject(with: watched.stdout) as? [String: Any])
         let viewer = try #require((result["viewers"] as? [[String: Any]])?.first)
         let frames = viewer["frames"] as? [String] ?? []
+        let firstFrame = (viewer["firstFrameAt"] as? Double ?? 0) - (result["joinedAt"] as? Double ?? 0)
         let start = Self.expectSuffix(frames, of: reference, missingAtEnd: 1, "the aiortc subscriber")
         print(
-            "janus videoroom h264: sent \(reference.count), the subscriber decoded \(frames.count) from frame \(start)")
+            "janus videoroom h264: sent \(reference.count), the subscriber decoded \(frames.count) from frame \(start), "
+                + String(format: "its first %.2f s after it asked to join", firstFrame))
     }
 
     /// Our publisher into a room of `codec`, and our WHIP endpoint

@@ -14,7 +14,7 @@ usage:
   janus_peers.py subscribe URL ROOM FRAMES TIMEOUT [READY_FILE]
       an aiortc subscriber to the first publisher of VideoRoom ROOM (READY_FILE
       is written once it has a Janus session and looks for one); prints JSON
-      as watch does, for one viewer.
+      as watch does, for one viewer, and when it asked to join (joinedAt).
   janus_peers.py whip URL ROOM PORT TIMEOUT
       a WHIP endpoint (RFC 9725) on 127.0.0.1:PORT/whip for one publisher: its
       offer joins ROOM (join as publisher, then configure with the offer) and
@@ -222,6 +222,7 @@ async def first_publisher(janus, room, timeout, ready_file):
 async def subscribe(url, room, frames_wanted, timeout, ready_file):
     janus = JanusSession(url, "janus.plugin.videoroom")
     feed = await first_publisher(janus, room, 30, ready_file)
+    joined = time.time()
     janus.message({"request": "join", "ptype": "subscriber", "room": room, "streams": [{"feed": feed}]})
     _, offer = await janus.event(timeout, wanted=["videoroom"])
     pc = peer_connection()
@@ -233,7 +234,7 @@ async def subscribe(url, room, frames_wanted, timeout, ready_file):
     result = await decode()
     await pc.close()
     janus.destroy()
-    return {"viewers": [result], "offer": offer["sdp"], "events": janus.log}
+    return {"viewers": [result], "joinedAt": joined, "offer": offer["sdp"], "events": janus.log}
 
 
 async def whip(url, room, port, timeout):
