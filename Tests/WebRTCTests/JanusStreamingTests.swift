@@ -14,6 +14,8 @@ struct JanusStreamingTests {
         var viewers: [[String]]
         var firstFrameSeconds: [Double]
         var sent: String
+        /// RTP packets whose timestamp was before the previous packet's (B-frames on the wire).
+        var timestampsBackwards: Int
     }
 
     /// The streaming plugin's configuration: mountpoint 1 takes H.264 RTP
@@ -43,6 +45,7 @@ struct JanusStreamingTests {
     /// When a tee forwarded its first datagram, and when it stopped.
     final class TeeRun: @unchecked Sendable {
         var firstPacket: Date?
+        var timestampsBackwards = 0
         let done = DispatchSemaphore(value: 0)
     }
 
@@ -55,12 +58,18 @@ struct JanusStreamingTests {
             var buffer = [UInt8](repeating: 0, count: 2048)
             let deadline = Date().addingTimeInterval(40)
             var started = false
+            var previous: UInt32?
             while Date() < deadline {
                 guard let (count, _) = try? tee.receive(into: &buffer, timeout: .seconds(started ? 3 : 1)) else {
                     if started { break } else { continue }
                 }
                 if !started { run.firstPacket = Date() }
                 started = true
+                if count >= 12 {
+                    let timestamp = buffer[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                    if let previous, Int32(bitPattern: timestamp &- previous) < 0 { run.timestampsBackwards += 1 }
+                    previous = timestamp
+                }
                 for address in addresses { try? tee.send(buffer[0..<count], to: address) }
             }
             run.done.signal()
@@ -124,7 +133,7 @@ struct JanusStreamingTests {
             reference: reference, viewers: each.map { $0["frames"] as? [String] ?? [] },
             firstFrameSeconds: each.map {
                 ($0["firstFrameAt"] as? Double ?? 0) - (teeRun.firstPacket?.timeIntervalSince1970 ?? 0)
-            }, sent: sent.stderr)
+            }, sent: sent.stderr, timestampsBackwards: teeRun.timestampsBackwards)
     }
 
     /// A .y4m clip sent with the live defaults (no B-frames, Constrained
@@ -138,6 +147,7 @@ struct JanusStreamingTests {
         let outcome = try Self.run(clip: clip, frames: 100, options: [], in: directory)
         #expect(outcome.sent.contains("sent 100 frames"), "\(outcome.sent)")
         #expect(outcome.viewers.count == 3)
+        #expect(outcome.timestampsBackwards == 0)
         for (index, frames) in outcome.viewers.enumerated() {
             #expect(frames == Array(outcome.reference.prefix(99)), "viewer \(index + 1) decoded \(frames.count) of 99")
         }
@@ -156,6 +166,7 @@ struct JanusStreamingTests {
         let outcome = try Self.run(
             clip: clip, frames: 100, options: ["--profile", "high", "--bframes", "3"], in: directory)
         #expect(outcome.reference.count == 100)
+        #expect(outcome.timestampsBackwards > 0, "no B-frame on the wire")
         let reference = Set(outcome.reference)
         for (index, frames) in outcome.viewers.enumerated() {
             #expect(frames.count < 99, "viewer \(index + 1) decoded \(frames.count) of 99")
