@@ -16,16 +16,20 @@ usage:
       is written once it has a Janus session and looks for one); prints JSON
       as watch does, for one viewer, and when it asked to join (joinedAt).
   janus_peers.py whip URL ROOM PORT TIMEOUT
-      a WHIP endpoint (RFC 9725) on 127.0.0.1:PORT/whip for one publisher: its
-      offer joins ROOM (join as publisher, then configure with the offer) and
-      Janus's answer is the 201 reply; DELETE of the Location leaves the room.
-      Ends after the DELETE or TIMEOUT seconds; prints JSON: the requests, the
-      offer and the answer.
+      a WHIP endpoint (RFC 9725) on 127.0.0.1:PORT/whip for one publisher: join
+      ROOM as publisher, configure with the offer, Janus's answer in the 201;
+      DELETE leaves the room and ends it (else TIMEOUT seconds). Prints JSON:
+      the requests, the offer and the answer.
   janus_peers.py forward URL ROOM WHIP_URL TIMEOUT [READY_FILE]
       (READY_FILE as for subscribe) subscribes to the first publisher of ROOM and POSTs Janus's offer to
       WHIP_URL (a WHIP endpoint such as `codecs stream receive whip://`); its
       answer goes back to Janus with start. Ends when the publisher leaves or
       after TIMEOUT seconds; prints JSON: the offer, the answer, Janus's events.
+  janus_peers.py chromium URL MOUNTPOINT FRAMES VIEWERS TIMEOUT READY_FILE
+      as watch, with VIEWERS peer connections in one headless Chromium (loopback
+      candidates allowed; only its 127.0.0.1 candidates go to Janus); prints
+      JSON: per viewer getStats() inbound-rtp (framesDecoded, …) once the
+      counts stop growing for 3 s, FRAMES are decoded, or 60 s pass.
 URL is Janus's HTTP transport, e.g. http://127.0.0.1:8088/janus.
 """
 import asyncio
@@ -85,9 +89,7 @@ class JanusSession:
 
     def message(self, body, jsep=None):
         """Sends `body` to the plugin; a synchronous request's data, or None."""
-        request = {"janus": "message", "body": body}
-        if jsep:
-            request["jsep"] = jsep
+        request = dict({"janus": "message", "body": body}, **({"jsep": jsep} if jsep else {}))
         reply = self.post(f"{self.url}/{self.session}/{self.handle}", request)
         if reply.get("janus") == "success":
             data = reply["plugindata"]["data"]
@@ -104,9 +106,9 @@ class JanusSession:
                 raise TimeoutError(f"no webrtcup in {timeout} s; events: {self.log}")
             await asyncio.sleep(0.02)
 
-    async def event(self, timeout, wanted=None):
-        """The next plugin event (with its jsep, if any), or one whose data
-        has a key in `wanted`; a plugin error raises."""
+    async def event(self, timeout, wanted):
+        """The next plugin event (and its jsep) whose data has a key in
+        `wanted`; a plugin error raises."""
         loop = asyncio.get_running_loop()
         deadline = time.monotonic() + timeout
         while True:
@@ -117,29 +119,25 @@ class JanusSession:
                 event = await loop.run_in_executor(None, self.events.get, True, left)
             except queue.Empty:
                 continue
-            data = event.get("plugindata", {}).get("data")
-            if data is None:
-                continue
+            data = event.get("plugindata", {}).get("data", {})
             if "error" in data:
                 raise RuntimeError(f"Janus plugin error: {data}")
-            if wanted is None or any(key in data for key in wanted):
+            if any(key in data for key in wanted):
                 return data, event.get("jsep")
 
     def destroy(self):
         self.closed = True
         try:
             self.post(f"{self.url}/{self.session}", {"janus": "destroy"})
-        except Exception:
+        except Exception:  # an ended session is what is asked for
             pass
 
 
-def peer_connection():
-    return RTCPeerConnection(RTCConfiguration(iceServers=[]))
-
-
-async def receive(pc, offer, frames_wanted, timeout, answer_to):
-    """Answers `offer` with aiortc, hands the answer to `answer_to`, and
-    returns a coroutine factory that decodes up to `frames_wanted` frames."""
+async def receive(janus, offer, frames_wanted, timeout):
+    """Answers Janus's `offer` with aiortc (start with the answer); returns
+    the peer connection and a coroutine factory that decodes up to
+    `frames_wanted` frames."""
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     loop = asyncio.get_running_loop()
     track_ready = loop.create_future()
     connected = loop.create_future()
@@ -156,7 +154,7 @@ async def receive(pc, offer, frames_wanted, timeout, answer_to):
 
     await pc.setRemoteDescription(RTCSessionDescription(sdp=offer["sdp"], type="offer"))
     await pc.setLocalDescription(await pc.createAnswer())
-    await answer_to({"type": "answer", "sdp": pc.localDescription.sdp, "trickle": False})
+    janus.message({"request": "start"}, jsep={"type": "answer", "sdp": pc.localDescription.sdp, "trickle": False})
     await asyncio.wait_for(connected, timeout)
     track = await asyncio.wait_for(track_ready, timeout)
 
@@ -178,7 +176,7 @@ async def receive(pc, offer, frames_wanted, timeout, answer_to):
             "packetsLost": inbound[0].packetsLost if inbound else 0,
         }
 
-    return decode
+    return pc, decode
 
 
 async def watch(url, mountpoint, frames_wanted, viewers, timeout, ready_file):
@@ -188,13 +186,9 @@ async def watch(url, mountpoint, frames_wanted, viewers, timeout, ready_file):
         sessions.append(janus)
         janus.message({"request": "watch", "id": mountpoint})
         _, offer = await janus.event(timeout, wanted=["result"])
-        pc = peer_connection()
+        pc, decode = await receive(janus, offer, frames_wanted, timeout)
         pcs.append(pc)
-
-        async def start(answer, janus=janus):
-            janus.message({"request": "start"}, jsep=answer)
-
-        decoders.append(await receive(pc, offer, frames_wanted, timeout, start))
+        decoders.append(decode)
         await janus.webrtc_up(timeout)
     with open(ready_file, "w") as ready:
         ready.write("ready\n")
@@ -225,12 +219,7 @@ async def subscribe(url, room, frames_wanted, timeout, ready_file):
     joined = time.time()
     janus.message({"request": "join", "ptype": "subscriber", "room": room, "streams": [{"feed": feed}]})
     _, offer = await janus.event(timeout, wanted=["videoroom"])
-    pc = peer_connection()
-
-    async def start(answer):
-        janus.message({"request": "start"}, jsep=answer)
-
-    decode = await receive(pc, offer, frames_wanted, timeout, start)
+    pc, decode = await receive(janus, offer, frames_wanted, timeout)
     result = await decode()
     await pc.close()
     janus.destroy()
@@ -271,15 +260,12 @@ async def whip(url, room, port, timeout):
         writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", port)
-    try:
-        await asyncio.wait_for(done.wait(), timeout)
-    except asyncio.TimeoutError:
-        pass
+    await asyncio.wait([asyncio.ensure_future(done.wait())], timeout=timeout)
     server.close()
-    events = state["janus"].log if state["janus"] else []
-    if state["janus"]:
-        state["janus"].destroy()
-    return {"requests": state["requests"], "offer": state["offer"], "answer": state["answer"], "events": events}
+    janus = state.pop("janus")
+    if janus:
+        janus.destroy()
+    return dict(state, events=janus.log if janus else [])
 
 
 async def forward(url, room, whip_url, timeout, ready_file):
@@ -303,11 +289,96 @@ async def forward(url, room, whip_url, timeout, ready_file):
     return {"status": status, "offer": offer["sdp"], "answer": answer, "ended": ended, "events": janus.log}
 
 
+ANSWER = """
+const [offer, done] = [arguments[0], arguments[arguments.length - 1]];
+const pc = new RTCPeerConnection({iceServers: []});
+(window.viewers = window.viewers || []).push(pc);
+pc.ontrack = (event) => document.body.appendChild(
+  Object.assign(document.createElement("video"),
+                {muted: true, autoplay: true, srcObject: new MediaStream([event.track])}));
+pc.setRemoteDescription({type: "offer", sdp: offer})
+  .then(() => pc.createAnswer()).then((answer) => pc.setLocalDescription(answer))
+  .then(() => new Promise((resolve) => {
+    if (pc.iceGatheringState === "complete") return resolve();
+    pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === "complete") resolve(); };
+  }))
+  .then(() => done(pc.localDescription.sdp), (error) => done("error: " + error));
+"""
+STATES = "return window.viewers.map((pc) => pc.connectionState);"
+STATS = """
+const done = arguments[arguments.length - 1];
+Promise.all(window.viewers.map((pc) => pc.getStats())).then((reports) => done(reports.map((report) => {
+  let inbound = {};
+  report.forEach((entry) => { if (entry.type === "inbound-rtp" && entry.kind === "video") inbound = entry; });
+  return inbound;
+})), (error) => done("error: " + error));
+"""
+
+
+def loopback_only(sdp):
+    """`sdp` without the candidates of other addresses than 127.0.0.1."""
+    lines = [line for line in sdp.split("\r\n")
+             if not line.startswith("a=candidate:") or line.split(" ")[4] == "127.0.0.1"]
+    return "\r\n".join(lines)
+
+
+def chromium(url, mountpoint, frames_wanted, viewers, timeout, ready_file):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--allow-loopback-in-peer-connection", "--autoplay-policy=no-user-gesture-required",
+                     "--disable-features=WebRtcHideLocalIpsWithMdns"]:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_script_timeout(30)
+    sessions = []
+    try:
+        driver.get("about:blank")
+        for _ in range(viewers):
+            janus = JanusSession(url, "janus.plugin.streaming")
+            sessions.append(janus)
+            janus.message({"request": "watch", "id": mountpoint})
+            _, offer = asyncio.run(janus.event(timeout, wanted=["result"]))
+            answer = driver.execute_async_script(ANSWER, offer["sdp"])
+            if answer.startswith("error"):
+                raise RuntimeError(answer)
+            janus.message({"request": "start"}, jsep={"type": "answer", "sdp": loopback_only(answer),
+                                                      "trickle": False})
+        deadline = time.time() + timeout
+        while driver.execute_script(STATES) != ["connected"] * viewers:
+            if time.time() > deadline:
+                raise TimeoutError(f"Chromium's peer connections: {driver.execute_script(STATES)}")
+            time.sleep(0.05)
+        for janus in sessions:
+            asyncio.run(janus.webrtc_up(timeout))
+        with open(ready_file, "w") as ready:
+            ready.write("ready\n")
+        last, steady_since, stats = None, time.time(), []
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            stats = driver.execute_async_script(STATS)
+            decoded = [entry.get("framesDecoded", 0) for entry in stats]
+            if decoded != last:
+                last, steady_since = decoded, time.time()
+            elif min(decoded) >= frames_wanted or (max(decoded) > 0 and time.time() - steady_since > 3):
+                break
+            time.sleep(0.25)
+        return {"viewers": stats}
+    finally:
+        driver.quit()
+        for janus in sessions:
+            janus.destroy()
+
+
 def main():
     command, arguments = sys.argv[1], sys.argv[2:]
     if command == "watch":
         url, mountpoint, frames, viewers, timeout, ready = arguments
         result = watch(url, int(mountpoint), int(frames), int(viewers), float(timeout), ready)
+    elif command == "chromium":
+        url, mountpoint, frames, viewers, timeout, ready = arguments
+        result = chromium(url, int(mountpoint), int(frames), int(viewers), float(timeout), ready)
     elif command == "subscribe":
         url, room, frames, timeout = arguments[:4]
         result = subscribe(url, int(room), int(frames), float(timeout), (arguments[4:] or [None])[0])
@@ -319,7 +390,7 @@ def main():
         result = forward(url, int(room), whip_url, float(timeout), (arguments[4:] or [None])[0])
     else:
         sys.exit(__doc__)
-    print(json.dumps(asyncio.run(result)))
+    print(json.dumps(asyncio.run(result) if asyncio.iscoroutine(result) else result))
 
 
 main()
