@@ -111,9 +111,10 @@ struct JanusVideoRoomTests {
             TestPaths.codecsExecutable.path,
             ["stream", "send", "-i", clip, "whip+http://127.0.0.1:\(whipPort)/whip"], in: directory)
         let sent = sender.wait(timeout: 40)
+        // Our endpoint ends when Janus closes DTLS, then Janus's hangup ends the forwarding.
+        let received = receiver.wait(timeout: 40)
         let forwarded = forward.wait(timeout: 20)
         _ = front.wait(timeout: 10)
-        let received = receiver.wait(timeout: 40)
         let log = janus.stop()
         #expect(sent.status == 0, "\(sent.stderr)\n\(log.suffix(3000))")
         #expect(forwarded.status == 0, "\(forwarded.stderr.suffix(3000))")

@@ -21,10 +21,11 @@ usage:
       DELETE leaves the room and ends it (else TIMEOUT seconds). Prints JSON:
       the requests, the offer and the answer.
   janus_peers.py forward URL ROOM WHIP_URL TIMEOUT [READY_FILE]
-      (READY_FILE as for subscribe) subscribes to the first publisher of ROOM and POSTs Janus's offer to
-      WHIP_URL (a WHIP endpoint such as `codecs stream receive whip://`); its
-      answer goes back to Janus with start. Ends when the publisher leaves or
-      after TIMEOUT seconds; prints JSON: the offer, the answer, Janus's events.
+      subscribes to the first publisher of ROOM (READY_FILE as for subscribe)
+      and POSTs Janus's offer to WHIP_URL (a WHIP endpoint such as `codecs
+      stream receive whip://`); its answer goes back to Janus with start. Ends
+      when the publisher leaves or Janus hangs up, or after TIMEOUT seconds;
+      prints JSON: the offer, the answer, Janus's events.
   janus_peers.py chromium URL MOUNTPOINT FRAMES VIEWERS TIMEOUT READY_FILE
       as watch, with VIEWERS peer connections in one headless Chromium (loopback
       candidates allowed; only its 127.0.0.1 candidates go to Janus); prints
@@ -278,13 +279,13 @@ async def forward(url, room, whip_url, timeout, ready_file):
     with urllib.request.urlopen(request, timeout=10) as response:
         status, answer = response.status, response.read().decode()
     janus.message({"request": "start"}, jsep={"type": "answer", "sdp": answer, "trickle": False})
-    try:
-        await janus.event(timeout, wanted=["left", "unpublished", "streams"])
-        ended = "the publisher left"
-    except TimeoutError:
-        ended = "timeout"
-    except RuntimeError as error:
-        ended = str(error)
+    deadline, ended = time.monotonic() + timeout, "timeout"
+    while time.monotonic() < deadline and ended == "timeout":
+        for event in list(janus.log):
+            data = event.get("plugindata", {}).get("data", {})
+            if event.get("janus") == "hangup" or "left" in data or "unpublished" in data:
+                ended = "the publisher left"
+        await asyncio.sleep(0.05)
     janus.destroy()
     return {"status": status, "offer": offer["sdp"], "answer": answer, "ended": ended, "events": janus.log}
 
