@@ -23,6 +23,16 @@ private func snippet_Sources_LiveStreaming_LivePipeline_25() async throws {
     try await pipeline.run()  // or: try pipeline.run(until: { false })
 }
 
+// Sources/LiveStreaming/StreamReception.swift:11
+private func snippet_Sources_LiveStreaming_StreamReception_11() async throws {
+    let receiver = try MediaStreamReceiver(url: "tcp://127.0.0.1:9000", codec: .h264)
+    let reception = StreamReception(url: "tcp://127.0.0.1:9000", receiver: receiver)
+    var recorder = try StreamRecorder(path: "out.y4m", settings: .init(frameLimit: 30))
+    let end = reception.record(into: &recorder)
+    try recorder.finish()  // what arrived before an error is kept
+    if let error = end.failure { print("stopped: \(error.message)") }
+}
+
 // Sources/LiveStreaming/RoundTrip/RoundTripTrial.swift:22
 private func snippet_Sources_LiveStreaming_RoundTrip_RoundTripTrial_22() async throws {
     var configuration = RoundTripTrial.Configuration()

@@ -43,6 +43,34 @@ struct GStreamerWHIPMatrixTests {
         return published
     }
 
+    /// webrtcbin publishes a fresh clip with `options` to our endpoint (`codecs stream receive` on `host`,
+    /// 127.0.0.1 or ::1, with the token and `--stats-json`); expects what ``publish(_:to:endpoint:_:sourceLocation:)``
+    /// expects and every frame bit-exact. Returns what the publisher printed and the endpoint's statistics.
+    static func publishToOurEndpoint(
+        host: String = "127.0.0.1", _ options: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (published: [String: Any], stats: [String: Any]) {
+        let directory = try TemporaryDirectory()
+        let input = try prepare(directory)
+        let output = directory.path("received.h264")
+        let statsPath = directory.path("stats.json")
+        let extra = ["--token-file", directory.path("token"), "--stats-json", statsPath]
+        let (endpoint, port) = try WHIPSendExitTests.startEndpoint(output: output, in: directory, host: host, extra)
+        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let published = try publish(
+            input, to: "http://\(authority)/live", endpoint: endpoint, options, sourceLocation: sourceLocation)
+        try expectBitExact(input, output, sourceLocation: sourceLocation)
+        return (published, try WHEPPeerTests.stats(statsPath))
+    }
+
+    /// FFmpeg decodes the 50 frames of `input` and the same MD5s from `output`.
+    static func expectBitExact(
+        _ input: String, _ output: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let source = try ffmpegFrameMD5(path: input)
+        #expect(source.count == 50, sourceLocation: sourceLocation)
+        #expect(try ffmpegFrameMD5(path: output) == source, sourceLocation: sourceLocation)
+    }
+
     /// The `a=candidate:` lines of `sdp`.
     static func candidates(_ sdp: Any?) -> [String] {
         ((sdp as? String) ?? "").components(separatedBy: "\r\n").filter { $0.hasPrefix("a=candidate:") }
@@ -61,20 +89,11 @@ struct GStreamerWHIPMatrixTests {
     /// DTLS connect, and every frame FFmpeg decodes from what the endpoint
     /// wrote has the MD5 of the file's.
     @Test func webrtcbinTricklesItsCandidatesToOurEndpoint() throws {
-        let directory = try TemporaryDirectory()
-        let input = try Self.prepare(directory)
-        let output = directory.path("received.h264")
-        let (endpoint, port) = try WHIPSendExitTests.startEndpoint(
-            output: output, in: directory, ["--token-file", directory.path("token")])
-        let published = try Self.publish(
-            input, to: "http://127.0.0.1:\(port)/live", endpoint: endpoint, ["--trickle"])
+        let (published, _) = try Self.publishToOurEndpoint(["--trickle"])
         #expect(Self.candidates(published["offer"]) == [], "the offer was not sent before its candidates")
         let trickled = try #require(published["trickled"] as? [String], "\(published)")
         #expect(!trickled.isEmpty)
         #expect(published["patchStatuses"] as? [Int] == Array(repeating: 204, count: trickled.count), "\(published)")
-        let source = try ffmpegFrameMD5(path: input)
-        #expect(source.count == 50)
-        #expect(try ffmpegFrameMD5(path: output) == source)
         print(
             "webrtcbin trickling → our WHIP endpoint: POST to DTLS connected \(published["dtlsConnectedMs"] ?? "-") ms")
     }
@@ -85,22 +104,12 @@ struct GStreamerWHIPMatrixTests {
     @Test func webrtcbinPublishesOnlyThroughCoturnToOurEndpoint() throws {
         let turn = try CoturnServer()
         defer { turn.stop() }
-        let directory = try TemporaryDirectory()
-        let input = try Self.prepare(directory)
-        let output = directory.path("received.h264")
-        let statsPath = directory.path("stats.json")
-        let (endpoint, port) = try WHIPSendExitTests.startEndpoint(
-            output: output, in: directory, ["--token-file", directory.path("token"), "--stats-json", statsPath])
-        let published = try Self.publish(
-            input, to: "http://127.0.0.1:\(port)/live", endpoint: endpoint,
+        let (published, stats) = try Self.publishToOurEndpoint(
             ["--turn", "turn://u:p@127.0.0.1:\(turn.port)", "--relay"])
         let offered = Self.candidates(published["offer"])
         #expect(offered.count == 1 && offered.allSatisfy { $0.contains(" typ relay ") }, "\(offered)")
         let relayed = try #require(offered.first.map(Self.address))
-        #expect(try WHEPPeerTests.stats(statsPath)["remoteAddress"] as? String == relayed)
-        let source = try ffmpegFrameMD5(path: input)
-        #expect(source.count == 50)
-        #expect(try ffmpegFrameMD5(path: output) == source)
+        #expect(stats["remoteAddress"] as? String == relayed)
         print(
             "webrtcbin relayed by coturn → our WHIP endpoint: POST to DTLS connected \(published["dtlsConnectedMs"] ?? "-") ms"
         )
@@ -137,21 +146,11 @@ struct GStreamerWHIPMatrixTests {
     /// endpoint saw the media come from one of them, and every frame is
     /// bit-exact.
     @Test func webrtcbinPublishesOverIPv6ToOurEndpoint() throws {
-        let directory = try TemporaryDirectory()
-        let input = try Self.prepare(directory)
-        let output = directory.path("received.h264")
-        let statsPath = directory.path("stats.json")
-        let (endpoint, port) = try Self.startIPv6Endpoint(
-            output: output, in: directory, ["--token-file", directory.path("token"), "--stats-json", statsPath])
-        let published = try Self.publish(
-            input, to: "http://[::1]:\(port)/live", endpoint: endpoint, ["--host", "::1"])
+        let (published, stats) = try Self.publishToOurEndpoint(host: "::1", ["--host", "::1"])
         let offered = Self.candidates(published["offer"])
         #expect(!offered.isEmpty && offered.allSatisfy { $0.contains(" ::1 ") }, "\(offered)")
-        let remote = try #require(WHEPPeerTests.stats(statsPath)["remoteAddress"] as? String)
+        let remote = try #require(stats["remoteAddress"] as? String)
         #expect(offered.map(Self.address).contains(remote), "\(remote) \(offered)")
-        let source = try ffmpegFrameMD5(path: input)
-        #expect(source.count == 50)
-        #expect(try ffmpegFrameMD5(path: output) == source)
         print(
             "webrtcbin → our WHIP endpoint over ::1: POST to DTLS connected \(published["dtlsConnectedMs"] ?? "-") ms")
     }
@@ -174,32 +173,6 @@ struct GStreamerWHIPMatrixTests {
         print(
             "our WHIP client → webrtcbin over ::1: POST to the answer \(received["answeredMs"] ?? "-") ms, to the first frame depayloaded \(received["firstFrameMs"] ?? "-") ms"
         )
-    }
-
-    /// Starts `codecs stream receive whip://[::1]:PORT/live` on a free port
-    /// and waits until it listens (read from /proc/net/tcp6).
-    static func startIPv6Endpoint(output: String, in directory: TemporaryDirectory, _ extra: [String]) throws -> (
-        BackgroundProcess, Int
-    ) {
-        for _ in 0..<5 {
-            let port = try freeTCPPort()
-            let endpoint = try BackgroundProcess(
-                TestPaths.codecsExecutable.path,
-                ["stream", "receive", "whip://[::1]:\(port)/live", "-o", output, "--timeout", "30"] + extra,
-                in: directory)
-            let wanted = String(format: "00000000000000000000000001000000:%04X", port)
-            for _ in 0..<250 {
-                let table = (try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? ""
-                let listening = table.split(separator: "\n").contains {
-                    let fields = $0.split(separator: " ")
-                    return fields.count > 3 && fields[1] == wanted && fields[3] == "0A"
-                }
-                if listening { return (endpoint, port) }
-                usleep(20_000)
-            }
-            endpoint.wait(timeout: 0)
-        }
-        throw ProcessError("the WHIP endpoint did not listen on ::1")
     }
 
     /// Runs webrtcbin as the endpoint on `host` and our client publishing
@@ -239,9 +212,7 @@ struct GStreamerWHIPMatrixTests {
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statsPath)))
                 as? [String: Any], sourceLocation: sourceLocation)
         #expect(stats["framesSent"] as? Int == 50, sourceLocation: sourceLocation)
-        let source = try ffmpegFrameMD5(path: input)
-        #expect(source.count == 50, sourceLocation: sourceLocation)
-        #expect(try ffmpegFrameMD5(path: output) == source, sourceLocation: sourceLocation)
+        try expectBitExact(input, output, sourceLocation: sourceLocation)
         return (received, stats)
     }
 }

@@ -15,22 +15,41 @@ struct WHIPSendExitTests {
         ["stream", "send", "-i", input, "whip+http://127.0.0.1:\(port)/live"] + extra
     }
 
-    /// Starts `codecs stream receive whip://…` on a free port and waits
-    /// until its HTTP port listens (read from /proc/net/tcp, so that no
-    /// connection is spent finding out).
-    static func startEndpoint(output: String, in directory: TemporaryDirectory, _ extra: [String] = []) throws -> (
-        BackgroundProcess, Int
-    ) {
+    /// Starts `codecs stream receive whip://HOST:PORT/live` on a free port (`host` 127.0.0.1 or ::1) and waits
+    /// until its HTTP port listens (read from /proc/net/tcp or tcp6, so that no connection is spent finding out).
+    static func startEndpoint(
+        output: String, in directory: TemporaryDirectory, host: String = "127.0.0.1", _ extra: [String] = []
+    ) throws -> (BackgroundProcess, Int) {
         for _ in 0..<5 {
             let port = try freeTCPPort()
+            let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
             let endpoint = try BackgroundProcess(
                 TestPaths.codecsExecutable.path,
-                ["stream", "receive", "whip://127.0.0.1:\(port)/live", "-o", output, "--timeout", "30"] + extra,
+                ["stream", "receive", "whip://\(authority)/live", "-o", output, "--timeout", "30"] + extra,
                 in: directory)
-            if tcpPortListens(port, within: 5) { return (endpoint, port) }
+            if host.contains(":") ? ipv6LoopbackListens(port, within: 5) : tcpPortListens(port, within: 5) {
+                return (endpoint, port)
+            }
             endpoint.wait(timeout: 0)
         }
-        throw ProcessError("the WHIP endpoint did not listen")
+        throw ProcessError("the WHIP endpoint did not listen on \(host)")
+    }
+
+    /// Whether a socket listens on TCP [::1]:`port` (`/proc/net/tcp6`, state 0A), looked up every 20 ms for up
+    /// to `seconds`.
+    static func ipv6LoopbackListens(_ port: Int, within seconds: Double) -> Bool {
+        let wanted = String(format: "00000000000000000000000001000000:%04X", port)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let table = (try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? ""
+            let listening = table.split(separator: "\n").contains {
+                let fields = $0.split(separator: " ")
+                return fields.count > 3 && fields[1] == wanted && fields[3] == "0A"
+            }
+            if listening { return true }
+            usleep(20_000)
+        }
+        return false
     }
 
     /// What the background processes in `directory` wrote to standard error so far.

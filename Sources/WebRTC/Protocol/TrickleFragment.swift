@@ -34,13 +34,17 @@ public struct TrickleFragment: Sendable, Hashable {
 
     /// Reads `text`: lines `a=`, `m=` and others of the SDP grammar (CR LF or LF).
     ///
-    /// - Throws: `.invalidData` for a line that is not `x=value`, a candidate line with too few fields or a port
+    /// - Throws: `.invalidData` for a line that is not `x=value` or holds a CR before its end, a candidate line with too few fields or a port
     ///   outside 1–65535, more than ``maximumCandidates`` candidates, or an ice-ufrag without an ice-pwd (or the
     ///   other way round).
     public init(parsing text: String) throws(MediaError) {
         for raw in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             let line = raw.hasSuffix("\r") ? raw.dropLast() : raw[...]
             if line.isEmpty { continue }
+            // RFC 8866 9: a value holds no CR; one left inside a line could not be written back as it came.
+            guard !line.contains("\r") else {
+                throw .invalidData("the SDP fragment has a CR inside a line: \(line.prefix(80).debugDescription)")
+            }
             guard line.count >= 2, line.dropFirst().first == "=", let type = line.first, type.isLetter else {
                 throw .invalidData("the SDP fragment has a line that is not TYPE=VALUE: \(line.prefix(80))")
             }

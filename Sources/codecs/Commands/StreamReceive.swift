@@ -1,6 +1,7 @@
 import DecodeSession
 import FormatConv
 import Foundation
+import LiveStreaming
 import MediaCore
 import MediaIO
 import RTPPayload
@@ -9,54 +10,28 @@ import WebRTC
 
 // `codecs stream receive URL -o OUT`: the one receive handler. A route opens
 // its source (MediaIO's MediaStreamReceiver, or a WHIP endpoint for whip://);
-// one loop hands what arrives to MediaIO's StreamRecorder (decoded Y4M, or as
-// received with the other tracks) and one summary is printed. What arrived
-// before a failure is kept.
+// LiveStreaming's StreamReception hands what arrives to MediaIO's
+// StreamRecorder (decoded Y4M, or as received with the other tracks) and one
+// summary is printed. What arrived before a failure is kept.
 
-/// The receiver a route opened: MediaIO's, or a WHIP endpoint's.
+/// The reception a route opened, with the route's part of the summary.
 final class ReceiveSource {
-    let url: String
-    let receiver: MediaStreamReceiver?
-    let endpoint: WHIPEndpoint?
+    let reception: StreamReception
+    var url: String { reception.url }
+    var receiver: MediaStreamReceiver? { reception.receiver }
     /// The route's part of the summary, after the output's.
     var summary: () -> String = { "" }
     /// `--stats-json FILE`, written at the end (the decoder's session when one ran).
     var writeStatistics: (_ path: String, _ decoder: DecompressionSession?) throws(MediaError) -> Void = { _, _ in }
-    private var endpointTimeout = 30.0
 
     init(url: String, receiver: MediaStreamReceiver) {
-        self.url = url
-        self.receiver = receiver
-        endpoint = nil
-        receiver.stopRequested = { StopSignal.requested != nil }
+        reception = StreamReception(url: url, receiver: receiver, stopRequested: { StopSignal.requested != nil })
     }
 
     init(url: String, endpoint: WHIPEndpoint, timeout: Double) {
-        self.url = url
-        receiver = nil
-        self.endpoint = endpoint
-        endpointTimeout = timeout
-    }
-
-    /// The next event; nil at the end (the sender's end, a stop).
-    func next() throws(MediaError) -> MediaStreamReceiver.Event? {
-        if let receiver { return try receiver.next() }
-        let sample = try endpoint!.nextSample(
-            firstPublisherWithin: .seconds(endpointTimeout), stopRequested: { StopSignal.requested != nil })
-        return sample.map { .sample($0) }
-    }
-
-    /// Ends reception: what the receiver still holds (a jitter buffer's or
-    /// an assembler's last access units, the endpoint's last samples).
-    func drain(failed: Bool) throws(MediaError) -> [MediaStreamReceiver.Event] {
-        if let endpoint {
-            endpoint.close()
-            return failed ? [] : endpoint.takeReceivedSamples().map { .sample($0) }
-        }
-        var events: [MediaStreamReceiver.Event] = []
-        try receiver!.finish()
-        while let event = try receiver!.next() { events.append(event) }
-        return events
+        reception = StreamReception(
+            url: url, endpoint: endpoint, firstPublisherWithin: timeout,
+            stopRequested: { StopSignal.requested != nil })
     }
 }
 
@@ -107,21 +82,13 @@ enum StreamReceive {
         // An error or a timeout in the middle of the stream ends the
         // reception, not the output: what arrived before it is finished and
         // kept, then the error is reported and the exit status is 1.
-        var failure: MediaError? = nil
-        do throws(MediaError) {
-            while !output.isSatisfied, let event = try source.next() { try output.record(event, from: source.receiver) }
-        } catch {
+        let end = source.reception.record(into: &output)
+        var failure = end.drainError
+        if let error = end.receiveError {
             failure = error
             if error.code == .timedOut, error.message.hasSuffix("; giving up") {
                 failure = MediaError(.timedOut, error.message + " (--timeout sets the wait)")
             }
-        }
-        do throws(MediaError) {
-            for event in try source.drain(failed: failure != nil) where !output.isSatisfied {
-                try output.record(event, from: source.receiver)
-            }
-        } catch {
-            failure = failure ?? error
         }
         do throws(MediaError) {
             try output.finish()

@@ -6,6 +6,12 @@ statistics (and the selected candidate pair's availableOutgoingBitrate)
 are read and the session is DELETEd. Prints JSON: statuses,
 Location, and the statistics.
 
+With trickle (whip_chromium_trickle.py, RFC 9725 4.3) the offer is POSTed
+at once without candidates, and the candidates Chromium gathers are
+PATCHed to the session URL in one application/trickle-ice-sdpfrag body
+(its ice-ufrag and ice-pwd, the m= line's mid, the candidates,
+a=end-of-candidates) with If-Match naming the 201's ETag.
+
 usage: whip_chromium.py PAGE_URL WHIP_PATH SECONDS
 """
 import json
@@ -14,8 +20,10 @@ import time
 
 from peer_common import start_chromium
 
-START = """
-const [path, done] = [arguments[0], arguments[arguments.length - 1]];
+# The canvas animation, its track, the peer connection (and, trickling, the
+# candidates it gathers) and the offer with H.264 preferred.
+OFFER = """
+const [path, trickle, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
 (async () => {
   const canvas = document.createElement('canvas');
   canvas.width = 320; canvas.height = 240;
@@ -31,23 +39,42 @@ const [path, done] = [arguments[0], arguments[arguments.length - 1]];
   }, 33);
   const track = canvas.captureStream(30).getVideoTracks()[0];
   const pc = new RTCPeerConnection();
+  const candidates = [];
+  const gathered = new Promise((resolve) => {
+    pc.addEventListener('icecandidate', (event) => {
+      if (event.candidate && event.candidate.candidate) candidates.push(event.candidate.candidate);
+      if (!event.candidate) resolve();
+    });
+    setTimeout(resolve, 3000);
+  });
   const transceiver = pc.addTransceiver(track, {direction: 'sendonly'});
   const h264 = RTCRtpSender.getCapabilities('video').codecs.filter(
     (c) => c.mimeType === 'video/H264' && (c.sdpFmtpLine || '').includes('packetization-mode=1'));
   transceiver.setCodecPreferences(h264);
   await pc.setLocalDescription(await pc.createOffer());
-  await new Promise((resolve) => {
-    if (pc.iceGatheringState === 'complete') return resolve();
-    pc.addEventListener('icegatheringstatechange', () => pc.iceGatheringState === 'complete' && resolve());
-    setTimeout(resolve, 3000);
-  });
-  const response = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/sdp'},
-                                      body: pc.localDescription.sdp});
+  if (!trickle) await gathered;
+  const offer = !trickle ? pc.localDescription.sdp : pc.localDescription.sdp.split('\\r\\n')
+    .filter((line) => !line.startsWith('a=candidate:') && line !== 'a=end-of-candidates').join('\\r\\n');
+  const response = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/sdp'}, body: offer});
   const answer = await response.text();
-  window.publisher = {pc, track, timer, location: response.headers.get('Location')};
+  const location = response.headers.get('Location');
+  window.publisher = {pc, track, timer, location};
   if (response.status !== 201) return done({status: response.status, error: answer});
   await pc.setRemoteDescription({type: 'answer', sdp: answer});
-  done({status: response.status, location: window.publisher.location, codecs: h264.length});
+  if (!trickle) return done({status: response.status, location, codecs: h264.length});
+  const etag = response.headers.get('ETag');
+  await gathered;
+  const sdp = pc.localDescription.sdp;
+  const ufrag = sdp.match(/a=ice-ufrag:(\\S+)/)[1];
+  const pwd = sdp.match(/a=ice-pwd:(\\S+)/)[1];
+  const mid = transceiver.mid;
+  const fragment = [`a=ice-ufrag:${ufrag}`, `a=ice-pwd:${pwd}`, 'm=video 9 UDP/TLS/RTP/SAVPF 0', `a=mid:${mid}`]
+    .concat(candidates.map((c) => 'a=' + c), ['a=end-of-candidates']).join('\\r\\n') + '\\r\\n';
+  const patch = await fetch(location, {method: 'PATCH', body: fragment,
+    headers: {'Content-Type': 'application/trickle-ice-sdpfrag', 'If-Match': etag}});
+  done({status: response.status, location, etag, offerHasCandidates: offer.includes('a=candidate:'),
+        acceptPatch: response.headers.get('Accept-Patch'), patchStatus: patch.status,
+        candidates: candidates.length, fragment});
 })().catch((error) => done({error: String(error)}));
 """
 
@@ -75,12 +102,14 @@ const done = arguments[arguments.length - 1];
 """
 
 
-def main():
+def publish(trickle):
+    """Publishes to argv's PAGE_URL and WHIP_PATH for SECONDS (trickling
+    the candidates when `trickle`) and prints the JSON."""
     page, path, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
     driver = start_chromium()
     try:
         driver.get(page)
-        result = {"start": driver.execute_async_script(START, path)}
+        result = {"start": driver.execute_async_script(OFFER, path, trickle)}
         if result["start"].get("status") == 201:
             time.sleep(seconds)
             result["stop"] = driver.execute_async_script(STOP)
@@ -89,4 +118,5 @@ def main():
         driver.quit()
 
 
-main()
+if __name__ == "__main__":
+    publish(trickle=False)

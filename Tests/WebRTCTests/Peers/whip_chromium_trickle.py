@@ -5,98 +5,10 @@ are PATCHed to the session URL in one application/trickle-ice-sdpfrag body
 a=end-of-candidates) with If-Match naming the 201's ETag. A canvas
 animation is sent for SECONDS, then the final outbound-rtp statistics are
 read and the session is DELETEd. Prints JSON: the statuses, the fragment
-sent and the statistics.
+sent and the statistics. The publisher is whip_chromium.py's.
 
 usage: whip_chromium_trickle.py PAGE_URL WHIP_PATH SECONDS
 """
-import json
-import sys
-import time
+from whip_chromium import publish
 
-from peer_common import start_chromium
-
-START = """
-const [path, done] = [arguments[0], arguments[arguments.length - 1]];
-(async () => {
-  const canvas = document.createElement('canvas');
-  canvas.width = 320; canvas.height = 240;
-  document.body.appendChild(canvas);
-  const context = canvas.getContext('2d');
-  let n = 0;
-  const timer = setInterval(() => {
-    context.fillStyle = `hsl(${(n * 7) % 360}, 80%, 50%)`;
-    context.fillRect(0, 0, 320, 240);
-    context.fillStyle = '#fff';
-    context.font = '64px sans-serif';
-    context.fillText(String(n++), 40, 140);
-  }, 33);
-  const track = canvas.captureStream(30).getVideoTracks()[0];
-  const pc = new RTCPeerConnection();
-  const candidates = [];
-  const gathered = new Promise((resolve) => {
-    pc.addEventListener('icecandidate', (event) => {
-      if (event.candidate && event.candidate.candidate) candidates.push(event.candidate.candidate);
-      if (!event.candidate) resolve();
-    });
-    setTimeout(resolve, 3000);
-  });
-  const transceiver = pc.addTransceiver(track, {direction: 'sendonly'});
-  const h264 = RTCRtpSender.getCapabilities('video').codecs.filter(
-    (c) => c.mimeType === 'video/H264' && (c.sdpFmtpLine || '').includes('packetization-mode=1'));
-  transceiver.setCodecPreferences(h264);
-  await pc.setLocalDescription(await pc.createOffer());
-  const offer = pc.localDescription.sdp.split('\\r\\n')
-    .filter((line) => !line.startsWith('a=candidate:') && line !== 'a=end-of-candidates').join('\\r\\n');
-  const response = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/sdp'}, body: offer});
-  const answer = await response.text();
-  const location = response.headers.get('Location');
-  window.publisher = {pc, track, timer, location};
-  if (response.status !== 201) return done({status: response.status, error: answer});
-  const etag = response.headers.get('ETag');
-  await pc.setRemoteDescription({type: 'answer', sdp: answer});
-  await gathered;
-  const sdp = pc.localDescription.sdp;
-  const ufrag = sdp.match(/a=ice-ufrag:(\\S+)/)[1];
-  const pwd = sdp.match(/a=ice-pwd:(\\S+)/)[1];
-  const mid = transceiver.mid;
-  const fragment = [`a=ice-ufrag:${ufrag}`, `a=ice-pwd:${pwd}`, 'm=video 9 UDP/TLS/RTP/SAVPF 0', `a=mid:${mid}`]
-    .concat(candidates.map((c) => 'a=' + c), ['a=end-of-candidates']).join('\\r\\n') + '\\r\\n';
-  const patch = await fetch(location, {method: 'PATCH', body: fragment,
-    headers: {'Content-Type': 'application/trickle-ice-sdpfrag', 'If-Match': etag}});
-  done({status: response.status, location, etag, offerHasCandidates: offer.includes('a=candidate:'),
-        acceptPatch: response.headers.get('Accept-Patch'), patchStatus: patch.status,
-        candidates: candidates.length, fragment});
-})().catch((error) => done({error: String(error)}));
-"""
-
-STOP = """
-const done = arguments[arguments.length - 1];
-(async () => {
-  const p = window.publisher;
-  clearInterval(p.timer);
-  p.track.stop();
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  let outbound = null;
-  (await p.pc.getStats()).forEach((s) => { if (s.type === 'outbound-rtp' && s.kind === 'video') outbound = s; });
-  const response = await fetch(p.location, {method: 'DELETE'});
-  p.pc.close();
-  done({outbound, deleteStatus: response.status});
-})().catch((error) => done({error: String(error)}));
-"""
-
-
-def main():
-    page, path, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    driver = start_chromium()
-    try:
-        driver.get(page)
-        result = {"start": driver.execute_async_script(START, path)}
-        if result["start"].get("status") == 201:
-            time.sleep(seconds)
-            result["stop"] = driver.execute_async_script(STOP)
-        print(json.dumps(result))
-    finally:
-        driver.quit()
-
-
-main()
+publish(trickle=True)
