@@ -1,4 +1,4 @@
-// When a TURN client refreshes its allocation, permissions and channel bindings (RFC 8656 7.3, 9, 12), without
+// When a TURN client refreshes its allocation, permissions and channel bindings (RFC 8656 8, 9, 12), without
 // I/O or a clock of its own.
 
 /// When a TURN client refreshes what the server keeps for it (RFC 8656): the allocation (a Refresh request) before
@@ -12,10 +12,10 @@
 ///
 /// ```swift
 /// var schedule = TURNRefreshSchedule()
-/// schedule.allocated(lifetime: 600, at: now)      // the Allocate's (or a Refresh's) LIFETIME
-/// schedule.bound(at: now)                         // the channels bound
-/// if schedule.isAllocationDue(at: now) { send(refresh) }
-/// if schedule.areBindingsDue(at: now) { for peer in peers { send(channelBind(peer)) } }
+/// schedule.allocated(lifetime: 600, at: 0)  // the Allocate's (or a Refresh's) LIFETIME, granted at 0 s
+/// schedule.bound(at: 0)  // the channels bound at 0 s
+/// if schedule.isAllocationDue(at: 540) { print("Refresh: 60 s before the 600 s end") }
+/// if schedule.areBindingsDue(at: 240) { print("ChannelBind again: 60 s before a permission's 300 s") }
 /// ```
 ///
 /// Permissions and channels have no LIFETIME attribute: a server that keeps them shorter (coturn's
