@@ -65,34 +65,38 @@ extension WHIPClient {
         return relay?.relayedAddress ?? UDPAddress(host: [0, 0, 0, 0], port: 9)
     }
 
-    /// A `turn:HOST[:PORT][?transport=udp|tcp]` (or, for `scheme` `stun:`, `stun:HOST[:PORT]`) URI's server
-    /// address and transport (a numeric IPv4 host or an IPv6 one in brackets; port 3478 by default); nil for a URI
-    /// of another scheme.
+    /// A `turn:HOST[:PORT][?transport=udp|tcp]` or `turns:HOST[:PORT][?transport=tcp]` (or, for `scheme`
+    /// `stun:`, `stun:HOST[:PORT]`) URI's server address, transport and whether TLS runs over it (a numeric IPv4
+    /// host or an IPv6 one in brackets; port 3478 by default, 5349 for `turns:`); nil for a URI of another scheme.
     ///
-    /// - Throws: `.unsupported` for `turns:`/`stuns:` (TLS to the server is not supported); `.invalidArgument` for
-    ///   a host that is not numeric, a bad port or transport.
+    /// - Throws: `.unsupported` for `stuns:` (STUN over TLS is not supported); `.invalidArgument` for a host that
+    ///   is not numeric, a bad port or transport (`turns:` over UDP, DTLS, is not supported either).
     static func serverAddress(_ server: ICEServer, scheme: String = "turn:") throws(MediaError) -> (
-        address: SocketAddress, transport: TURNClient.Transport
+        address: SocketAddress, transport: TURNClient.Transport, tls: Bool
     )? {
         let url = server.url
         let lowered = url.lowercased()
-        if lowered.hasPrefix("turns:") || lowered.hasPrefix("stuns:") {
-            throw .unsupported("ICE server \(url): TURN/STUN over TLS (turns:, stuns:) is not supported")
+        if lowered.hasPrefix("stuns:") {
+            throw .unsupported("ICE server \(url): STUN over TLS (stuns:) is not supported")
         }
-        guard lowered.hasPrefix(scheme) else { return nil }
-        var rest = Substring(url.dropFirst(scheme.count))
+        let tls = scheme == "turn:" && lowered.hasPrefix("turns:")
+        guard lowered.hasPrefix(scheme) || tls else { return nil }
+        var rest = Substring(url.dropFirst(tls ? 6 : scheme.count))
         var transport = TURNClient.Transport.udp
         if let query = rest.firstIndex(of: "?") {
             let parameter = rest[rest.index(after: query)...].lowercased()
             rest = rest[..<query]
             switch parameter {
+            case "transport=udp" where tls:
+                throw .invalidArgument("ICE server \(url): turns: runs over TCP (TURN over DTLS is not supported)")
             case "transport=udp": transport = .udp
             case "transport=tcp": transport = .tcp
             default: throw .invalidArgument("ICE server \(url): expected ?transport=udp or ?transport=tcp")
             }
         }
+        if tls { transport = .tcp }
         var host = String(rest)
-        var portText = "3478"
+        var portText = tls ? "5349" : "3478"
         if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
             host = String(rest[rest.index(after: rest.startIndex)..<close])
             let after = rest[rest.index(after: close)...]
@@ -107,7 +111,7 @@ extension WHIPClient {
             throw .invalidArgument("ICE server \(url): expected a numeric IPv4 host or an IPv6 one in brackets")
         }
         guard let port = UInt16(portText), port > 0 else { throw .invalidArgument("ICE server \(url): bad port") }
-        return (SocketAddress(numericHost: host, port: port), transport)
+        return (SocketAddress(numericHost: host, port: port), transport, tls)
     }
 
     /// Allocates a relay on the first TURN server of `servers` (``iceServers`` before the offer; the endpoint's
@@ -120,13 +124,14 @@ extension WHIPClient {
         relay?.close()
         relay = nil
         for server in servers {
-            guard let (address, transport) = try Self.serverAddress(server) else { continue }
+            guard let (address, transport, tls) = try Self.serverAddress(server) else { continue }
             let credentials = TURNClient.Credentials(
                 username: server.username ?? "", password: server.credential ?? "")
             do {
                 relay = try TURNAllocation(
                     server: address, transport: transport, credentials: credentials,
-                    timeout: .milliseconds(Int(min(timeoutSeconds, 10) * 1000)))
+                    timeout: .milliseconds(Int(min(timeoutSeconds, 10) * 1000)),
+                    tls: tls ? TURNAllocation.TLS(trustedCertificates: turnTrustedCertificates) : nil)
             } catch {
                 throw MediaError(error.code, "TURN server \(server.url): \(error.message)")
             }
@@ -134,7 +139,7 @@ extension WHIPClient {
             relayRefresh.allocated(lifetime: relayLifetime, at: clock.now.seconds)
             CodecLog.log(
                 .info, subsystem: "whip",
-                "relayed candidate \(relay!.relayedAddress) on \(server.url) over \(transport.rawValue)")
+                "relayed candidate \(relay!.relayedAddress) on \(server.url) over \(tls ? "TLS" : transport.rawValue)")
             return
         }
         if required && iceTransportPolicy == .relay {

@@ -96,12 +96,15 @@ public final class WHIPClient {
     /// The most 307/308 redirects followed for one request.
     public var maximumRedirects = 5
     /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`), set before
-    /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) the client allocates a relay
-    /// before the offer and offers a relayed candidate; on the first `stun:` server it learns
-    /// ``serverReflexiveAddress``. `turns:` and `stuns:` are refused. Without a `turn:` server here, the first
+    /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) or `turns:` server (TLS over
+    /// TCP, ``turnTrustedCertificates``) the client allocates a relay before the offer and offers a relayed
+    /// candidate; on the first `stun:` server it learns ``serverReflexiveAddress``. `stuns:` is refused. Without a `turn:` server here, the first
     /// one in ``advertisedICEServers`` is allocated on after the 201 (its failure is thrown under the relay policy,
     /// logged under `all`).
     public var iceServers: [ICEServer] = []
+    /// For a `turns:` server: a PEM file of the certificate authorities its certificate must chain to (a self-signed
+    /// certificate itself); nil: the system's. Its certificate must also name the server's IP address.
+    public var turnTrustedCertificates: String?
     /// Which candidates are offered and checked (``ICETransportPolicy``); set before ``connect(timeoutSeconds:)``.
     public var iceTransportPolicy = ICETransportPolicy.all
     /// The TURN allocation for the relayed candidate, once ``connect(timeoutSeconds:)`` made it.

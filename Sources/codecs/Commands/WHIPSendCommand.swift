@@ -43,7 +43,8 @@ enum WHIPSend {
                                      packets leave through a pacer at the estimator's pacing rate
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
-        Host, server-reflexive and relayed candidates (no TLS to STUN/TURN servers); http:// only (no TLS).
+        Host, server-reflexive and relayed candidates (turns: verifies the server against the system's
+        authorities; no stuns:); http:// only (no TLS).
         Exit status: 0 after a complete publish, 1 when the endpoint refuses it or stops answering, 2 for usage.
         """
 
