@@ -24,15 +24,19 @@ final class RequestUsernames: @unchecked Sendable {
 
 @Suite(.serialized)
 struct WHIPICERestartTests {
-    /// Restarted after half the clip: one restart, the client's ice-ufrag is new, the endpoint's binding requests
-    /// switch from `E1:C1` to `E2:C2` (both ufrags new, no old one after the first new one), and all 20 access
-    /// units (10 after the restart) arrive and decode to FFmpeg's frames.
-    @Test func restartKeepsMediaAndUsesTheNewCredentials() throws {
+    /// Restarted after half the clip, over the host pair and forced to the relay through coturn: one restart, the
+    /// client's ice-ufrag is new, the endpoint's binding requests switch from `E1:C1` to `E2:C2` (both ufrags new,
+    /// no old one after the first new one), and all 20 access units (10 after the restart) arrive and decode to
+    /// FFmpeg's frames.
+    @Test(arguments: [false, true])
+    func restartKeepsMediaAndUsesTheNewCredentials(relayed: Bool) throws {
+        let server = relayed ? try CoturnServer() : nil
+        defer { server?.stop() }
         let directory = try TemporaryDirectory()
         let (path, sent) = try WHIPRelayTests.clip(frames: 20, in: directory)
         let usernames = RequestUsernames()
         let run = try WHIPRelayTests.publish(
-            sent, servers: [], policy: .all,
+            sent, servers: server.map { [WHIPRelayTests.turn($0)] } ?? [], policy: relayed ? .relay : .all,
             options: .init(
                 configure: { $0.consentInterval = 0.1 },
                 midway: { (client) throws(MediaError) in try client.restartICE() })
@@ -42,6 +46,7 @@ struct WHIPICERestartTests {
                 return false
             }
         }
+        #expect(run.report.localType == (relayed ? "relay" : "host"), "\(run.report.pairJSON)")
         #expect(run.report.restarts == 1)
         let offered = run.report.offer.components(separatedBy: "\r\n").first { $0.hasPrefix("a=ice-ufrag:") }
         let oldClient = String(try #require(offered).dropFirst("a=ice-ufrag:".count))
