@@ -61,6 +61,67 @@ struct TURNRefreshTests {
         #expect(!shorter.isAllocationDue(at: 10_000))
     }
 
+    /// A server scripted in memory for `client` on a fake clock: each queued request answered at `now` (Allocate
+    /// and Refresh granted `lifetime`, 0 for a release; CreatePermission and ChannelBind taken), counted by method.
+    static func serve(_ client: inout TURNClient, lifetime: UInt32, at now: Double, counts: inout [UInt16: Int]) throws
+    {
+        for bytes in client.takeOutgoing() {
+            let request = try STUNMessage.parse(bytes)
+            counts[request.method, default: 0] += 1
+            let id = request.transactionID
+            var response = STUNMessage(method: request.method, messageClass: .successResponse, transactionID: id)
+            if request.method == TURNMethod.allocate {
+                response.attributes = [
+                    .xorAddress(
+                        TURNAttributeType.xorRelayedAddress, UDPAddress(host: [192, 0, 2, 1], port: 50000),
+                        transactionID: id),
+                    .uint32(TURNAttributeType.lifetime, lifetime),
+                ]
+            } else if request.method == TURNMethod.refresh {
+                let asked = request.uint32(TURNAttributeType.lifetime) ?? lifetime
+                response.attributes = [.uint32(TURNAttributeType.lifetime, asked == 0 ? 0 : lifetime)]
+            }
+            client.receive(response.encoded(), at: now)
+        }
+    }
+
+    /// A TURN client driven by the schedule on a fake clock for an hour against the scripted server granting 600 s:
+    /// the server gets exactly 1 Allocate, 6 Refresh requests (every 540 s), 1 + 15 ChannelBinds (every 240 s),
+    /// then the release; each Refresh's granted lifetime sets the next one.
+    @Test func clientOnAFakeClockAgainstAScriptedServer() throws {
+        var client = TURNClient(transport: .udp, credentials: .init(username: "u", password: "p"))
+        var schedule = TURNRefreshSchedule()
+        var counts: [UInt16: Int] = [:]
+        let peer = UDPAddress(host: [192, 0, 2, 2], port: 5000)
+        client.allocate(at: 0)
+        try Self.serve(&client, lifetime: 600, at: 0, counts: &counts)
+        try client.bindChannel(to: peer, at: 0)
+        try Self.serve(&client, lifetime: 600, at: 0, counts: &counts)
+        for event in client.takeEvents() {
+            if case .allocated(_, _, let lifetime) = event { schedule.allocated(lifetime: lifetime, at: 0) }
+            if case .channelBound = event { schedule.bound(at: 0) }
+        }
+        for tenth in 1...36000 {
+            let now = Double(tenth) / 10
+            if schedule.isAllocationDue(at: now) { client.refresh(lifetime: 600, at: now) }
+            if schedule.areBindingsDue(at: now) { try client.bindChannel(to: peer, at: now) }
+            try Self.serve(&client, lifetime: 600, at: now, counts: &counts)
+            for event in client.takeEvents() {
+                if case .refreshed(let lifetime) = event { schedule.allocated(lifetime: lifetime, at: now) }
+                if case .channelBound = event { schedule.bound(at: now) }
+            }
+        }
+        #expect(counts[TURNMethod.allocate] == 1)
+        #expect(counts[TURNMethod.refresh] == 6)
+        #expect(counts[TURNMethod.channelBind] == 16)
+        client.refresh(lifetime: 0, at: 3600)
+        try Self.serve(&client, lifetime: 600, at: 3600, counts: &counts)
+        #expect(client.takeEvents() == [.refreshed(lifetime: 0)])
+        schedule.allocated(lifetime: 0, at: 3600)
+        #expect(!schedule.isAllocationDue(at: 7200))
+        #expect(!client.hasOutstandingRequests)
+    }
+
     /// coturn's log lines (`--verbose`) for a permission installed or refreshed (CreatePermission and ChannelBind
     /// each log one).
     static func loggedPermissionUpdates(_ log: String) -> Int {
