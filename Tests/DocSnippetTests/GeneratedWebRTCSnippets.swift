@@ -64,6 +64,15 @@ private func snippet_Sources_WebRTC_Protocol_TURNClient_10() async throws {
     }
 }
 
+// Sources/WebRTC/Protocol/TURNRefreshSchedule.swift:14
+private func snippet_Sources_WebRTC_Protocol_TURNRefreshSchedule_14() async throws {
+    var schedule = TURNRefreshSchedule()
+    schedule.allocated(lifetime: 600, at: 0)  // the Allocate's (or a Refresh's) LIFETIME, granted at 0 s
+    schedule.bound(at: 0)  // the channels bound at 0 s
+    if schedule.isAllocationDue(at: 540) { print("Refresh: 60 s before the 600 s end") }
+    if schedule.areBindingsDue(at: 240) { print("ChannelBind again: 60 s before a permission's 300 s") }
+}
+
 // Sources/WebRTC/Protocol/VideoStreamFormat.swift:12
 private func snippet_Sources_WebRTC_Protocol_VideoStreamFormat_12() async throws {
     let format = try VideoStreamFormat(sample.formatDescription)

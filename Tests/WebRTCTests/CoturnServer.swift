@@ -1,5 +1,6 @@
 // coturn's turnserver started on 127.0.0.1 (and ::1) at a port picked free,
-// with user u:p in realm r, for the TURN client tests; stopped by stop() or deinit.
+// with user u:p in realm r, for the TURN client tests (with TLS on a second port when given a certificate);
+// stopped by stop() or deinit.
 import Foundation
 import Sockets
 import TestSupport
@@ -11,6 +12,8 @@ import WebRTC
 
 final class CoturnServer: @unchecked Sendable {
     let port: UInt16
+    /// The TLS port (TURN over TLS), when started with a certificate.
+    let tlsPort: UInt16?
     private let process: BackgroundProcess
     private let directory: TemporaryDirectory
 
@@ -19,21 +22,28 @@ final class CoturnServer: @unchecked Sendable {
     /// The same server on ::1.
     var ipv6Address: SocketAddress { SocketAddress(numericHost: "::1", port: port) }
 
-    /// Starts turnserver; a port another process took meanwhile is retried with another.
-    init(extraArguments: [String] = []) throws {
+    /// Starts turnserver; a port another process took meanwhile is retried with another. With `tls` (PEM files of
+    /// a certificate and its key) it also takes TURN over TLS on ``tlsPort``.
+    init(extraArguments: [String] = [], tls: (certificate: String, key: String)? = nil) throws {
         let directory = try TemporaryDirectory(prefix: "coturn")
         for _ in 0..<5 {
             let port = try Self.freePort()
+            let tlsPort = try tls.map { _ in try Self.freePort() }
+            let tlsArguments =
+                tls.map {
+                    ["--cert=\($0.certificate)", "--pkey=\($0.key)", "--tls-listening-port=\(tlsPort!)"]
+                } ?? ["--no-tls"]
             let arguments =
                 [
                     "-n", "--listening-ip=127.0.0.1", "--listening-ip=::1", "--relay-ip=127.0.0.1",
-                    "--listening-port=\(port)", "--user=u:p", "--realm=r", "--lt-cred-mech", "--no-tls", "--no-dtls",
+                    "--listening-port=\(port)", "--user=u:p", "--realm=r", "--lt-cred-mech", "--no-dtls",
                     "--no-cli", "--allow-loopback-peers", "--db=\(directory.path("turndb-\(port)"))",
                     "--pidfile=\(directory.path("turnserver-\(port).pid"))", "--log-file=stdout", "--simple-log",
-                ] + extraArguments
+                ] + tlsArguments + extraArguments
             let process = try BackgroundProcess("turnserver", arguments, in: directory)
             if Self.waitUntilListening(port: port, timeout: 20) {
                 self.port = port
+                self.tlsPort = tlsPort
                 self.process = process
                 self.directory = directory
                 return

@@ -177,11 +177,12 @@ struct GStreamerWHIPMatrixTests {
 
     /// Runs webrtcbin as the endpoint on `host` and our client publishing
     /// `input` to it with the token and `extra`; expects the endpoint's log
-    /// to be one 201 POST and one 200 DELETE, webrtcbin connected, 50
+    /// to be `log` (one 201 POST and one 200 DELETE), webrtcbin connected, 50
     /// frames sent and every frame written bit-exact. Returns what the
     /// endpoint and our client (`--stats-json`) reported.
     static func sendToWebrtcbin(
         _ input: String, in directory: TemporaryDirectory, host: String, _ extra: [String],
+        log expected: [[String]] = [["POST", "/whip", "201"], ["DELETE", "/whip/1", "200"]],
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> (received: [String: Any], sent: [String: Any]) {
         let output = directory.path("received.h264")
@@ -204,7 +205,7 @@ struct GStreamerWHIPMatrixTests {
         #expect(result.status == 0, "\(result.stderr.suffix(2000))", sourceLocation: sourceLocation)
         let received = try GStreamerWHIPInteropTests.lastJSONLine(result.stdout, sourceLocation: sourceLocation)
         let log = (received["log"] as? [[Any]])?.map { $0.map { "\($0)" } }
-        #expect(log == [["POST", "/whip", "201"], ["DELETE", "/whip/1", "200"]], sourceLocation: sourceLocation)
+        #expect(log == expected, sourceLocation: sourceLocation)
         #expect(received["errors"] as? [String] == [], sourceLocation: sourceLocation)
         let states = received["states"] as? [String: [String]]
         #expect(states?["connection"]?.contains("connected") == true, "\(received)", sourceLocation: sourceLocation)

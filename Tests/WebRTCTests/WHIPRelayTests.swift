@@ -21,6 +21,12 @@ final class RelayedPublish: @unchecked Sendable {
         var relayed: String?
         var offer: String
         var relayLifetimeAfterFinish: UInt32?
+        /// The client's Refresh requests and channel rebindings that kept the allocation (before finish()).
+        var refreshes = 0
+        var bindingRefreshes = 0
+        /// The client's ice-ufrag at the end (a new one after an ICE restart) and its restarts.
+        var iceUsernameFragment = ""
+        var restarts = 0
     }
 
     private let lock = NSLock()
@@ -51,16 +57,26 @@ struct WHIPRelayTests {
         return (path, try HEVCMediaTests.accessUnits(path))
     }
 
+    /// What else a publish does: the client's settings, a wait between access units, a step after the first half
+    /// of them, and the endpoint's settings.
+    struct Options: Sendable {
+        var configure: (@Sendable (WHIPClient) -> Void)?
+        var frameInterval: Duration = .zero
+        var midway: (@Sendable (WHIPClient) throws(MediaError) -> Void)?
+    }
+
     /// Publishes `sent` to a fresh WHIPEndpoint on 127.0.0.1 with `servers` and `policy`.
     static func publish(
         _ sent: [CompressedSample], servers: [ICEServer], policy: WHIPClient.ICETransportPolicy,
-        advertised: [ICEServer] = [], trickles: Bool = false
+        advertised: [ICEServer] = [], trickles: Bool = false, options: Options = Options(),
+        endpointSetup: (WHIPEndpoint) -> Void = { _ in }
     ) throws -> Run {
         let format = try VideoStreamFormat(sent[0].formatDescription)
         var configuration = WHIPEndpoint.Configuration(path: "/live")
         configuration.iceServers = advertised
         configuration.handshakeTimeout = 30
         let endpoint = try WHIPEndpoint(configuration)
+        endpointSetup(endpoint)
         let port = endpoint.httpPort
         let publish = RelayedPublish()
         Thread {
@@ -70,11 +86,15 @@ struct WHIPRelayTests {
                     client.iceServers = servers
                     client.iceTransportPolicy = policy
                     client.tricklesCandidates = trickles
+                    options.configure?(client)
                     publish.start()
                     try client.connect(timeoutSeconds: 20)
-                    for sample in sent {
+                    for (index, sample) in sent.enumerated() {
+                        if index == sent.count / 2 { try options.midway?(client) }
                         try client.send(sample)
                         try client.poll(timeoutMilliseconds: 5)
+                        let next = ContinuousClock.now + options.frameInterval
+                        while ContinuousClock.now < next { try client.poll(timeoutMilliseconds: 10) }
                     }
                     client.endStream()
                     for _ in 0..<40 { try client.poll(timeoutMilliseconds: 5) }
@@ -82,7 +102,9 @@ struct WHIPRelayTests {
                     let report = RelayedPublish.Report(
                         ending: .noSessionURL, pairJSON: client.selectedPairJSON, localType: pair?.localType,
                         local: pair?.local, relayed: client.relay.map { "\($0.relayedAddress)" },
-                        offer: client.sentOffer ?? "")
+                        offer: client.sentOffer ?? "", refreshes: client.relayRefreshes,
+                        bindingRefreshes: client.relayBindingRefreshes, iceUsernameFragment: client.iceUsernameFragment,
+                        restarts: client.iceRestarts)
                     var finished = report
                     finished.ending = try client.finish()
                     finished.relayLifetimeAfterFinish = client.relay?.lifetime
@@ -174,8 +196,8 @@ struct WHIPRelayTests {
         #expect(client.sentOffer == nil)
     }
 
-    /// The relay policy without a TURN server given or advertised is refused once the 201 came; a turns: server
-    /// before the offer.
+    /// The relay policy without a TURN server given or advertised is refused once the 201 came; a stuns: server
+    /// (STUN over TLS) before the offer.
     @Test func relayPolicyNeedsATURNServer() throws {
         let answer = WHIPClientSignallingTests.answer(candidates: [(host: "127.0.0.1", port: 9)])
         let fake = try FakeHTTPEndpoint { _, _ in WHIPClientSignallingTests.created(answer) }
@@ -195,14 +217,12 @@ struct WHIPRelayTests {
         #expect(relayOnly.sentOffer?.contains("a=candidate") == false)
         let client = try WHIPClient(url: "http://127.0.0.1:9/whip", profileLevelID: [0x42, 0xC0, 0x1E])
         client.iceTransportPolicy = .relay
-        client.iceServers = [ICEServer(url: "turns:127.0.0.1:5349", username: "u", credential: "p")]
+        client.iceServers = [ICEServer(url: "stuns:127.0.0.1:5349", username: "u", credential: "p")]
         do {
             try client.connect(timeoutSeconds: 1)
-            Issue.record("connected through turns:")
+            Issue.record("connected through stuns:")
         } catch {
-            #expect(
-                error.message == "ICE server turns:127.0.0.1:5349: TURN/STUN over TLS (turns:, stuns:) is not supported"
-            )
+            #expect(error.message == "ICE server stuns:127.0.0.1:5349: STUN over TLS (stuns:) is not supported")
         }
         #expect(client.sentOffer == nil)
     }

@@ -3,7 +3,7 @@
 import MediaCore
 import Sockets
 
-/// A relayed address on a TURN server (RFC 8656), reached over UDP or TCP,
+/// A relayed address on a TURN server (RFC 8656), reached over UDP, TCP or TLS over TCP (``TLS``),
 /// used from one thread: ``TURNClient`` driven by a socket and the clock.
 ///
 /// ```swift
@@ -33,20 +33,33 @@ public final class TURNAllocation {
     public let mappedAddress: UDPAddress?
     let connection: TURNConnection
 
+    /// TURN over TLS (`turns:`, RFC 8656 3.1): TLS 1.2 or later over the TCP connection to the server, whose
+    /// certificate must chain to ``trustedCertificates`` (or the system's authorities) and name its IP address.
+    public struct TLS: Sendable, Hashable {
+        /// A PEM file of the certificate authorities to trust (a self-signed server certificate itself); nil: the
+        /// system's.
+        public var trustedCertificates: String?
+
+        /// TLS trusting `trustedCertificates` (nil: the system's authorities).
+        public init(trustedCertificates: String? = nil) { self.trustedCertificates = trustedCertificates }
+    }
+
     /// Allocates a UDP relay on `server`, reached over `transport` (over
     /// UDP from an ephemeral port on `localHost`, by default the address
-    /// that routes to the server).
+    /// that routes to the server), with `tls` over TCP.
     ///
     /// - Throws: `MediaError.Code.connectionFailed` with the server's error
     ///   code and reason phrase (`401 Unauthorized` for a wrong password),
     ///   `.timedOut` when it does not answer within `timeout`, `.system` when
-    ///   the socket fails.
+    ///   the socket fails; with `tls`, `.connectionFailed` naming OpenSSL's reason when the handshake fails
+    ///   (`certificate verify failed: …`) and `.invalidArgument` over UDP.
     public init(
         server: SocketAddress, transport: TURNClient.Transport, credentials: TURNClient.Credentials,
-        lifetime: UInt32? = nil, localHost: String? = nil, timeout: Duration = .seconds(5)
+        lifetime: UInt32? = nil, localHost: String? = nil, timeout: Duration = .seconds(5), tls: TLS? = nil
     ) throws(MediaError) {
         connection = try TURNConnection(
-            server: server, transport: transport, credentials: credentials, localHost: localHost, timeout: timeout)
+            server: server, transport: transport, credentials: credentials, localHost: localHost, timeout: timeout,
+            tls: tls)
         connection.client.allocate(lifetime: lifetime, at: connection.now)
         (relayedAddress, mappedAddress) = try connection.wait(for: .allocate(lifetime: lifetime), timeout: timeout) {
             if case .allocated(let relayed, let mapped, _) = $0 { return (relayed, mapped) }

@@ -13,13 +13,15 @@ final class TURNConnection {
     var ignored: [String] = []
     private let udp: UDPSocket?
     private let tcp: TCPConnection?
+    /// TLS over ``tcp`` (TURN over TLS), when asked for.
+    private let tls: TURNTLSStream?
     private var framer = TURNStreamFramer()
     private let start = ContinuousClock.now
     private var buffer = [UInt8](repeating: 0, count: 65536)
 
     init(
         server: SocketAddress, transport: TURNClient.Transport, credentials: TURNClient.Credentials?,
-        localHost: String?, timeout: Duration
+        localHost: String?, timeout: Duration, tls options: TURNAllocation.TLS? = nil
     ) throws(MediaError) {
         self.server = server
         client = TURNClient(transport: transport, credentials: credentials)
@@ -27,14 +29,28 @@ final class TURNConnection {
         case .udp:
             var host = localHost ?? ""
             if localHost == nil { host = try server.localAddressReaching() }
+            guard options == nil else { throw .invalidArgument("TURN server \(server): TLS runs over TCP, not UDP") }
             udp = try UDPSocket(bindingTo: host, port: 0, receiveBufferSize: 1 << 20)
             tcp = nil
+            tls = nil
         case .tcp:
             udp = nil
+            let connection: TCPConnection
             do {
-                tcp = try TCPConnection.connect(to: server, timeout: timeout)
+                connection = try TCPConnection.connect(to: server, timeout: timeout)
             } catch {
                 throw MediaError(.connectionFailed, "TURN server \(server) over TCP: \(error.message)")
+            }
+            tcp = connection
+            do {
+                tls = try options.map { (options) throws(MediaError) in
+                    try TURNTLSStream(
+                        descriptor: connection.descriptor, serverIP: server.host,
+                        trustedCertificates: options.trustedCertificates, timeout: timeout.turnSeconds)
+                }
+            } catch {
+                connection.close()
+                throw MediaError(error.code, "TURN server \(server): \(error.message)")
             }
         }
     }
@@ -62,7 +78,13 @@ final class TURNConnection {
     func flush() throws(MediaError) {
         for message in client.takeOutgoing() {
             do {
-                if let udp { try udp.send(message, to: server) } else { try tcp?.write(message) }
+                if let udp {
+                    try udp.send(message, to: server)
+                } else if let tls {
+                    try tls.write(message)
+                } else {
+                    try tcp?.write(message)
+                }
             } catch {
                 throw MediaError(
                     tcp == nil ? error.code : .connectionFailed,
@@ -123,13 +145,18 @@ final class TURNConnection {
         var messages: [[UInt8]] = []
         while let message = try framer.next() { messages.append(message) }
         if !messages.isEmpty { return messages }
-        tcp.idleTimeout = .seconds(timeout)
         let bytes: [UInt8]
-        do {
-            bytes = try tcp.read(upTo: 65536)
-        } catch {
-            if error.code == .timedOut { return [] }
-            throw MediaError(.connectionFailed, "TURN server \(server) over TCP: \(error.message)")
+        if let tls {
+            bytes = try tls.read(timeout: timeout)
+            if bytes.isEmpty { return [] }
+        } else {
+            tcp.idleTimeout = .seconds(timeout)
+            do {
+                bytes = try tcp.read(upTo: 65536)
+            } catch {
+                if error.code == .timedOut { return [] }
+                throw MediaError(.connectionFailed, "TURN server \(server) over TCP: \(error.message)")
+            }
         }
         guard !bytes.isEmpty else {
             throw MediaError(.connectionFailed, "TURN server \(server) closed the TCP connection")

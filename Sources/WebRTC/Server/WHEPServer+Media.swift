@@ -59,6 +59,10 @@ extension WHEPServer {
         let now = clock.now
         for _ in 0..<256 {
             guard let (datagram, address) = receiveUDPDatagram(on: socket, into: &buffer) else { return }
+            if let drops = dropsDatagrams, drops(datagram, address) {
+                droppedDatagrams += 1
+                continue
+            }
             guard let peer = route(datagram, from: address) else {
                 strayDatagrams += 1
                 continue

@@ -165,6 +165,11 @@ public final class WHEPServer {
     let ntpOffset: MediaTime
     /// Datagrams from addresses no viewer owns, and refused requests.
     public internal(set) var strayDatagrams = 0
+    /// For tests, a firewall in front of the media socket: a datagram this returns true for (given the datagram
+    /// and its source) is read and dropped before ICE sees it (counted in ``droppedDatagrams``); nil drops none.
+    var dropsDatagrams: (([UInt8], UDPAddress) -> Bool)?
+    /// Datagrams ``dropsDatagrams`` dropped.
+    var droppedDatagrams = 0
     /// The reasons for the last offers refused (at most 64, oldest first).
     public internal(set) var refusedOffers: [String] = []
     var receivedSamples: [CompressedSample] = []

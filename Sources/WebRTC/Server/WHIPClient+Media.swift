@@ -25,7 +25,7 @@ extension WHIPClient {
         for socket in sockets {
             for _ in 0..<256 {
                 guard let (datagram, address) = receiveUDPDatagram(on: socket.descriptor, into: &buffer) else { break }
-                if let peer { perform(peer.receive(datagram, from: address, at: clock.now)) }
+                deliver(datagram, from: address, over: .host)
             }
         }
         try pollRelay()
@@ -65,17 +65,20 @@ extension WHIPClient {
     /// Waits up to `timeoutMilliseconds` for a datagram on a media socket.
     private func waitForDatagrams(timeoutMilliseconds: Int32) {
         var descriptors = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
-        if relaysMedia, let relay {
+        if let relay {
             descriptors.append(pollfd(fd: relay.descriptor, events: Int16(POLLIN), revents: 0))
         }
         _ = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
     }
 
-    func perform(_ outputs: [WebRTCPeer.Output]) {
+    /// Carries out the peer's outputs: datagrams leave over `path` (that of the datagram they answer), else through
+    /// the relay when ``relaysMedia``, else from the host socket of the destination's family.
+    func perform(_ outputs: [WebRTCPeer.Output], over path: CandidatePath? = nil) {
         for output in outputs {
             switch output {
             case .send(let datagram, let address):
-                if relaysMedia {
+                // Under the relay policy nothing leaves a host socket once there is an allocation.
+                if iceTransportPolicy == .relay ? relaysMedia : (path.map { $0 == .relay } ?? relaysMedia) {
                     sendThroughRelay(datagram, to: address)
                     break
                 }

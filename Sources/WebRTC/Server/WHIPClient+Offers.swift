@@ -117,6 +117,7 @@ extension WHIPClient {
             let fingerprint = answer.fingerprint(section), fingerprint.algorithm == "sha-256"
         else { throw .unsupported("the answer lacks ice-ufrag, ice-pwd or a sha-256 fingerprint") }
         let now = started
+        selectedPath = nil
         var schedule = ICECheckSchedule(
             localAddresses: relaysMedia ? [relay!.relayedAddress] : sockets.map(\.address),
             deadline: now.seconds + timeoutSeconds, limits: checkLimits,
@@ -157,6 +158,7 @@ extension WHIPClient {
             id: "whip", video: video, credentials: credentials, ssrc: ssrc, ntpOffset: .zero, now: now,
             controlling: role, retransmissionSSRC: rtxSSRC)
         self.peer = peer
+        checksStartedAt = clock.now.seconds
         if pacesMedia { peer.pace(at: now) }
         stopped = false
         while !isConnected {

@@ -17,7 +17,7 @@ extension WHIPClient {
         guard iceTransportPolicy == .all else { return }
         var found: (server: ICEServer, address: SocketAddress)?
         for server in iceServers {
-            if let (address, _) = try Self.serverAddress(server, scheme: "stun:") {
+            if let (address, _, _) = try Self.serverAddress(server, scheme: "stun:") {
                 found = (server, address)
                 break
             }

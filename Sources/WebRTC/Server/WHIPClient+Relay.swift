@@ -10,7 +10,8 @@ import Sockets
 extension WHIPClient {
     /// Which candidates the client offers and checks, as `RTCPeerConnection`'s `iceTransportPolicy`.
     public enum ICETransportPolicy: String, Sendable, Hashable, CaseIterable {
-        /// Host candidates, and a relayed one when a TURN server is given (checks go over the host pairs).
+        /// Host candidates, and a relayed one when a TURN server is given: checks go over the host pairs, and
+        /// through the relay once none answered within ``WHIPClient/relayFallbackDelay``.
         case all
         /// Only the relayed candidate: checks, DTLS and media all go through the TURN allocation.
         case relay
@@ -38,8 +39,23 @@ extension WHIPClient {
         return lines
     }
 
-    /// Whether checks and media go through the TURN allocation.
-    var relaysMedia: Bool { iceTransportPolicy == .relay && relay != nil }
+    /// Which of our candidates a datagram came to or leaves from.
+    enum CandidatePath: Sendable, Hashable {
+        /// A host candidate's socket.
+        case host
+        /// The TURN allocation.
+        case relay
+    }
+
+    /// Whether checks and media go through the TURN allocation now: always under the relay policy; under `all`
+    /// when the relayed pair was selected, or before a pair is selected once ``relayFallbackDelay`` passed since
+    /// the first check.
+    var relaysMedia: Bool {
+        guard relay != nil else { return false }
+        if iceTransportPolicy == .relay { return true }
+        if let selectedPath { return selectedPath == .relay }
+        return peer != nil && clock.now.seconds - checksStartedAt >= relayFallbackDelay
+    }
 
     /// The address the offer's `c=` and `m=` lines name: the relayed one under the relay policy.
     /// Under the relay policy without an allocation yet (one from the endpoint's advertised servers comes after
@@ -49,34 +65,38 @@ extension WHIPClient {
         return relay?.relayedAddress ?? UDPAddress(host: [0, 0, 0, 0], port: 9)
     }
 
-    /// A `turn:HOST[:PORT][?transport=udp|tcp]` (or, for `scheme` `stun:`, `stun:HOST[:PORT]`) URI's server
-    /// address and transport (a numeric IPv4 host or an IPv6 one in brackets; port 3478 by default); nil for a URI
-    /// of another scheme.
+    /// A `turn:HOST[:PORT][?transport=udp|tcp]` or `turns:HOST[:PORT][?transport=tcp]` (or, for `scheme`
+    /// `stun:`, `stun:HOST[:PORT]`) URI's server address, transport and whether TLS runs over it (a numeric IPv4
+    /// host or an IPv6 one in brackets; port 3478 by default, 5349 for `turns:`); nil for a URI of another scheme.
     ///
-    /// - Throws: `.unsupported` for `turns:`/`stuns:` (TLS to the server is not supported); `.invalidArgument` for
-    ///   a host that is not numeric, a bad port or transport.
+    /// - Throws: `.unsupported` for `stuns:` (STUN over TLS is not supported); `.invalidArgument` for a host that
+    ///   is not numeric, a bad port or transport (`turns:` over UDP, DTLS, is not supported either).
     static func serverAddress(_ server: ICEServer, scheme: String = "turn:") throws(MediaError) -> (
-        address: SocketAddress, transport: TURNClient.Transport
+        address: SocketAddress, transport: TURNClient.Transport, tls: Bool
     )? {
         let url = server.url
         let lowered = url.lowercased()
-        if lowered.hasPrefix("turns:") || lowered.hasPrefix("stuns:") {
-            throw .unsupported("ICE server \(url): TURN/STUN over TLS (turns:, stuns:) is not supported")
+        if lowered.hasPrefix("stuns:") {
+            throw .unsupported("ICE server \(url): STUN over TLS (stuns:) is not supported")
         }
-        guard lowered.hasPrefix(scheme) else { return nil }
-        var rest = Substring(url.dropFirst(scheme.count))
+        let tls = scheme == "turn:" && lowered.hasPrefix("turns:")
+        guard lowered.hasPrefix(scheme) || tls else { return nil }
+        var rest = Substring(url.dropFirst(tls ? 6 : scheme.count))
         var transport = TURNClient.Transport.udp
         if let query = rest.firstIndex(of: "?") {
             let parameter = rest[rest.index(after: query)...].lowercased()
             rest = rest[..<query]
             switch parameter {
+            case "transport=udp" where tls:
+                throw .invalidArgument("ICE server \(url): turns: runs over TCP (TURN over DTLS is not supported)")
             case "transport=udp": transport = .udp
             case "transport=tcp": transport = .tcp
             default: throw .invalidArgument("ICE server \(url): expected ?transport=udp or ?transport=tcp")
             }
         }
+        if tls { transport = .tcp }
         var host = String(rest)
-        var portText = "3478"
+        var portText = tls ? "5349" : "3478"
         if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
             host = String(rest[rest.index(after: rest.startIndex)..<close])
             let after = rest[rest.index(after: close)...]
@@ -91,7 +111,7 @@ extension WHIPClient {
             throw .invalidArgument("ICE server \(url): expected a numeric IPv4 host or an IPv6 one in brackets")
         }
         guard let port = UInt16(portText), port > 0 else { throw .invalidArgument("ICE server \(url): bad port") }
-        return (SocketAddress(numericHost: host, port: port), transport)
+        return (SocketAddress(numericHost: host, port: port), transport, tls)
     }
 
     /// Allocates a relay on the first TURN server of `servers` (``iceServers`` before the offer; the endpoint's
@@ -104,20 +124,22 @@ extension WHIPClient {
         relay?.close()
         relay = nil
         for server in servers {
-            guard let (address, transport) = try Self.serverAddress(server) else { continue }
+            guard let (address, transport, tls) = try Self.serverAddress(server) else { continue }
             let credentials = TURNClient.Credentials(
                 username: server.username ?? "", password: server.credential ?? "")
             do {
                 relay = try TURNAllocation(
                     server: address, transport: transport, credentials: credentials,
-                    timeout: .milliseconds(Int(min(timeoutSeconds, 10) * 1000)))
+                    timeout: .milliseconds(Int(min(timeoutSeconds, 10) * 1000)),
+                    tls: tls ? TURNAllocation.TLS(trustedCertificates: turnTrustedCertificates) : nil)
             } catch {
                 throw MediaError(error.code, "TURN server \(server.url): \(error.message)")
             }
-            relayRefreshed = clock.now.seconds
+            relayLifetime = relay!.lifetime
+            relayRefresh.allocated(lifetime: relayLifetime, at: clock.now.seconds)
             CodecLog.log(
                 .info, subsystem: "whip",
-                "relayed candidate \(relay!.relayedAddress) on \(server.url) over \(transport.rawValue)")
+                "relayed candidate \(relay!.relayedAddress) on \(server.url) over \(tls ? "TLS" : transport.rawValue)")
             return
         }
         if required && iceTransportPolicy == .relay {
@@ -141,13 +163,14 @@ extension WHIPClient {
         }
     }
 
-    /// Under the relay policy, a permission and a channel on the allocation for each remote candidate of
-    /// `addresses`, so that checks and media reach it as ChannelData.
+    /// With an allocation, a permission and a channel on it for each remote candidate of `addresses`, so that
+    /// checks and media reach it as ChannelData (under `all`, for when the checks fall back to the relay).
     func bindRelay(to addresses: [UDPAddress]) throws(MediaError) {
-        guard relaysMedia, let relay else { return }
+        guard let relay else { return }
         for address in addresses where address.host.count == relay.relayedAddress.host.count {
             try relay.createPermission(for: address)
             try relay.bindChannel(to: address)
+            if relayPeers.isEmpty { relayRefresh.bound(at: clock.now.seconds) }
             relayPeers.insert(address)
         }
     }
@@ -164,18 +187,37 @@ extension WHIPClient {
         }
     }
 
-    /// Hands the peer what came through the allocation, and refreshes it (lifetime, permissions and channels)
-    /// every 4 minutes, before RFC 8656's 5 minutes of a permission.
+    /// Hands the peer what came through the allocation, and refreshes the allocation, then the channels (and with
+    /// them the permissions) when ``relayRefresh`` says they are due.
+    ///
+    /// - Throws: the TURN server's refusal of a Refresh or ChannelBind, or `.timedOut` when it does not answer.
     func pollRelay() throws(MediaError) {
-        guard relaysMedia, let relay else { return }
-        for (address, data) in try relay.receiveAvailable() {
-            if let peer { perform(peer.receive(data, from: address, at: clock.now)) }
+        guard let relay else { return }
+        for (address, data) in try relay.receiveAvailable() { deliver(data, from: address, over: .relay) }
+        guard relay.lifetime > 0 else { return }
+        if relayRefresh.isAllocationDue(at: clock.now.seconds) {
+            let granted = try relay.refresh(lifetime: relayLifetime)
+            relayRefreshes += 1
+            relayRefresh.allocated(lifetime: granted, at: clock.now.seconds)
         }
-        if clock.now.seconds - relayRefreshed > 240 {
-            relayRefreshed = clock.now.seconds
-            try relay.refresh(lifetime: 600)
+        if !relayPeers.isEmpty, relayRefresh.areBindingsDue(at: clock.now.seconds) {
             for address in relayPeers { try relay.bindChannel(to: address) }
+            relayBindingRefreshes += 1
+            relayRefresh.bound(at: clock.now.seconds)
         }
+    }
+
+    /// Hands `datagram` to the peer; the first datagram that selects a pair records over which of our candidates
+    /// it came (``selectedPath``), and the peer's replies leave the way it came.
+    func deliver(_ datagram: [UInt8], from address: UDPAddress, over path: CandidatePath) {
+        guard let peer else { return }
+        let selected = peer.selectedAddress != nil
+        let outputs = peer.receive(datagram, from: address, at: clock.now)
+        if !selected, selectedPath == nil, peer.selectedAddress != nil {
+            selectedPath = path
+            CodecLog.log(.info, subsystem: "whip", "the \(path) pair to \(address) answered first")
+        }
+        perform(outputs, over: path)
     }
 
     /// Releases the allocation (Refresh with lifetime 0, at most 1 s); a failure is logged: the server lets it
@@ -193,7 +235,7 @@ extension WHIPClient {
     /// address (with the TURN server for a relayed one) and the endpoint's address.
     public var selectedPair: (localType: String, local: String, server: String?, remote: String)? {
         guard let remote = peer?.selectedAddress else { return nil }
-        if relaysMedia, let relay {
+        if selectedPath == .relay || (selectedPath == nil && relaysMedia), let relay {
             return ("relay", "\(relay.relayedAddress)", "\(relay.server)", "\(remote)")
         }
         let local = sockets.first { $0.address.host.count == remote.host.count }?.address ?? localAddress

@@ -54,8 +54,11 @@ import Sockets
 /// `turn:` server in ``iceServers`` it also offers a relayed candidate, and with
 /// ``iceTransportPolicy`` ``ICETransportPolicy/relay`` only that one: checks, DTLS and media then go through
 /// the TURN allocation (``selectedPair`` says which pair carried media). With a `stun:` server it offers a
-/// server-reflexive candidate when the server saw another address than the socket's own. No ICE restarts or
-/// https (a TLS reverse proxy is the endpoint's side).
+/// server-reflexive candidate when the server saw another address than the socket's own. Under
+/// ``ICETransportPolicy/all`` the checks go over the host pairs first and, when none answered within
+/// ``relayFallbackDelay``, through the relay; the allocation, its permissions and channels are refreshed on
+/// ``relayRefresh``'s schedule. ``restartICE()`` restarts ICE with new credentials (RFC 9725 4.3) while media
+/// goes on. No https (a TLS reverse proxy is the endpoint's side).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
     public var host: String { endpoint.host }
@@ -93,18 +96,38 @@ public final class WHIPClient {
     /// The most 307/308 redirects followed for one request.
     public var maximumRedirects = 5
     /// STUN/TURN servers to gather candidates with (as `RTCConfiguration.iceServers`), set before
-    /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) the client allocates a relay
-    /// before the offer and offers a relayed candidate; on the first `stun:` server it learns
-    /// ``serverReflexiveAddress``. `turns:` and `stuns:` are refused. Without a `turn:` server here, the first
+    /// ``connect(timeoutSeconds:)``: on the first `turn:` server (UDP or TCP to it) or `turns:` server (TLS over
+    /// TCP, ``turnTrustedCertificates``) the client allocates a relay before the offer and offers a relayed
+    /// candidate; on the first `stun:` server it learns ``serverReflexiveAddress``. `stuns:` is refused. Without a `turn:` server here, the first
     /// one in ``advertisedICEServers`` is allocated on after the 201 (its failure is thrown under the relay policy,
     /// logged under `all`).
     public var iceServers: [ICEServer] = []
+    /// For a `turns:` server: a PEM file of the certificate authorities its certificate must chain to (a self-signed
+    /// certificate itself); nil: the system's. Its certificate must also name the server's IP address.
+    public var turnTrustedCertificates: String?
     /// Which candidates are offered and checked (``ICETransportPolicy``); set before ``connect(timeoutSeconds:)``.
     public var iceTransportPolicy = ICETransportPolicy.all
     /// The TURN allocation for the relayed candidate, once ``connect(timeoutSeconds:)`` made it.
     public internal(set) var relay: TURNAllocation?
-    /// When the allocation was last refreshed (``clock`` seconds).
-    var relayRefreshed = 0.0
+    /// When the allocation, its permissions and channels are refreshed (``TURNRefreshSchedule``: the allocation
+    /// 60 s before its granted lifetime ends, or at half of a lifetime of 120 s or less; the channels, and with them
+    /// the permissions, 60 s before the permission's 300 s); set its lifetimes before
+    /// ``connect(timeoutSeconds:)`` for a server that keeps permissions or channels shorter.
+    public var relayRefresh = TURNRefreshSchedule()
+    /// The Refresh requests that kept the allocation alive (not the release in ``finish()``).
+    public internal(set) var relayRefreshes = 0
+    /// The times the channels (and their permissions) were bound again to keep them.
+    public internal(set) var relayBindingRefreshes = 0
+    /// The lifetime the allocation was first granted, asked again in each Refresh.
+    var relayLifetime: UInt32 = 0
+    /// Under ``ICETransportPolicy/all`` with a relayed candidate: how long (seconds from the first check) the host
+    /// pairs get to answer before the checks go through the TURN allocation instead. Set before
+    /// ``connect(timeoutSeconds:)``.
+    public var relayFallbackDelay = 1.0
+    /// Which of our candidates carried the check that selected the pair, once one did.
+    var selectedPath: CandidatePath?
+    /// When the checks began (``clock`` seconds).
+    var checksStartedAt = 0.0
     /// The media socket's address toward the endpoint as the first `stun:` server of ``iceServers`` saw it (STUN
     /// Binding, RFC 8489), once ``connect(timeoutSeconds:)`` asked; nil without a STUN server or an answer.
     public internal(set) var serverReflexiveAddress: UDPAddress?
@@ -117,6 +140,12 @@ public final class WHIPClient {
     /// candidates, then PATCHes them to the session URL in one SDP fragment with `a=end-of-candidates` and
     /// `If-Match` with the 201's `ETag`; false puts them in the offer.
     public var tricklesCandidates = false
+    /// The `ETag` of the endpoint's last ICE restart answer (``restartICE()``): the ICE session's entity-tag.
+    public internal(set) var iceSessionTag: String?
+    /// The ICE restarts ``restartICE()`` made.
+    public internal(set) var iceRestarts = 0
+    /// Our ice-ufrag now (a new one after each ``restartICE()``).
+    public var iceUsernameFragment: String { credentials.usernameFragment }
     /// The status of the trickle PATCH (204 when the endpoint took the candidates), once sent.
     public internal(set) var trickleStatus: Int?
     /// The offer last POSTed (its text), once ``connect(timeoutSeconds:)`` sent it.
@@ -133,7 +162,7 @@ public final class WHIPClient {
     let sockets: [(descriptor: Int32, address: UDPAddress)]
     /// The address of the socket toward the endpoint.
     var localAddress: UDPAddress { sockets[0].address }
-    let credentials: (usernameFragment: String, password: String)
+    var credentials: (usernameFragment: String, password: String)
     /// The stream's codec and profile, as offered.
     let format: VideoStreamFormat
     /// ICE, DTLS and SRTP, once the answer came.

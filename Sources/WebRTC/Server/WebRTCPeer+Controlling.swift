@@ -48,6 +48,8 @@ extension WebRTCPeer {
         var byeReason: String?
         /// True once no response to consent checks came for the expiry.
         var consentLost = false
+        /// The remote ice-ufrag and ice-pwd after an ICE restart (nil: the answer's).
+        var restartedCredentials: (usernameFragment: String, password: String)?
 
         init(role: ControllingRole) {
             self.role = role
@@ -73,19 +75,20 @@ extension WebRTCPeer {
     public var dtlsFailure: String? { dtls.failure }
 
     /// One binding request with USE-CANDIDATE to `address`, remembered until its response.
-    private func check(_ address: UDPAddress) -> Output {
+    func check(_ address: UDPAddress) -> Output {
         let transactionID = (0..<12).map { _ in UInt8.random(in: 0...255) }
+        let remote = remoteCredentials
         var message = STUNMessage(
             method: STUNMessage.bindingMethod, messageClass: .request, transactionID: transactionID)
         message.attributes = [
-            .username("\(video.remoteUsernameFragment):\(ice.localUsernameFragment)"),
+            .username("\(remote.usernameFragment):\(ice.localUsernameFragment)"),
             .uint32(STUNAttributeType.priority, 0x6E00_01FF),
             .uint64(STUNAttributeType.iceControlling, controlling!.tieBreaker),
             .init(type: STUNAttributeType.useCandidate, value: []),
         ]
         controlling!.pendingChecks[transactionID] = address
         if controlling!.pendingChecks.count > 64 { controlling!.pendingChecks.removeAll() }
-        let bytes = message.encoded(integrityKey: Array(video.remotePassword.utf8), fingerprint: true)
+        let bytes = message.encoded(integrityKey: Array(remote.password.utf8), fingerprint: true)
         return .send(bytes, to: address)
     }
 
@@ -149,7 +152,7 @@ extension WebRTCPeer {
             guard message.messageClass == .successResponse,
                 let candidate = controlling!.pendingChecks.removeValue(forKey: message.transactionID),
                 candidate == source, message.verifyFingerprint(),
-                message.verifyIntegrity(key: Array(video.remotePassword.utf8))
+                message.verifyIntegrity(key: Array(remoteCredentials.password.utf8))
             else {
                 refuse("a STUN response to no check of ours, or without valid MESSAGE-INTEGRITY")
                 return []

@@ -33,14 +33,18 @@ enum WHIPSend {
                                      stun:HOST:PORT server: offer a server-reflexive candidate when it differs
           --ice-transport-policy all|relay
                                      relay: offer and check only the relayed candidate; checks, DTLS and media go
-                                     through the TURN server (default all: host pairs)
+                                     through the TURN server (default all: host pairs, the relayed one when
+                                     no host pair answered within 1 s)
+          --trickle                  POST the offer without candidates, then PATCH them to the session URL
+                                     (RFC 9725 trickle ICE)
           --stats-json FILE          write the sender's final statistics (and the pair that carried media) to FILE
           --adaptive-bitrate         encode at the target of the estimator fed by the endpoint's transport-cc
                                      feedback, at most --bitrate (needed; a .y4m IN): constant bit rate;
                                      packets leave through a pacer at the estimator's pacing rate
           --loop, --no-pace          send IN again and again; send as fast as possible
         A .y4m IN is encoded as --realtime does unless --bframes N > 0 is given.
-        Host, server-reflexive and relayed candidates (no TLS to STUN/TURN servers); http:// only (no TLS).
+        Host, server-reflexive and relayed candidates (turns: verifies the server against the system's
+        authorities; no stuns:); http:// only (no TLS).
         Exit status: 0 after a complete publish, 1 when the endpoint refuses it or stops answering, 2 for usage.
         """
 
@@ -56,7 +60,8 @@ enum WHIPSend {
         var policy = WHIPClient.ICETransportPolicy.all
         var adaptiveCap: Int?
         do {
-            parsed = try LiveOptions.parse(arguments, valueOptions: valueOptions, flagOptions: ["adaptive-bitrate"])
+            parsed = try LiveOptions.parse(
+                arguments, valueOptions: valueOptions, flagOptions: ["adaptive-bitrate", "trickle"])
             guard let target = parsed.positional.first, target.hasPrefix("whip+http://") else {
                 throw Arguments.UsageError(description: "expected whip+http://HOST:PORT/PATH")
             }
@@ -103,6 +108,7 @@ enum WHIPSend {
             client.consentExpiry = consentTimeout
             client.iceServers = iceServers
             client.iceTransportPolicy = policy
+            client.tricklesCandidates = parsed.flag("trickle")
             if let rate = adaptiveCap {
                 client.followsEstimate = true
                 client.maximumTarget = rate

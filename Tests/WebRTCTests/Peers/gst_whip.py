@@ -33,7 +33,12 @@ endpoint OUTPUT TOKEN TIMEOUT
     DELETE /whip/1 (200) and then exits, or exits after TIMEOUT seconds.
     Prints the request log, the states reached, the bytes written, the
     candidates of the pair ICE used and the times from the POST to the
-    answer and to the first depayloaded frame.
+    answer and to the first depayloaded frame. The 201 carries an ETag;
+    PATCH /whip/1 with an application/trickle-ice-sdpfrag (If-Match that
+    ETag) hands each a=candidate line to webrtcbin (add-ice-candidate) and
+    answers 204; webrtcbin cannot restart ICE as an answerer without a new
+    offer, so a PATCH with If-Match: * (an ICE restart, RFC 9725) gets 501.
+    The candidates trickled are printed.
 """
 import ctypes
 import json
@@ -277,7 +282,8 @@ def publisher(url, token, seconds, path=None, options=None):
 
 def endpoint(output, token, timeout, options=None):
     options = options or {}
-    state = {"peer": None, "log": [], "firstFrameMs": None, "bytes": 0}
+    state = {"peer": None, "log": [], "firstFrameMs": None, "bytes": 0, "trickled": []}
+    etag = '"gst-whip-1"'
     done = threading.Event()
 
     def add_receiver(peer, pad, posted):
@@ -330,7 +336,25 @@ def endpoint(output, token, timeout, options=None):
             peer.call("set-local-description", answer.get_value("answer"))
             sdp = peer.local_sdp().encode()
             state["answeredMs"] = round((time.monotonic() - posted) * 1000, 1)
-            self.reply(201, sdp, [("Content-Type", "application/sdp"), ("Location", "/whip/1")])
+            self.reply(201, sdp, [("Content-Type", "application/sdp"), ("Location", "/whip/1"), ("ETag", etag)])
+
+        def do_PATCH(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+            if self.path != "/whip/1" or not state["peer"]:
+                return self.reply(404)
+            if self.headers.get("Authorization") != "Bearer " + token:
+                return self.reply(401)
+            if self.headers.get("Content-Type") != "application/trickle-ice-sdpfrag":
+                return self.reply(415)
+            if self.headers.get("If-Match") == "*":
+                return self.reply(501, b"webrtcbin restarts ICE only with a new offer and answer\n")
+            if self.headers.get("If-Match") not in (None, etag):
+                return self.reply(412)
+            for line in body.replace("\r\n", "\n").split("\n"):
+                if line.startswith("a=candidate:"):
+                    state["trickled"].append(line[2:])
+                    state["peer"].webrtc.emit("add-ice-candidate", 0, line[2:])
+            self.reply(204)
 
         def do_DELETE(self):
             if self.path != "/whip/1" or not state["peer"]:
@@ -355,7 +379,7 @@ def endpoint(output, token, timeout, options=None):
     server.shutdown()
     peer = state["peer"]
     result = {"log": state["log"], "answeredMs": state.get("answeredMs"), "firstFrameMs": state["firstFrameMs"],
-              "bytes": state["bytes"]}
+              "bytes": state["bytes"], "trickled": state["trickled"]}
     if peer:
         result["pairCandidates"] = peer.pair_candidates()
         peer.stop()  # closes OUTPUT
