@@ -1,0 +1,35 @@
+// A ladder to the viewers: each viewer the layer its own estimate allows, changed at keyframes.
+import FormatConv
+import MediaCore
+
+extension WHEPServer {
+    /// Sends one frame of a ladder: `samples[i]` is layer i's, at `bitRates[i]` bits per second (top first,
+    /// falling; one presentation time; keyframes on the same frames in every layer). Each viewer gets the top
+    /// layer its estimator's target allows (``WebRTCPeer/congestionTarget``; a viewer without one stays on
+    /// the layer it started on, the top one), changed only at a keyframe; a change that waits for a keyframe
+    /// makes a keyframe request (``takeKeyframeRequest()``). Every viewer keeps its one SSRC and its
+    /// sequence numbers and timestamps across changes. The top layer's first keyframe makes the stream live.
+    public func send(layers samples: [CompressedSample], bitRates: [Int]) {
+        precondition(!samples.isEmpty && samples.count == bitRates.count, "one sample per layer")
+        if samples[0].isKeyframe, liveFormat == nil {
+            liveFormat = try? VideoStreamFormat(samples[0].formatDescription)
+        }
+        let now = clock.now
+        let captureNTP = wallClockSeconds() + 2_208_988_800
+        for (id, peer) in peers where !peer.video.isIncoming {
+            var selection =
+                layerSelections[id].flatMap { $0.bitRates == bitRates ? $0 : nil }
+                ?? LayerSelection(bitRates: bitRates)
+            perform(
+                peer.send(
+                    layers: samples, selection: &selection, estimate: peer.congestionTarget, captureNTP: captureNTP,
+                    at: now))
+            layerSelections[id] = selection
+        }
+        if layerSelections.count > peers.count { layerSelections = layerSelections.filter { peers[$0.key] != nil } }
+    }
+
+    /// The layer choice of the viewer with session id `id` (its layer, its changes); nil before it got a
+    /// frame of a ladder, or for an unknown id.
+    public func layerSelection(ofViewer id: String) -> LayerSelection? { layerSelections[id] }
+}
