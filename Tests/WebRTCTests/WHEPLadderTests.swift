@@ -37,6 +37,9 @@ struct WHEPLadderTests {
             viewers.map { server.layerSelection(ofViewer: $0.id)?.framesPerLayer } == [
                 [5, 0, 1], [0, 6, 0], [0, 0, 6],
             ])
+        let json = server.statisticsJSON()
+        #expect(json.contains("\"layer\":{\"current\":2,\"framesPerLayer\":[5,0,1],\"switches\":1},"), "\(json)")
+        #expect(json.contains("\"layer\":{\"current\":1,\"framesPerLayer\":[0,6,0],\"switches\":0},"), "\(json)")
     }
 
     @Test func aViewerWithoutAnEstimateGetsTheTopLayer() throws {

@@ -32,4 +32,13 @@ extension WHEPServer {
     /// The layer choice of the viewer with session id `id` (its layer, its changes); nil before it got a
     /// frame of a ladder, or for an unknown id.
     public func layerSelection(ofViewer id: String) -> LayerSelection? { layerSelections[id] }
+
+    /// A ladder's viewer's layer as a JSON member (`"layer":{"current":1,"framesPerLayer":[…],"switches":2},`),
+    /// empty for a viewer that got no frame of a ladder.
+    func layerJSON(ofViewer id: String) -> String {
+        guard let selection = layerSelections[id] else { return "" }
+        return "\"layer\":{\"current\":\(selection.current.map(String.init) ?? "null"),"
+            + "\"framesPerLayer\":[\(selection.framesPerLayer.map(String.init).joined(separator: ","))],"
+            + "\"switches\":\(selection.switches.count)},"
+    }
 }
