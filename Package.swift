@@ -171,7 +171,7 @@ let package = Package(
             name: "WebRTCTests",
             dependencies: [
                 "TestSupport", "WebRTC", "RTPPayload", "FormatConv", "MediaCore", "EncodeSession", "DecodeSession",
-                "MediaIO",
+                "MediaIO", "LiveStreaming",
             ],
             // Peers/: the independent WebRTC peers the tests run (aiortc, Chromium, GStreamer).
             exclude: ["Peers"]),
