@@ -7,7 +7,8 @@ import WebRTC
 /// A ``WHEPServer`` fed by a ``LivePipeline`` with a ladder: each frame's layers go to
 /// `WHEPServer.send(layers:bitRates:)`, so each viewer gets the layer its own estimate allows, changed at
 /// keyframes; a viewer's keyframe request (one that joined, a PLI, a change of layer waiting) becomes a
-/// keyframe request to the pipeline, which forces one in every layer.
+/// keyframe request to the pipeline, which forces one in every layer. Turn the server's probing on
+/// (`WHEPServer.Configuration.congestionControl`'s `probing`) so that a viewer on a lower layer can move up.
 public final class WHEPLadderSink: LiveLadderSink, LiveAudienceSink {
     /// The server the layers go to.
     public let server: WHEPServer

@@ -5,10 +5,13 @@ import MediaCore
 extension WHEPServer {
     /// Sends one frame of a ladder: `samples[i]` is layer i's, at `bitRates[i]` bits per second (top first,
     /// falling; one presentation time; keyframes on the same frames in every layer). Each viewer gets the top
-    /// layer its estimator's target allows (``WebRTCPeer/congestionTarget``; a viewer without one stays on
-    /// the layer it started on, the top one), changed only at a keyframe; a change that waits for a keyframe
-    /// makes a keyframe request (``takeKeyframeRequest()``). Every viewer keeps its one SSRC and its
-    /// sequence numbers and timestamps across changes. The top layer's first keyframe makes the stream live.
+    /// layer its estimator's target allows (its start rate until transport-cc feedback comes; a viewer without
+    /// transport-cc runs no estimator and gets the top layer), changed only at a keyframe; a change that waits
+    /// for a keyframe makes a keyframe request (``takeKeyframeRequest()``). Every viewer keeps its one SSRC and
+    /// its sequence numbers and timestamps across changes. The top layer's first keyframe makes the stream live.
+    ///
+    /// A viewer on a lower layer sends less than the next layer needs, so its estimate grows only by probes:
+    /// turn probing on (``Configuration/congestionControl``'s `probing`, off by default) for viewers to move up.
     public func send(layers samples: [CompressedSample], bitRates: [Int]) {
         precondition(!samples.isEmpty && samples.count == bitRates.count, "one sample per layer")
         if samples[0].isKeyframe, liveFormat == nil {
@@ -22,7 +25,8 @@ extension WHEPServer {
                 ?? LayerSelection(bitRates: bitRates)
             perform(
                 peer.send(
-                    layers: samples, selection: &selection, estimate: peer.congestionTarget, captureNTP: captureNTP,
+                    layers: samples, selection: &selection,
+                    estimate: peer.congestion?.controller.statistics.targetBitrate, captureNTP: captureNTP,
                     at: now))
             layerSelections[id] = selection
         }
