@@ -123,4 +123,32 @@ final class TeeLadderSink: LiveLadderSink {
             #expect(played.count == Self.frameCount)
         }
     }
+
+    /// A frame with a sample missing, or one encode, is refused with the reason; nothing is written.
+    @Test func aFrameThatIsNotOneSamplePerLayerIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let encoder = try LadderEncoder(
+            ladder: LadderEncodeTests.ladder, settings: .live, framesPerSecond: 30)
+        let frame = try #require(
+            try encoder.encode(
+                SyntheticClip(width: 1280, height: 720, frameCount: 1).frame(at: 0), pts: .zero,
+                duration: MediaTime(value: 1, timescale: 30), forceKeyFrame: false
+            ).first)
+        #expect(frame.map(\.formatDescription.width) == [1280, 640, 320])
+        let sink = try LadderHLSSink(directory: directory.path("hls"), ladder: LadderEncodeTests.ladder)
+        do {
+            _ = try sink.sendLive(layers: Array(frame.prefix(2)))
+            Issue.record("two samples for three layers were taken")
+        } catch {
+            #expect(error.message == "2 samples for a ladder of 3 layers")
+        }
+        do {
+            _ = try sink.sendLive(frame[0])
+            Issue.record("one encode was taken")
+        } catch {
+            #expect(error.message.contains("takes one sample per layer for each frame"))
+        }
+        #expect(sink.masterPlaylist() == nil)
+        #expect(!FileManager.default.fileExists(atPath: sink.masterPlaylistPath))
+    }
 }
