@@ -47,6 +47,12 @@ extension LivePipeline {
         absorb(pendingFeedback)
         pendingFeedback = StreamFeedback()
         try applyRate(to: encoder)
+        return takeKeyframeDecision()
+    }
+
+    /// Whether the next frame is forced to be a keyframe: a request pending and the last forced one at least
+    /// ``Configuration/keyframeRequestInterval`` ago (then counted as honoured).
+    func takeKeyframeDecision() -> Bool {
         guard keyframePending else { return false }
         let time = now()
         let interval = configuration.keyframeRequestInterval

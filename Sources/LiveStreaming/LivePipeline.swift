@@ -49,6 +49,10 @@ public final class LivePipeline: @unchecked Sendable {
         /// Drop a frame before the encoder when the sink's send queue (an RTP sender's pacer, with congestion
         /// control on) would hold it longer than this (default 200 ms); nil: never.
         public var maximumSendQueueDelay: Duration? = .milliseconds(200)
+        /// Encode every picture into each layer of this ladder (the sink a ``LiveLadderSink``) instead of one
+        /// encode; nil: one encode. Needs pictures (a Y4M clip or pushed frames). The layers keep their bit
+        /// rates: a target rate from the sink is not applied (counted in ``Statistics/rateChangesNotApplied``).
+        public var ladder: LiveLadder?
 
         /// Creates the default configuration.
         public init(encoder: EncoderSettings = .live, pacing: Bool = true, frameLimit: Int? = nil) {
@@ -99,6 +103,8 @@ public final class LivePipeline: @unchecked Sendable {
         public var encoderDroppedFrames = 0
         /// Frames not encoded because the sink's send queue was over ``Configuration/maximumSendQueueDelay``.
         public var framesDroppedForSendQueue = 0
+        /// Target rates from the sink not applied, as the ladder's layers keep their rates.
+        public var rateChangesNotApplied = 0
     }
 
     /// The configuration given.
@@ -107,6 +113,9 @@ public final class LivePipeline: @unchecked Sendable {
     public private(set) var sink: (any LiveSink)?
     /// The encoder: nil for an encoded file, and for pushed frames until the first one.
     public internal(set) var encoder: CompressionSession?
+    /// The ladder's encoders (``Configuration/ladder``): made with the pipeline for a clip, on the first
+    /// pushed frame otherwise.
+    public internal(set) var ladderEncoder: LadderEncoder?
     /// Sees each frame just before and after it is encoded and each encoder
     /// as it is finished, on the thread that steps (to measure latency).
     public var frameObserver: ((FrameEvent) -> Void)?
@@ -139,7 +148,17 @@ public final class LivePipeline: @unchecked Sendable {
         self.sink = sink
         self.configuration = configuration
         self.now = now
-        if let header = self.source.header {
+        if let ladder = configuration.ladder {
+            guard self.source.file == nil else {
+                throw .invalidArgument(
+                    "a ladder needs pictures to encode (a Y4M clip or pushed frames), not an encoded file")
+            }
+            if self.source.header != nil {
+                ladderEncoder = try LadderEncoder(
+                    ladder: ladder, settings: configuration.encoder, framesPerSecond: self.source.framesPerSecond)
+                record.encodersMade = ladder.layers.count
+            }
+        } else if let header = self.source.header {
             encoder = try Self.makeEncoder(
                 width: header.width, height: header.height, configuration.encoder, self.source.framesPerSecond)
             record.encodersMade = 1
@@ -161,7 +180,8 @@ public final class LivePipeline: @unchecked Sendable {
     /// The stream's format: the encoder's (parameter sets ready before the
     /// first frame) or the file's; nil for pushed frames before the first.
     public var formatDescription: FormatDescription? {
-        encoder?.formatDescription ?? source.file?.formatDescription
+        encoder?.formatDescription ?? ladderEncoder?.encoders.first?.formatDescription
+            ?? source.file?.formatDescription
     }
 
     /// The encoded file sent (an encoded-file source), for its figures.
@@ -203,6 +223,7 @@ public final class LivePipeline: @unchecked Sendable {
         case .frame(let frame, let pts, let duration):
             try wait(until: pts)
             guard !isStopped else { return .finished }
+            if configuration.ladder != nil { return try stepLadder(frame, pts: pts, duration: duration) }
             if sendQueueIsFull() {
                 // Not encoded; a new target still reaches the encoder (a keyframe request waits for a frame).
                 absorb(pendingFeedback)
@@ -255,6 +276,7 @@ public final class LivePipeline: @unchecked Sendable {
     public func finish() throws(MediaError) {
         guard !finished else { return }
         finished = true
+        if ladderEncoder != nil { try finishLadder() }
         if let encoder, !encoder.isInvalidated {
             try finishEncoder(encoder)
             if record.encoderDroppedFrames > 0 {

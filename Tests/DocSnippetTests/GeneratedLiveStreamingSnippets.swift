@@ -15,6 +15,17 @@ import Sockets
 import WebRTC
 import WebStreaming
 
+// Sources/LiveStreaming/LiveLadder.swift:15
+private func snippet_Sources_LiveStreaming_LiveLadder_15() async throws {
+    let ladder = try LiveLadder([
+        .init(rid: "h", width: 1280, height: 720, bitRate: 1_500_000),
+        .init(rid: "m", width: 640, height: 360, bitRate: 600_000),
+        .init(rid: "l", width: 320, height: 180, bitRate: 200_000),
+    ])
+    var configuration = LivePipeline.Configuration()
+    configuration.ladder = ladder
+}
+
 // Sources/LiveStreaming/LivePipeline.swift:25
 private func snippet_Sources_LiveStreaming_LivePipeline_25() async throws {
     let sender = try RTPStreamSender(

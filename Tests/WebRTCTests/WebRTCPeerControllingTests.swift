@@ -53,7 +53,7 @@ struct WebRTCPeerControllingTests {
                 credentials: endpointCredentials, ssrc: 0x1111_2222, ntpOffset: .zero, now: .zero)
         }
 
-        private func route(_ outputs: [WebRTCPeer.Output], from sender: UDPAddress) {
+        func route(_ outputs: [WebRTCPeer.Output], from sender: UDPAddress) {
             for output in outputs {
                 switch output {
                 case .send(let datagram, let address):

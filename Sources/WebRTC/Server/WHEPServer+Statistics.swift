@@ -32,7 +32,8 @@ extension WHEPServer {
     /// rates, probes, feedback counts), a publisher's transport-cc feedback
     /// sent, and `sentFrames`: `[rtpTimestamp, wall-clock µs]`
     /// for each of the last frames sent (see ``WebRTCPeer/sentFrames``),
-    /// `remoteAddress`: where the session's media goes (the peer's address as seen here, null before ICE);
+    /// `remoteAddress`: where the session's media goes (the peer's address as seen here, null before ICE),
+    /// `layer`: a ladder's viewer's layer, frames per layer and changes (``layerSelection(ofViewer:)``);
     /// plus refused offers.
     public func statisticsJSON() -> String {
         func quoted(_ text: String) -> String {
@@ -76,7 +77,7 @@ extension WHEPServer {
                 + "\"firstSequenceNumber\":\(peer.sender.configuration.packetizer.initialSequenceNumber),"
                 + "\"nackedPacketsUnavailable\":\(peer.sender.statistics.nackedPacketsUnavailable),"
                 + "\"direction\":\(peer.video.isIncoming ? "\"receive\"" : "\"send\""),"
-                + Self.congestionJSON(of: peer)
+                + Self.congestionJSON(of: peer) + layerJSON(ofViewer: peer.id)
                 + (peer.receiver.map { receiver in
                     let r = receiver.statistics
                     return "\"samplesReceived\":\(peer.samplesReceived),\"lossEvents\":\(peer.lossEvents),"

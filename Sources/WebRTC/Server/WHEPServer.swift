@@ -161,6 +161,8 @@ public final class WHEPServer {
     var keyframeWanted = false
     /// The shared target last handed out by ``takeTargetBitRate()``.
     var lastSharedTarget: Int?
+    /// Each viewer's layer of a ladder (``send(layers:bitRates:)``), by session id.
+    var layerSelections: [String: LayerSelection] = [:]
     let clock = RTPMonotonicClock()
     let ntpOffset: MediaTime
     /// Datagrams from addresses no viewer owns, and refused requests.
