@@ -132,12 +132,14 @@ func runFFmpegPacedPairs(
         _ = fcntl(output.fileHandleForReading.fileDescriptor, 1031 /* F_SETPIPE_SZ */, 1 << 20)
         outputs.append(output)
         // Probing kept to the least (the picture size comes from the first
-        // keyframe's SPS); every picture passed through as it is decoded.
+        // keyframe's SPS), no reorder queue, the decoder's low-delay flag;
+        // every picture passed through and flushed as it is decoded.
         receivers.append(
             try ffmpeg(
                 [
                     "-protocol_whitelist", "file,udp,rtp", "-buffer_size", "4194304", "-probesize", "32",
-                    "-analyzeduration", "1", "-threads", "1", "-i", path, "-fps_mode", "passthrough",
+                    "-analyzeduration", "1", "-reorder_queue_size", "0", "-flags", "low_delay", "-threads", "1",
+                    "-i", path, "-fps_mode", "passthrough",
                     "-flush_packets", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", "pipe:1",
                 ], input: nil, output: output))
     }
