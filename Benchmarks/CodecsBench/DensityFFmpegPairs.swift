@@ -81,7 +81,8 @@ private final class PairLog: Sendable {
 /// receiver's; the copy is off the measured path. CPU per frame is the
 /// processes' CPU after they started (their start-up, read from
 /// `/proc/PID/stat` just before the first frame, is left out, as our
-/// sessions' creation is) over the pictures decoded.
+/// sessions' creation is) over the frames encoded (the receivers hold their
+/// last frames when the stream ends).
 func runFFmpegPacedPairs(
     _ frames: [PixelBuffer], count: Int, preset: String, schedule: DensitySchedule,
     criterion: DensityCriterion = DensityCriterion()
@@ -268,6 +269,9 @@ func runFFmpegPacedPairs(
     let sessions = logs.map { $0.times.withLock { $0 } }
     let tally = DensityTally(sessions.map { criterion.judge($0, schedule: schedule) })
     let decoded = sessions.reduce(0) { $0 + $1.decoded.count { $0.isFinite } }
+    // Per frame encoded: every frame written was encoded, while the
+    // receivers hold their last frames (ours decode every frame they encode).
+    let encoded = sessions.reduce(0) { $0 + $1.captured.count { $0.isFinite } }
     let bridge = logs.reduce(0) { $0 + $1.bridgeCPU.withLock { $0 } }
     var senderPart: [Double] = []
     var receiverPart: [Double] = []
@@ -285,8 +289,10 @@ func runFFmpegPacedPairs(
         detail.append("tx \(sender.terminationStatus)/rx \(receivers[index].terminationStatus)/\(out)")
     }
     return FFmpegDensityRun(
-        sessions: count, realTime: tally.meeting, cpuMillisecondsPerFrame: cpu * 1000 / Double(max(decoded, 1)),
-        tally: tally, bridgeMillisecondsPerFrame: bridge * 1000 / Double(max(decoded, 1)), startUpSeconds: startUp,
+        sessions: count, realTime: tally.meeting,
+        cpuMillisecondsPerFrame: cpu * 1000 / Double(max(encoded, decoded, 1)),
+        tally: tally, bridgeMillisecondsPerFrame: bridge * 1000 / Double(max(encoded, decoded, 1)),
+        startUpSeconds: startUp,
         load: DensityLoad(
             wallSeconds: wall, cpuSeconds: cpu + own, machineBusySeconds: machine,
             runQueueWaitSeconds: sampler.waited, frames: decoded),
