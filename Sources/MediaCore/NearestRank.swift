@@ -5,8 +5,9 @@
 /// latency and frames-of-delay figures report them.
 ///
 /// ```swift
-/// NearestRank.percentile(50, of: [4, 1, 3, 2])  // 2
-/// NearestRank.percentile(99, of: [0, 0, 5])     // 5
+/// let p50 = NearestRank.percentile(50, of: [4, 1, 3, 2])  // 2
+/// let p99 = NearestRank.percentile(99, of: [0, 0, 5])  // 5
+/// print(p50 ?? 0, p99 ?? 0)
 /// ```
 public enum NearestRank {
     /// The nearest-rank percentile `p` (1…100; values outside are clamped) of
