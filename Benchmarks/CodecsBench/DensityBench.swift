@@ -1,3 +1,4 @@
+// Density: the live settings, the rows (ours against FFmpeg's pairs and the raw libraries), decode-only processes.
 import DecodeSession
 import EncodeSession
 import FormatConv
@@ -26,9 +27,10 @@ let densityPSNRFloor = 30.0
 /// What N concurrent pipelines did.
 struct DensityRun {
     var sessions: Int
+    /// Pipelines: sessions meeting ``DensityCriterion``; decoders: real-time
+    /// (every frame, 95 % within a frame interval of its due time).
     var realTime: Int
-    /// Sessions that decoded every frame at ≥ 0.97 × 30 fps, latency aside
-    /// (what FFmpeg's processes are judged by).
+    /// Sessions that decoded every frame at ≥ 0.97 × 30 fps, latency aside.
     var keepingRate: Int
     /// CPU milliseconds per frame of the sending threads (encode, packetize,
     /// send) and of the receiving threads (receive, depacketize, decode).
@@ -39,6 +41,11 @@ struct DensityRun {
     var threadsPerSession: Double
     var latencyP50: Double
     var latencyP95: Double
+    var latencyP99 = Double.nan
+    var latencyMaximum = Double.nan
+    /// Pipelines: each part of the criterion (nil for decoders).
+    var tally: DensityTally?
+    var load = DensityLoad()
     var minimumPSNR: Double
     var framesDecoded: Int
     var framesExpected: Int
@@ -47,127 +54,67 @@ struct DensityRun {
     var stages: [Double] = []
 }
 
-/// What FFmpeg's N process pairs did.
-struct FFmpegDensityRun {
-    var sessions: Int
-    var realTime: Int
-    var cpuMillisecondsPerFrame: Double
-    /// Each process's (pair's) final speed and frames, for the notes.
-    var detail = ""
-}
-
-/// One pipeline's measurements, shared by its sending and receiving threads.
-private final class PipelineLog: Sendable {
-    struct State {
-        var submitted: [Double]
-        /// When each frame left the encoder, left the RTP sender, came out of
-        /// the RTP receiver as a sample, and came out of the decoder.
-        var encodedAt: [Double] = []
-        var sentAt: [Double] = []
-        var assembledAt: [Double] = []
-        var pictureAt: [Double] = []
-        var latencies: [Double] = []
-        var decodedAt: [Double] = []
-        var psnr: [Double] = []
-        /// Receiving-thread CPU spent measuring PSNR (not the pipeline's work).
-        var measuringCPU = 0.0
-        var senderCPU = 0.0
-        var receiverCPU = 0.0
-        var senderDone = false
-        var failure: String?
-    }
-    let state: Mutex<State>
-    init(frames: Int) {
-        let unset = [Double](repeating: .nan, count: frames)
-        state = Mutex(
-            State(submitted: unset, encodedAt: unset, sentAt: unset, assembledAt: unset, pictureAt: unset))
-    }
-}
-
-/// Counts the threads that have ended.
-private final class Finished: Sendable {
-    let count = Mutex(0)
-}
-
-/// Density (the method of Intel's media-delivery tables): N live 720p30
-/// pipelines in this process, each `CompressionSession` → `RTPStreamSender`
-/// → loopback → `RTPStreamReceiver` → `DecompressionSession`, against N
-/// `ffmpeg` sender/receiver process pairs doing the same work in the same
-/// run; then the same for decoding alone. Returns the figures for the
-/// curves.
+/// Density (the method of Intel's media-delivery tables): for each row
+/// (preset, N), N live 720p30 pipelines in this process, each
+/// `CompressionSession` → `RTPStreamSender` → loopback → `RTPStreamReceiver`
+/// → `DecompressionSession`, then N `ffmpeg` encoder/decoder process pairs
+/// doing the same work, both fed the same frames on one capture clock and
+/// held to one ``DensityCriterion``; then decoding alone for
+/// `decoderCounts`. Returns the figures for the curves.
 func benchmarkDensity(
-    _ frames: [PixelBuffer], presets: [String], counts: [Int], defaultThreadsCount: Int?, report: Report,
-    log: (String) -> Void
+    _ frames: [PixelBuffer], rows: [(preset: String, count: Int)], decoderCounts: [Int], defaultThreadsCount: Int?,
+    warmUp: Int, report: Report, log: (String) -> Void
 ) throws -> (pipelines: [String: [(DensityRun, FFmpegDensityRun?)]], decoders: [(DensityRun, FFmpegDensityRun?)]) {
-    let rawPath = FileManager.default.temporaryDirectory.appendingPathComponent("codecs-bench-\(getpid()).yuv").path
-    try writeRawVideo(frames, to: rawPath)
-    defer { try? FileManager.default.removeItem(atPath: rawPath) }
     var curves: [String: [(DensityRun, FFmpegDensityRun?)]] = [:]
-    for preset in presets {
+    let schedule = DensitySchedule(warmUp: warmUp, measured: frames.count, tail: 10)
+    report.notes.append(
+        "density: every session, ours and FFmpeg's, runs \(schedule.total) frames at 30 fps (\(schedule.warmUp) "
+            + "warm-up, \(schedule.measured) measured, \(schedule.tail) tail); it meets the criterion when every "
+            + "warm-up and measured frame is decoded, the measured ones at ≥ 0.97 × 30 fps and each within 66.7 ms "
+            + "of its capture, with every tenth picture's luma PSNR ≥ 30 dB")
+    var rawCosts: [String: (back: (encode: Double, decode: Double), paced: (encode: Double, decode: Double))] = [:]
+    for (preset, count) in rows {
         let settings = liveSettings(preset: preset)
-        // The raw libraries with the same settings, one thread, this run.
-        let raw = try rawLibraryCost(frames, settings: settings)
-        let rawPaced = try rawLibraryCost(frames, settings: settings, paced: true)
-        for count in counts {
-            log("density: \(count) x264 \(preset) pipelines, then \(count) ffmpeg process pairs")
-            let ours = try runPipelines(frames, count: count, settings: settings)
-            var theirs: FFmpegDensityRun?
-            do {
-                theirs = try runFFmpegPipelines(
-                    rawPath: rawPath, frames: frames.count, width: frames[0].width, height: frames[0].height,
-                    count: count, preset: preset)
-            } catch {
-                report.notes.append("density: ffmpeg reference for \(count) \(preset) not measured: \(error)")
-            }
-            curves[preset, default: []].append((ours, theirs))
-            let name = "density 720p30 x264 \(preset) 1.5 Mbit/s CBR, \(count) sessions"
-            report.add(
-                Figure(
-                    name: "\(name): real-time sessions", ours: Double(ours.realTime),
-                    reference: theirs.map { Double($0.realTime) }, referenceName: "ffmpeg process pairs (-f rtp)",
-                    unit: "of \(count)", higherIsBetter: true, target: "≥ FFmpeg's"))
-            report.add(
-                Figure(
-                    name: "\(name): sessions keeping 30 fps", ours: Double(ours.keepingRate),
-                    reference: theirs.map { Double($0.realTime) }, referenceName: "ffmpeg process pairs (-f rtp)",
-                    unit: "of \(count)", higherIsBetter: true, target: nil))
-            report.add(
-                Figure(
-                    name: "\(name): CPU per frame", ours: ours.cpuMillisecondsPerFrame,
-                    reference: raw.encode + raw.decode, referenceName: "raw libx264 + libavcodec, 1 thread",
-                    unit: "CPU ms", higherIsBetter: false, target: "≤ 1.03 × raw"))
-            report.add(
-                Figure(
-                    name: "\(name): CPU per frame vs the raw libraries paced", ours: ours.cpuMillisecondsPerFrame,
-                    reference: rawPaced.encode + rawPaced.decode,
-                    referenceName: "raw libx264 + libavcodec, 1 thread, 30 fps", unit: "CPU ms",
-                    higherIsBetter: false, target: nil))
-            if let theirs {
-                report.add(
-                    Figure(
-                        name: "\(name): CPU per frame vs FFmpeg", ours: ours.cpuMillisecondsPerFrame,
-                        reference: theirs.cpuMillisecondsPerFrame, referenceName: "ffmpeg process pairs (-f rtp)",
-                        unit: "CPU ms", higherIsBetter: false, target: nil))
-            }
-            for (label, value, unit) in [
-                ("latency p50", ours.latencyP50 * 1000, "ms"), ("latency p95", ours.latencyP95 * 1000, "ms"),
-                ("RSS per session", ours.residentBytesPerSession / 1_048_576, "MiB"),
-                ("threads per session", ours.threadsPerSession, "threads"),
-            ] {
-                report.add(
-                    Figure(
-                        name: "\(name): \(label)", ours: value, reference: nil, referenceName: nil, unit: unit,
-                        higherIsBetter: false, target: label == "latency p95" ? "< 66.7 (two frames)" : nil))
-            }
-            report.notes.append(
-                "density \(preset) ×\(count): \(ours.framesDecoded) of \(ours.framesExpected) frames decoded, "
-                    + String(format: "PSNR Y minimum %.2f dB (floor %.0f); ", ours.minimumPSNR, densityPSNRFloor)
-                    + "ffmpeg \(theirs?.detail ?? "-"); "
-                    + String(
-                        format: "CPU ms per frame: sending threads %.2f (raw x264 %.2f, paced %.2f), receiving "
-                            + "threads %.2f (raw libavcodec %.2f, paced %.2f)", ours.sendingMilliseconds, raw.encode,
-                        rawPaced.encode, ours.receivingMilliseconds, raw.decode, rawPaced.decode))
+        if rawCosts[preset] == nil {
+            // The raw libraries with the same settings, one thread, this run.
+            let raw = try rawLibraryCost(frames, settings: settings)
+            let paced = try rawLibraryCost(frames, settings: settings, paced: true)
+            rawCosts[preset] = ((raw.encode, raw.decode), (paced.encode, paced.decode))
         }
+        let (raw, rawPaced) = rawCosts[preset]!
+        log("density: \(count) x264 \(preset) pipelines, then \(count) ffmpeg process pairs")
+        let ours = try runPipelines(frames, count: count, settings: settings, schedule: schedule)
+        var theirs: FFmpegDensityRun?
+        do {
+            theirs = try runFFmpegPacedPairs(frames, count: count, preset: preset, schedule: schedule)
+        } catch {
+            report.notes.append("density: ffmpeg reference for \(count) \(preset) not measured: \(error)")
+        }
+        curves[preset, default: []].append((ours, theirs))
+        reportDensityRow(
+            preset: preset, count: count, ours: ours, theirs: theirs, raw: raw.encode + raw.decode,
+            rawPaced: rawPaced.encode + rawPaced.decode, report: report)
+        report.notes.append(
+            String(
+                format: "density \(preset) ×\(count): ours: CPU ms per frame: sending threads %.2f (raw x264 %.2f, "
+                    + "paced %.2f), receiving threads %.2f (raw libavcodec %.2f, paced %.2f); ",
+                ours.sendingMilliseconds, raw.encode, rawPaced.encode, ours.receivingMilliseconds, raw.decode,
+                rawPaced.decode)
+                + "stages p50 (encode, packetize and send, loopback to a sample, decode): "
+                + ours.stages.map { String(format: "%.2f ms", $0 * 1000) }.joined(separator: ", ") + "; "
+                + "run \(ours.load.summary)"
+                + (theirs.map {
+                    String(
+                        format: "; ffmpeg: the bench's pipe threads %.2f CPU ms per frame (not in FFmpeg's figure), "
+                            + "start-up %.2f CPU s for all processes (left out); ",
+                        $0.bridgeMillisecondsPerFrame, $0.startUpSeconds)
+                        + ($0.stages.map {
+                            String(
+                                format: "capture → last RTP packet on the wire p50 %.2f ms, p99 %.2f ms; wire → "
+                                    + "picture read back p50 %.2f ms, p99 %.2f ms; ", $0.sender.p50 * 1000,
+                                $0.sender.p99 * 1000, $0.receiver.p50 * 1000, $0.receiver.p99 * 1000)
+                        } ?? "") + "run \($0.load.summary); \($0.detail)"
+                } ?? ""))
     }
 
     // The same pipelines with the libraries' own thread counts (x264: 1.5 ×
@@ -177,11 +124,12 @@ func benchmarkDensity(
         var settings = liveSettings(preset: "ultrafast")
         settings.threadCount = nil
         log("density: \(count) x264 ultrafast pipelines with the libraries' default thread counts")
-        let run = try runPipelines(frames, count: count, settings: settings, decoderThreads: nil)
+        let run = try runPipelines(frames, count: count, settings: settings, schedule: schedule, decoderThreads: nil)
         let name = "density 720p30 x264 ultrafast 1.5 Mbit/s CBR, \(count) sessions, library-default threads"
         report.add(
             Figure(
-                name: "\(name): real-time sessions", ours: Double(run.realTime), reference: nil, referenceName: nil,
+                name: "\(name): sessions meeting the criterion", ours: Double(run.realTime), reference: nil,
+                referenceName: nil,
                 unit: "of \(count)", higherIsBetter: true, target: nil))
         report.add(
             Figure(
@@ -213,6 +161,7 @@ func benchmarkDensity(
     }
 
     // Decoding alone: a stream made with the ultrafast live settings.
+    guard !decoderCounts.isEmpty else { return (curves, []) }
     let stream = try encodeStream(
         frames, codec: .h264, settings: liveSettings(preset: "ultrafast"), label: "x264 live")
     let annexBPath = FileManager.default.temporaryDirectory.appendingPathComponent("codecs-bench-\(getpid()).h264")
@@ -223,7 +172,7 @@ func benchmarkDensity(
     let rawStart = threadCPUSeconds()
     let rawFrames = try rawLibavcodecDecode(stream, threads: 1)
     let rawDecode = (threadCPUSeconds() - rawStart) * 1000 / Double(max(rawFrames, 1))
-    for count in counts {
+    for count in decoderCounts {
         log("density: \(count) paced decoders, then \(count) ffmpeg -re decode processes")
         let ours = try runDecoders(stream, count: count)
         var theirs: FFmpegDensityRun?
@@ -287,272 +236,6 @@ func rawLibraryCost(_ frames: [PixelBuffer], settings: EncodeSettings, paced: Bo
     )
 }
 
-/// The frames as one planar 4:2:0 file, for ffmpeg's `-f rawvideo`.
-private func writeRawVideo(_ frames: [PixelBuffer], to path: String) throws {
-    _ = FileManager.default.createFile(atPath: path, contents: nil)
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-    defer { try? handle.close() }
-    for frame in frames { try handle.write(contentsOf: frame.packedBytes()) }
-}
-
-/// Runs `count` pipelines over `frames` at 30 fps, started a 1/count of a
-/// frame interval apart (cameras are not frame-locked), and measures them.
-/// `decoderThreads` nil leaves libavcodec's thread count to the session's
-/// default (one per core).
-func runPipelines(_ frames: [PixelBuffer], count: Int, settings: EncodeSettings, decoderThreads: Int? = 1) throws
-    -> DensityRun
-{
-    // Freed heap handed back first, so the growth is the sessions' own.
-    trimHeap()
-    let before = processStatus()
-    let logs = (0..<count).map { _ in PipelineLog(frames: frames.count) }
-    var sides: [(Handoff<CompressionSession>, Handoff<RTPStreamSender>, Handoff<RTPStreamReceiver>)] = []
-    for index in 0..<count {
-        let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: .init(codec: .h264))
-        let sender = try RTPStreamSender(
-            host: "127.0.0.1", port: receiver.port,
-            configuration: .init(packetizer: .init(codec: .h264, ssrc: 0xD000_0000 + UInt32(index))))
-        let encoder = try CompressionSession(
-            width: frames[0].width, height: frames[0].height, codec: .h264, encoder: .software,
-            properties: settings.properties())
-        sides.append((Handoff(encoder), Handoff(sender), Handoff(receiver)))
-    }
-    let finished = Finished()
-    let start = monotonicNow() + 0.05
-    let cpuBefore = processCPUSeconds()
-    for (index, (encoder, sender, receiver)) in sides.enumerated() {
-        let log = logs[index]
-        let offset = Double(index) / Double(count) / liveFrameRate
-        Thread {
-            sendPipeline(frames, encoder: encoder.value, sender: sender.value, log: log, start: start + offset)
-            finished.count.withLock { $0 += 1 }
-        }.start()
-        Thread {
-            receivePipeline(frames, receiver: receiver.value, log: log, threads: decoderThreads)
-            finished.count.withLock { $0 += 1 }
-        }.start()
-    }
-    var peak = before
-    while finished.count.withLock({ $0 }) < 2 * count {
-        let now = processStatus()
-        peak = (max(peak.residentBytes, now.residentBytes), max(peak.threads, now.threads))
-        usleep(100_000)
-    }
-    let cpu = processCPUSeconds() - cpuBefore
-    sides.removeAll()
-    return summarize(
-        logs, cpu: cpu, frames: frames.count, count: count, before: before, peak: peak,
-        latencyLimit: 2 / liveFrameRate, psnrFloor: densityPSNRFloor)
-}
-
-/// The sending thread: frame `i` is handed to the encoder at `start + i/30`
-/// and its samples to the RTP sender.
-private func sendPipeline(
-    _ frames: [PixelBuffer], encoder: CompressionSession, sender: RTPStreamSender, log: PipelineLog, start: Double
-) {
-    let cpu = threadCPUSeconds()
-    defer { log.state.withLock { $0.senderCPU = threadCPUSeconds() - cpu } }
-    do {
-        let duration = MediaTime(value: 1, timescale: Int32(liveFrameRate))
-        for (index, frame) in frames.enumerated() {
-            sleepUntil(start + Double(index) / liveFrameRate)
-            let submitted = monotonicNow()
-            log.state.withLock { $0.submitted[index] = submitted }
-            let samples = try encoder.encode(frame, pts: duration * Int64(index), duration: duration)
-            let encoded = monotonicNow()
-            for sample in samples { _ = try sender.send(sample) }
-            let sent = monotonicNow()
-            log.state.withLock {
-                $0.encodedAt[index] = encoded
-                $0.sentAt[index] = sent
-            }
-        }
-        for sample in try encoder.finish() { _ = try sender.send(sample) }
-        try sender.finish(lingering: 0)
-    } catch {
-        log.state.withLock { $0.failure = $0.failure ?? "sender: \(error)" }
-    }
-    log.state.withLock { $0.senderDone = true }
-}
-
-/// The receiving thread: samples from the RTP receiver into a decoder; each
-/// frame's latency from its submission, and the PSNR of every tenth frame
-/// against its source (the CPU that takes is counted apart).
-private func receivePipeline(
-    _ frames: [PixelBuffer], receiver: RTPStreamReceiver, log: PipelineLog, threads: Int?
-) {
-    var decoder: DecompressionSession?
-    var firstPTS: MediaTime?
-    var firstSamplePTS: MediaTime?
-    func take(_ decoded: [DecodedFrame]) {
-        let now = monotonicNow()
-        for frame in decoded {
-            let first = firstPTS ?? frame.pts
-            firstPTS = first
-            let index = Int(((frame.pts - first).seconds * liveFrameRate).rounded())
-            guard index >= 0, index < frames.count else { continue }
-            var psnr: Double?
-            var measuring = 0.0
-            if index % 10 == 0 {
-                let cpu = threadCPUSeconds()
-                psnr = PictureQuality.psnr(frame.pixelBuffer, frames[index]).y
-                measuring = threadCPUSeconds() - cpu
-            }
-            log.state.withLock { state in
-                state.pictureAt[index] = now
-                state.latencies.append(now - state.submitted[index])
-                state.decodedAt.append(now)
-                if let psnr { state.psnr.append(psnr) }
-                state.measuringCPU += measuring
-            }
-        }
-    }
-    func handle(_ events: [RTPStreamReceiver.Event]) throws {
-        for event in events {
-            switch event {
-            case .sample(let sample):
-                let now = monotonicNow()
-                let first = firstSamplePTS ?? sample.pts
-                firstSamplePTS = first
-                let index = Int(((sample.pts - first).seconds * liveFrameRate).rounded())
-                if index >= 0, index < frames.count { log.state.withLock { $0.assembledAt[index] = now } }
-                if decoder == nil {
-                    decoder = try DecompressionSession(
-                        formatDescription: sample.formatDescription, decoder: .software, threadCount: threads)
-                }
-                take(try decoder!.decode(sample))
-            case .loss(let loss):
-                if let decoder { take(try decoder.reportLoss(loss.description)) }
-            }
-        }
-    }
-    let cpu = threadCPUSeconds()
-    defer { log.state.withLock { $0.receiverCPU = threadCPUSeconds() - cpu - $0.measuringCPU } }
-    do {
-        while !receiver.isEnded {
-            try handle(receiver.receive(waiting: 0.05))
-            if log.state.withLock({ $0.senderDone }) && receiver.secondsSinceLastPacket > 1 { break }
-        }
-        try handle(receiver.finish())
-        if let decoder { take(try decoder.finish()) }
-    } catch {
-        log.state.withLock { $0.failure = $0.failure ?? "receiver: \(error)" }
-    }
-}
-
-/// Real-time sessions and the per-frame figures of a run.
-private func summarize(
-    _ logs: [PipelineLog], cpu: Double, frames: Int, count: Int, before: (residentBytes: Int, threads: Int),
-    peak: (residentBytes: Int, threads: Int), latencyLimit: Double, psnrFloor: Double?
-) -> DensityRun {
-    var realTime = 0
-    var keepingRate = 0
-    var sending = 0.0
-    var receiving = 0.0
-    var latencies: [Double] = []
-    var measuring = 0.0
-    var minimumPSNR = Double.infinity
-    var decoded = 0
-    var spans: [[Double]] = [[], [], [], []]
-    for log in logs {
-        let state = log.state.withLock { $0 }
-        let times = [state.submitted, state.encodedAt, state.sentAt, state.assembledAt, state.pictureAt]
-        for stage in 0..<4 {
-            for frame in 0..<state.submitted.count {
-                let span = times[stage + 1][frame] - times[stage][frame]
-                if span.isFinite { spans[stage].append(span) }
-            }
-        }
-        latencies += state.latencies
-        measuring += state.measuringCPU
-        decoded += state.latencies.count
-        let lowest = state.psnr.min() ?? 0
-        minimumPSNR = min(minimumPSNR, lowest)
-        let span = (state.decodedAt.last ?? 0) - (state.decodedAt.first ?? 0)
-        let rate = span > 0 ? Double(state.decodedAt.count - 1) / span : 0
-        sending += state.senderCPU
-        receiving += state.receiverCPU
-        if state.failure == nil, state.latencies.count == frames, rate >= liveFrameRate * 0.97 { keepingRate += 1 }
-        if state.failure == nil, state.latencies.count == frames, rate >= liveFrameRate * 0.97,
-            percentile(state.latencies, 95) < latencyLimit, psnrFloor.map({ lowest >= $0 }) ?? true
-        {
-            realTime += 1
-        }
-        if let failure = state.failure {
-            FileHandle.standardError.write(Data("codecs-bench: density: \(failure)\n".utf8))
-        }
-    }
-    return DensityRun(
-        sessions: count, realTime: realTime, keepingRate: keepingRate,
-        sendingMilliseconds: sending * 1000 / Double(max(decoded, 1)),
-        receivingMilliseconds: receiving * 1000 / Double(max(decoded, 1)),
-        cpuMillisecondsPerFrame: (cpu - measuring) * 1000 / Double(max(decoded, 1)),
-        residentBytesPerSession: Double(peak.residentBytes - before.residentBytes) / Double(count),
-        threadsPerSession: Double(peak.threads - before.threads) / Double(count),
-        latencyP50: percentile(latencies, 50), latencyP95: percentile(latencies, 95),
-        minimumPSNR: psnrFloor == nil ? 0 : minimumPSNR, framesDecoded: decoded, framesExpected: frames * count,
-        stages: spans.map { percentile($0, 50) })
-}
-
-/// `count` decoders, each fed the stream's samples at 30 fps (sample `i`
-/// due at `start + i/30`), one thread each; a session is real-time when it
-/// decodes every frame and 95 % of them are out within one frame interval
-/// of their due time.
-func runDecoders(_ stream: CodedStream, count: Int) throws -> DensityRun {
-    // Freed heap handed back first, so the growth is the sessions' own.
-    trimHeap()
-    let before = processStatus()
-    let logs = (0..<count).map { _ in PipelineLog(frames: stream.samples.count) }
-    let finished = Finished()
-    let start = monotonicNow() + 0.05
-    let cpuBefore = processCPUSeconds()
-    let samples = stream.samples
-    let description = stream.description
-    for index in 0..<count {
-        let log = logs[index]
-        let offset = Double(index) / Double(count) / liveFrameRate
-        Thread {
-            let cpu = threadCPUSeconds()
-            defer { log.state.withLock { $0.receiverCPU = threadCPUSeconds() - cpu } }
-            do {
-                let decoder = try DecompressionSession(
-                    formatDescription: description, decoder: .software, threadCount: 1)
-                var next = 0
-                func take(_ decoded: [DecodedFrame]) {
-                    let now = monotonicNow()
-                    log.state.withLock { state in
-                        for _ in decoded {
-                            state.latencies.append(now - state.submitted[next])
-                            state.decodedAt.append(now)
-                            next += 1
-                        }
-                    }
-                }
-                for (position, sample) in samples.enumerated() {
-                    let due = start + offset + Double(position) / liveFrameRate
-                    sleepUntil(due)
-                    log.state.withLock { $0.submitted[position] = due }
-                    take(try decoder.decode(sample))
-                }
-                take(try decoder.finish())
-            } catch {
-                log.state.withLock { $0.failure = "decoder: \(error)" }
-            }
-            finished.count.withLock { $0 += 1 }
-        }.start()
-    }
-    var peak = before
-    while finished.count.withLock({ $0 }) < count {
-        let now = processStatus()
-        peak = (max(peak.residentBytes, now.residentBytes), max(peak.threads, now.threads))
-        usleep(100_000)
-    }
-    let cpu = processCPUSeconds() - cpuBefore
-    return summarize(
-        logs, cpu: cpu, frames: samples.count, count: count, before: before, peak: peak,
-        latencyLimit: 1 / liveFrameRate, psnrFloor: nil)
-}
-
 /// The x264 options of ``liveSettings(preset:bitRate:)`` as ffmpeg's
 /// libx264 wrapper takes them.
 func ffmpegLiveEncoderArguments(preset: String, bitRate: Int = 1_500_000) -> [String] {
@@ -562,84 +245,6 @@ func ffmpegLiveEncoderArguments(preset: String, bitRate: Int = 1_500_000) -> [St
         kbps, "-bufsize", kbps, "-x264-params", "nal-hrd=cbr:filler=1", "-g", "120", "-sc_threshold", "0", "-bf",
         "0",
     ]
-}
-
-/// N `ffmpeg` pairs: one reads the raw frames at their rate (`-re`),
-/// encodes them with the same settings and sends RTP (`-f rtp`) to a port
-/// on the loopback where the other, started first from an SDP file,
-/// decodes one thread to `-f null`. CPU is the children's rusage; a pair is
-/// real-time when the sender's final `speed` (media time over wall time
-/// since its input opened, so the process's start is not counted, as our
-/// sessions' creation is not) is at least 0.97 and the receiver decoded
-/// every frame within a second of the sender's end.
-private func runFFmpegPipelines(rawPath: String, frames: Int, width: Int, height: Int, count: Int, preset: String)
-    throws -> FFmpegDensityRun
-{
-    let directory = FileManager.default.temporaryDirectory
-    let cpuBefore = childrenCPUSeconds()
-    var receivers: [FFmpegChild] = []
-    var senders: [FFmpegChild] = []
-    var sdpPaths: [String] = []
-    defer { for path in sdpPaths { try? FileManager.default.removeItem(atPath: path) } }
-    var ports: [Int] = []
-    for index in 0..<count {
-        let port = try freeRTPPort()
-        ports.append(port)
-        let sdp = """
-            v=0
-            o=- 0 0 IN IP4 127.0.0.1
-            s=density
-            c=IN IP4 127.0.0.1
-            t=0 0
-            m=video \(port) RTP/AVP 96
-            a=rtpmap:96 H264/90000
-            a=fmtp:96 packetization-mode=1
-
-            """
-        let path = directory.appendingPathComponent("codecs-bench-\(getpid())-\(index).sdp").path
-        try sdp.write(toFile: path, atomically: true, encoding: .utf8)
-        sdpPaths.append(path)
-        receivers.append(
-            try FFmpegChild(
-                [
-                    "-protocol_whitelist", "file,udp,rtp", "-buffer_size", "4194304", "-threads", "1", "-i", path,
-                    "-f", "null", "-",
-                ], tag: "rx\(index)"))
-    }
-    // The receivers bind their ports while they start.
-    usleep(useconds_t(500_000 + 100_000 * count))
-    for (index, port) in ports.enumerated() {
-        senders.append(
-            try FFmpegChild(
-                [
-                    "-re", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "\(width)x\(height)", "-framerate", "30",
-                    "-i", rawPath,
-                ] + ffmpegLiveEncoderArguments(preset: preset) + [
-                    "-f", "rtp", "-payload_type", "96", "rtp://127.0.0.1:\(port)?pkt_size=1212",
-                ], tag: "tx\(index)"))
-    }
-    for sender in senders { sender.process.waitUntilExit() }
-    sleep(1)
-    for receiver in receivers where receiver.process.isRunning { receiver.process.interrupt() }
-    for receiver in receivers { receiver.process.waitUntilExit() }
-    let cpu = childrenCPUSeconds() - cpuBefore
-    var realTime = 0
-    var decoded = 0
-    var detail: [String] = []
-    for (sender, receiver) in zip(senders, receivers) {
-        let sent = sender.progress()
-        let received = receiver.frames
-        decoded += received
-        detail.append(String(format: "%.2fs/", sender.wallSeconds) + "\(sent["speed"] ?? "?")/\(received)")
-        if sender.process.terminationStatus == 0, speed(sent["speed"]) >= 0.97, received >= frames {
-            realTime += 1
-        }
-        sender.remove()
-        receiver.remove()
-    }
-    return FFmpegDensityRun(
-        sessions: count, realTime: realTime, cpuMillisecondsPerFrame: cpu * 1000 / Double(max(decoded, 1)),
-        detail: "sender wall/speed/receiver frames " + detail.joined(separator: " "))
 }
 
 /// N `ffmpeg -re -f h264 -framerate 30 -threads 1 -i STREAM -f null -`:
@@ -677,7 +282,7 @@ private func speed(_ text: String?) -> Double {
 }
 
 /// An even UDP port on the loopback with the one above it free (RTP and RTCP).
-private func freeRTPPort() throws -> Int {
+func freeRTPPort() throws -> Int {
     for _ in 0..<64 {
         let socket = try UDPSocket(bindingTo: "127.0.0.1")
         let port = Int(socket.localAddress.port)
@@ -688,88 +293,4 @@ private func freeRTPPort() throws -> Int {
         return port
     }
     throw MediaError.unavailable("no free pair of UDP ports on the loopback")
-}
-
-/// The latency floor: the end-to-end p50 of one pipeline (0 frames of
-/// delay) beside the p50 per-frame encode and decode times of the raw
-/// libraries with the session's settings, measured in the same run: with
-/// the frames paced at 30 fps as the pipeline's are (the target's
-/// reference: each frame meets caches the rest of the machine used for 33
-/// ms), and back to back (warm caches; printed beside it).
-///
-/// The raw loops and the pipeline alternate `rounds` times and the lowest
-/// p50 of each is kept, as elsewhere in the bench, so that load from other
-/// work on the machine hits both.
-func benchmarkLatencyFloor(_ frames: [PixelBuffer], rounds: Int, report: Report) throws -> Double {
-    let settings = liveSettings(preset: "ultrafast")
-    var encode = Double.infinity
-    var decode = Double.infinity
-    var warmEncode = Double.infinity
-    var warmDecode = Double.infinity
-    var endToEnd = Double.infinity
-    var stages: [Double] = []
-    for _ in 0..<rounds {
-        let warm = try rawLibraryCost(frames, settings: settings)
-        warmEncode = min(warmEncode, percentile(warm.encodeTimes, 50) * 1000)
-        warmDecode = min(warmDecode, percentile(warm.decodeTimes, 50) * 1000)
-        let paced = try rawLibraryCost(frames, settings: settings, paced: true)
-        encode = min(encode, percentile(paced.encodeTimes, 50) * 1000)
-        decode = min(decode, percentile(paced.decodeTimes, 50) * 1000)
-        let pipeline = try runPipelines(frames, count: 1, settings: settings)
-        if pipeline.latencyP50 * 1000 < endToEnd { stages = pipeline.stages }
-        endToEnd = min(endToEnd, pipeline.latencyP50 * 1000)
-    }
-    if stages.count == 4 {
-        report.notes.append(
-            String(
-                format: "latency floor: the pipeline's stages, p50: encode %.2f ms, packetize and send %.2f ms, "
-                    + "loopback to a sample out of the RTP receiver %.2f ms, decode %.2f ms",
-                stages[0] * 1000, stages[1] * 1000, stages[2] * 1000, stages[3] * 1000))
-    }
-    // The sessions alone, frame by frame, for the note.
-    let encoder = try CompressionSession(
-        width: frames[0].width, height: frames[0].height, codec: .h264, encoder: .software,
-        properties: settings.properties())
-    var sessionEncode: [Double] = []
-    var samples: [CompressedSample] = []
-    let duration = MediaTime(value: 1, timescale: 30)
-    for (index, frame) in frames.enumerated() {
-        let start = monotonicNow()
-        samples += try encoder.encode(frame, pts: duration * Int64(index), duration: duration)
-        sessionEncode.append(monotonicNow() - start)
-    }
-    let decoder = try DecompressionSession(
-        formatDescription: samples[0].formatDescription, decoder: .software, threadCount: 1)
-    var sessionDecode: [Double] = []
-    for sample in samples {
-        let start = monotonicNow()
-        _ = try decoder.decode(sample)
-        sessionDecode.append(monotonicNow() - start)
-    }
-    report.notes.append(
-        String(
-            format: "latency floor: the sessions alone, frame by frame: encode p50 %.2f ms, decode p50 %.2f ms",
-            percentile(sessionEncode, 50) * 1000, percentile(sessionDecode, 50) * 1000))
-    let bound = 1.05 * (encode + decode) + 0.5
-    let name = "latency floor p50 (720p30 x264 ultrafast 1.5 Mbit/s CBR over RTP, 0 frames of delay)"
-    report.add(
-        Figure(
-            name: name, ours: endToEnd, reference: encode + decode,
-            referenceName: "raw libx264 encode + libavcodec decode p50, 30 fps", unit: "ms", higherIsBetter: false,
-            target: "≤ 1.05 × reference + 0.5 ms"))
-    report.add(
-        Figure(
-            name: "\(name) vs the raw libraries back to back", ours: endToEnd, reference: warmEncode + warmDecode,
-            referenceName: "raw libx264 encode + libavcodec decode p50, back to back", unit: "ms",
-            higherIsBetter: false, target: nil))
-    report.notes.append(
-        String(
-            format:
-                "latency floor: end to end p50 %.2f ms; raw encode p50 %.2f ms + decode p50 %.2f ms = %.2f ms at "
-                + "30 fps (back to back %.2f + %.2f = %.2f); bound 1.05 × (paced) + 0.5 = %.2f ms; end to end / "
-                + "(encode + decode) = %.3f paced, %.3f back to back",
-            endToEnd, encode, decode, encode + decode, warmEncode, warmDecode, warmEncode + warmDecode, bound,
-            endToEnd / (encode + decode), endToEnd / (warmEncode + warmDecode))
-            + (endToEnd <= bound ? " (within the bound)" : " (over the bound)"))
-    return endToEnd
 }

@@ -10,6 +10,9 @@ struct BenchOptions {
         "formatconv", "pixels", "encode", "decode", "roundtrip", "latency", "transports", "memory", "floor",
         "density", "fanout", "rmcat",
     ]
+    /// `--density-rows`: only these density rows (preset and N), without the
+    /// decode-only and library-default-thread runs.
+    var densityRows: [(preset: String, count: Int)]?
 }
 
 /// One line of the table: our figure, the reference measured in the same run,

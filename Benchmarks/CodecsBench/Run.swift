@@ -127,9 +127,14 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
     var decoders: [(DensityRun, FFmpegDensityRun?)] = []
     var fanOut: [FanOutRun] = []
     if options.sections.contains("density") && !frames720.isEmpty {
+        let presets = quick ? ["ultrafast"] : ["ultrafast", "superfast"]
+        let counts = quick ? [2] : [1, 2, 4, 8, 16]
+        let rows = options.densityRows ?? presets.flatMap { preset in counts.map { (preset: preset, count: $0) } }
         (density, decoders) = try benchmarkDensity(
-            Array(frames720.prefix(quick ? 45 : 90)), presets: quick ? ["ultrafast"] : ["ultrafast", "superfast"],
-            counts: quick ? [2] : [1, 2, 4, 8, 16], defaultThreadsCount: quick ? nil : 8, report: report, log: log)
+            Array(frames720.prefix(quick ? 45 : 90)), rows: rows,
+            decoderCounts: options.densityRows == nil ? counts : [],
+            defaultThreadsCount: quick || options.densityRows != nil ? nil : 8, warmUp: quick ? 15 : 30,
+            report: report, log: log)
     }
     if options.sections.contains("fanout") && !frames720.isEmpty {
         fanOut = try benchmarkFanOut(

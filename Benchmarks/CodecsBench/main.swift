@@ -12,6 +12,7 @@ let usageText = """
       --inputs-only  skip the synthetic streams: FormatConv and decoding on the --input streams
                      only (for profiling, e.g. under valgrind --tool=callgrind)
       --json PATH    where to write the figures (default bench/results.json)
+      --density-rows LIST  only these density rows, e.g. superfast:8,ultrafast:2 (preset:N)
       --only LIST    formatconv, pixels, encode, decode, roundtrip, latency, page, webrtc, nack, transports,
                      memory, floor, density, fanout, rmcat (default: all but page, webrtc and nack)
 
@@ -43,6 +44,14 @@ while let argument = argumentIterator.next() {
     case "--only":
         guard let list = argumentIterator.next() else { fatalUsage("--only needs a list") }
         options.sections = Set(list.split(separator: ",").map(String.init))
+    case "--density-rows":
+        guard let list = argumentIterator.next() else { fatalUsage("--density-rows needs a list") }
+        options.densityRows = list.split(separator: ",").map { row in
+            let parts = row.split(separator: ":")
+            guard parts.count == 2, let count = Int(parts[1]), count > 0, ["ultrafast", "superfast"].contains(parts[0])
+            else { fatalUsage("--density-rows: \(row) is not PRESET:N (ultrafast or superfast, N ≥ 1)") }
+            return (String(parts[0]), count)
+        }
     case "--gate":
         guard let path = argumentIterator.next() else { fatalUsage("--gate needs a path") }
         gateResultPath = path

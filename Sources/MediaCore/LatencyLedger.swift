@@ -80,19 +80,56 @@ public struct LatencyLedger: Sendable {
     /// the most over all units (0: every frame came out before the next went
     /// in, one in, one out). Nil when no unit reached `to`.
     public func framesOfDelay(from: Stage = .encodeIn, to: Stage = .decoded) -> Int? {
+        framesOfDelayPerUnit(from: from, to: to).max()
+    }
+
+    /// The frames of delay of each unit that reached `to` (as in
+    /// ``framesOfDelay(from:to:)``), in presentation order.
+    public func framesOfDelayPerUnit(from: Stage = .encodeIn, to: Stage = .decoded) -> [Int] {
         let entered = times.compactMap { unit, stages in stages[from].map { (unit: unit, at: $0) } }
-        var most: Int?
-        for (unit, stages) in times {
-            guard let out = stages[to] else { continue }
-            let ahead = entered.count { $0.unit > unit && $0.at <= out }
-            most = max(most ?? 0, ahead)
+        return times.filter { $0.value[to] != nil }.sorted { $0.key < $1.key }.map { unit, stages in
+            let out = stages[to]!
+            return entered.count { $0.unit > unit && $0.at <= out }
         }
-        return most
+    }
+
+    /// Frames of delay over the units that reached `to`: nearest-rank p50 and
+    /// p99, and the most (one slow frame sets the most; the percentiles say
+    /// how often frames waited).
+    public struct DelaySummary: Sendable, Hashable, CustomStringConvertible {
+        /// Units that reached the later stage.
+        public var count: Int
+        /// The median unit's frames of delay (nearest rank).
+        public var p50: Int
+        /// The 99th percentile (nearest rank).
+        public var p99: Int
+        /// The most.
+        public var maximum: Int
+
+        /// A summary of `count` units.
+        public init(count: Int, p50: Int, p99: Int, maximum: Int) {
+            self.count = count
+            self.p50 = p50
+            self.p99 = p99
+            self.maximum = maximum
+        }
+
+        /// `p50 0, p99 1, max 3`.
+        public var description: String { "p50 \(p50), p99 \(p99), max \(maximum)" }
+    }
+
+    /// ``DelaySummary`` of ``framesOfDelayPerUnit(from:to:)``; nil when no
+    /// unit reached `to`.
+    public func framesOfDelaySummary(from: Stage = .encodeIn, to: Stage = .decoded) -> DelaySummary? {
+        let delays = framesOfDelayPerUnit(from: from, to: to).sorted()
+        guard let maximum = delays.last, let p50 = NearestRank.percentile(50, ofSorted: delays),
+            let p99 = NearestRank.percentile(99, ofSorted: delays)
+        else { return nil }
+        return DelaySummary(count: delays.count, p50: p50, p99: p99, maximum: maximum)
     }
 
     /// The nearest-rank percentile `p` (0 < p ≤ 100) of ascending `sorted`.
     static func percentile(_ p: Int, of sorted: [Double]) -> Double {
-        let rank = (p * sorted.count + 99) / 100
-        return sorted[max(rank, 1) - 1]
+        NearestRank.percentile(p, ofSorted: sorted) ?? .nan
     }
 }

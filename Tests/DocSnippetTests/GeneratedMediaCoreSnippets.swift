@@ -63,6 +63,13 @@ private func snippet_Sources_MediaCore_MediaTime_15() async throws {
     t.seconds  // 1.0333…
 }
 
+// Sources/MediaCore/NearestRank.swift:8
+private func snippet_Sources_MediaCore_NearestRank_8() async throws {
+    let p50 = NearestRank.percentile(50, of: [4, 1, 3, 2])  // 2
+    let p99 = NearestRank.percentile(99, of: [0, 0, 5])  // 5
+    print(p50 ?? 0, p99 ?? 0)
+}
+
 // Sources/MediaCore/PictureQuality.swift:11
 private func snippet_Sources_MediaCore_PictureQuality_11() async throws {
     let q = PictureQuality.psnr(original, decoded)

@@ -7,7 +7,8 @@ extension RoundTripTrial.Report {
     /// `lowLatency`), the counts (`decoded`, `lost`), `passed`, the luma
     /// PSNR (`psnrYAverage`, `psnrYMinimum`), `latency` (`p50`, `p95`,
     /// `max`, seconds), `stages` and `endToEnd` (the ledger's spans),
-    /// `framesOfDelay`, RTP's `repair` counts and `accessUnitBytes`.
+    /// `framesOfDelay` (the most) and `framesOfDelayPercentiles` (`p50`,
+    /// `p99`, `max`, `count`), RTP's `repair` counts and `accessUnitBytes`.
     /// A figure that is not finite is written as `null`.
     public var json: String {
         let options = configuration
@@ -36,7 +37,12 @@ extension RoundTripTrial.Report {
                 "p50": .double(span.p50), "p95": .double(span.p95), "count": .int(span.count),
             ])
         }
-        if let delay = framesOfDelay { object["framesOfDelay"] = .int(delay) }
+        if let delay = framesOfDelaySummary {
+            object["framesOfDelay"] = .int(delay.maximum)
+            object["framesOfDelayPercentiles"] = JSONValue.sorted([
+                "p50": .int(delay.p50), "p99": .int(delay.p99), "max": .int(delay.maximum), "count": .int(delay.count),
+            ])
+        }
         if let outbound = sender.outbound, let inbound = receiver.inbound {
             object["repair"] = JSONValue.sorted([
                 "packetsDroppedOnPurpose": .int(sender.packetsDroppedOnPurpose), "nackCount": .int(inbound.nackCount),

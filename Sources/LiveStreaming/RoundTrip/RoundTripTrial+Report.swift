@@ -208,6 +208,12 @@ extension RoundTripTrial {
         /// Encode in → decoded, in frames (`LatencyLedger.framesOfDelay(from:to:)`).
         public var framesOfDelay: Int? { ledger.framesOfDelay(from: .encodeIn, to: .decoded) }
 
+        /// Encode in → decoded, in frames, over the decoded frames: p50, p99
+        /// and the most (`LatencyLedger.framesOfDelaySummary(from:to:)`).
+        public var framesOfDelaySummary: LatencyLedger.DelaySummary? {
+            ledger.framesOfDelaySummary(from: .encodeIn, to: .decoded)
+        }
+
         /// The mean and largest access unit put on the wire, in bytes, and the
         /// largest after the first (the first is the stream's only IDR in
         /// low-latency mode, where intra refresh replaces periodic keyframes).

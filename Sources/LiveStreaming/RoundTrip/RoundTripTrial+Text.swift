@@ -149,8 +149,8 @@ extension RoundTripTrial.Report {
                 "  \(span.from.rawValue) → \(span.to.rawValue)",
                 "p50 \(ReportTable.milliseconds(span.p50)), p95 \(ReportTable.milliseconds(span.p95))")
         }
-        if let delay = framesOfDelay {
-            table.add("frames of delay", "\(delay)  (most later frames already in the encoder when one was decoded)")
+        if let delay = framesOfDelaySummary {
+            table.add("frames of delay", "\(delay)  (later frames already in the encoder when one was decoded)")
         }
         if let sizes = accessUnitSizes {
             table.add(
