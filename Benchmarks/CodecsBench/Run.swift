@@ -135,6 +135,9 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         fanOut = try benchmarkFanOut(
             Array(frames720.prefix(quick ? 45 : 90)), counts: quick ? [1, 200] : [1, 10, 50, 100, 200],
             report: report, log: log)
+        try benchmarkWHEPFanOut(
+            Array(frames720.prefix(quick ? 45 : 90)), counts: quick ? [1, 200] : [1, 10, 50, 100, 200],
+            seconds: quick ? 3 : 60, reference: fanOut, report: report, log: log)
     }
     writeScalingCharts(
         density: density, decoders: decoders, fanOut: fanOut, jsonPath: options.jsonPath, report: report)

@@ -14,6 +14,9 @@ let usageText = """
       --json PATH    where to write the figures (default bench/results.json)
       --only LIST    formatconv, pixels, encode, decode, roundtrip, latency, page, webrtc, nack, transports,
                      memory, floor, density, fanout, rmcat (default: all but page, webrtc and nack)
+      --whep-viewers N --port P [--seconds S]
+                     (the fanout section's child) N light WHEP viewers of 127.0.0.1:P that only
+                     authenticate and count; their counts as JSON on stdout
 
     the instruction-count gate (make bench-gate; see bench/README.md):
       --gate PATH    run the gate's regions (under valgrind --tool=callgrind) and write what they
@@ -22,6 +25,10 @@ let usageText = """
                      read the callgrind dumps and DIR/run.json, print the table against FILE,
                      exit 1 on a count more than PERCENT (default 2) above it; --update rewrites FILE
     """
+
+if CommandLine.arguments.dropFirst().first == "--whep-viewers" {
+    runWHEPViewers(Array(CommandLine.arguments.dropFirst()))
+}
 
 var options = BenchOptions()
 var gateResultPath: String?
