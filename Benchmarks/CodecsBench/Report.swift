@@ -10,6 +10,9 @@ struct BenchOptions {
         "formatconv", "pixels", "encode", "decode", "roundtrip", "latency", "transports", "memory", "floor",
         "density", "fanout", "rmcat",
     ]
+    /// The WHEP fan-out rows' viewer counts and seconds played, when given.
+    var whepCounts: [Int]?
+    var whepSeconds: Double?
 }
 
 /// One line of the table: our figure, the reference measured in the same run,

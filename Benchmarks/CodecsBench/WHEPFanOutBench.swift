@@ -14,7 +14,7 @@ import WebRTC
 /// One WHEP fan-out run's figures.
 struct WHEPFanOutRun {
     var viewers: Int
-    /// This process's CPU (user + system, every thread) over the played wall time (cores).
+    /// This process's CPU (user + system, every thread) over the stream's duration (cores).
     var cores: Double
     var frames: Int
     /// Frames sent more than one frame interval after their time.
@@ -80,16 +80,9 @@ private func whepFanOut(_ samples: [CompressedSample], viewers: Int, seconds: Do
         port = state.port
         usleep(10_000)
     }
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    child.arguments = [
+    let (status, output) = try spawnViewers([
         "--whep-viewers", String(viewers), "--port", String(port!), "--seconds", String(Int(seconds) + 120),
-    ]
-    let pipe = Pipe()
-    child.standardOutput = pipe
-    try child.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    child.waitUntilExit()
+    ])
     var run: (cores: Double, late: Int, sent: [(packets: Int, frames: Int)])?
     while run == nil {
         let state = shared.state.withLock { $0 }
@@ -97,13 +90,38 @@ private func whepFanOut(_ samples: [CompressedSample], viewers: Int, seconds: Do
         run = state.run
         usleep(10_000)
     }
-    guard child.terminationStatus == 0 else {
-        throw ProcessError("whep fan-out viewers exited with status \(child.terminationStatus)")
-    }
+    guard status == 0 else { throw ProcessError("whep fan-out viewers exited with status \(status)") }
     let received = try JSONDecoder().decode([WHEPLoadViewers.Counts].self, from: output)
     return WHEPFanOutRun(
         viewers: viewers, cores: run!.cores, frames: total, lateFrames: run!.late, sent: run!.sent,
         received: received)
+}
+
+/// Runs this executable with `arguments`, its stdout read to the end: the exit status and what it wrote. With
+/// `posix_spawn` and one pipe only (Foundation's `Process` fails under valgrind, which keeps descriptors of its own).
+private func spawnViewers(_ arguments: [String]) throws -> (Int32, Data) {
+    var pipeEnds: [Int32] = [0, 0]
+    guard pipe(&pipeEnds) == 0 else { throw ProcessError("pipe: errno \(errno)") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+    posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+    posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+    let path = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var child: pid_t = 0
+    let spawned = posix_spawn(&child, path, &actions, nil, argv, environ)
+    close(pipeEnds[1])
+    guard spawned == 0 else {
+        close(pipeEnds[0])
+        throw ProcessError("posix_spawn \(path): \(spawned)")
+    }
+    let output = FileHandle(fileDescriptor: pipeEnds[0], closeOnDealloc: true).readDataToEndOfFile()
+    var status: Int32 = 0
+    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+    return ((status >> 8) & 0xFF, output)
 }
 
 /// The server thread: waits for `viewers` connected viewers, plays `total` frames of the looped stream at 30 a
@@ -148,7 +166,8 @@ private func serveFanOut(
             _ = server.takeKeyframeRequest()
         }
         try server.poll(timeoutMilliseconds: Int32(1000 / liveFrameRate))
-        let cores = (processCPUSeconds() - cpu) / (monotonicNow() - start)
+        // Per second of stream: what keeping up in real time takes, even where the loaded machine made it late.
+        let cores = (processCPUSeconds() - cpu) / (Double(total) / liveFrameRate)
         let sent = server.allViewers.map {
             (packets: $0.sender.statistics.packetsSent, frames: $0.sender.statistics.framesSent)
         }

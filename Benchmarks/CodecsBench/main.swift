@@ -14,6 +14,9 @@ let usageText = """
       --json PATH    where to write the figures (default bench/results.json)
       --only LIST    formatconv, pixels, encode, decode, roundtrip, latency, page, webrtc, nack, transports,
                      memory, floor, density, fanout, rmcat (default: all but page, webrtc and nack)
+      --whep-counts LIST, --whep-seconds S
+                     the viewer counts and the seconds played of the WHEP fan-out rows (section fanout, or
+                     whep for those rows alone, without the RTP reference)
       --whep-viewers N --port P [--seconds S]
                      (the fanout section's child) N light WHEP viewers of 127.0.0.1:P that only
                      authenticate and count; their counts as JSON on stdout
@@ -50,6 +53,14 @@ while let argument = argumentIterator.next() {
     case "--only":
         guard let list = argumentIterator.next() else { fatalUsage("--only needs a list") }
         options.sections = Set(list.split(separator: ",").map(String.init))
+    case "--whep-counts":
+        guard let list = argumentIterator.next() else { fatalUsage("--whep-counts needs a list") }
+        options.whepCounts = list.split(separator: ",").compactMap { Int($0) }
+    case "--whep-seconds":
+        guard let text = argumentIterator.next(), let value = Double(text), value > 0 else {
+            fatalUsage("--whep-seconds needs a number of seconds")
+        }
+        options.whepSeconds = value
     case "--gate":
         guard let path = argumentIterator.next() else { fatalUsage("--gate needs a path") }
         gateResultPath = path
