@@ -6,7 +6,8 @@ private let srtpLibraryStatus: Int32 = Int32(bitPattern: srtp_init().rawValue)
 
 /// One direction of SRTP and SRTCP (RFC 3711) through libsrtp2, with
 /// AES128_CM_HMAC_SHA1_80 and replay protection (a window of
-/// ``replayWindow`` packets per SSRC).
+/// ``replayWindow`` packets per SSRC); outbound RTP goes through OpenSSL
+/// instead (the same bytes, a test compares them with libsrtp2's).
 ///
 /// ```swift
 /// let outbound = try SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .outbound)
