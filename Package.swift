@@ -110,7 +110,7 @@ let package = Package(
             name: "CodecsBench",
             dependencies: [
                 "CBenchSupport", "MediaCore", "FormatConv", "RTPPayload", "EncodeSession", "DecodeSession", "MediaIO",
-                "CX264", "CX265", "CFFmpeg", "Sockets", "TestSupport", "CongestionControl",
+                "CX264", "CX265", "CFFmpeg", "Sockets", "TestSupport", "CongestionControl", "WebRTC",
             ],
             path: "Benchmarks/CodecsBench"),
         .executableTarget(
@@ -130,7 +130,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "MediaCore", "FormatConv", "EncodeSession", "DecodeSession", "MediaIO", "Sockets", "CongestionControl",
-                "RTPPayload",
+                "RTPPayload", "WebRTC",
             ],
             path: "Tests/TestSupport"),
 

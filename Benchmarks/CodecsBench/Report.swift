@@ -13,6 +13,9 @@ struct BenchOptions {
     /// `--density-rows`: only these density rows (preset and N), without the
     /// decode-only and library-default-thread runs.
     var densityRows: [(preset: String, count: Int)]?
+    /// The WHEP fan-out rows' viewer counts and seconds played, when given.
+    var whepCounts: [Int]?
+    var whepSeconds: Double?
 }
 
 /// One line of the table: our figure, the reference measured in the same run,

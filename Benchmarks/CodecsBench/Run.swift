@@ -140,6 +140,16 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         fanOut = try benchmarkFanOut(
             Array(frames720.prefix(quick ? 45 : 90)), counts: quick ? [1, 200] : [1, 10, 50, 100, 200],
             report: report, log: log)
+        try benchmarkWHEPFanOut(
+            Array(frames720.prefix(quick ? 45 : 90)), counts: quick ? [1, 200] : [1, 10, 50, 100, 200],
+            seconds: options.whepSeconds ?? (quick ? 3 : 60), reference: fanOut, report: report, log: log)
+    }
+    if options.sections.contains("whep") && !options.sections.contains("fanout") && !frames720.isEmpty {
+        // The WHEP rows alone, without the RTP reference (e.g. under callgrind).
+        try benchmarkWHEPFanOut(
+            Array(frames720.prefix(quick ? 45 : 90)),
+            counts: options.whepCounts ?? (quick ? [1, 200] : [1, 10, 50, 100, 200]),
+            seconds: options.whepSeconds ?? (quick ? 3 : 60), reference: [], report: report, log: log)
     }
     writeScalingCharts(
         density: density, decoders: decoders, fanOut: fanOut, jsonPath: options.jsonPath, report: report)

@@ -15,6 +15,12 @@ let usageText = """
       --density-rows LIST  only these density rows, e.g. superfast:8,ultrafast:2 (preset:N)
       --only LIST    formatconv, pixels, encode, decode, roundtrip, latency, page, webrtc, nack, transports,
                      memory, floor, density, fanout, rmcat (default: all but page, webrtc and nack)
+      --whep-counts LIST, --whep-seconds S
+                     the viewer counts and the seconds played of the WHEP fan-out rows (section fanout, or
+                     whep for those rows alone, without the RTP reference)
+      --whep-viewers N --port P [--seconds S]
+                     (the fanout section's child) N light WHEP viewers of 127.0.0.1:P that only
+                     authenticate and count; their counts as JSON on stdout
 
     the instruction-count gate (make bench-gate; see bench/README.md):
       --gate PATH    run the gate's regions (under valgrind --tool=callgrind) and write what they
@@ -23,6 +29,10 @@ let usageText = """
                      read the callgrind dumps and DIR/run.json, print the table against FILE,
                      exit 1 on a count more than PERCENT (default 2) above it; --update rewrites FILE
     """
+
+if CommandLine.arguments.dropFirst().first == "--whep-viewers" {
+    runWHEPViewers(Array(CommandLine.arguments.dropFirst()))
+}
 
 var options = BenchOptions()
 var gateResultPath: String?
@@ -52,6 +62,14 @@ while let argument = argumentIterator.next() {
             else { fatalUsage("--density-rows: \(row) is not PRESET:N (ultrafast or superfast, N ≥ 1)") }
             return (String(parts[0]), count)
         }
+    case "--whep-counts":
+        guard let list = argumentIterator.next() else { fatalUsage("--whep-counts needs a list") }
+        options.whepCounts = list.split(separator: ",").compactMap { Int($0) }
+    case "--whep-seconds":
+        guard let text = argumentIterator.next(), let value = Double(text), value > 0 else {
+            fatalUsage("--whep-seconds needs a number of seconds")
+        }
+        options.whepSeconds = value
     case "--gate":
         guard let path = argumentIterator.next() else { fatalUsage("--gate needs a path") }
         gateResultPath = path

@@ -86,8 +86,8 @@ private func snippet_Sources_WebRTC_Secure_DTLSEndpoint_105() async throws {
     if let keys = dtls.keyingMaterial { print(keys.serverKeyAndSalt.count) }   // after the handshake
 }
 
-// Sources/WebRTC/Secure/SRTPContext.swift:12
-private func snippet_Sources_WebRTC_Secure_SRTPContext_12() async throws {
+// Sources/WebRTC/Secure/SRTPContext.swift:13
+private func snippet_Sources_WebRTC_Secure_SRTPContext_13() async throws {
     let outbound = try SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .outbound)
     socket.send(try outbound.protectRTP(packet), to: peer)
     let inbound = try SRTPContext(keyAndSalt: keys.clientKeyAndSalt, direction: .inbound)

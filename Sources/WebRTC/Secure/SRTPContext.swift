@@ -6,7 +6,8 @@ private let srtpLibraryStatus: Int32 = Int32(bitPattern: srtp_init().rawValue)
 
 /// One direction of SRTP and SRTCP (RFC 3711) through libsrtp2, with
 /// AES128_CM_HMAC_SHA1_80 and replay protection (a window of
-/// ``replayWindow`` packets per SSRC).
+/// ``replayWindow`` packets per SSRC); outbound RTP goes through OpenSSL
+/// instead (the same bytes, a test compares them with libsrtp2's).
 ///
 /// ```swift
 /// let outbound = try SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .outbound)
@@ -26,14 +27,25 @@ public final class SRTPContext {
     public static let replayWindow: UInt = 1024
 
     private var session: srtp_t?
+    /// Outbound RTP through OpenSSL (AES-NI), or nil: libsrtp2 (whose Debian build runs on NSS).
+    private let rtpSender: SRTPOutboundCipher?
     /// The direction the context was made for.
     public let direction: Direction
 
     /// - Parameters:
     ///   - keyAndSalt: the 16-byte master key then the 14-byte master salt.
     ///   - direction: protecting what goes out, or unprotecting what comes in.
-    public init(keyAndSalt: [UInt8], direction: Direction) throws(MediaError) {
+    ///
+    /// Outbound RTP is protected through OpenSSL (``SRTPOutboundCipher``, the same bytes as libsrtp's); SRTCP
+    /// and everything inbound through libsrtp2.
+    public convenience init(keyAndSalt: [UInt8], direction: Direction) throws(MediaError) {
+        try self.init(keyAndSalt: keyAndSalt, direction: direction, openSSLSender: direction == .outbound)
+    }
+
+    /// `openSSLSender` false protects outbound RTP with libsrtp2 as well (tests compare the two).
+    init(keyAndSalt: [UInt8], direction: Direction, openSSLSender: Bool) throws(MediaError) {
         precondition(keyAndSalt.count == 30, "AES128_CM_HMAC_SHA1_80 takes a 16-byte key and a 14-byte salt")
+        rtpSender = openSSLSender ? try SRTPOutboundCipher(keyAndSalt: keyAndSalt) : nil
         guard srtpLibraryStatus == 0 else {
             throw MediaError(.backendFailure, "srtp_init failed", library: "libsrtp2", status: Int(srtpLibraryStatus))
         }
@@ -62,7 +74,20 @@ public final class SRTPContext {
 
     /// `packet` encrypted and authenticated.
     public func protectRTP(_ packet: [UInt8]) throws(MediaError) -> [UInt8] {
-        try transform(packet, grow: true) { srtp_protect($0, $1, $2) }
+        guard let rtpSender else { return try transform(packet, grow: true) { srtp_protect($0, $1, $2) } }
+        guard packet.count >= 12, packet.count <= 8192 else {
+            throw .invalidData("SRTP: an RTP packet of \(packet.count) bytes")
+        }
+        // One allocation: the packet copied in, encrypted in place, the tag after it.
+        var protected = 0
+        let output = [UInt8](unsafeUninitializedCapacity: packet.count + SRTPOutboundCipher.tagLength) {
+            buffer, count in
+            _ = packet.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
+            protected = rtpSender.protect(UnsafeMutableRawBufferPointer(buffer), length: packet.count) ?? 0
+            count = protected > 0 ? protected : 0
+        }
+        guard protected > 0 else { throw .invalidData("SRTP: an RTP packet whose header does not fit in it") }
+        return output
     }
 
     /// `packet` (compound RTCP) encrypted with its SRTCP index and tag.

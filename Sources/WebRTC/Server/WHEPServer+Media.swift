@@ -1,5 +1,6 @@
 import FormatConv
 import MediaCore
+import Sockets
 
 // Media: access units out to every viewer, datagrams in routed to their peer
 // (by ICE username, then by address), the samples publishers send, and the
@@ -13,14 +14,27 @@ extension WHEPServer {
 
     /// Sends one access unit to every connected viewer. The first keyframe
     /// makes the stream live (its SPS gives the codec and profile that offers must
-    /// match).
+    /// match). Every viewer's datagrams leave together, many per system call
+    /// (`sendmmsg`).
     public func send(_ sample: CompressedSample) {
         if sample.isKeyframe, liveFormat == nil {
             liveFormat = try? VideoStreamFormat(sample.formatDescription)
         }
         let now = clock.now
         let captureNTP = wallClockSeconds() + 2_208_988_800
-        for peer in peers.values { perform(peer.send(sample, captureNTP: captureNTP, at: now)) }
+        var batches: [Int32: [(datagram: [UInt8], name: UDPSocket.SocketName)]] = [:]
+        for peer in peers.values {
+            for output in peer.send(sample, captureNTP: captureNTP, at: now) {
+                switch output {
+                case .send(let datagram, let address):
+                    guard let socket = mediaSocket(for: address) else { continue }
+                    batches[socket, default: []].append(
+                        (datagram, UDPSocket.SocketName(addressBytes: address.host, port: address.port)))
+                case .keyframeRequested: keyframeWanted = true
+                }
+            }
+        }
+        for (socket, messages) in batches { UDPSocket.sendEach(messages, on: socket) }
     }
 
     /// Makes an H.264 stream live from a description without sending (for tests
@@ -47,11 +61,14 @@ extension WHEPServer {
 
     /// Sends from the socket `address` last reached us on, else from the first socket of its family.
     private func sendDatagram(_ datagram: [UInt8], to address: UDPAddress) {
-        let socket =
-            socketOfRemote[address]
-            ?? zip(mediaSockets, hostCandidates).first { $0.1.isIPv6 == (address.host.count == 16) }?.0
-        guard let socket else { return }
+        guard let socket = mediaSocket(for: address) else { return }
         sendUDPDatagram(datagram, to: address, on: socket)
+    }
+
+    /// The socket `address` last reached us on, else the first socket of its family.
+    private func mediaSocket(for address: UDPAddress) -> Int32? {
+        socketOfRemote[address]
+            ?? zip(mediaSockets, hostCandidates).first { $0.1.isIPv6 == (address.host.count == 16) }?.0
     }
 
     func readDatagrams(on socket: Int32) {
