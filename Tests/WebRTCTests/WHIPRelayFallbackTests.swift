@@ -42,8 +42,7 @@ struct WHIPRelayFallbackTests {
         let (path, sent) = try WHIPRelayTests.clip(frames: 20, in: directory)
         let counter = DropCounter()
         let run = try WHIPRelayTests.publish(
-            sent, servers: [WHIPRelayTests.turn(server)], policy: .all,
-            options: .init(configure: { $0.relayFallbackDelay = 0.5 })
+            sent, servers: [WHIPRelayTests.turn(server)], policy: .all
         ) { endpoint in
             endpoint.core.dropsDatagrams = { _, source in
                 let drop = !Self.relayPorts.contains(Int(source.port))

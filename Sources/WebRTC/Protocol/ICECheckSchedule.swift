@@ -69,13 +69,20 @@ public struct ICECheckSchedule: Sendable {
     public let limits: Limits
     /// Directed broadcast addresses (of the local interfaces), refused besides 255.255.255.255.
     public let broadcastAddresses: Set<[UInt8]>
+    /// The agent's own candidates, each paired with every remote candidate of its family.
+    public let localCandidates: [LocalCandidate]
     /// The candidates taken, in the order they came.
     public private(set) var candidates: [UDPAddress] = []
+    /// The checklist: every local candidate paired with every remote one of its family, highest pair priority
+    /// first (RFC 8445 6.1.2.3), a pair whose local base and remote address an earlier one has pruned (6.1.2.4).
+    public private(set) var pairs: [Pair] = []
+    /// Pairs pruned as redundant (a server-reflexive local candidate replaced by its base, RFC 8445 6.1.2.4).
+    public private(set) var prunedPairs = 0
     /// Candidates refused, per reason.
     public private(set) var refusals: [Refusal: Int] = [:]
     /// Checks handed out so far.
     public private(set) var checksSent = 0
-    private var lastCheckOfCandidate: [Double?] = []
+    private var lastCheckOfPair: [Double?] = []
     private var lastCheck: Double?
     private var nextIndex = 0
 
@@ -93,9 +100,21 @@ public struct ICECheckSchedule: Sendable {
     public init(
         localAddresses: [UDPAddress], deadline: Double, limits: Limits = Limits(), broadcastAddresses: Set<[UInt8]> = []
     ) {
-        precondition(!localAddresses.isEmpty, "an agent has at least one address")
-        familyByteCount = localAddresses[0].host.count
-        familyByteCounts = Set(localAddresses.map(\.host.count))
+        self.init(
+            localCandidates: localAddresses.enumerated().map { LocalCandidate(base: $1, priority: 0, tag: $0) },
+            deadline: deadline, limits: limits, broadcastAddresses: broadcastAddresses)
+    }
+
+    /// A schedule for an agent with `localCandidates` (at least one; their families decide which remote candidates
+    /// are taken) that gives up at `deadline`: each remote candidate is paired with every local one of its family.
+    public init(
+        localCandidates: [LocalCandidate], deadline: Double, limits: Limits = Limits(),
+        broadcastAddresses: Set<[UInt8]> = []
+    ) {
+        precondition(!localCandidates.isEmpty, "an agent has at least one address")
+        self.localCandidates = localCandidates
+        familyByteCount = localCandidates[0].base.host.count
+        familyByteCounts = Set(localCandidates.map(\.base.host.count))
         self.deadline = deadline
         self.limits = limits
         self.broadcastAddresses = broadcastAddresses
@@ -130,7 +149,7 @@ public struct ICECheckSchedule: Sendable {
     /// Takes `address` as a candidate unless it is refused; returns the
     /// refusal (also counted in ``refusals``).
     @discardableResult
-    public mutating func add(_ address: UDPAddress) -> Refusal? {
+    public mutating func add(_ address: UDPAddress, priority: UInt32 = 0) -> Refusal? {
         let family = familyByteCounts.contains(address.host.count) ? address.host.count : familyByteCount
         var refusal = Self.refusal(of: address, familyByteCount: family, broadcastAddresses: broadcastAddresses)
         if refusal == nil, candidates.contains(address) { refusal = .duplicate }
@@ -140,37 +159,52 @@ public struct ICECheckSchedule: Sendable {
             return refusal
         }
         candidates.append(address)
-        lastCheckOfCandidate.append(nil)
+        for local in localCandidates where local.base.host.count == address.host.count {
+            let pair = Pair(local: local, remote: address, remotePriority: priority)
+            if let same = pairs.firstIndex(where: { $0.local.base == local.base && $0.remote == address }) {
+                prunedPairs += 1
+                guard pairs[same].priority < pair.priority else { continue }
+                pairs.remove(at: same)
+                lastCheckOfPair.remove(at: same)
+            }
+            // After every pair of at least its priority: equal ones keep the order they came in.
+            let index = pairs.firstIndex { $0.priority < pair.priority } ?? pairs.count
+            pairs.insert(pair, at: index)
+            lastCheckOfPair.insert(nil, at: index)
+        }
         return nil
     }
 
     /// Whether no check will ever be due again: the deadline passed or every check was sent.
     public func isOver(at now: Double) -> Bool { now >= deadline || checksSent >= limits.maximumChecks }
 
-    /// The candidate to check now, or nil when none is due (counted as sent
-    /// when returned). A candidate never checked goes first (a
-    /// peer-reflexive one found late is checked at once); the others take
-    /// turns.
-    public mutating func nextCheck(at now: Double) -> UDPAddress? {
-        guard !isOver(at: now), !candidates.isEmpty else { return nil }
+    /// The remote candidate of the pair to check now (``nextPair(at:)``), or nil when none is due.
+    public mutating func nextCheck(at now: Double) -> UDPAddress? { nextPair(at: now)?.remote }
+
+    /// The pair to check now, or nil when none is due (counted as sent when returned): one check every
+    /// ``Limits/checkInterval`` (Ta); a pair never checked goes first, the highest pair priority first (so a
+    /// peer-reflexive one found late is checked at once); then the pairs take turns, each again no sooner than
+    /// ``Limits/candidateInterval`` (the checks in flight retransmitted).
+    public mutating func nextPair(at now: Double) -> Pair? {
+        guard !isOver(at: now), !pairs.isEmpty else { return nil }
         if let lastCheck, now - lastCheck < limits.checkInterval - Self.epsilon { return nil }
         let index: Int
-        if let fresh = lastCheckOfCandidate.firstIndex(where: { $0 == nil }) {
+        if let fresh = lastCheckOfPair.firstIndex(where: { $0 == nil }) {
             index = fresh
         } else {
-            let order = (0..<candidates.count).map { (nextIndex + $0) % candidates.count }
+            let order = (0..<pairs.count).map { (nextIndex + $0) % pairs.count }
             guard
                 let due = order.first(where: {
-                    now - lastCheckOfCandidate[$0]! >= limits.candidateInterval - Self.epsilon
+                    now - lastCheckOfPair[$0]! >= limits.candidateInterval - Self.epsilon
                 })
             else { return nil }
             index = due
-            nextIndex = (due + 1) % candidates.count
+            nextIndex = (due + 1) % pairs.count
         }
-        lastCheckOfCandidate[index] = now
+        lastCheckOfPair[index] = now
         lastCheck = now
         checksSent += 1
-        return candidates[index]
+        return pairs[index]
     }
 
     /// The refusals in words, for an error message (empty when none).

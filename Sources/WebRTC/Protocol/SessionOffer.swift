@@ -52,6 +52,8 @@ public struct SessionOffer: Sendable, Hashable {
         /// UDP host candidates (`a=candidate`, component 1), numeric
         /// addresses only.
         public var candidates: [(host: String, port: Int)] = []
+        /// The priority each of ``candidates`` gives (same order; 0 where it is not a number).
+        public var candidatePriorities: [UInt32] = []
 
         /// Whether kind, port, formats, mid, direction and ice-ufrag agree; other attributes are not compared.
         public static func == (lhs: Self, rhs: Self) -> Bool {
@@ -158,6 +160,7 @@ public struct SessionOffer: Sendable, Hashable {
                     let port = Int(parts[5]), (1...65535).contains(port), sections[index].candidates.count < 16
                 else { continue }
                 sections[index].candidates.append((String(parts[4]), port))
+                sections[index].candidatePriorities.append(UInt32(parts[3]) ?? 0)
             case "rtpmap":
                 guard let (payloadType, rest) = Self.payloadType(argument) else { continue }
                 let encoding = rest.split(separator: "/")

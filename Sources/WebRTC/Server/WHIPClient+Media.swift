@@ -71,14 +71,16 @@ extension WHIPClient {
         _ = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
     }
 
-    /// Carries out the peer's outputs: datagrams leave over `path` (that of the datagram they answer), else through
-    /// the relay when ``relaysMedia``, else from the host socket of the destination's family.
+    /// Carries out the peer's outputs: datagrams leave over `path` (that of the datagram they answer), a check of
+    /// the checklist from its pair's local candidate, else through the relay when ``relaysMedia``, else from the
+    /// host socket of the destination's family.
     func perform(_ outputs: [WebRTCPeer.Output], over path: CandidatePath? = nil) {
         for output in outputs {
             switch output {
             case .send(let datagram, let address):
                 // Under the relay policy nothing leaves a host socket once there is an allocation.
-                if iceTransportPolicy == .relay ? relaysMedia : (path.map { $0 == .relay } ?? relaysMedia) {
+                let route = path ?? checklistPath(of: datagram)
+                if iceTransportPolicy == .relay ? relaysMedia : (route.map { $0 == .relay } ?? relaysMedia) {
                     sendThroughRelay(datagram, to: address)
                     break
                 }

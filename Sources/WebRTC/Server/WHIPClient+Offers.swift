@@ -119,16 +119,20 @@ extension WHIPClient {
         let now = started
         selectedPath = nil
         var schedule = ICECheckSchedule(
-            localAddresses: relaysMedia ? [relay!.relayedAddress] : sockets.map(\.address),
-            deadline: now.seconds + timeoutSeconds, limits: checkLimits,
+            localCandidates: checklistCandidates, deadline: now.seconds + timeoutSeconds, limits: checkLimits,
             broadcastAddresses: Self.localBroadcastAddresses())
-        for candidate in section.candidates {
+        for (index, candidate) in section.candidates.enumerated() {
+            let priority = index < section.candidatePriorities.count ? section.candidatePriorities[index] : 0
             var v4 = in_addr()
             var v6 = in6_addr()
             if inet_pton(AF_INET, candidate.host, &v4) == 1 {
-                schedule.add(UDPAddress(host: withUnsafeBytes(of: v4) { Array($0) }, port: UInt16(candidate.port)))
+                schedule.add(
+                    UDPAddress(host: withUnsafeBytes(of: v4) { Array($0) }, port: UInt16(candidate.port)),
+                    priority: priority)
             } else if inet_pton(AF_INET6, candidate.host, &v6) == 1 {
-                schedule.add(UDPAddress(host: withUnsafeBytes(of: v6) { Array($0) }, port: UInt16(candidate.port)))
+                schedule.add(
+                    UDPAddress(host: withUnsafeBytes(of: v6) { Array($0) }, port: UInt16(candidate.port)),
+                    priority: priority)
             }
         }
         try bindRelay(to: schedule.candidates)
@@ -158,7 +162,6 @@ extension WHIPClient {
             id: "whip", video: video, credentials: credentials, ssrc: ssrc, ntpOffset: .zero, now: now,
             controlling: role, retransmissionSSRC: rtxSSRC)
         self.peer = peer
-        checksStartedAt = clock.now.seconds
         if pacesMedia { peer.pace(at: now) }
         stopped = false
         while !isConnected {

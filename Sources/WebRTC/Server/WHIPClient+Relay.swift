@@ -10,8 +10,8 @@ import Sockets
 extension WHIPClient {
     /// Which candidates the client offers and checks, as `RTCPeerConnection`'s `iceTransportPolicy`.
     public enum ICETransportPolicy: String, Sendable, Hashable, CaseIterable {
-        /// Host candidates, and a relayed one when a TURN server is given: checks go over the host pairs, and
-        /// through the relay once none answered within ``WHIPClient/relayFallbackDelay``.
+        /// Host candidates, a server-reflexive one when a STUN server is given, and a relayed one when a TURN server
+        /// is given: every pair is checked, in pair-priority order (host pairs before relay pairs).
         case all
         /// Only the relayed candidate: checks, DTLS and media all go through the TURN allocation.
         case relay
@@ -22,15 +22,13 @@ extension WHIPClient {
     var offeredCandidateLines: [String] {
         var lines = iceTransportPolicy == .relay ? [] : hostCandidates.map(\.description)
         if iceTransportPolicy == .all, let reflexive = serverReflexiveAddress, reflexive != localAddress {
-            // RFC 8445 5.1.2.1: type preference 100 for a server-reflexive candidate; its base is the socket.
-            let priority = UInt32(100) << 24 + UInt32(65535) << 8 + 255
+            let priority = Self.serverReflexivePriority
             lines.append(
                 "candidate:\(hostCandidates.count + 2) 1 udp \(priority) \(reflexive.hostText) \(reflexive.port) "
                     + "typ srflx raddr \(localAddress.hostText) rport \(localAddress.port)")
         }
         if let relay {
-            // RFC 8445 5.1.2.1: type preference 0 for a relayed candidate, local preference 65535, component 1.
-            let priority = UInt32(65535) << 8 + 255
+            let priority = Self.relayedPriority
             let base = relay.mappedAddress ?? relay.relayedAddress
             lines.append(
                 "candidate:\(hostCandidates.count + 1) 1 udp \(priority) \(relay.relayedAddress.hostText) "
@@ -47,14 +45,49 @@ extension WHIPClient {
         case relay
     }
 
+    /// RFC 8445 5.1.2.1: type preference 100 for a server-reflexive candidate, local preference 65535, component 1.
+    static let serverReflexivePriority = UInt32(100) << 24 + UInt32(65535) << 8 + 255
+    /// RFC 8445 5.1.2.1: type preference 0 for a relayed candidate, local preference 65535, component 1.
+    static let relayedPriority = UInt32(65535) << 8 + 255
+    /// The checklist's tag of the relayed candidate (a host candidate's is its socket's index).
+    static let relayedTag = -1
+
+    /// Our candidates for the checklist (RFC 8445 6.1.2.2), as offered: a host candidate per socket, the
+    /// server-reflexive one (its base the socket toward the endpoint, so its pairs are pruned in favour of the
+    /// host ones, 6.1.2.4), the relayed one; under the relay policy only the relayed one.
+    var checklistCandidates: [ICECheckSchedule.LocalCandidate] {
+        var candidates: [ICECheckSchedule.LocalCandidate] = []
+        if iceTransportPolicy == .all {
+            for (index, host) in hostCandidates.enumerated() {
+                candidates.append(.init(base: sockets[index].address, priority: host.priority, tag: index))
+            }
+            if let reflexive = serverReflexiveAddress, reflexive != localAddress {
+                candidates.append(.init(base: localAddress, priority: Self.serverReflexivePriority, tag: 0))
+            }
+        }
+        if let relay {
+            candidates.append(
+                .init(base: relay.relayedAddress, priority: Self.relayedPriority, tag: Self.relayedTag))
+        }
+        // Under the relay policy without an allocation: the socket, so that the schedule has an agent address.
+        return candidates.isEmpty ? [.init(base: localAddress, priority: 0, tag: 0)] : candidates
+    }
+
     /// Whether checks and media go through the TURN allocation now: always under the relay policy; under `all`
-    /// when the relayed pair was selected, or before a pair is selected once ``relayFallbackDelay`` passed since
-    /// the first check.
+    /// when the relayed pair was selected (before, each check leaves from its pair's local candidate).
     var relaysMedia: Bool {
         guard relay != nil else { return false }
         if iceTransportPolicy == .relay { return true }
-        if let selectedPath { return selectedPath == .relay }
-        return peer != nil && clock.now.seconds - checksStartedAt >= relayFallbackDelay
+        return selectedPath == .relay
+    }
+
+    /// The path of a binding request of the checklist in `datagram`: that of its pair's local candidate; nil for
+    /// any other datagram.
+    func checklistPath(of datagram: [UInt8]) -> CandidatePath? {
+        guard datagram.count >= 20, datagram[0] == 0, datagram[1] == 1,
+            let pair = peer?.checkedPair(transactionID: Array(datagram[8..<20]))
+        else { return nil }
+        return pair.local.tag == Self.relayedTag ? .relay : .host
     }
 
     /// The address the offer's `c=` and `m=` lines name: the relayed one under the relay policy.

@@ -54,9 +54,15 @@ import Sockets
 /// `turn:` server in ``iceServers`` it also offers a relayed candidate, and with
 /// ``iceTransportPolicy`` ``ICETransportPolicy/relay`` only that one: checks, DTLS and media then go through
 /// the TURN allocation (``selectedPair`` says which pair carried media). With a `stun:` server it offers a
-/// server-reflexive candidate when the server saw another address than the socket's own. Under
-/// ``ICETransportPolicy/all`` the checks go over the host pairs first and, when none answered within
-/// ``relayFallbackDelay``, through the relay; the allocation, its permissions and channels are refreshed on
+/// server-reflexive candidate when the server saw another address than the socket's own. The checks are an
+/// RFC 8445 checklist (``ICECheckSchedule/pairs``): each of our candidates paired with every remote candidate of
+/// its family, in pair-priority order (6.1.2.3, we are controlling), a new check every Ta (``checkLimits``) while
+/// earlier ones are retransmitted, each leaving from its pair's local candidate (host socket or TURN allocation).
+/// Nomination is aggressive: every check carries USE-CANDIDATE and the first pair whose check succeeds is
+/// selected (``WebRTCPeer/nominatedPair``), not the highest-priority success once the checks settle; as checks go
+/// out highest priority first, a host pair that answers is selected before a relay pair's check is sent, and a
+/// relay pair's check goes out one Ta after the host pairs' when they do not answer. The allocation, its
+/// permissions and channels are refreshed on
 /// ``relayRefresh``'s schedule. ``restartICE()`` restarts ICE with new credentials (RFC 9725 4.3) while media
 /// goes on. No https (a TLS reverse proxy is the endpoint's side).
 public final class WHIPClient {
@@ -120,14 +126,15 @@ public final class WHIPClient {
     public internal(set) var relayBindingRefreshes = 0
     /// The lifetime the allocation was first granted, asked again in each Refresh.
     var relayLifetime: UInt32 = 0
-    /// Under ``ICETransportPolicy/all`` with a relayed candidate: how long (seconds from the first check) the host
-    /// pairs get to answer before the checks go through the TURN allocation instead. Set before
-    /// ``connect(timeoutSeconds:)``.
-    public var relayFallbackDelay = 1.0
+    /// No longer used: the relay pairs are checked in the checklist beside the host pairs, by pair priority, with
+    /// no delay (setting it has no effect).
+    @available(*, deprecated, message: "the relay pairs are checked in the checklist by pair priority, without a delay")
+    public var relayFallbackDelay: Double {
+        get { 0 }
+        set {}
+    }
     /// Which of our candidates carried the check that selected the pair, once one did.
     var selectedPath: CandidatePath?
-    /// When the checks began (``clock`` seconds).
-    var checksStartedAt = 0.0
     /// The media socket's address toward the endpoint as the first `stun:` server of ``iceServers`` saw it (STUN
     /// Binding, RFC 8489), once ``connect(timeoutSeconds:)`` asked; nil without a STUN server or an answer.
     public internal(set) var serverReflexiveAddress: UDPAddress?

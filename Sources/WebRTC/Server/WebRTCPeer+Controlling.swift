@@ -40,6 +40,10 @@ extension WebRTCPeer {
         let tieBreaker = UInt64.random(in: 0...UInt64.max)
         /// Our checks waiting for a response, by transaction id.
         var pendingChecks: [[UInt8]: UDPAddress] = [:]
+        /// The pair each check of the checklist (not a consent check) was sent for, by transaction id.
+        var pendingPairs: [[UInt8]: ICECheckSchedule.Pair] = [:]
+        /// The pair whose check succeeded first (and was selected), once one did.
+        var succeededPair: ICECheckSchedule.Pair?
         /// Remote candidates that answered a check.
         var answered: Set<UDPAddress> = []
         var selected: UDPAddress?
@@ -74,20 +78,40 @@ extension WebRTCPeer {
     /// Why the DTLS handshake failed, if it did.
     public var dtlsFailure: String? { dtls.failure }
 
-    /// One binding request with USE-CANDIDATE to `address`, remembered until its response.
-    func check(_ address: UDPAddress) -> Output {
+    /// For a controlling peer: the checklist pair a binding request of ours (its transaction id) was sent for,
+    /// until its response came; nil for a consent check. Its owner sends the request from that pair's local
+    /// candidate.
+    public func checkedPair(transactionID: [UInt8]) -> ICECheckSchedule.Pair? {
+        controlling?.pendingPairs[transactionID]
+    }
+
+    /// For a controlling peer: the checklist pair whose check succeeded first and selected the pair (aggressive
+    /// nomination), once one did.
+    public var nominatedPair: ICECheckSchedule.Pair? { controlling?.succeededPair }
+
+    /// One binding request with USE-CANDIDATE to `address` (for the checklist's `pair`, nil for a consent check),
+    /// remembered until its response. Its PRIORITY is that of a peer-reflexive candidate of the pair's local
+    /// candidate (RFC 8445 7.1.1: type preference 110, the local candidate's local preference and component).
+    func check(_ address: UDPAddress, pair: ICECheckSchedule.Pair? = nil) -> Output {
         let transactionID = (0..<12).map { _ in UInt8.random(in: 0...255) }
         let remote = remoteCredentials
         var message = STUNMessage(
             method: STUNMessage.bindingMethod, messageClass: .request, transactionID: transactionID)
         message.attributes = [
             .username("\(remote.usernameFragment):\(ice.localUsernameFragment)"),
-            .uint32(STUNAttributeType.priority, 0x6E00_01FF),
+            .uint32(
+                STUNAttributeType.priority,
+                pair.map { $0.local.priority == 0 ? 0x6E00_01FF : 110 << 24 | $0.local.priority & 0xFF_FFFF }
+                    ?? 0x6E00_01FF),
             .uint64(STUNAttributeType.iceControlling, controlling!.tieBreaker),
             .init(type: STUNAttributeType.useCandidate, value: []),
         ]
         controlling!.pendingChecks[transactionID] = address
-        if controlling!.pendingChecks.count > 64 { controlling!.pendingChecks.removeAll() }
+        if let pair { controlling!.pendingPairs[transactionID] = pair }
+        if controlling!.pendingChecks.count > 64 {
+            controlling!.pendingChecks.removeAll()
+            controlling!.pendingPairs.removeAll()
+        }
         let bytes = message.encoded(integrityKey: Array(remote.password.utf8), fingerprint: true)
         return .send(bytes, to: address)
     }
@@ -97,8 +121,8 @@ extension WebRTCPeer {
     func pollAsControlling(at now: MediaTime) -> [Output] {
         let seconds = now.seconds
         guard let selected = controlling!.selected else {
-            guard let address = controlling!.checks.nextCheck(at: seconds) else { return [] }
-            return [check(address)]
+            guard let pair = controlling!.checks.nextPair(at: seconds) else { return [] }
+            return [check(pair.remote, pair: pair)]
         }
         if controlling!.consent == nil {
             controlling!.consent = ConsentFreshness(
@@ -139,7 +163,9 @@ extension WebRTCPeer {
                     // A peer-reflexive candidate (RFC 8445 7.3.1.3): checked
                     // next, within the schedule's pacing and bounds.
                     if controlling!.selected == nil, !controlling!.checks.candidates.contains(source) {
-                        _ = controlling!.checks.add(source)
+                        let priority = message.attributes.first { $0.type == STUNAttributeType.priority }
+                            .flatMap { $0.value.count == 4 ? $0.value.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : nil }
+                        _ = controlling!.checks.add(source, priority: priority ?? 0)
                     }
                     return [.send(response, to: source)]
                 case .ignored(let reason):
@@ -149,6 +175,7 @@ extension WebRTCPeer {
                 }
             }
             if message.method == STUNMessage.bindingMethod, message.messageClass == .indication { return [] }
+            let pair = controlling!.pendingPairs.removeValue(forKey: message.transactionID)
             guard message.messageClass == .successResponse,
                 let candidate = controlling!.pendingChecks.removeValue(forKey: message.transactionID),
                 candidate == source, message.verifyFingerprint(),
@@ -161,6 +188,7 @@ extension WebRTCPeer {
             if source == controlling!.selected { controlling!.consent?.responded(at: now.seconds) }
             guard controlling!.selected == nil else { return [] }
             controlling!.selected = source
+            controlling!.succeededPair = pair
             return dtls.start().map { .send($0, to: source) }
         case .dtls:
             // The controlled side picks the pair it uses among those we
