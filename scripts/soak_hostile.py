@@ -78,8 +78,9 @@ def upgrade_request(port, origin=None):
 
 
 class Tally:
-    def __init__(self):
-        self.kinds = {kind: {"connections": 0, "statuses": {}} for kind in KINDS}
+    def __init__(self, server):
+        self.kinds = {kind: {"connections": 0, "statuses": {}, "endedByShutdown": 0} for kind in KINDS}
+        self.server = server
 
     def opened(self, kind):
         self.kinds[kind]["connections"] += 1
@@ -87,6 +88,17 @@ class Tally:
     def status(self, kind, status):
         statuses = self.kinds[kind]["statuses"]
         statuses[str(status)] = statuses.get(str(status), 0) + 1
+
+    async def reply(self, kind, status):
+        """Counts a reply's status; a connection that ended without one while the server was exiting (it exits
+        within 5 s) is counted apart, as ended by the shutdown at the end of the stream."""
+        if status is None:
+            for _ in range(50):
+                if self.server.poll() is not None:
+                    self.kinds[kind]["endedByShutdown"] += 1
+                    return
+                await asyncio.sleep(0.1)
+        self.status(kind, status)
 
 
 async def read_status(sock):
@@ -141,7 +153,7 @@ async def hostile(kind, address, port, tally, stop):
                     await asyncio.sleep(0.5)
             elif kind in ("ping-flood", "stats-flood"):
                 await loop.sock_sendall(sock, upgrade_request(port))
-                tally.status(kind, await read_status(sock))
+                await tally.reply(kind, await read_status(sock))
                 frame = masked(9, os.urandom(125)) if kind == "ping-flood" else masked(1, b"stats")
                 burst = frame * max(1, 16384 // len(frame))
                 while not stop.is_set():
@@ -149,7 +161,7 @@ async def hostile(kind, address, port, tally, stop):
             elif kind == "close-hold":
                 await loop.sock_sendall(sock, upgrade_request(port))
                 status = await read_status(sock)
-                tally.status(kind, status)
+                await tally.reply(kind, status)
                 if status == 101:
                     await asyncio.sleep(1)
                     await loop.sock_sendall(sock, masked(8, struct.pack(">H", 1000)))
@@ -158,7 +170,7 @@ async def hostile(kind, address, port, tally, stop):
             elif kind == "bad-origin":
                 await loop.sock_sendall(sock, upgrade_request(port, origin="http://evil.example"))
                 status = await read_status(sock)
-                tally.status(kind, status)
+                await tally.reply(kind, status)
                 if status == 101:
                     await asyncio.sleep(8)
         except (OSError, asyncio.TimeoutError):
@@ -221,7 +233,7 @@ async def main(args):
     stderr_done = loop.run_in_executor(None, lambda: stderr_lines.extend(server.stderr))
 
     result = {"units": [], "closeCode": None, "viewerErrors": [], "maxRSSKiB": 0, "rssSamplesKiB": []}
-    tally = Tally()
+    tally = Tally(server)
     stop = asyncio.Event()
     connected = asyncio.Event()
     rss = asyncio.create_task(sample_rss(server.pid, result, stop))
