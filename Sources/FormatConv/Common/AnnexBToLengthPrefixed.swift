@@ -179,9 +179,14 @@ extension AnnexB {
             output.removeAll(keepingCapacity: true)
             output.reserveCapacity(plan.total)
             for range in kept[0..<plan.summary.nalUnitCount] {
-                // The length, big-endian, in the last `lengthSize` bytes of a word.
-                let length = UInt32(truncatingIfNeeded: range.count).bigEndian
-                withUnsafeBytes(of: length) { output.append(contentsOf: $0[(4 - lengthSize)...]) }
+                // The length, big-endian, byte by byte: appending a slice of
+                // a 4-byte word went through the generic slice-copying path,
+                // several times the instructions of these appends.
+                var shift = 8 * (lengthSize - 1)
+                while shift >= 0 {
+                    output.append(UInt8(truncatingIfNeeded: range.count >> shift))
+                    shift -= 8
+                }
                 output.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[range]))
             }
             return plan.summary
