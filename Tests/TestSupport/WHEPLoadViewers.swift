@@ -79,7 +79,7 @@ public final class WHEPLoadViewers {
     let clock = RTPMonotonicClock()
     /// Keep every decrypted packet (for byte comparisons; off for measurements).
     public var keepsPackets = false
-    private var buffer = [UInt8](repeating: 0, count: 2048)
+    private let batch = DatagramBatch()
 
     /// Opens `count` loopback UDP sockets (port 0, 4 MiB receive buffers asked for).
     public init(count: Int) throws {
@@ -244,33 +244,23 @@ public final class WHEPLoadViewers {
     /// Every datagram waiting on the viewer's socket: SRTP authenticated and counted here, the rest to the peer.
     private func read(_ viewer: Viewer, peer: WebRTCPeer, at now: MediaTime) -> [WebRTCPeer.Output] {
         var outputs: [WebRTCPeer.Output] = []
-        var source = sockaddr_in()
         while true {
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &source) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(viewer.descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                    }
-                }
-            }
-            if count <= 0 { break }
-            // RTP (RFC 7983: first byte 128–191, and not RTCP's packet types 192–223 in the second).
-            if buffer[0] >> 6 == 2, !(192...223).contains(buffer[1]) {
-                let inbound = viewer.inbound
-                buffer.withUnsafeBytes { bytes in
+            let received = batch.receive(on: viewer.descriptor)
+            for index in 0..<received {
+                let datagram = batch.datagram(index)
+                guard !datagram.isEmpty else { continue }
+                // RTP (RFC 7983: first byte 128–191, and not RTCP's packet types 192–223 in the second).
+                if datagram[0] >> 6 == 2, datagram.count < 2 || !(192...223).contains(datagram[1]) {
                     viewer.counts.take(
-                        UnsafeRawBufferPointer(rebasing: bytes[..<count]), authenticator: viewer.authenticator,
-                        decrypt: inbound.map { context in { try context.unprotectRTP($0) } })
+                        datagram, authenticator: viewer.authenticator,
+                        decrypt: viewer.inbound.map { context in { try context.unprotectRTP($0) } })
+                    continue
                 }
-                continue
+                outputs += peer.receive(Array(datagram), from: batch.source(index), at: now)
+                // The keys as soon as the handshake ends: the server's first media follows its last flight.
+                takeKeys(viewer, peer: peer)
             }
-            let datagram = Array(buffer[..<count])
-            let from = UDPAddress(
-                host: withUnsafeBytes(of: source.sin_addr) { Array($0) }, port: UInt16(bigEndian: source.sin_port))
-            outputs += peer.receive(datagram, from: from, at: now)
-            // The keys as soon as the handshake ends: the server's first media follows its last flight.
-            takeKeys(viewer, peer: peer)
+            if received < DatagramBatch.capacity { break }
         }
         return outputs
     }
