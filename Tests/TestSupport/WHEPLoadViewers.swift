@@ -1,5 +1,6 @@
 // Light WHEP viewers on the loopback for fan-out measurements and tests: each POSTs an offer, completes ICE and DTLS
-// through a controlling WebRTCPeer, then only authenticates its SRTP (libsrtp2 unprotect) and counts what came.
+// through a controlling WebRTCPeer, then only authenticates its SRTP (HMAC-SHA1-80 through OpenSSL, a replay window)
+// and counts what came.
 import FormatConv
 import Foundation
 import MediaCore
@@ -11,8 +12,9 @@ import WebRTC
 #endif
 
 /// `count` viewers of one WHEP endpoint, driven from one thread by ``pump(timeoutMilliseconds:)``. Each has its own
-/// loopback UDP socket and its own SRTP keys; RTP is authenticated and decrypted, then counted (packets, bytes,
-/// frames: packets with the marker bit, the last of each access unit), and never depacketized. STUN, DTLS and
+/// loopback UDP socket and its own SRTP keys; RTP is authenticated (``SRTPInboundAuthenticator``: the tag and the
+/// replay window, no decryption), then counted (packets, bytes, frames: packets with the marker bit, the last of each
+/// access unit), and never depacketized; with ``keepsPackets`` the packets that count are also decrypted (libsrtp2). STUN, DTLS and
 /// SRTCP go to the viewer's `WebRTCPeer` (consent checks, the server's sender reports and BYE).
 public final class WHEPLoadViewers {
     /// What one viewer counted.
@@ -25,13 +27,37 @@ public final class WHEPLoadViewers {
         public var frames = 0
         /// RTP datagrams whose authentication failed (or that came before the keys).
         public var rejected = 0
-        /// RTP datagrams that authenticated but repeat a packet already taken (libsrtp's replay check): the
-        /// server sends its last packet once more when the stream ends.
+        /// RTP datagrams that authenticated but repeat a packet already taken (the replay check): the server
+        /// sends its last packet once more when the stream ends.
         public var replayed = 0
         /// Whether the server ended the stream (RTCP BYE or close_notify).
         public var ended = false
         /// The decrypted packets, kept only when ``WHEPLoadViewers/keepsPackets`` is set.
         public var kept: [[UInt8]] = []
+
+        /// Nothing counted yet.
+        public init() {}
+
+        /// Counts one SRTP datagram after `authenticator`'s check (nil: before the keys, rejected); `decrypt`,
+        /// when given, turns a packet that counts into the one kept.
+        package mutating func take(
+            _ datagram: UnsafeRawBufferPointer, authenticator: SRTPInboundAuthenticator?,
+            decrypt: (([UInt8]) throws -> [UInt8])? = nil
+        ) {
+            guard let authenticator else {
+                rejected += 1
+                return
+            }
+            switch authenticator.check(datagram) {
+            case .authentic(let marker):
+                packets += 1
+                bytes += datagram.count
+                if marker { frames += 1 }
+                if let decrypt, let packet = try? decrypt(Array(datagram)) { kept.append(packet) }
+            case .replayed: replayed += 1
+            case .rejected, .malformed: rejected += 1
+            }
+        }
     }
 
     final class Viewer {
@@ -39,6 +65,7 @@ public final class WHEPLoadViewers {
         let address: UDPAddress
         let credentials = ICELiteAgent.randomCredentials()
         var peer: WebRTCPeer?
+        var authenticator: SRTPInboundAuthenticator?
         var inbound: SRTPContext?
         var counts = Counts()
         init(descriptor: Int32, address: UDPAddress) {
@@ -52,7 +79,7 @@ public final class WHEPLoadViewers {
     let clock = RTPMonotonicClock()
     /// Keep every decrypted packet (for byte comparisons; off for measurements).
     public var keepsPackets = false
-    private var buffer = [UInt8](repeating: 0, count: 2048)
+    private let batch = DatagramBatch()
 
     /// Opens `count` loopback UDP sockets (port 0, 4 MiB receive buffers asked for).
     public init(count: Int) throws {
@@ -177,7 +204,7 @@ public final class WHEPLoadViewers {
     }
 
     /// Viewers whose SRTP keys are in place.
-    public var connectedCount: Int { viewers.filter { $0.inbound != nil }.count }
+    public var connectedCount: Int { viewers.filter { $0.authenticator != nil }.count }
     /// Viewers whose stream the server ended.
     public var endedCount: Int { viewers.filter { $0.counts.ended }.count }
     /// Each viewer's counts, in joining order.
@@ -209,9 +236,7 @@ public final class WHEPLoadViewers {
                     }
                 }
             }
-            if viewer.inbound == nil, peer.state == .connected, let keys = peer.keyingMaterial {
-                viewer.inbound = try? SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .inbound)
-            }
+            takeKeys(viewer, peer: peer)
             if peer.remoteEnded != nil || peer.isClosed { viewer.counts.ended = true }
         }
     }
@@ -219,46 +244,31 @@ public final class WHEPLoadViewers {
     /// Every datagram waiting on the viewer's socket: SRTP authenticated and counted here, the rest to the peer.
     private func read(_ viewer: Viewer, peer: WebRTCPeer, at now: MediaTime) -> [WebRTCPeer.Output] {
         var outputs: [WebRTCPeer.Output] = []
-        var source = sockaddr_in()
         while true {
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &source) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(viewer.descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
-                    }
-                }
-            }
-            if count <= 0 { break }
-            let datagram = Array(buffer[..<count])
-            if WebRTCPacketKind(classifying: datagram) == .rtp {
-                guard let inbound = viewer.inbound else {
-                    viewer.counts.rejected += 1
+            let received = batch.receive(on: viewer.descriptor)
+            for index in 0..<received {
+                let datagram = batch.datagram(index)
+                guard !datagram.isEmpty else { continue }
+                // RTP (RFC 7983: first byte 128–191, and not RTCP's packet types 192–223 in the second).
+                if datagram[0] >> 6 == 2, datagram.count < 2 || !(192...223).contains(datagram[1]) {
+                    viewer.counts.take(
+                        datagram, authenticator: viewer.authenticator,
+                        decrypt: viewer.inbound.map { context in { try context.unprotectRTP($0) } })
                     continue
                 }
-                let packet: [UInt8]
-                do { packet = try inbound.unprotectRTP(datagram) } catch {
-                    if error.message.contains("replay") {
-                        viewer.counts.replayed += 1
-                    } else {
-                        viewer.counts.rejected += 1
-                    }
-                    continue
-                }
-                viewer.counts.packets += 1
-                viewer.counts.bytes += count
-                if packet[1] & 0x80 != 0 { viewer.counts.frames += 1 }
-                if keepsPackets { viewer.counts.kept.append(packet) }
-                continue
+                outputs += peer.receive(Array(datagram), from: batch.source(index), at: now)
+                // The keys as soon as the handshake ends: the server's first media follows its last flight.
+                takeKeys(viewer, peer: peer)
             }
-            let from = UDPAddress(
-                host: withUnsafeBytes(of: source.sin_addr) { Array($0) }, port: UInt16(bigEndian: source.sin_port))
-            outputs += peer.receive(datagram, from: from, at: now)
-            // The keys as soon as the handshake ends: the server's first media follows its last flight.
-            if viewer.inbound == nil, peer.state == .connected, let keys = peer.keyingMaterial {
-                viewer.inbound = try? SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .inbound)
-            }
+            if received < DatagramBatch.capacity { break }
         }
         return outputs
+    }
+
+    /// The viewer's keys as soon as its handshake ends: the server's first media follows its last flight.
+    private func takeKeys(_ viewer: Viewer, peer: WebRTCPeer) {
+        guard viewer.authenticator == nil, peer.state == .connected, let keys = peer.keyingMaterial else { return }
+        viewer.authenticator = try? SRTPInboundAuthenticator(keyAndSalt: keys.serverKeyAndSalt)
+        if keepsPackets { viewer.inbound = try? SRTPContext(keyAndSalt: keys.serverKeyAndSalt, direction: .inbound) }
     }
 }

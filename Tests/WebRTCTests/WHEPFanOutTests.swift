@@ -1,6 +1,6 @@
-// WHEP fan-out to many viewers on the loopback: twenty light viewers (their own SRTP keys, each packet authenticated
-// by libsrtp2) count exactly the frames sent, and what the server's shared packetization gives each of them decrypts
-// to the same payloads, which depacketize to the clip FFmpeg decodes.
+// WHEP fan-out to many viewers on the loopback: twenty light viewers (their own SRTP keys, each packet's tag checked
+// without decryption) count exactly the frames sent, and what the server gives each of them decrypts (libsrtp2) to
+// the same payloads, which depacketize to the clip FFmpeg decodes.
 import FormatConv
 import Foundation
 import MediaCore

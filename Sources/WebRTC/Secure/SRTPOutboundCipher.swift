@@ -18,8 +18,11 @@ final class SRTPOutboundCipher {
     /// The bytes SRTP adds: the 80-bit tag.
     static let tagLength = 10
 
-    /// - Parameter keyAndSalt: the 16-byte master key then the 14-byte master salt.
-    init(keyAndSalt: [UInt8]) throws(MediaError) {
+    /// The session encryption key (16 bytes), authentication key (20) and salt (14) of a 30-byte master key and
+    /// salt (RFC 3711 4.3, key derivation rate 0).
+    static func sessionKeys(keyAndSalt: [UInt8]) throws(MediaError) -> (
+        encryption: [UInt8], authentication: [UInt8], salt: [UInt8]
+    ) {
         precondition(keyAndSalt.count == 30)
         let masterKey = Array(keyAndSalt[0..<16])
         let masterSalt = Array(keyAndSalt[16..<30])
@@ -40,9 +43,13 @@ final class SRTPOutboundCipher {
             else { throw Self.failure("key derivation") }
             return output
         }
-        let sessionKey = try derived(label: 0, count: 16)
-        let authenticationKey = try derived(label: 1, count: 20)
-        salt = try derived(label: 2, count: 14)
+        return (try derived(label: 0, count: 16), try derived(label: 1, count: 20), try derived(label: 2, count: 14))
+    }
+
+    /// - Parameter keyAndSalt: the 16-byte master key then the 14-byte master salt.
+    init(keyAndSalt: [UInt8]) throws(MediaError) {
+        let (sessionKey, authenticationKey, salt) = try Self.sessionKeys(keyAndSalt: keyAndSalt)
+        self.salt = salt
         guard let cipher = EVP_CIPHER_CTX_new() else { throw Self.failure("EVP_CIPHER_CTX_new") }
         guard EVP_EncryptInit_ex(cipher, EVP_aes_128_ctr(), nil, sessionKey, nil) == 1 else {
             EVP_CIPHER_CTX_free(cipher)
@@ -61,7 +68,7 @@ final class SRTPOutboundCipher {
         EVP_MAC_CTX_free(mac)
     }
 
-    private static func failure(_ call: String) -> MediaError {
+    static func failure(_ call: String) -> MediaError {
         MediaError(.backendFailure, "SRTP with OpenSSL: \(call) failed", library: "openssl")
     }
 
