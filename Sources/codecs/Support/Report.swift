@@ -1,3 +1,5 @@
+import MediaCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -20,10 +22,9 @@ struct LatencySummary: Equatable {
         maximum = sorted[sorted.count - 1]
     }
 
-    /// The nearest-rank percentile `p` (0 < p ≤ 100) of ascending `sorted`.
+    /// The nearest-rank percentile `p` (0 < p ≤ 100) of ascending, non-empty `sorted`.
     static func percentile(_ p: Int, of sorted: [Double]) -> Double {
-        let rank = (p * sorted.count + 99) / 100
-        return sorted[max(rank, 1) - 1]
+        NearestRank.percentile(p, ofSorted: sorted)!
     }
 }
 
