@@ -1,5 +1,5 @@
 // Waiting for an audience before the first frame and reading the sink after
-// the last: LiveAudienceSink, waitForAudience, drain and run(startingWhen:).
+// the last: LiveAudienceSink, waitForAudience, wait(for:), drain and run(startingWhen:).
 import MediaCore
 import MediaIO
 import WebRTC
@@ -65,6 +65,25 @@ extension LivePipeline {
         }
         audience?.audienceWillStart()
         return (audience?.audienceCount ?? 0) >= count
+    }
+
+    /// Reads the sink for `duration` on the pipeline's clock before the
+    /// first frame — time for a receiver started beside the sender to open
+    /// its port — until ``stop()`` is called or `shouldStop` says so. Of the
+    /// feedback read meanwhile, a target bit rate is kept for the first
+    /// frame; keyframe requests are dropped, as the first frame is a
+    /// keyframe. Returns whether the whole of `duration` passed (`false`:
+    /// stopped first). Call it before the first step.
+    @discardableResult
+    public func wait(for duration: Duration, until shouldStop: () -> Bool = { false }) throws(MediaError) -> Bool {
+        let sink = try requireSink()
+        let end = now() + Self.seconds(duration)
+        while !isStopped, !shouldStop() {
+            let left = end - now()
+            guard left > 0 else { return true }
+            if let rate = try sink.liveFeedback(waitingUpTo: min(0.05, left)).targetBitRate { pendingRate = rate }
+        }
+        return false
     }
 
     /// Goes on reading the sink for `duration` on the pipeline's clock

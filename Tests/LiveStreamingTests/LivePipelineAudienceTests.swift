@@ -113,6 +113,18 @@ import Testing
         #expect(sink.finishedAt != nil && sink.secondsReadAfterFinish == 0)
     }
 
+    /// A timed wait before the first frame reads the sink for exactly its
+    /// duration on the clock and sends nothing; a stop ends it early.
+    @Test func aTimedWaitReadsTheSinkForItsDuration() throws {
+        let sink = FakeAudienceSink(arrivalCalls: .max)
+        let pipeline = try LivePipeline(source: .frames(framesPerSecond: 30), sink: sink, now: sink.now)
+        #expect(try pipeline.wait(for: .milliseconds(1_230)))
+        #expect(abs(sink.now() - 1.23) < 1e-9)
+        #expect(sink.reads == 25 && sink.samples.isEmpty)
+        #expect(try pipeline.wait(for: .seconds(10), until: { sink.reads >= 30 }) == false)
+        #expect(sink.reads == 30 && abs(sink.now() - 1.48) < 1e-9)
+    }
+
     /// A sink without an audience cannot be waited for.
     @Test func aSinkWithoutAnAudienceIsRefused() throws {
         final class PlainSink: LiveSink {

@@ -155,13 +155,16 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
                 throw MediaError(.system, "cannot write \(sdp): \(error.localizedDescription)")
             }
         }
-        if waitSeconds > 0 { sleep(until: monotonicSeconds() + waitSeconds) }
-        if StopSignal.requested != nil {
+        let stopped = { StopSignal.requested != nil }
+        if waitSeconds > 0 {
+            try pipeline.wait(for: .milliseconds(Int((waitSeconds * 1000).rounded())), until: stopped)
+        }
+        if stopped() {
             // Stopped during --wait: the stop is the exit status.
             printError("codecs stream send: stopped before the first packet; nothing was sent")
             return 0
         }
-        try pipeline.run(until: { StopSignal.requested != nil })
+        try pipeline.run(until: stopped)
         let statistics = stream.rtpSender?.statistics ?? RTPOutboundStreamStatistics(ssrc: 0)
         printError("codecs stream send: " + rtpSendSummary(url, stream, pipeline.statistics, statistics))
         if let statsPath = parsed.value("stats-json") {

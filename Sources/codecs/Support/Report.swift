@@ -34,16 +34,3 @@ func monotonicSeconds() -> Double {
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
-
-/// Sleeps until monotonic time `deadline` (seconds); returns at once if it
-/// passed, and within 50 ms of a stop signal.
-func sleep(until deadline: Double) {
-    // In slices of at most 50 ms, so that a stop signal ends the wait.
-    while StopSignal.requested == nil {
-        let remaining = min(deadline - monotonicSeconds(), 0.05)
-        guard remaining > 0 else { return }
-        var request = timespec(tv_sec: 0, tv_nsec: Int(remaining * 1e9))
-        var left = timespec()
-        while nanosleep(&request, &left) != 0 && errno == EINTR { request = left }
-    }
-}
