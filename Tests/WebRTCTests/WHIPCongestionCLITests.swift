@@ -10,24 +10,8 @@ struct WHIPCongestionCLITests {
     /// Our client publishes to our endpoint: the endpoint's statistics count transport-cc feedback sent, the
     /// client's count feedback taken by its estimator (no more than was sent), packets matched, and an estimate.
     @Test func sendWHIPWritesItsEstimatorsFigures() throws {
-        let directory = try TemporaryDirectory()
-        let input = directory.path("clip.h264")
-        try WHEPPeerTests.baselineClip(input, frames: 40, gop: 20)
-        let output = directory.path("received.h264")
-        let receivedPath = directory.path("received.json")
-        let (endpoint, port) = try WHIPSendExitTests.startEndpoint(
-            output: output, in: directory, ["--stats-json", receivedPath])
-        let sentPath = directory.path("sent.json")
-        let sent = try runProcess(
-            TestPaths.codecsExecutable.path, WHIPSendExitTests.send(input, port: port, ["--stats-json", sentPath]))
-        let received = endpoint.wait(timeout: 30)
-        #expect(sent.status == 0, "\(sent.stderr.suffix(2000))")
-        #expect(received.status == 0, "\(received.stderr.suffix(2000))")
-        #expect(try ffmpegFrameMD5(path: output) == ffmpegFrameMD5(path: input))
-        let client = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sentPath))) as? [String: Any])
+        let (client, publisher) = try WHIPSendExitTests.publishThroughCLI(frames: 40, gop: 20)
         let estimator = try #require(client["congestionControl"] as? [String: Any], "\(client)")
-        let publisher = try WHEPPeerTests.stats(receivedPath)
         let feedbackSent = publisher["transportFeedbackSent"] as? Int ?? 0
         let feedbackTaken = estimator["transportFeedbackReceived"] as? Int ?? 0
         #expect(feedbackTaken > 0)

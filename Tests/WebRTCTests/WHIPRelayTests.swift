@@ -57,6 +57,20 @@ struct WHIPRelayTests {
         return (path, try HEVCMediaTests.accessUnits(path))
     }
 
+    /// All `frames` access units of the HEVC clip at `path` arrived in `run`, and they decode to FFmpeg's frames
+    /// of the clip (framemd5).
+    static func expectBitExact(
+        _ run: Run, clip path: String, frames: Int, in directory: TemporaryDirectory,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(run.received.count == frames, sourceLocation: sourceLocation)
+        let reference = try ffmpegFrameMD5(path: path)
+        #expect(reference.count == frames, sourceLocation: sourceLocation)
+        #expect(
+            try ffmpegFrameMD5(annexB: try HEVCMediaTests.annexB(run.received), codec: .hevc, in: directory)
+                == reference, sourceLocation: sourceLocation)
+    }
+
     /// What else a publish does: the client's settings, a wait between access units, a step after the first half
     /// of them, and the endpoint's settings.
     struct Options: Sendable {
@@ -171,11 +185,7 @@ struct WHIPRelayTests {
         #expect(run.received.count == sent.count)
         // finish() released the allocation: coturn granted lifetime 0.
         #expect(run.report.relayLifetimeAfterFinish == 0)
-        let reference = try ffmpegFrameMD5(path: path)
-        #expect(reference.count == 20)
-        #expect(
-            try ffmpegFrameMD5(annexB: try HEVCMediaTests.annexB(run.received), codec: .hevc, in: directory)
-                == reference)
+        try WHIPRelayTests.expectBitExact(run, clip: path, frames: 20, in: directory)
     }
 
     /// A wrong TURN password: connect fails before the offer with the TURN server's 401.

@@ -15,6 +15,31 @@ struct WHIPSendExitTests {
         ["stream", "send", "-i", input, "whip+http://127.0.0.1:\(port)/live"] + extra
     }
 
+    /// `codecs stream send` publishes a `frames`-frame baseline clip (keyframe every `gop`) with `sendOptions` to
+    /// `codecs stream receive whip://127.0.0.1:PORT/live`, both writing `--stats-json`: both must exit 0 and the
+    /// received stream decode to the clip's frames (ffmpeg's framemd5). Returns both sides' statistics.
+    static func publishThroughCLI(
+        frames: Int, gop: Int, _ sendOptions: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (client: [String: Any], endpoint: [String: Any]) {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("clip.h264")
+        try WHEPPeerTests.baselineClip(input, frames: frames, gop: gop)
+        let output = directory.path("received.h264")
+        let receivedPath = directory.path("received.json")
+        let (endpoint, port) = try startEndpoint(output: output, in: directory, ["--stats-json", receivedPath])
+        let sentPath = directory.path("sent.json")
+        let sent = try runProcess(
+            TestPaths.codecsExecutable.path, send(input, port: port, sendOptions + ["--stats-json", sentPath]))
+        let received = endpoint.wait(timeout: 30)
+        #expect(sent.status == 0, "\(sent.stderr.suffix(2000))", sourceLocation: sourceLocation)
+        #expect(received.status == 0, "\(received.stderr.suffix(2000))", sourceLocation: sourceLocation)
+        #expect(try ffmpegFrameMD5(path: output) == ffmpegFrameMD5(path: input), sourceLocation: sourceLocation)
+        let client = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: sentPath))) as? [String: Any],
+            sourceLocation: sourceLocation)
+        return (client, try WHEPPeerTests.stats(receivedPath))
+    }
+
     /// Starts `codecs stream receive whip://HOST:PORT/live` on a free port (`host` 127.0.0.1 or ::1) and waits
     /// until its HTTP port listens (read from /proc/net/tcp or tcp6, so that no connection is spent finding out).
     static func startEndpoint(
