@@ -126,13 +126,14 @@ public final class WHIPClient {
     public internal(set) var relayBindingRefreshes = 0
     /// The lifetime the allocation was first granted, asked again in each Refresh.
     var relayLifetime: UInt32 = 0
-    /// No longer used: the relay pairs are checked in the checklist beside the host pairs, by pair priority, with
-    /// no delay (setting it has no effect).
-    @available(*, deprecated, message: "the relay pairs are checked in the checklist by pair priority, without a delay")
-    public var relayFallbackDelay: Double {
-        get { 0 }
-        set {}
-    }
+    /// Removed: the relay pairs are checked in the checklist beside the host pairs, by pair priority, with no
+    /// delay to set. A caller that still sets it gets this message from the compiler rather than a setting that
+    /// does nothing.
+    @available(
+        *, unavailable,
+        message: "the relay pairs are checked in the checklist by pair priority, without a delay; remove the setting"
+    )
+    public var relayFallbackDelay: Double { 0 }
     /// Which of our candidates carried the check that selected the pair, once one did.
     var selectedPath: CandidatePath?
     /// The media socket's address toward the endpoint as the first `stun:` server of ``iceServers`` saw it (STUN
