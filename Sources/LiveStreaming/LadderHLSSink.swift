@@ -10,7 +10,8 @@ import MediaIO
 /// Writes the layers of a ``LiveLadder`` as HLS renditions with a master playlist, for a static HTTP server.
 ///
 /// Layer `rid` goes to `DIRECTORY/rid/index.m3u8` (fMP4 segments cut at keyframes, through
-/// `MediaStreamSender`'s HLS transport with `options`), and `DIRECTORY/master.m3u8` lists every rendition,
+/// `MediaStreamSender`'s HLS transport with `options`), and `DIRECTORY/master.m3u8` (or the name given) lists
+/// every rendition,
 /// top layer first, with
 /// - `BANDWIDTH`: the peak segment bit rate (RFC 8216 4.3.4.2): the largest segment file's bits over its
 ///   `EXTINF` duration among the segments listed in the rendition's playlist; before its first segment, the
@@ -24,22 +25,32 @@ import MediaIO
 public final class LadderHLSSink: LiveLadderSink {
     /// The ladder written.
     public let ladder: LiveLadder
-    /// The folder holding `master.m3u8` and a folder per layer.
+    /// The folder holding the master playlist and a folder per layer.
     public let directory: String
+    /// The master playlist's file name in ``directory``.
+    public let masterPlaylistName: String
     /// The layers' senders, top first.
     public let renditions: [MediaStreamSender]
     /// The master playlist's path.
-    public var masterPlaylistPath: String { directory + "/master.m3u8" }
+    public var masterPlaylistPath: String { directory + "/" + masterPlaylistName }
     /// Times the master playlist was written.
     public private(set) var masterPlaylistWrites = 0
 
     private var formats: [FormatDescription?]
 
     /// Creates `directory` and a folder per layer in it (existing ones are kept); nothing is written before
-    /// the first keyframe.
-    public init(directory: String, ladder: LiveLadder, options: StreamOptions = .init()) throws(MediaError) {
+    /// the first keyframe. The master playlist is `directory/masterPlaylistName`, a file name ending in `.m3u8`.
+    public init(
+        directory: String, ladder: LiveLadder, options: StreamOptions = .init(),
+        masterPlaylistName: String = "master.m3u8"
+    ) throws(MediaError) {
+        guard masterPlaylistName.hasSuffix(".m3u8"), masterPlaylistName.count > 5, !masterPlaylistName.contains("/")
+        else {
+            throw .invalidArgument("\(masterPlaylistName): a master playlist is a file name ending in .m3u8")
+        }
         self.ladder = ladder
         self.directory = directory
+        self.masterPlaylistName = masterPlaylistName
         try Self.makeDirectory(directory)
         var renditions: [MediaStreamSender] = []
         for layer in ladder.layers {

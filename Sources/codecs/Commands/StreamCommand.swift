@@ -74,6 +74,10 @@ private let streamHelp = """
       --rtsp-transport tcp|udp   RTP interleaved in the RTSP connection (default) or over UDP
       --hls-time S               send: HLS target segment duration (default 1)
       --hls-list-size N          send: segments the playlist keeps (default 0: all)
+      --ladder LAYERS            send a .y4m IN to HLS as a ladder: [RID=]WxH@RATE,… top first
+                                 (e.g. 1280x720@1500k,640x360@600k); PATH.m3u8 becomes the master
+                                 playlist (BANDWIDTH, CODECS, RESOLUTION) over a rendition per layer
+                                 in DIR/RID/index.m3u8; keyframes on the same frames in every layer
 
     receive writes OUT.y4m (or "-", standard output) with the frames decoded, at
     the first picture size (later sizes are scaled to it); .h264/.hevc/.mp4/.mkv/

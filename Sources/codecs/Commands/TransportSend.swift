@@ -11,7 +11,7 @@ import MediaIO
 /// `codecs stream send -i IN URL` over SRT, RTSP, RTMP, MPEG-TS/UDP or HLS.
 enum TransportSend {
     static let valueOptions = TransportOptions.valueOptions.union(EncodeOptions.valueOptions).union([
-        "frames", "hls-time", "hls-list-size",
+        "frames", "hls-time", "hls-list-size", "ladder",
     ]).union(LiveOptions.valueOptions)
     static let flagOptions = TransportOptions.flagOptions.union(EncodeOptions.flagOptions).union(
         LiveOptions.flagOptions)
@@ -24,10 +24,17 @@ enum TransportSend {
         let reconnect: Int
         let settings: LivePipeline.EncoderSettings?
         let frameLimit: Int?
+        let ladder: LiveLadder?
         do {
             options = try TransportOptions.streamOptions(parsed)
             reconnect = try TransportOptions.reconnectLimit(parsed)
             frameLimit = try parsed.integer("frames", in: 1...Int.max)
+            ladder = try LadderOption.ladder(parsed, input: request.input)
+            if ladder != nil, StreamTransport(url: request.url) != .hls {
+                throw Arguments.UsageError(
+                    description: "--ladder: \(request.url) is not an HLS playlist (PATH.m3u8); a ladder goes to HLS "
+                        + "here, or to WHEP viewers with codecs stream serve --whep")
+            }
             if request.inputKind == .y4m {
                 settings = try LiveOptions.encoderSettings(try EncodeOptions(parsed), parsed)
                 if let transport = StreamTransport(url: request.url), !transport.codecs.contains(settings!.codec) {
@@ -48,6 +55,9 @@ enum TransportSend {
         } catch {
             printError("\(label): \(error)")
             return 2
+        }
+        if let ladder, let settings {
+            return sendLadder(ladder, request, settings: settings, options: options, frameLimit: frameLimit)
         }
         do throws(MediaError) {
             // Encoded on the way or looped, the pipeline paces; a file sent
@@ -116,6 +126,39 @@ enum TransportSend {
             // Stopped while waiting for the connection (an SRT listener's
             // caller): nothing was sent, and the stop is the exit status.
             printError("\(label): \(error.message)")
+            return 0
+        } catch {
+            printError("\(label): \(error.message)")
+            return 1
+        }
+    }
+
+    /// A .y4m IN encoded into `ladder`'s layers, written as HLS renditions under the master playlist the URL
+    /// names (``LadderHLSSink``).
+    static func sendLadder(
+        _ ladder: LiveLadder, _ request: StreamSendRequest, settings: LivePipeline.EncoderSettings,
+        options: StreamOptions, frameLimit: Int?
+    ) -> Int32 {
+        let parsed = request.arguments
+        let slash = request.url.lastIndex(of: "/")
+        let directory = slash.map { String(request.url[..<$0]) } ?? "."
+        let name = slash.map { String(request.url[request.url.index(after: $0)...]) } ?? request.url
+        do throws(MediaError) {
+            let sink = try LadderHLSSink(
+                directory: directory.isEmpty ? "/" : directory, ladder: ladder, options: options,
+                masterPlaylistName: name)
+            var configuration = LiveOptions.configuration(settings, parsed, frameLimit: frameLimit)
+            configuration.ladder = ladder
+            let pipeline = try LivePipeline(
+                source: try .file(request.input, loop: parsed.flag("loop")), sink: sink, configuration: configuration)
+            let layers = ladder.layers.map { "\($0.rid) \($0.width)x\($0.height) at \($0.bitRate) b/s" }
+            printError(
+                "\(label): \(settings.codec.displayName) from \(request.input) as a ladder of \(layers.count) layers ("
+                    + layers.joined(separator: ", ") + ") to \(sink.masterPlaylistPath)")
+            try pipeline.run(until: { StopSignal.requested != nil })
+            printError(
+                "\(label): sent \(pipeline.statistics.frames) frames in \(layers.count) layers "
+                    + "(\(pipeline.statistics.samplesSent) access units); master playlist \(sink.masterPlaylistPath)")
             return 0
         } catch {
             printError("\(label): \(error.message)")

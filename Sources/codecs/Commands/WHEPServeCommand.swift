@@ -12,7 +12,7 @@ import WebRTC
 enum WHEPServe {
     static let valueOptions: Set<String> = [
         "i", "input", "whep", "wait-viewers", "media-port", "max-viewers", "stats-json", "codec", "frame-rate",
-        "linger", "profile", "loss", "seed", "listen",
+        "linger", "profile", "loss", "seed", "listen", "ladder",
     ]
     static let help = """
         usage: codecs stream serve -i IN --whep HOST:PORT [options] [encode options for a .y4m IN]
@@ -32,6 +32,9 @@ enum WHEPServe {
           --adaptive-bitrate         encode at the lowest target of the viewers' congestion controllers
                                      (transport-cc), at most --bitrate (needed; a .y4m IN): constant bit rate;
                                      each viewer's packets paced at its estimator's pacing rate
+        \(LadderOption.help)
+                                     each viewer gets the layer its own estimate allows (transport-cc,
+                                     probing on, paced), changed at keyframes; /whep/stats shows it
         \(WHEPEndpointOptions.help)
           --loop, --no-pace          as for --http
         A .y4m IN is encoded as --realtime does (no look-ahead, no B-frames) unless --bframes N > 0 is given:
@@ -48,6 +51,7 @@ enum WHEPServe {
         let input: WebServe.Input
         let waitViewers: Int
         let linger: Double
+        let ladder: LiveLadder?
         do {
             parsed = try LiveOptions.parse(
                 arguments, valueOptions: valueOptions.union(WHEPEndpointOptions.valueOptions),
@@ -62,6 +66,17 @@ enum WHEPServe {
             waitViewers = try parsed.integer("wait-viewers", in: 0...1000, default: 1)!
             linger = try LiveOptions.number(parsed, "linger", default: 1, expected: "0 to 60") { (0...60).contains($0) }
             var encodeOptions = try EncodeOptions(parsed)
+            ladder = try LadderOption.ladder(parsed, input: path)
+            if ladder != nil {
+                guard !parsed.flag("adaptive-bitrate") else {
+                    throw Arguments.UsageError(
+                        description: "--ladder and --adaptive-bitrate: a ladder follows each viewer's estimate by "
+                            + "its layers; choose one")
+                }
+                // A viewer on a lower layer sends less than the next one needs: only probes show the room for it.
+                configuration.congestionControl?.probing = true
+                configuration.pacesViewers = true
+            }
             if parsed.flag("adaptive-bitrate") {
                 guard let rate = encodeOptions.properties.averageBitRate else {
                     throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
@@ -85,8 +100,9 @@ enum WHEPServe {
         do {
             let server = try WHEPServer(configuration)
             WHEPEndpointOptions.printLog(of: server.logSubsystem, prefix: "codecs stream serve")
+            let sink: any LiveSink = ladder.map { WHEPLadderSink(server: server, ladder: $0) } ?? server
             let (pipeline, format) = try input.webRTCPipeline(
-                to: server, parsed, command: "serve", unsupported: "--whep sends H.264 or HEVC only")
+                to: sink, parsed, command: "serve", ladder: ladder, unsupported: "--whep sends H.264 or HEVC only")
             server.setLive(format)
             printError(
                 "codecs stream serve: \(input.path) at http://\(bracketed(configuration.host)):\(server.httpPort)/whep "
@@ -97,7 +113,13 @@ enum WHEPServe {
             server.close()
             LiveOptions.writeStatistics(server.statisticsJSON(), parsed)
             let sent = pipeline.statistics.samplesSent
-            printError("codecs stream serve: sent \(sent) access units to \(server.allViewers.count) viewers")
+            if let ladder {
+                printError(
+                    "codecs stream serve: sent \(pipeline.statistics.frames) frames in \(ladder.layers.count) layers "
+                        + "(\(sent) access units) to \(server.allViewers.count) viewers")
+            } else {
+                printError("codecs stream serve: sent \(sent) access units to \(server.allViewers.count) viewers")
+            }
             return 0
         } catch {
             printError("codecs stream serve: \(error)")

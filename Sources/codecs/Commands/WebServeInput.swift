@@ -33,12 +33,14 @@ extension WebServe {
         /// A pipeline from IN (paced unless `--no-pace`, looped with
         /// `--loop`) to `sink`; the tracks of a container other than the
         /// video are named once as not sent, by `command`.
-        func pipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String) throws(MediaError)
-            -> LivePipeline
+        func pipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String, ladder: LiveLadder? = nil)
+            throws(MediaError) -> LivePipeline
         {
+            var configuration = LiveOptions.configuration(settings, parsed)
+            configuration.ladder = ladder
             let pipeline = try LivePipeline(
                 source: try .file(path, codec: codec, loop: parsed.flag("loop")), sink: sink,
-                configuration: LiveOptions.configuration(settings, parsed))
+                configuration: configuration)
             if let others = pipeline.encodedFile?.otherTracks, !others.isEmpty {
                 let what = command == "serve" ? "the page gets the video track only" : "the video track only is sent"
                 printError(
@@ -51,10 +53,11 @@ extension WebServe {
         /// A pipeline as ``pipeline(to:_:command:)`` whose stream must be
         /// H.264 or HEVC (the WebRTC commands send nothing else; `.unsupported(message)`
         /// otherwise), and the stream's codec and profile as SDP names them.
-        func webRTCPipeline(to sink: (any LiveSink)?, _ parsed: Arguments, command: String, unsupported message: String)
-            throws(MediaError) -> (pipeline: LivePipeline, format: VideoStreamFormat)
-        {
-            let pipeline = try pipeline(to: sink, parsed, command: command)
+        func webRTCPipeline(
+            to sink: (any LiveSink)?, _ parsed: Arguments, command: String, ladder: LiveLadder? = nil,
+            unsupported message: String
+        ) throws(MediaError) -> (pipeline: LivePipeline, format: VideoStreamFormat) {
+            let pipeline = try pipeline(to: sink, parsed, command: command, ladder: ladder)
             guard let description = pipeline.formatDescription, let format = try? VideoStreamFormat(description)
             else { throw MediaError.unsupported(message) }
             return (pipeline, format)
