@@ -15,8 +15,8 @@ import Sockets
 import WebRTC
 import WebStreaming
 
-// README.md:764
-private func snippet_README_764() async throws {
+// README.md:784
+private func snippet_README_784() async throws {
 
     // Receiver: RTP → access units (jitter buffer, NACK, PLI); bound first, on a free port.
     let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: .init(codec: .h264))
@@ -39,8 +39,8 @@ private func snippet_README_764() async throws {
     try await sending.value
 }
 
-// README.md:832
-private func snippet_README_832() async throws {
+// README.md:852
+private func snippet_README_852() async throws {
     for encoder in CompressionSession.encoders() {           // x264, x265, vaapi (h264), vaapi (hevc)
         print(encoder.name, encoder.codec, encoder.isAvailable ? "available" : encoder.unavailableReason!)
     }
