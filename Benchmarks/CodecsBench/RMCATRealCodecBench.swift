@@ -45,4 +45,21 @@ func benchmarkRMCATRealCodec(report: Report, log: (String) -> Void) throws {
             result.keyframes, result.keyframeRequests, result.nackPackets, result.retransmissionsSent,
             result.forwardPacketsLost, result.lossEvents, result.packetsGivenUp, cpu))
     for error in result.decoderErrors.prefix(5) { report.notes.append("rmcat 5.1 real codec: \(error)") }
+    // Where each phase's rate comes from: the controller's target as the phase goes on, and the encoder's
+    // output against it (encoded bits over the mean target, from 5 s into the phase).
+    for (index, phase) in result.configuration.phases.enumerated() {
+        let start = Int(phase.start / .seconds(1))
+        let end = min(Int(phase.end / .seconds(1)), result.seconds.count)
+        guard start + 5 < end else { continue }
+        let measured = result.seconds[(start + 5)..<end]
+        let meanTarget = Double(measured.reduce(0) { $0 + $1.target }) / Double(measured.count)
+        let encoded = Double(measured.reduce(0) { $0 + $1.encodedBits }) / Double(measured.count)
+        let targets = stride(from: start, to: end, by: 5).map { String(result.seconds[$0].target / 1000) }
+        report.notes.append(
+            "rmcat 5.1 real codec phase \(index + 1): target (kb/s) every 5 s from \(start) s: "
+                + targets.joined(separator: ", ")
+                + String(
+                    format: "; from %d s: mean target %.2f x capacity, encoded %.2f x the target", start + 5,
+                    meanTarget / Double(phase.capacity), encoded / meanTarget))
+    }
 }

@@ -41,18 +41,33 @@ extension RealCodecTrialState {
             )
         }
         let phases = configuration.phases.map { phase(phase: $0, frames: frames) }
-        let forward = path.forward.statistics.values
-        let reverse = path.reverse.statistics.values
-        return RealCodecTrialResult(
+        var result = RealCodecTrialResult(
             configuration: configuration, frames: frames, phases: phases, receivedSamples: receivedSamples,
             decodedPictureMD5s: decodedPictureMD5s, lossEvents: lossEvents, packetsGivenUp: givenUp.count,
             decoderErrors: decoderErrors, keyframeRequests: keyframeRequests,
             keyframes: frames.filter { $0.isKeyframe }.count, nackPackets: receiver.statistics.nackCount,
             retransmissionsSent: retransmissionsSent,
-            forwardPacketsLost: forward.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
-            reversePacketsLost: reverse.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
+            forwardPacketsLost: path.forward.statistics.values.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
+            reversePacketsLost: path.reverse.statistics.values.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
             queueDelayP95: path.forward.statistics[Self.rtpFlow]?.queueDelayPercentile(0.95) ?? .zero,
             deliveredDigest: deliveredDigest, deliveredDatagrams: deliveredDatagrams)
+        result.seconds = seconds(frames)
+        return result
+    }
+
+    /// The run second by second (``RealCodecTrialSecond``).
+    private func seconds(_ frames: [RealCodecTrialFrame]) -> [RealCodecTrialSecond] {
+        controllerSums.enumerated().map { second, sums in
+            let runs = max(1, sums.runs)
+            let captured = frames.filter { $0.index / 30 == second }
+            let sent = sentBytesPerBucket.dropFirst(second * 10).prefix(10).reduce(0, +)
+            return RealCodecTrialSecond(
+                second: second, target: sums.target / runs, delayBasedEstimate: sums.delay / runs,
+                lossBasedEstimate: sums.lossRuns > 0 ? sums.loss / sums.lossRuns : nil,
+                acknowledgedBitrate: sums.acknowledgedRuns > 0 ? sums.acknowledged / sums.acknowledgedRuns : nil,
+                encodedBits: captured.reduce(0) { $0 + $1.size * 8 }, sentBits: sent * 8,
+                framesDropped: captured.filter { $0.fate == .droppedBeforeEncoder }.count)
+        }
     }
 
     private func phase(phase: RealCodecTrialConfiguration.Phase, frames: [RealCodecTrialFrame])

@@ -120,6 +120,7 @@ extension RealCodecTrialState {
         if limit != controller.maximumRate { apply(controller.setMaximumRate(limit, at: time)) }
         controller.applicationLimited(pacer.isApplicationLimited(at: time), at: time)
         apply(controller.process(at: time))
+        recordControllerFigures(at: time)
         for event in session.poll(at: now) { handle(event) }
         // A peer that also sent would measure the round trip itself; this one takes the sender's, so that NACK
         // repeats wait a round trip.
@@ -128,6 +129,26 @@ extension RealCodecTrialState {
         if time + configuration.processInterval < configuration.end {
             clock.schedule(after: configuration.processInterval) { [self] in runTimers() }
         }
+    }
+
+    /// Adds the controller's figures now to the second `time` falls in.
+    private func recordControllerFigures(at time: Duration) {
+        let second = Int(time / .seconds(1))
+        if second >= controllerSums.count {
+            controllerSums += repeatElement(RealCodecTrialControllerSums(), count: second + 1 - controllerSums.count)
+        }
+        let figures = controller.statistics
+        controllerSums[second].target += figures.targetBitrate
+        controllerSums[second].delay += figures.delayBasedEstimate
+        if let loss = figures.lossBasedEstimate {
+            controllerSums[second].loss += loss
+            controllerSums[second].lossRuns += 1
+        }
+        if let acknowledged = figures.acknowledgedBitrate {
+            controllerSums[second].acknowledged += acknowledged
+            controllerSums[second].acknowledgedRuns += 1
+        }
+        controllerSums[second].runs += 1
     }
 
     func apply(_ rate: TargetRate) {

@@ -63,6 +63,17 @@ struct RealCodecTrialSentFrame {
     var sequenceNumbers: [Int64]
 }
 
+/// Sums of the controller's figures over the timer runs of one second.
+struct RealCodecTrialControllerSums {
+    var target = 0
+    var delay = 0
+    var loss = 0
+    var lossRuns = 0
+    var acknowledged = 0
+    var acknowledgedRuns = 0
+    var runs = 0
+}
+
 /// The whole trial's state, sender and receiver, on one clock.
 final class RealCodecTrialState {
     static let mediaSSRC: UInt32 = 0x5EED_0001
@@ -97,6 +108,8 @@ final class RealCodecTrialState {
     var retransmissionsSent = 0
     /// Bytes the pacer released onto the forward link per 100 ms.
     var sentBytesPerBucket: [Int] = []
+    /// Per second: the sums of the controller's figures at each timer run and the number of runs.
+    var controllerSums: [RealCodecTrialControllerSums] = []
     var linkSequenceNumber: Int64 = 0
 
     // Receiver.

@@ -53,6 +53,27 @@ public struct RealCodecTrialPhaseResult: Sendable, Hashable {
     public var decoded: Int { count(.decoded) + count(.repairedByNACK) }
 }
 
+/// One second of a run: the controller's figures averaged over its timer runs in that second, and what the
+/// encoder made and the sender put on the link in it.
+public struct RealCodecTrialSecond: Sendable, Hashable {
+    /// The second, from 0.
+    public var second: Int
+    /// The controller's target, mean, bits per second.
+    public var target: Int
+    /// The delay-based estimate, mean.
+    public var delayBasedEstimate: Int
+    /// The loss-based estimate, mean over the timer runs that had one (nil: none).
+    public var lossBasedEstimate: Int?
+    /// The acknowledged bit rate, mean over the timer runs that had one (nil: none).
+    public var acknowledgedBitrate: Int?
+    /// The bits of the access units encoded from frames captured in this second.
+    public var encodedBits: Int
+    /// The bits put on the forward link in this second (media, retransmissions, padding).
+    public var sentBits: Int
+    /// Frames dropped before the encoder.
+    public var framesDropped: Int
+}
+
 /// What a ``RealCodecTrial`` recorded.
 public struct RealCodecTrialResult: Sendable {
     /// The configuration it ran.
@@ -90,6 +111,8 @@ public struct RealCodecTrialResult: Sendable {
     public var deliveredDigest: UInt64
     /// Datagrams delivered on both links.
     public var deliveredDatagrams: Int
+    /// Second by second: target, estimates, encoded and sent bits.
+    public var seconds: [RealCodecTrialSecond] = []
 
     /// Frames of `fate`.
     public func count(_ fate: RealCodecTrialFrame.Fate) -> Int { frames.filter { $0.fate == fate }.count }
