@@ -16,14 +16,8 @@ struct JanusChromiumTests {
         let directory = try TemporaryDirectory()
         let clip = directory.path("clip.y4m")
         try ffmpegTestPattern(size: "320x240", rate: 25, frames: 100, to: clip)
-        let port = try freeRTPPortPair()
-        let janus = try JanusServer(plugins: [
-            "janus.plugin.streaming": JanusStreamingTests.mountpoint(port: port, rtcp: true)
-        ])
-        let ready = directory.path("viewers-ready")
-        let viewers = try janus.peer(["chromium", janus.url, "1", "100", "3", "20", ready])
-        for _ in 0..<2000 where !FileManager.default.fileExists(atPath: ready) { usleep(20_000) }
-        try #require(FileManager.default.fileExists(atPath: ready), "\(viewers.wait(timeout: 1).stderr)")
+        let (janus, port, viewers) = try JanusServer.streamingMountpoint(
+            rtcp: true, viewers: "chromium", ["100", "3", "20"], readyWithin: 40, in: directory)
         let sent = try runProcess(
             TestPaths.codecsExecutable.path, ["stream", "send", "-i", clip, "rtp://127.0.0.1:\(port)"] + options)
         let watched = viewers.wait(timeout: 50)

@@ -3,6 +3,7 @@
 // stop() or deinit.
 import Foundation
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -126,5 +127,25 @@ final class JanusServer: @unchecked Sendable {
         try BackgroundProcess(
             "/usr/bin/python3", [WHEPPeerTests.peers.appendingPathComponent("janus_peers.py").path] + arguments,
             in: directory)
+    }
+}
+
+extension JanusServer {
+    /// Janus with the streaming plugin's mountpoint 1 on a free RTP port pair (`rtcp`: taking the sender's RTCP on
+    /// the next port) and `janus_peers.py MODE URL 1 ARGUMENTS… READY` in the background, once it says its
+    /// viewers are ready (a file in `directory`, waited for up to `seconds`).
+    static func streamingMountpoint(
+        rtcp: Bool = false, viewers mode: String, _ arguments: [String], readyWithin seconds: Int,
+        in directory: TemporaryDirectory
+    ) throws -> (janus: JanusServer, port: UInt16, viewers: BackgroundProcess) {
+        let port = try freeRTPPortPair()
+        let janus = try JanusServer(plugins: [
+            "janus.plugin.streaming": JanusStreamingTests.mountpoint(port: port, rtcp: rtcp)
+        ])
+        let ready = directory.path("viewers-ready")
+        let viewers = try janus.peer([mode, janus.url, "1"] + arguments + [ready])
+        for _ in 0..<(seconds * 50) where !FileManager.default.fileExists(atPath: ready) { usleep(20_000) }
+        try #require(FileManager.default.fileExists(atPath: ready), "\(viewers.wait(timeout: 1).stderr)")
+        return (janus, port, viewers)
     }
 }

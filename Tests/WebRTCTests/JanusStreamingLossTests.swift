@@ -14,14 +14,8 @@ struct JanusStreamingLossTests {
         let directory = try TemporaryDirectory()
         let clip = directory.path("clip.y4m")
         try ffmpegTestPattern(size: "320x240", rate: 25, frames: 100, to: clip)
-        let port = try freeRTPPortPair()
-        let janus = try JanusServer(plugins: [
-            "janus.plugin.streaming": JanusStreamingTests.mountpoint(port: port, rtcp: true)
-        ])
-        let ready = directory.path("viewers-ready")
-        let viewers = try janus.peer(["watch", janus.url, "1", "99", "3", "8", ready])
-        for _ in 0..<1500 where !FileManager.default.fileExists(atPath: ready) { usleep(20_000) }
-        try #require(FileManager.default.fileExists(atPath: ready), "\(viewers.wait(timeout: 1).stderr)")
+        let (janus, port, viewers) = try JanusServer.streamingMountpoint(
+            rtcp: true, viewers: "watch", ["99", "3", "8"], readyWithin: 30, in: directory)
         let stats = directory.path("sent.json")
         let sent = try runProcess(
             TestPaths.codecsExecutable.path,

@@ -81,12 +81,8 @@ struct JanusStreamingTests {
     /// viewers watch mountpoint 1 and FFmpeg reads the sender's SDP, moved
     /// to its own port.
     static func run(clip: String, frames: Int, options: [String], in directory: TemporaryDirectory) throws -> Outcome {
-        let janusPort = try freeRTPPortPair()
-        let janus = try JanusServer(plugins: ["janus.plugin.streaming": mountpoint(port: janusPort)])
-        let ready = directory.path("viewers-ready")
-        let viewers = try janus.peer(["watch", janus.url, "1", "\(frames - 1)", "3", "8", ready])
-        for _ in 0..<1500 where !FileManager.default.fileExists(atPath: ready) { usleep(20_000) }
-        try #require(FileManager.default.fileExists(atPath: ready), "\(viewers.wait(timeout: 1).stderr)")
+        let (janus, janusPort, viewers) = try JanusServer.streamingMountpoint(
+            viewers: "watch", ["\(frames - 1)", "3", "8"], readyWithin: 30, in: directory)
         let teePort = try freeRTPPortPair()
         let tee = try UDPSocket(bindingTo: "127.0.0.1", port: teePort)
         let teeRTCP = try UDPSocket(bindingTo: "127.0.0.1", port: teePort + 1)
