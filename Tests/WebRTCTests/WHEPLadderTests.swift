@@ -43,12 +43,7 @@ struct WHEPLadderTests {
     }
 
     @Test func aViewerWithoutAnEstimateGetsTheTopLayer() throws {
-        let server = try WHEPServer(.init())
-        server.setLive(profileLevelID: [0x42, 0xE0, 0x1F])
-        let answer = try WHEPServerTests.exchange(
-            server, WHEPServerTests.post(TransportFeedbackNegotiationTests.offer(feedback: false)))
-        #expect(answer.status == 201)
-        let viewer = try #require(server.peers.values.first)
+        let (server, viewer) = try WHEPSharedRateTests.viewerWithoutTransportCC()
         viewer.state = .connected
         let samples = try WHIPClientSessionTests.samples()
         for sample in samples { server.send(layers: Self.layers(sample), bitRates: Self.bitRates) }

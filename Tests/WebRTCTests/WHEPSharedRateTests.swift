@@ -55,14 +55,19 @@ struct WHEPSharedRateTests {
         )
     }
 
-    /// A viewer without transport-cc runs no estimator and has no target.
-    @Test func aViewerWithoutTransportCCHasNoEstimator() throws {
+    /// A server live with Constrained Baseline and one viewer whose offer has no transport-cc (answered 201).
+    static func viewerWithoutTransportCC() throws -> (WHEPServer, WebRTCPeer) {
         let server = try WHEPServer(.init())
         server.setLive(profileLevelID: [0x42, 0xE0, 0x1F])
         let answer = try WHEPServerTests.exchange(
             server, WHEPServerTests.post(TransportFeedbackNegotiationTests.offer(feedback: false)))
         #expect(answer.status == 201)
-        let viewer = try #require(server.peers.values.first)
+        return (server, try #require(server.peers.values.first))
+    }
+
+    /// A viewer without transport-cc runs no estimator and has no target.
+    @Test func aViewerWithoutTransportCCHasNoEstimator() throws {
+        let (server, viewer) = try Self.viewerWithoutTransportCC()
         #expect(viewer.congestion == nil)
         #expect(viewer.congestionTarget == nil)
         #expect(!server.statisticsJSON().contains("congestionControl"))
