@@ -41,7 +41,7 @@ struct CompetingFlowHoldTests {
     }
 
     @Test func aQueueRefilledAfterTheYieldEndedHoldsTheRate() throws {
-        let run = try Self.run(hold: .seconds(10))
+        let run = try Self.run(hold: .seconds(6))
         #expect(run.statistics.standingQueueSignals == 1)
         #expect(run.statistics.overuseSignals >= 1)
         #expect(run.end >= run.drained, "target \(run.end) at the end, \(run.drained) at 4.5 s")

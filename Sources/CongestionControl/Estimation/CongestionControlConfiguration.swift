@@ -75,7 +75,7 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
         decreaseFactor = 0.85
         acknowledgedRateHeadroom = 1.5
         standingQueueDelay = .milliseconds(100)
-        competingFlowHold = .seconds(10)
+        competingFlowHold = .seconds(6)
     }
 
     /// Checks the settings; the controller's initialiser calls it.
