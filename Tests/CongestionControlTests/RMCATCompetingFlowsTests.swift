@@ -23,6 +23,12 @@ struct RMCATCompetingFlowsTests {
         #expect(back - .seconds(60) <= .seconds(5), "0.8 × its share \(back - .seconds(60)) after resuming")
     }
 
+    @Test func fiveSixTheMediaFlowKeepsAQuarterOfTheLinkAgainstALongTCPFlowBehindA300MillisecondQueue() {
+        let result = RMCATRuns.competingTCP300
+        let share = result.deliveredRate(flow: 1, from: .seconds(10), to: .seconds(120)) / 2_000_000
+        #expect(share >= 0.25, "\(result.configuration.name): media share \(share)")
+    }
+
     @Test func fiveSixTheMediaFlowKeepsAQuarterOfTheLinkAgainstALongTCPFlowBehindA1000MillisecondQueue() {
         let result = RMCATRuns.competingTCP1000
         let share = result.deliveredRate(flow: 1, from: .seconds(10), to: .seconds(120)) / 2_000_000

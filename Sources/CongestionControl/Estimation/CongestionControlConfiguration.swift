@@ -44,6 +44,13 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
     /// over a second arrived more than this above the smallest one-way delay
     /// seen; nil: not detected (the trendline alone).
     public var standingQueueDelay: Duration?
+    /// For how long after the standing-queue detector last yielded to a
+    /// flow that does not answer delay (a loss-based one, such as TCP) the
+    /// trendline's overuse holds the rate instead of decreasing it: that
+    /// flow's backoffs drain the queue and its increase refills it, a rise
+    /// this flow's decrease would not undo. A standing queue still decreases
+    /// it. Nil: overuse always decreases it outside a yield.
+    public var competingFlowHold: Duration?
 
     /// - Parameters:
     ///   - startRate: the rate before any feedback, bits per second.
@@ -68,6 +75,7 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
         decreaseFactor = 0.85
         acknowledgedRateHeadroom = 1.5
         standingQueueDelay = .milliseconds(100)
+        competingFlowHold = .seconds(6)
     }
 
     /// Checks the settings; the controller's initialiser calls it.
@@ -95,6 +103,7 @@ public struct CongestionControlConfiguration: Sendable, Hashable {
         if burstInterval < .zero || overuseTime < .zero { return "burstInterval and overuseTime must not be negative" }
         if applicationLimitedProbeInterval <= .zero { return "applicationLimitedProbeInterval must be above 0" }
         if let delay = standingQueueDelay, delay <= .zero { return "standingQueueDelay must be above 0 (or nil)" }
+        if let hold = competingFlowHold, hold <= .zero { return "competingFlowHold must be above 0 (or nil)" }
         return nil
     }
 }

@@ -56,6 +56,18 @@ extension CongestionController {
             counters.roundTripTime = roundTrip
             rateControl.roundTripTime = roundTrip
         }
+        // After the detector yielded, a loss-based flow shares the queue: each
+        // of its backoffs drains the queue (which ends the yield) and its
+        // additive increase refills it, a rise the trendline reads as
+        // overuse. For `competingFlowHold` after the last yield that overuse
+        // holds the rate instead of cutting it (a cut would not drain a queue
+        // this flow does not hold); a standing queue still cuts it.
+        if standingQueue?.yielding == true { lastYield = now }
+        if usage == .overusing, standingQueue?.yielding == false, let lastYield,
+            let hold = configuration.competingFlowHold, now - lastYield < hold
+        {
+            usage = .underusing
+        }
         if usage != .overusing, standingQueue?.isStanding() == true {
             usage = .overusing
             counters.standingQueueSignals += 1

@@ -37,6 +37,8 @@ public struct CongestionController: Sendable {
     public private(set) var maximumRate: Int
     var counters = Counters()
     var lastUpdate: Duration?
+    /// When the standing-queue detector last yielded (``CongestionControlConfiguration/competingFlowHold``).
+    var lastYield: Duration?
 
     /// Counts kept for ``statistics``.
     struct Counters: Sendable {

@@ -233,11 +233,23 @@ final class TrialMediaFlow {
         bucketProbing = false
     }
 
-    /// The record, with each sample's lost packets counted from the arrivals.
+    /// The record, with each sample's lost packets counted from the arrivals. A queued packet that has not
+    /// arrived is in flight when its latest delivery (its queueing, serialisation, the propagation delay and the
+    /// jitter's bound after its send) is at or after the trial's end.
     func result() -> CongestionTrialFlowResult {
         var samples = samples
+        var packets = packets
+        let link = dataLink.configuration
+        for index in packets.indices where !packets[index].arrived {
+            guard let queueDelay = packets[index].queueDelay else { continue }
+            let start = packets[index].sendTime + queueDelay
+            let serialisation = Duration.seconds(
+                Double(packets[index].size * 8) / Double(max(link.capacity.bitsPerSecond(at: start), 1)))
+            let latest = start + serialisation + link.propagationDelay + link.jitterBound
+            packets[index].inFlightAtEnd = latest >= configuration.duration
+        }
         let interval = configuration.sampleInterval
-        for packet in packets where !packet.arrived {
+        for packet in packets where !packet.arrived && !packet.inFlightAtEnd {
             let index = Int(packet.sendTime / interval)
             if index < samples.count { samples[index].lostPackets += 1 }
         }

@@ -16,6 +16,9 @@ public struct CongestionTrialPacket: Sendable, Hashable {
     public var queueDelay: Duration?
     /// Whether it reached the receiver.
     public var arrived: Bool
+    /// Whether it was still on the link when the trial ended (queued, its
+    /// delivery due after the end): neither arrived nor lost.
+    public var inFlightAtEnd = false
 }
 
 /// A media flow's state at the end of one sample interval.
@@ -113,9 +116,10 @@ extension CongestionTrialFlowResult {
         SimulatedFlowStatistics.percentile(packets(from: start, to: end).compactMap(\.queueDelay), fraction)
     }
 
-    /// Packets sent in `start ..< end` that never arrived, over those sent (0 when none were sent).
+    /// Packets sent in `start ..< end` that never arrived, over those sent (0 when none were sent); packets still
+    /// in flight when the trial ended count as neither.
     public func lossFraction(from start: Duration, to end: Duration) -> Double {
-        let sent = packets(from: start, to: end)
+        let sent = packets(from: start, to: end).filter { !$0.inFlightAtEnd }
         guard !sent.isEmpty else { return 0 }
         return Double(sent.filter { !$0.arrived }.count) / Double(sent.count)
     }
