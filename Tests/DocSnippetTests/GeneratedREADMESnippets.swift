@@ -39,8 +39,8 @@ private func snippet_README_764() async throws {
     try await sending.value
 }
 
-// README.md:832
-private func snippet_README_832() async throws {
+// README.md:835
+private func snippet_README_835() async throws {
     for encoder in CompressionSession.encoders() {           // x264, x265, vaapi (h264), vaapi (hevc)
         print(encoder.name, encoder.codec, encoder.isAvailable ? "available" : encoder.unavailableReason!)
     }
