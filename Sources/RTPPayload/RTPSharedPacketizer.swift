@@ -82,13 +82,13 @@ public struct RTPSharedPacketizer: Sendable {
         for index in entries.indices { entries[index].isCurrent = false }
     }
 
-    /// The packets of `sample` for streams configured like `configuration` (written at the first call for the
-    /// access unit, later calls reuse them), with payload type, SSRC and sequence numbers 0 and no timestamp
-    /// offset; nil when such a stream cannot share (``shares(_:)``, or past ``configurationLimit``).
+    /// The packets of `sample` for streams configured like `stream` (the taking stream's own packetizer), written
+    /// at the first call for the access unit and reused by later calls, with payload type, SSRC and sequence
+    /// numbers 0 and no timestamp offset; nil when such a stream cannot share (``shares(_:)``, or past
+    /// ``configurationLimit``). `stream` takes the shared packetizer's record of the parameter sets last sent, so
+    /// that it sends them when it next packetizes for itself as if it had written these packets.
     ///
     /// - Throws: what ``RTPPacketizer/packetize(_:into:)`` throws, at every call for the access unit.
-    /// `stream` (the taking stream's own packetizer) follows the shared one's parameter sets, so that it sends
-    /// them when it next packetizes for itself as if it had written these packets.
     mutating func packets(of sample: CompressedSample, for stream: inout RTPPacketizer)
         throws(MediaError) -> RTPPacketBatch?
     {
