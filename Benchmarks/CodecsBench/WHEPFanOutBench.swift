@@ -23,6 +23,8 @@ struct WHEPFanOutRun {
     var sent: [(packets: Int, frames: Int)]
     /// Per viewer, what it authenticated and counted.
     var received: [WHEPLoadViewers.Counts]
+    /// Access units the server packetized (once each for every viewer).
+    var packetized: Int
 }
 
 /// What the server thread hands back.
@@ -30,7 +32,7 @@ private final class WHEPServerShared: Sendable {
     struct State {
         var port: Int?
         var failure: String?
-        var run: (cores: Double, late: Int, sent: [(packets: Int, frames: Int)])?
+        var run: (cores: Double, late: Int, sent: [(packets: Int, frames: Int)], packetized: Int)?
     }
     let state = Mutex(State())
 }
@@ -61,9 +63,10 @@ func benchmarkWHEPFanOut(
             String(
                 format: "whep fan-out %d: %.0f viewers per core; packets received %d of %d sent (%d rejected by SRTP); "
                     + "frames per viewer min %d of %d; viewers below real time (< 99 %% of the frames): %d; "
-                    + "frames sent late by the server: %d",
+                    + "frames sent late by the server: %d; access units packetized: %d (for %d frames to each viewer)",
                 count, Double(count) / max(run.cores, 1e-9), receivedPackets, sentPackets, rejected,
-                run.received.map(\.frames).min() ?? 0, run.frames, below, run.lateFrames))
+                run.received.map(\.frames).min() ?? 0, run.frames, below, run.lateFrames, run.packetized,
+                run.sent.map(\.frames).max() ?? 0))
     }
 }
 
@@ -83,7 +86,7 @@ private func whepFanOut(_ samples: [CompressedSample], viewers: Int, seconds: Do
     let (status, output) = try spawnViewers([
         "--whep-viewers", String(viewers), "--port", String(port!), "--seconds", String(Int(seconds) + 120),
     ])
-    var run: (cores: Double, late: Int, sent: [(packets: Int, frames: Int)])?
+    var run: (cores: Double, late: Int, sent: [(packets: Int, frames: Int)], packetized: Int)?
     while run == nil {
         let state = shared.state.withLock { $0 }
         if let failure = state.failure { throw ProcessError("whep fan-out server: \(failure)") }
@@ -94,7 +97,7 @@ private func whepFanOut(_ samples: [CompressedSample], viewers: Int, seconds: Do
     let received = try JSONDecoder().decode([WHEPLoadViewers.Counts].self, from: output)
     return WHEPFanOutRun(
         viewers: viewers, cores: run!.cores, frames: total, lateFrames: run!.late, sent: run!.sent,
-        received: received)
+        received: received, packetized: run!.packetized)
 }
 
 /// Runs this executable with `arguments`, its stdout read to the end: the exit status and what it wrote. With
@@ -175,7 +178,8 @@ private func serveFanOut(
         let end = monotonicNow() + 0.5
         while monotonicNow() < end { try server.poll(timeoutMilliseconds: 20) }
         server.close()
-        shared.state.withLock { $0.run = (cores, late, sent) }
+        let packetized = server.accessUnitsPacketized
+        shared.state.withLock { $0.run = (cores, late, sent, packetized) }
     } catch {
         shared.state.withLock { $0.failure = "\(error)" }
     }

@@ -111,6 +111,39 @@ public struct RTPPacketizer: Sendable {
         return nextSequenceNumber
     }
 
+    /// A packet of a shared packetization (``RTPSharedPacketizer``) as this packetizer's own: its payload type,
+    /// the next sequence number, `timestamp` and its SSRC written into the 12-byte header (the marker bit kept),
+    /// counted as if written here.
+    mutating func adopt(_ shared: ArraySlice<UInt8>, timestamp: UInt32) -> [UInt8] {
+        var packet = Array(shared)
+        let sequenceNumber = nextSequenceNumber
+        let ssrc = configuration.ssrc
+        packet.withUnsafeMutableBufferPointer { header in
+            header[1] = header[1] & 0x80 | configuration.payloadType
+            header[2] = UInt8(truncatingIfNeeded: sequenceNumber >> 8)
+            header[3] = UInt8(truncatingIfNeeded: sequenceNumber)
+            header[4] = UInt8(truncatingIfNeeded: timestamp >> 24)
+            header[5] = UInt8(truncatingIfNeeded: timestamp >> 16)
+            header[6] = UInt8(truncatingIfNeeded: timestamp >> 8)
+            header[7] = UInt8(truncatingIfNeeded: timestamp)
+            header[8] = UInt8(truncatingIfNeeded: ssrc >> 24)
+            header[9] = UInt8(truncatingIfNeeded: ssrc >> 16)
+            header[10] = UInt8(truncatingIfNeeded: ssrc >> 8)
+            header[11] = UInt8(truncatingIfNeeded: ssrc)
+        }
+        nextSequenceNumber &+= 1
+        packetCount += 1
+        payloadByteCount += packet.count - RTPHeader.fixedSize
+        return packet
+    }
+
+    /// Takes `other`'s record of the parameter sets last sent (after this packetizer's stream took `other`'s
+    /// packets).
+    mutating func followParameterSets(of other: RTPPacketizer) {
+        lastParameterSetTime = other.lastParameterSetTime
+        lastSentRecord = other.lastSentRecord
+    }
+
     /// A packetizer for `codec` with the defaults of ``Configuration``.
     public init(codec: CodecType, ssrc: UInt32, payloadType: UInt8 = 96) {
         self.init(configuration: Configuration(codec: codec, payloadType: payloadType, ssrc: ssrc))

@@ -212,23 +212,55 @@ public struct RTPSenderSession: Sendable {
         try packetizer.packetize(sample, into: &batch)
         var events: [RTPSenderEvent] = []
         events.reserveCapacity(batch.count + 1)
-        for index in 0..<batch.count {
-            let packet = stamp(Array(batch[index]), kind: .media, at: time)
-            let sequenceNumber = UInt16(packet[2]) << 8 | UInt16(packet[3])
-            history.add(packet, sequenceNumber: sequenceNumber, at: time)
-            lastSequenceNumber = sequenceNumber
-            let payloadBytes = payloadSize(packet)
-            statistics.packetsSent += 1
-            statistics.bytesSent += payloadBytes
-            mediaPackets &+= 1
-            mediaOctets &+= UInt32(truncatingIfNeeded: payloadBytes)
-            events.append(.rtp(packet))
+        for index in 0..<batch.count { events.append(sendMedia(Array(batch[index]), at: time)) }
+        events += finishSample(sample, at: now)
+        return events
+    }
+
+    /// ``send(_:at:)`` with the packets `sharing` wrote for the access unit (once for every stream configured
+    /// like this one, see ``RTPSharedPacketizer``), each with this stream's payload type, SSRC, sequence number
+    /// and timestamp; the session packetizes for itself when its configuration does not share
+    /// (``RTPSharedPacketizer/shares(_:)``). Call `sharing`'s ``RTPSharedPacketizer/startAccessUnit()`` before
+    /// the first stream takes each access unit. Counted in ``RTPOutboundStreamStatistics/framesTakenShared``.
+    ///
+    /// - Throws: what ``RTPPacketizer/packetize(_:into:)`` throws; nothing is sent then.
+    public mutating func send(
+        _ sample: CompressedSample, sharing: inout RTPSharedPacketizer, at now: MediaTime
+    ) throws(MediaError) -> [RTPSenderEvent] {
+        precondition(!isFinished, "RTPSenderSession.send after finish")
+        guard let shared = try sharing.packets(of: sample, for: &packetizer) else { return try send(sample, at: now) }
+        let time = now.nanoseconds
+        let timestamp = packetizer.rtpTimestamp(of: sample)
+        var events: [RTPSenderEvent] = []
+        events.reserveCapacity(shared.count + 1)
+        for index in 0..<shared.count {
+            events.append(sendMedia(packetizer.adopt(shared[index], timestamp: timestamp), at: time))
         }
+        statistics.framesTakenShared += 1
+        events += finishSample(sample, at: now)
+        return events
+    }
+
+    /// One media packet of an access unit: numbered, kept in the history and counted.
+    private mutating func sendMedia(_ plain: [UInt8], at time: Int64) -> RTPSenderEvent {
+        let packet = stamp(plain, kind: .media, at: time)
+        let sequenceNumber = UInt16(packet[2]) << 8 | UInt16(packet[3])
+        history.add(packet, sequenceNumber: sequenceNumber, at: time)
+        lastSequenceNumber = sequenceNumber
+        let payloadBytes = payloadSize(packet)
+        statistics.packetsSent += 1
+        statistics.bytesSent += payloadBytes
+        mediaPackets &+= 1
+        mediaOctets &+= UInt32(truncatingIfNeeded: payloadBytes)
+        return .rtp(packet)
+    }
+
+    /// The access unit counted after its packets, and what is due now.
+    private mutating func finishSample(_ sample: CompressedSample, at now: MediaTime) -> [RTPSenderEvent] {
         statistics.framesSent += 1
         if sample.isKeyframe { statistics.keyFramesSent += 1 }
-        lastSample = (packetizer.rtpTimestamp(of: sample), time)
-        events += poll(at: now)
-        return events
+        lastSample = (packetizer.rtpTimestamp(of: sample), now.nanoseconds)
+        return poll(at: now)
     }
 
     /// What is due at `now`: a sender report, a keyframe request that waited

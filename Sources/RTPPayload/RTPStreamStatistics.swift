@@ -77,6 +77,9 @@ public struct RTPOutboundStreamStatistics: Sendable, Hashable {
     public var framesSent = 0
     /// Keyframes among them.
     public var keyFramesSent = 0
+    /// Frames among ``framesSent`` whose packets the stream took from an ``RTPSharedPacketizer`` (written once
+    /// for every stream of the source) instead of packetizing them itself.
+    public var framesTakenShared = 0
     /// The bit rate the loss-based controller asks for, bits per second;
     /// nil without a controller.
     public var targetBitrate: Int?

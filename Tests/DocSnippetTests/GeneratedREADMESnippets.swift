@@ -39,8 +39,8 @@ private func snippet_README_784() async throws {
     try await sending.value
 }
 
-// README.md:852
-private func snippet_README_852() async throws {
+// README.md:855
+private func snippet_README_855() async throws {
     for encoder in CompressionSession.encoders() {           // x264, x265, vaapi (h264), vaapi (hevc)
         print(encoder.name, encoder.codec, encoder.isAvailable ? "available" : encoder.unavailableReason!)
     }

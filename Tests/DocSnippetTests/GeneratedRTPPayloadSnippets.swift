@@ -159,6 +159,24 @@ private func snippet_Sources_RTPPayload_RTPSequenceUnwrapper_10() async throws {
     unwrapper.unwrap(65_534)  // behind the highest: 65_534 + 65_536
 }
 
+// Sources/RTPPayload/RTPSharedPacketizer.swift:9
+private func snippet_Sources_RTPPayload_RTPSharedPacketizer_9() async throws {
+    let clock = RTPMonotonicClock()
+    var sharing = RTPSharedPacketizer()
+    var senders = [
+        RTPSenderSession(configuration: .init(packetizer: .init(codec: .h264, ssrc: 0x5EED_0001))),
+        RTPSenderSession(configuration: .init(packetizer: .init(codec: .h264, payloadType: 102, ssrc: 0x5EED_0002))),
+    ]
+    for sample in samples {
+        sharing.startAccessUnit()
+        for index in senders.indices {
+            for case .rtp(let datagram) in try senders[index].send(sample, sharing: &sharing, at: clock.now) {
+                socket.send(datagram, to: index)
+            }
+        }
+    }
+}
+
 // Sources/RTPPayload/RTPStreamStatistics.swift:7
 private func snippet_Sources_RTPPayload_RTPStreamStatistics_7() async throws {
     var losses = RTPEventHistory<RTPLossEvent>(capacity: 64)
@@ -184,8 +202,8 @@ private func snippet_Sources_RTPPayload_TransportFeedbackGenerator_9() async thr
     let packets = generator.makeFeedback(senderSSRC: 0x5EED_0002, mediaSSRC: 0x5EED_0001)   // every 50 ms
 }
 
-// Sources/RTPPayload/RTPPayload.docc/RTPPayload.md:55
-private func snippet_Sources_RTPPayload_RTPPayload_docc_RTPPayload_55() async throws {
+// Sources/RTPPayload/RTPPayload.docc/RTPPayload.md:58
+private func snippet_Sources_RTPPayload_RTPPayload_docc_RTPPayload_58() async throws {
     var packetizer = RTPPacketizer(codec: .h264, ssrc: 0x5EED)
     var receiver = RTPDepacketizer(codec: .h264)
     for sample in samples {

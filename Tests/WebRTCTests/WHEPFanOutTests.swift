@@ -18,6 +18,13 @@ struct WHEPFanOutTests {
         struct State {
             var port: Int?
             var sent: [Int]?
+            /// From the server's statistics JSON after the stream: `accessUnitsPacketized`, and each viewer's
+            /// `framesSent` and `framesTakenShared`.
+            var packetized: Int?
+            var framesSent: [Int]?
+            var framesTakenShared: [Int]?
+            /// Each viewer's packetizer settings (payload type, SSRC, first sequence number, timestamp offset).
+            var packetizers: [RTPPacketizer.Configuration]?
             var failure: String?
         }
         let state = Mutex(State())
@@ -76,10 +83,20 @@ struct WHEPFanOutTests {
                     try server.poll(timeoutMilliseconds: 10)
                 }
                 let sent = server.allViewers.map { $0.sender.statistics.packetsSent }
+                let packetizers = server.allViewers.map { $0.sender.configuration.packetizer }
+                let statistics =
+                    try JSONSerialization.jsonObject(with: Data(server.statisticsJSON().utf8)) as? [String: Any]
+                let viewers = statistics?["viewers"] as? [[String: Any]] ?? []
                 server.endStream()
                 for _ in 0..<50 { try server.poll(timeoutMilliseconds: 10) }
                 server.close()
-                run.state.withLock { $0.sent = sent }
+                run.state.withLock {
+                    $0.packetized = statistics?["accessUnitsPacketized"] as? Int
+                    $0.framesSent = viewers.compactMap { $0["framesSent"] as? Int }
+                    $0.framesTakenShared = viewers.compactMap { $0["framesTakenShared"] as? Int }
+                    $0.packetizers = packetizers
+                    $0.sent = sent
+                }
             } catch {
                 run.state.withLock { $0.failure = "\(error)" }
             }
@@ -91,6 +108,14 @@ struct WHEPFanOutTests {
     static func fanOut(_ samples: [CompressedSample], viewers count: Int, keep: Bool) throws -> (
         counts: [WHEPLoadViewers.Counts], sent: [Int]
     ) {
+        let (counts, sent, _) = try fanOutRun(samples, viewers: count, keep: keep)
+        return (counts, sent)
+    }
+
+    /// ``fanOut(_:viewers:keep:)`` with what the server thread reported.
+    static func fanOutRun(_ samples: [CompressedSample], viewers count: Int, keep: Bool) throws -> (
+        counts: [WHEPLoadViewers.Counts], sent: [Int], run: ServerRun.State
+    ) {
         let run = ServerRun()
         serve(samples, viewers: count, run: run)
         let viewers = try WHEPLoadViewers(count: count)
@@ -98,7 +123,8 @@ struct WHEPFanOutTests {
         try viewers.join(port: try run.wait(\.port))
         let deadline = ContinuousClock.now + .seconds(90)
         while viewers.endedCount < count, ContinuousClock.now < deadline { viewers.pump(timeoutMilliseconds: 10) }
-        return (viewers.counts, try run.wait(\.sent))
+        let sent = try run.wait(\.sent)
+        return (viewers.counts, sent, run.state.withLock { $0 })
     }
 
     /// Twenty viewers with their own keys: every RTP packet each receives authenticates, each counts as many
@@ -146,5 +172,41 @@ struct WHEPFanOutTests {
         for sample in received { stream += try writer.write(sample) }
         #expect(received.count == 30)
         #expect(try ffmpegFrameMD5(annexB: stream, codec: .h264, in: directory) == (try ffmpegFrameMD5(path: path)))
+    }
+
+    /// The access unit is packetized once however many viewers take it: with 1 and with 12 viewers the server's
+    /// statistics count as many packetizations as FFmpeg counts access units in the clip, and every viewer's
+    /// sender took every frame from that shared packetization. Each viewer's packets, decrypted with its own keys,
+    /// are those of a packetizer of its own (its payload type, SSRC, first sequence number and timestamp offset):
+    /// every header field and every payload byte, the header extensions aside.
+    @Test(arguments: [1, 12]) func packetizesEachAccessUnitOnceForEveryViewer(viewers: Int) throws {
+        let directory = try TemporaryDirectory()
+        let (path, samples) = try Self.clip(directory, frames: 30)
+        let accessUnits = try Self.ffprobePackets(path)
+        #expect(accessUnits == 30)
+        let (counts, _, run) = try Self.fanOutRun(samples, viewers: viewers, keep: true)
+        #expect(run.packetized == accessUnits)
+        #expect(run.framesSent == Array(repeating: accessUnits, count: viewers))
+        #expect(run.framesTakenShared == Array(repeating: accessUnits, count: viewers))
+        let packetizers = try #require(run.packetizers)
+        #expect(counts.count == viewers && packetizers.count == viewers)
+        #expect(Set(packetizers.map(\.ssrc)).count == viewers)
+        for viewer in counts {
+            let ssrc = try #require(viewer.kept.first.map { try RTPHeader.parse($0).0.ssrc })
+            var packetizer = RTPPacketizer(configuration: try #require(packetizers.first { $0.ssrc == ssrc }))
+            var reference: [[UInt8]] = []
+            for sample in samples { reference += try packetizer.packetize(sample) }
+            #expect(viewer.kept.count == reference.count)
+            for (packet, expected) in zip(viewer.kept, reference) {
+                let (header, payload) = try RTPHeader.parse(packet)
+                let (referenceHeader, referencePayload) = try RTPHeader.parse(expected)
+                #expect(header.payloadType == referenceHeader.payloadType)
+                #expect(header.sequenceNumber == referenceHeader.sequenceNumber)
+                #expect(header.timestamp == referenceHeader.timestamp)
+                #expect(header.ssrc == referenceHeader.ssrc)
+                #expect(header.marker == referenceHeader.marker)
+                #expect(packet[payload] == expected[referencePayload])
+            }
+        }
     }
 }

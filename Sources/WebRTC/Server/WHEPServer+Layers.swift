@@ -1,6 +1,7 @@
 // A ladder to the viewers: each viewer the layer its own estimate allows, changed at keyframes.
 import FormatConv
 import MediaCore
+import RTPPayload
 
 extension WHEPServer {
     /// Sends one frame of a ladder: `samples[i]` is layer i's, at `bitRates[i]` bits per second (top first,
@@ -9,6 +10,7 @@ extension WHEPServer {
     /// transport-cc runs no estimator and gets the top layer), changed only at a keyframe; a change that waits
     /// for a keyframe makes a keyframe request (``takeKeyframeRequest()``). Every viewer keeps its one SSRC and
     /// its sequence numbers and timestamps across changes. The top layer's first keyframe makes the stream live.
+    /// Each layer's access unit is packetized once for all the viewers on that layer (``accessUnitsPacketized``).
     ///
     /// A viewer on a lower layer sends less than the next layer needs, so its estimate grows only by probes:
     /// turn probing on (``Configuration/congestionControl``'s `probing`, off by default) for viewers to move up.
@@ -19,13 +21,15 @@ extension WHEPServer {
         }
         let now = clock.now
         let captureNTP = wallClockSeconds() + 2_208_988_800
+        while layerPacketizers.count < samples.count { layerPacketizers.append(RTPSharedPacketizer()) }
+        for index in layerPacketizers.indices { layerPacketizers[index].startAccessUnit() }
         for (id, peer) in peers where !peer.video.isIncoming {
             var selection =
                 layerSelections[id].flatMap { $0.bitRates == bitRates ? $0 : nil }
                 ?? LayerSelection(bitRates: bitRates)
             perform(
                 peer.send(
-                    layers: samples, selection: &selection,
+                    layers: samples, sharing: &layerPacketizers, selection: &selection,
                     estimate: peer.congestion?.controller.statistics.targetBitrate, captureNTP: captureNTP,
                     at: now))
             layerSelections[id] = selection

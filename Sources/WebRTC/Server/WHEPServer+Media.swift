@@ -1,5 +1,6 @@
 import FormatConv
 import MediaCore
+import RTPPayload
 import Sockets
 
 // Media: access units out to every viewer, datagrams in routed to their peer
@@ -14,8 +15,10 @@ extension WHEPServer {
 
     /// Sends one access unit to every connected viewer. The first keyframe
     /// makes the stream live (its SPS gives the codec and profile that offers must
-    /// match). Every viewer's datagrams leave together, many per system call
-    /// (`sendmmsg`).
+    /// match). The access unit is packetized once for all the viewers
+    /// (``accessUnitsPacketized``); each viewer's packets get its own RTP header,
+    /// header extensions and SRTP. Every viewer's datagrams leave together, many
+    /// per system call (`sendmmsg`).
     public func send(_ sample: CompressedSample) {
         if sample.isKeyframe, liveFormat == nil {
             liveFormat = try? VideoStreamFormat(sample.formatDescription)
@@ -23,8 +26,9 @@ extension WHEPServer {
         let now = clock.now
         let captureNTP = wallClockSeconds() + 2_208_988_800
         var batches: [Int32: [(datagram: [UInt8], name: UDPSocket.SocketName)]] = [:]
+        sharedPacketizer.startAccessUnit()
         for peer in peers.values {
-            for output in peer.send(sample, captureNTP: captureNTP, at: now) {
+            for output in peer.send(sample, sharing: &sharedPacketizer, captureNTP: captureNTP, at: now) {
                 switch output {
                 case .send(let datagram, let address):
                     guard let socket = mediaSocket(for: address) else { continue }
@@ -35,6 +39,12 @@ extension WHEPServer {
             }
         }
         for (socket, messages) in batches { UDPSocket.sendEach(messages, on: socket) }
+    }
+
+    /// Access units packetized for the viewers: by ``send(_:)`` once per access unit however many viewers take
+    /// it (none while no viewer takes it), and by ``send(layers:bitRates:)`` once per layer that some viewer takes.
+    public var accessUnitsPacketized: Int {
+        layerPacketizers.reduce(sharedPacketizer.accessUnitsPacketized) { $0 + $1.accessUnitsPacketized }
     }
 
     /// Makes an H.264 stream live from a description without sending (for tests

@@ -25,6 +25,7 @@ extension WHEPServer {
     }
 
     /// Per viewer: state, payload type and its `mimeType` (`video/H264`, `video/H265`), packets and bytes sent,
+    /// frames sent and `framesTakenShared` (those whose packets came from the packetization shared by every viewer),
     /// retransmissions, NACKs,
     /// PLIs, FIRs, keyframe requests, reception reports' loss and RTT,
     /// refused datagrams, a sender's `congestionControl` figures (its
@@ -34,7 +35,7 @@ extension WHEPServer {
     /// for each of the last frames sent (see ``WebRTCPeer/sentFrames``),
     /// `remoteAddress`: where the session's media goes (the peer's address as seen here, null before ICE),
     /// `layer`: a ladder's viewer's layer, frames per layer and changes (``layerSelection(ofViewer:)``);
-    /// plus refused offers.
+    /// plus `accessUnitsPacketized` (``accessUnitsPacketized``) and refused offers.
     public func statisticsJSON() -> String {
         func quoted(_ text: String) -> String {
             var escaped = "\""
@@ -64,6 +65,7 @@ extension WHEPServer {
                 + "\"payloadType\":\(peer.video.payloadType),"
                 + "\"mimeType\":\"video/\(peer.video.codec == .hevc ? "H265" : "H264")\",\"packetsSent\":\(s.packetsSent),"
                 + "\"bytesSent\":\(s.bytesSent),\"framesSent\":\(s.framesSent),\"keyFramesSent\":\(s.keyFramesSent),"
+                + "\"framesTakenShared\":\(s.framesTakenShared),"
                 + "\"retransmittedPacketsSent\":\(s.retransmittedPacketsSent),\"nackCount\":\(s.nackCount),"
                 + "\"pliCount\":\(s.pliCount),\"firCount\":\(s.firCount),"
                 + "\"keyframeRequestsForwarded\":\(s.keyframeRequestsForwarded),"
@@ -89,6 +91,7 @@ extension WHEPServer {
                 + "\"iceRequestsAnswered\":\(peer.ice.requestsAnswered),\"refused\":{\(refusals)}}"
         }
         return "{\"viewers\":[\(viewers.joined(separator: ","))],\"strayDatagrams\":\(strayDatagrams),"
+            + "\"accessUnitsPacketized\":\(accessUnitsPacketized),"
             + sharedRateJSON()
             + "\"refusedOffers\":[\(refusedOffers.map(quoted).joined(separator: ","))]}"
     }

@@ -161,6 +161,10 @@ public final class WHEPServer {
     var keyframeWanted = false
     /// The shared target last handed out by ``takeTargetBitRate()``.
     var lastSharedTarget: Int?
+    /// Packetizes each access unit of ``send(_:)`` once for every viewer.
+    var sharedPacketizer = RTPSharedPacketizer()
+    /// The same for each layer of ``send(layers:bitRates:)``.
+    var layerPacketizers: [RTPSharedPacketizer] = []
     /// Each viewer's layer of a ladder (``send(layers:bitRates:)``), by session id.
     var layerSelections: [String: LayerSelection] = [:]
     let clock = RTPMonotonicClock()

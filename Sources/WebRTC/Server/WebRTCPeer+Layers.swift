@@ -2,6 +2,7 @@
 // session (one SSRC, sequence numbers and timestamps running on across changes of layer).
 import FormatConv
 import MediaCore
+import RTPPayload
 
 extension WebRTCPeer {
     /// Sends one frame of a ladder: `samples[i]` is layer i's (top first as in `selection`, one presentation
@@ -14,11 +15,33 @@ extension WebRTCPeer {
         layers samples: [CompressedSample], selection: inout LayerSelection, estimate: Int?, captureNTP: Double,
         at now: MediaTime
     ) -> [Output] {
+        sendLayer(of: samples, selection: &selection, estimate: estimate, at: now) { layer in
+            send(samples[layer], captureNTP: captureNTP, at: now)
+        }
+    }
+
+    /// ``send(layers:selection:estimate:captureNTP:at:)`` with layer i's packets taken from `sharing[i]`
+    /// (packetized once for every peer on that layer, see ``send(_:sharing:captureNTP:at:)``).
+    func send(
+        layers samples: [CompressedSample], sharing: inout [RTPSharedPacketizer], selection: inout LayerSelection,
+        estimate: Int?, captureNTP: Double, at now: MediaTime
+    ) -> [Output] {
+        precondition(sharing.count >= samples.count, "a shared packetizer per layer")
+        return sendLayer(of: samples, selection: &selection, estimate: estimate, at: now) { layer in
+            send(samples[layer], sharing: &sharing[layer], captureNTP: captureNTP, at: now)
+        }
+    }
+
+    /// The layer `selection` chooses, sent by `send` (given the layer's index).
+    private func sendLayer(
+        of samples: [CompressedSample], selection: inout LayerSelection, estimate: Int?, at now: MediaTime,
+        send: (Int) -> [Output]
+    ) -> [Output] {
         precondition(samples.count == selection.bitRates.count, "one sample per layer")
         guard state == .connected, !sender.isFinished else { return [] }
         let choice = selection.choose(estimate: estimate, keyframe: samples[0].isKeyframe, at: now)
         var outputs: [Output] = choice.needsKeyframe ? [.keyframeRequested] : []
-        if let layer = choice.layer { outputs += send(samples[layer], captureNTP: captureNTP, at: now) }
+        if let layer = choice.layer { outputs += send(layer) }
         return outputs
     }
 }

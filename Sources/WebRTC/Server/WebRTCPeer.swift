@@ -263,14 +263,42 @@ public final class WebRTCPeer {
         }
     }
 
+    /// ``send(_:captureNTP:at:)`` with the access unit's packets taken from `sharing` (packetized once for every
+    /// peer of the stream, see ``RTPSenderSession/send(_:sharing:at:)``): only the RTP header, the header
+    /// extensions and SRTP are this peer's own. Call `sharing`'s `startAccessUnit()` before the first peer takes
+    /// each access unit; `sharing` packetizes nothing for a peer that skips it (not connected, or waiting for a
+    /// keyframe).
+    public func send(
+        _ sample: CompressedSample, sharing: inout RTPSharedPacketizer, captureNTP: Double, at now: MediaTime
+    ) -> [Output] {
+        do {
+            return try sendSample(sample, captureNTP: captureNTP, at: now) { (sender) throws(MediaError) in
+                try sender.send(sample, sharing: &sharing, at: now)
+            }
+        } catch {
+            refuse("sample not packetized: \(error.message)")
+            return []
+        }
+    }
+
     /// ``send(_:captureNTP:at:)``, throwing when the sample cannot be packetized.
     func sendSample(_ sample: CompressedSample, captureNTP: Double, at now: MediaTime) throws(MediaError) -> [Output] {
+        try sendSample(sample, captureNTP: captureNTP, at: now) { (sender) throws(MediaError) in
+            try sender.send(sample, at: now)
+        }
+    }
+
+    /// Sends `sample` unless the peer skips it; `packetize` makes the sender session's events for it.
+    func sendSample(
+        _ sample: CompressedSample, captureNTP: Double, at now: MediaTime,
+        packetize: (inout RTPSenderSession) throws(MediaError) -> [RTPSenderEvent]
+    ) throws(MediaError) -> [Output] {
         guard state == .connected, !sender.isFinished else { return [] }
         if waitingForKeyframe {
             guard sample.isKeyframe else { return [] }
             waitingForKeyframe = false
         }
-        let events = try sender.send(sample, at: now)
+        let events = try packetize(&sender)
         for case .rtp(let packet) in events where packet.count >= 8 {
             if sentFrames.count == Self.sentFrameLimit { sentFrames.removeFirst(Self.sentFrameLimit / 2) }
             let timestamp = packet[4...7].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
