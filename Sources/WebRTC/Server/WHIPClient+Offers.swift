@@ -31,11 +31,17 @@ extension WHIPClient {
             "a=rtcp-fb:96 ccm fir",
             "a=rtcp-fb:96 transport-cc", "a=rtcp-fb:96 goog-remb",
             "a=fmtp:96 \(format.formatParameters)",
-            "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", "a=ssrc-group:FID \(ssrc) \(rtxSSRC)",
-            "a=ssrc:\(ssrc) cname:codecsessions", "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
+            "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96",
         ]
+        let streams =
+            offersSimulcast
+            ? simulcastOfferLines
+            : [
+                "a=ssrc-group:FID \(ssrc) \(rtxSSRC)", "a=ssrc:\(ssrc) cname:codecsessions",
+                "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
+            ]
         let candidates = withCandidates ? offeredCandidateLines.map { "a=\($0)" } + ["a=end-of-candidates"] : []
-        return (lines + candidates).joined(separator: "\r\n") + "\r\n"
+        return (lines + streams + candidates).joined(separator: "\r\n") + "\r\n"
     }
 
     /// Our host candidates: one per media socket, the one toward the endpoint first (local preference 65535,
@@ -154,6 +160,7 @@ extension WHIPClient {
                 }.map { UInt8($0.id) } : nil,
             receiverEstimatedMaximumBitrate: (section.feedback[96] ?? []).contains("goog-remb"), codec: format.codec,
             offeredHEVCFormat: format.codec == .hevc ? format : nil)
+        let layers = acceptSimulcast(in: section)
         // The answer's setup:active makes us the DTLS server; else the client.
         let role = WebRTCPeer.ControllingRole(
             checks: schedule, dtlsRole: answer.setup(section) == "active" ? .server : .client,
@@ -162,6 +169,7 @@ extension WHIPClient {
             id: "whip", video: video, credentials: credentials, ssrc: ssrc, ntpOffset: .zero, now: now,
             controlling: role, retransmissionSSRC: rtxSSRC)
         self.peer = peer
+        if let layers { peer.startSimulcast(layers) }
         if pacesMedia { peer.pace(at: now) }
         stopped = false
         while !isConnected {

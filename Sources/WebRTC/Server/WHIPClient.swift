@@ -159,6 +159,20 @@ public final class WHIPClient {
     public internal(set) var sentOffer: String?
     /// The endpoint's answer (its text), once ``connect(timeoutSeconds:)`` read it.
     public internal(set) var receivedAnswer: String?
+    /// The rids (RFC 8851) of the layers to publish as simulcast (RFC 8853), top first, as a ``send(_:layer:)``
+    /// caller numbers them; set before ``connect(timeoutSeconds:)``. Two or more offer simulcast (see
+    /// WHIPClient+Simulcast.swift); none or one (the default) offers one stream.
+    public var simulcastLayers: [String] = []
+    /// The rids of ``simulcastLayers`` the answer accepted (its `a=simulcast:recv`), once
+    /// ``connect(timeoutSeconds:)`` read it: those ``send(_:layer:)`` sends.
+    public internal(set) var acceptedLayers: [String] = []
+    /// The rids of ``simulcastLayers`` the answer did not accept (left out, paused with `~`, or no simulcast in the
+    /// answer at all), once ``connect(timeoutSeconds:)`` read it; their samples are not sent.
+    public internal(set) var refusedLayers: [String] = []
+    /// The media and RTX SSRCs of each of ``simulcastLayers`` (the first layer's are ``ssrc`` and ``rtxSSRC``).
+    var layerSSRCs: [(media: UInt32, retransmission: UInt32)] = []
+    /// For each of ``simulcastLayers``, its index among the peer's sent layers; nil for a refused one.
+    var sentLayerIndex: [Int?] = []
     /// The candidates checked and those refused, once ``connect(timeoutSeconds:)`` read the answer.
     public var checks: ICECheckSchedule? { peer?.checks }
 
