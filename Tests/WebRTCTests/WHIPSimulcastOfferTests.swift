@@ -12,7 +12,8 @@ struct WHIPSimulcastOfferTests {
     /// Whether /usr/bin/python3 has GStreamer's GstSdp through PyGObject.
     static let gstSdpAvailable: Bool = {
         let probe = try? runProcess(
-            "/usr/bin/python3", ["-c", "import gi; gi.require_version('GstSdp', '1.0'); from gi.repository import GstSdp"])
+            "/usr/bin/python3",
+            ["-c", "import gi; gi.require_version('GstSdp', '1.0'); from gi.repository import GstSdp"])
         return probe?.status == 0
     }()
 
@@ -93,7 +94,9 @@ struct WHIPSimulcastOfferTests {
     /// an answer without `a=simulcast` takes the first layer alone; one without the rid extension as well.
     @Test func theAnswerSaysWhichLayersAreSent() throws {
         let rid = "a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"
-        let all = try Self.layers(answering: [rid, "a=rid:h recv", "a=rid:m recv", "a=rid:l recv", "a=simulcast:recv h;m;l"])
+        let all = try Self.layers(answering: [
+            rid, "a=rid:h recv", "a=rid:m recv", "a=rid:l recv", "a=simulcast:recv h;m;l",
+        ])
         #expect(all.accepted == ["h", "m", "l"] && all.refused.isEmpty)
         let some = try Self.layers(answering: [rid, "a=rid:m recv", "a=rid:l recv", "a=simulcast:recv ~m;l"])
         #expect(some.accepted == ["l"] && some.refused == ["h", "m"])
