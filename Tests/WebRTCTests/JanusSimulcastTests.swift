@@ -6,6 +6,7 @@ import Foundation
 import LiveStreaming
 import MediaCore
 import MediaIO
+import RTPPayload
 import Sockets
 import TestSupport
 import Testing
@@ -46,17 +47,33 @@ struct JanusSimulcastTests {
     /// substream per port: FFmpeg decodes every frame of every layer, each bit-exact with its decoding of the
     /// layer's samples as we sent them (every frame, none missing, none extra).
     @Test func eachLayerForwardedBackIsBitExact() throws {
+        _ = try Self.publishAndForward(faults: nil)
+    }
+
+    /// The same with 5 % of first transmissions dropped (seeded) on their way into Janus: Janus NACKs each layer's
+    /// SSRC, each layer's session answers from its own history on its own RTX SSRC (with the repaired rid), and
+    /// every frame of every layer still arrives bit-exact.
+    @Test func eachLayerRecoversItsLossesByItsOwnRetransmissions() throws {
+        let statistics = try Self.publishAndForward(faults: PacketFaultInjector(seed: 39, dropProbability: 0.05))
+        for (index, layer) in statistics.enumerated() {
+            #expect((layer?.nackCount ?? 0) > 0, "layer \(index): \(String(describing: layer))")
+            #expect((layer?.retransmittedPacketsSent ?? 0) > 0, "layer \(index): \(String(describing: layer))")
+        }
+    }
+
+    /// Publishes the ladder (through `faults`) and checks every layer forwarded back; each layer's sender statistics.
+    static func publishAndForward(faults: PacketFaultInjector?) throws -> [RTPOutboundStreamStatistics?] {
         let janus = try JanusServer(plugins: ["janus.plugin.videoroom": JanusVideoRoomTests.room(codec: "h264")])
         let directory = janus.directory
-        let frames = try Self.encodeLadder()
-        #expect(frames.count == Self.frameCount)
-        let layerCount = Self.ladder.layers.count
+        let frames = try encodeLadder()
+        #expect(frames.count == frameCount)
+        let layerCount = ladder.layers.count
         var references: [[String]] = []
         for layer in 0..<layerCount {
             let path = try writeAnnexBFile(
                 try annexBStream(frames.map { $0[layer] }), codec: .h264, in: directory, name: "sent\(layer)")
             references.append(try ffmpegFrameMD5(path: path, everyFrame: true))
-            #expect(references[layer].count == Self.frameCount)
+            #expect(references[layer].count == frameCount)
         }
         let port = try #require(URL(string: janus.url)?.port)
         let api = try JanusVideoRoomAPITests.JanusAPI(port: port, plugin: "janus.plugin.videoroom")
@@ -65,7 +82,8 @@ struct JanusSimulcastTests {
         let publisher = try #require(
             ((joined["plugindata"] as? [String: Any])?["data"] as? [String: Any])?["id"] as? Int)
         let client = try WHIPClient(url: janus.url, format: try VideoStreamFormat(frames[0][0].formatDescription))
-        client.simulcastLayers = Self.ladder.layers.map(\.rid)
+        client.simulcastLayers = ladder.layers.map(\.rid)
+        client.faults = faults
         try client.connect(timeoutSeconds: 20) { offer in
             try api.message(
                 ["request": "configure", "video": true], jsep: ["type": "offer", "sdp": offer, "trickle": false])
@@ -95,7 +113,7 @@ struct JanusSimulcastTests {
                     [
                         "-nostdin", "-v", "error", "-threads", "1", "-protocol_whitelist", "file,udp,rtp", "-i", sdp,
                         "-fps_mode",
-                        "passthrough", "-frames:v", "\(Self.frameCount)", "-flush_packets", "1", "-f", "framemd5",
+                        "passthrough", "-frames:v", "\(frameCount)", "-flush_packets", "1", "-f", "framemd5",
                         directory.path("substream\(substream).md5"),
                     ], in: directory))
             #expect(waitUntilUDPPortIsBound(port), "ffmpeg did not start")
@@ -114,6 +132,7 @@ struct JanusSimulcastTests {
         client.endStream()
         for _ in 0..<100 { try client.poll(timeoutMilliseconds: 10) }
         let statistics = (0..<layerCount).map { client.sender(ofLayer: $0)?.statistics }
+        let dropped = client.packetsDroppedOnPurpose
         #expect(try client.finish() == .noSessionURL)
         // An RTCP BYE to each FFmpeg's RTCP port ends its reading, so its depacketizer hands on the last frame.
         let goodbye: [UInt8] = [0x81, 0xCB, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01]
@@ -132,14 +151,17 @@ struct JanusSimulcastTests {
                     decoding: FileManager.default.contents(atPath: directory.path("substream\(substream).md5"))
                         ?? Data(), as: UTF8.self))
             let context =
-                "layer \(layer) (\(Self.ladder.layers[layer].rid)): \(arrived.count) frames arrived of "
+                "layer \(layer) (\(ladder.layers[layer].rid)): \(arrived.count) frames arrived of "
                 + "\(references[layer].count); ffmpeg: \(decoded[substream].stderr.suffix(1500))\n\(log.suffix(2000))"
             #expect(arrived == references[layer], "\(context)")
             print(
-                "janus simulcast layer \(Self.ladder.layers[layer].rid) "
-                    + "\(Self.ladder.layers[layer].width)x\(Self.ladder.layers[layer].height): "
+                "janus simulcast layer \(ladder.layers[layer].rid) "
+                    + "\(ladder.layers[layer].width)x\(ladder.layers[layer].height): "
                     + "\(arrived.count) of \(references[layer].count) frames bit-exact=\(arrived == references[layer]), "
-                    + "packets \(statistics[layer]?.packetsSent ?? 0), NACKs \(statistics[layer]?.nackCount ?? 0)")
+                    + "packets \(statistics[layer]?.packetsSent ?? 0), NACKs \(statistics[layer]?.nackCount ?? 0), "
+                    + "retransmitted \(statistics[layer]?.retransmittedPacketsSent ?? 0)")
         }
+        print("dropped on purpose: \(dropped)")
+        return statistics
     }
 }

@@ -170,6 +170,7 @@ extension WHIPClient {
             controlling: role, retransmissionSSRC: rtxSSRC)
         self.peer = peer
         if let layers { peer.startSimulcast(layers) }
+        peer.faults = faults
         if pacesMedia { peer.pace(at: now) }
         stopped = false
         while !isConnected {

@@ -173,6 +173,11 @@ public final class WHIPClient {
     var layerSSRCs: [(media: UInt32, retransmission: UInt32)] = []
     /// For each of ``simulcastLayers``, its index among the peer's sent layers; nil for a refused one.
     var sentLayerIndex: [Int?] = []
+    /// Drops first transmissions on purpose (seeded), for loss tests: the peer's ``WebRTCPeer/faults``, given to it
+    /// when ``connect(timeoutSeconds:)`` makes it (set before); retransmissions always go.
+    public var faults: PacketFaultInjector?
+    /// Media packets ``faults`` dropped.
+    public var packetsDroppedOnPurpose: Int { peer?.packetsDroppedOnPurpose ?? 0 }
     /// The candidates checked and those refused, once ``connect(timeoutSeconds:)`` read the answer.
     public var checks: ICECheckSchedule? { peer?.checks }
 
