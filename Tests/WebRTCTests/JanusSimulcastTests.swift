@@ -61,27 +61,57 @@ struct JanusSimulcastTests {
         }
     }
 
-    /// Publishes the ladder (through `faults`) and checks every layer forwarded back; each layer's sender statistics.
-    static func publishAndForward(faults: PacketFaultInjector?) throws -> [RTPOutboundStreamStatistics?] {
+    /// A LivePipeline with the ladder (``LivePipeline/Configuration/ladder``) publishing through the WHIPClient as
+    /// its LiveLadderSink, paced at 30 frames a second: every frame of every layer the pipeline sent is forwarded
+    /// back bit-exact.
+    @Test func aLivePipelineWithTheLadderPublishesSimulcast() throws {
+        _ = try Self.publishAndForward(faults: nil, throughPipeline: true)
+    }
+
+    /// The WHIPClient as a pipeline's sink, keeping each frame's samples as the pipeline sent them.
+    final class RecordingLadderSink: LiveLadderSink {
+        let client: WHIPClient
+        var frames: [[CompressedSample]] = []
+
+        init(client: WHIPClient) { self.client = client }
+
+        func sendLive(layers samples: [CompressedSample]) throws(MediaError) -> StreamFeedback {
+            frames.append(samples)
+            return try client.sendLive(layers: samples)
+        }
+
+        func sendLive(_ sample: CompressedSample) throws(MediaError) -> StreamFeedback {
+            try client.sendLive(sample)
+        }
+
+        func liveFeedback(waitingUpTo seconds: Double) throws(MediaError) -> StreamFeedback {
+            try client.liveFeedback(waitingUpTo: seconds)
+        }
+
+        func finishLive() throws(MediaError) { try client.finishLive() }
+    }
+
+    /// Publishes the ladder (through `faults`; encoded beforehand, or by a LivePipeline `throughPipeline`) and
+    /// checks every layer forwarded back; each layer's sender statistics.
+    static func publishAndForward(faults: PacketFaultInjector?, throughPipeline: Bool = false) throws
+        -> [RTPOutboundStreamStatistics?]
+    {
         let janus = try JanusServer(plugins: ["janus.plugin.videoroom": JanusVideoRoomTests.room(codec: "h264")])
         let directory = janus.directory
-        let frames = try encodeLadder()
-        #expect(frames.count == frameCount)
+        let encoded = throughPipeline ? [] : try encodeLadder()
         let layerCount = ladder.layers.count
-        var references: [[String]] = []
-        for layer in 0..<layerCount {
-            let path = try writeAnnexBFile(
-                try annexBStream(frames.map { $0[layer] }), codec: .h264, in: directory, name: "sent\(layer)")
-            references.append(try ffmpegFrameMD5(path: path, everyFrame: true))
-            #expect(references[layer].count == frameCount)
-        }
         let port = try #require(URL(string: janus.url)?.port)
         let api = try JanusVideoRoomAPITests.JanusAPI(port: port, plugin: "janus.plugin.videoroom")
         try api.message(["request": "join", "ptype": "publisher", "room": 1234, "display": "codecs"])
         let joined = try api.event(with: "id", within: 10)
         let publisher = try #require(
             ((joined["plugindata"] as? [String: Any])?["data"] as? [String: Any])?["id"] as? Int)
-        let client = try WHIPClient(url: janus.url, format: try VideoStreamFormat(frames[0][0].formatDescription))
+        // The pipeline's stream is offered as the room's profile (Constrained Baseline, level 3.1).
+        let format =
+            throughPipeline
+            ? VideoStreamFormat.h264(profileLevelID: [0x42, 0xE0, 0x1F])
+            : try VideoStreamFormat(encoded[0][0].formatDescription)
+        let client = try WHIPClient(url: janus.url, format: format)
         client.simulcastLayers = ladder.layers.map(\.rid)
         client.faults = faults
         try client.connect(timeoutSeconds: 20) { offer in
@@ -125,9 +155,37 @@ struct JanusSimulcastTests {
                 ["mid": "0", "port": Int(ports[0]), "port_2": Int(ports[1]), "port_3": Int(ports[2])]
             ],
         ])
-        for layers in frames {
-            for (index, sample) in layers.enumerated() { try client.send(sample, layer: index) }
-            for _ in 0..<6 { try client.poll(timeoutMilliseconds: 5) }
+        let frames: [[CompressedSample]]
+        if throughPipeline {
+            let sink = RecordingLadderSink(client: client)
+            var configuration = LivePipeline.Configuration()
+            configuration.ladder = ladder
+            configuration.encoder.backend = .software
+            configuration.encoder.keyframeInterval = .milliseconds(500)
+            let pipeline = try LivePipeline(
+                source: .frames(framesPerSecond: 30), sink: sink, configuration: configuration)
+            let clip = SyntheticClip(width: 640, height: 360, frameCount: frameCount)
+            for index in 0..<frameCount {
+                pipeline.push(clip.frame(at: index), pts: MediaTime(value: Int64(index), timescale: 30))
+            }
+            pipeline.endOfFrames()
+            try pipeline.run(until: { false })
+            #expect(pipeline.statistics.samplesSent == frameCount * layerCount)
+            frames = sink.frames
+        } else {
+            frames = encoded
+            for layers in frames {
+                for (index, sample) in layers.enumerated() { try client.send(sample, layer: index) }
+                for _ in 0..<6 { try client.poll(timeoutMilliseconds: 5) }
+            }
+        }
+        #expect(frames.count == frameCount)
+        var references: [[String]] = []
+        for layer in 0..<layerCount {
+            let path = try writeAnnexBFile(
+                try annexBStream(frames.map { $0[layer] }), codec: .h264, in: directory, name: "sent\(layer)")
+            references.append(try ffmpegFrameMD5(path: path, everyFrame: true))
+            #expect(references[layer].count == frameCount)
         }
         client.endStream()
         for _ in 0..<100 { try client.poll(timeoutMilliseconds: 10) }
