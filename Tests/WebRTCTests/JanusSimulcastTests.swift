@@ -125,7 +125,8 @@ struct JanusSimulcastTests {
         }
         #expect(client.acceptedLayers == ["h", "m", "l"], "\(client.receivedAnswer ?? "")")
         #expect(client.refusedLayers.isEmpty)
-        // One FFmpeg per substream, started now (it gives up after 10 s without a packet); Janus numbers substreams from the lowest (its default rid order is
+        // One FFmpeg per substream (its reordering waits up to 2 s for a gap to fill: a retransmission reaches it
+        // after Janus's NACK, later than FFmpeg's default 0.1 s), started now (it gives up after 10 s without a packet); Janus numbers substreams from the lowest (its default rid order is
         // highest first, as our offer lists them): substream s is layer layerCount - 1 - s.
         var ports: [UInt16] = []
         var receivers: [BackgroundProcess] = []
@@ -141,7 +142,8 @@ struct JanusSimulcastTests {
                 try BackgroundProcess(
                     "ffmpeg",
                     [
-                        "-nostdin", "-v", "error", "-threads", "1", "-protocol_whitelist", "file,udp,rtp", "-i", sdp,
+                        "-nostdin", "-v", "error", "-threads", "1", "-max_delay", "2000000", "-protocol_whitelist",
+                        "file,udp,rtp", "-i", sdp,
                         "-fps_mode",
                         "passthrough", "-frames:v", "\(frameCount)", "-flush_packets", "1", "-f", "framemd5",
                         directory.path("substream\(substream).md5"),
