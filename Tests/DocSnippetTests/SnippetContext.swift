@@ -64,6 +64,7 @@ nonisolated(unsafe) let sample = CompressedSample(
     data: [], formatDescription: description, pts: .zero, dts: .zero, duration: duration, isKeyframe: true)
 nonisolated(unsafe) let samples: [CompressedSample] = []
 nonisolated(unsafe) let ladderFrames: [[CompressedSample]] = []
+func janusConfigure(_ offer: String) throws -> String { "" }
 
 nonisolated(unsafe) let encoder = try! CompressionSession(width: 16, height: 16, codec: .h264)
 nonisolated(unsafe) let decoder = try! DecompressionSession(formatDescription: description)
