@@ -65,6 +65,10 @@ import Sockets
 /// permissions and channels are refreshed on
 /// ``relayRefresh``'s schedule. ``restartICE()`` restarts ICE with new credentials (RFC 9725 4.3) while media
 /// goes on. No https (a TLS reverse proxy is the endpoint's side).
+///
+/// With two or more ``simulcastLayers`` (a ladder's rids, top first) it publishes simulcast (RFC 8853): each layer on
+/// its own SSRC and RTX SSRC with its rid, sent with ``send(_:layer:)`` or as a `LiveLadderSink` of a pipeline with
+/// the ladder; the answer's `a=simulcast:recv` says which layers go (``acceptedLayers``, ``refusedLayers``).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
     public var host: String { endpoint.host }
