@@ -90,6 +90,22 @@ struct WHIPSimulcastOfferTests {
         return (client.acceptedLayers, client.refusedLayers)
     }
 
+    /// A rid that is not 1 to 16 letters and digits, or one used twice, is refused before the offer leaves.
+    @Test func invalidRidsAreRefusedBeforeTheOffer() throws {
+        for layers in [["h", "m l"], ["h", String(repeating: "x", count: 17)], ["h", "h"], ["h", ""]] {
+            let client = try WHIPClient(url: "http://127.0.0.1:9/whip", format: Self.format)
+            client.simulcastLayers = layers
+            var exchanged = false
+            #expect {
+                try client.connect(timeoutSeconds: 0.2) { _ in
+                    exchanged = true
+                    return ""
+                }
+            } throws: { ($0 as? MediaError)?.code == .invalidArgument }
+            #expect(!exchanged, "\(layers)")
+        }
+    }
+
     /// An answer that leaves a layer out of `a=simulcast:recv` and pauses another (`~`) accepts the one left;
     /// an answer without `a=simulcast` takes the first layer alone; one without the rid extension as well.
     @Test func theAnswerSaysWhichLayersAreSent() throws {

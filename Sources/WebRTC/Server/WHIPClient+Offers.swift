@@ -57,8 +57,10 @@ extension WHIPClient {
     ///   201 (a 401: "the endpoint refused the token (401)", or "requires
     ///   a token" without one); `.invalidData` for a truncated or malformed
     ///   answer; `.unsupported` when the answer is unusable; `.timedOut`
-    ///   when ICE and DTLS did not finish by the deadline.
+    ///   when ICE and DTLS did not finish by the deadline; `.invalidArgument` for ``simulcastLayers`` that are not
+    ///   1 to 16 letters and digits each, all different.
     public func connect(timeoutSeconds: Double = 10) throws(MediaError) {
+        try checkSimulcastLayers()
         let started = clock.now
         try allocateRelay(from: iceServers, required: false, timeoutSeconds: timeoutSeconds)
         try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))
@@ -89,6 +91,7 @@ extension WHIPClient {
     /// - Throws: `.unavailable` with the error of `exchange`; else as
     ///   ``connect(timeoutSeconds:)`` for the answer and the handshake.
     public func connect(timeoutSeconds: Double = 10, exchange: (String) throws -> String) throws(MediaError) {
+        try checkSimulcastLayers()
         let started = clock.now
         try allocateRelay(from: iceServers, required: false, timeoutSeconds: timeoutSeconds)
         try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))

@@ -39,6 +39,20 @@ extension WHIPClient {
         ] + simulcastLayers.map { "a=rid:\($0) send" } + ["a=simulcast:send " + simulcastLayers.joined(separator: ";")]
     }
 
+    /// Checks ``simulcastLayers``: each rid 1 to 16 ASCII letters and digits (what an SDP token and a one-byte header
+    /// extension element both take), none twice.
+    func checkSimulcastLayers() throws(MediaError) {
+        for (index, rid) in simulcastLayers.enumerated() {
+            guard (1...16).contains(rid.utf8.count), rid.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            else {
+                throw .invalidArgument("simulcast layer \(index): a rid is 1 to 16 ASCII letters and digits")
+            }
+            guard !simulcastLayers[..<index].contains(rid) else {
+                throw .invalidArgument("simulcast layer \(index): the rid \(rid) is used twice")
+            }
+        }
+    }
+
     /// The rids an `a=simulcast` value (RFC 8853 5.1) says its side receives: each stream of its `recv` list that is
     /// not paused (`~`), every alternative of it (`,`), an old draft's `rid=` prefix dropped. Empty when the value
     /// is nil or has no `recv` list.
