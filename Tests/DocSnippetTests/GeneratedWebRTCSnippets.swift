@@ -116,8 +116,8 @@ private func snippet_Sources_WebRTC_Server_WHEPServer_25() async throws {
     server.close()
 }
 
-// Sources/WebRTC/Server/WHIPClient+Simulcast.swift:109
-private func snippet_Sources_WebRTC_Server_WHIPClient_Simulcast_109() async throws {
+// Sources/WebRTC/Server/WHIPClient+Simulcast.swift:123
+private func snippet_Sources_WebRTC_Server_WHIPClient_Simulcast_123() async throws {
     let client = try WHIPClient(url: "http://127.0.0.1:8080/whip", profileLevelID: [0x42, 0xC0, 0x1E])
     client.simulcastLayers = ["h", "l"]
     try client.connect(timeoutSeconds: 10)
