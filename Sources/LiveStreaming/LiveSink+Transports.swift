@@ -83,6 +83,24 @@ extension WHIPClient: LiveSink {
     public func finishLive() throws(MediaError) { endStream() }
 }
 
+extension WHIPClient: LiveLadderSink {
+    /// Sends one frame of a ladder as simulcast: `samples[i]` on layer i of `simulcastLayers`, which must be the
+    /// ladder's rids, set before `connect(timeoutSeconds:)` (`client.simulcastLayers = ladder.layers.map(\.rid)`);
+    /// layers the answer refused (`refusedLayers`) are not sent. A keyframe request from the endpoint (for any
+    /// layer) becomes one to the pipeline, which forces a keyframe in every layer.
+    public func sendLive(layers samples: [CompressedSample]) throws(MediaError) -> StreamFeedback {
+        guard samples.count == max(1, simulcastLayers.count) else {
+            throw .invalidArgument(
+                "\(samples.count) samples for a WHIP publisher of \(simulcastLayers.count) simulcast layers "
+                    + "(set simulcastLayers to the ladder's rids before connecting)")
+        }
+        try poll(timeoutMilliseconds: 0)
+        let requested = takeKeyframeRequest()
+        for (index, sample) in samples.enumerated() { try send(sample, layer: index) }
+        return StreamFeedback(keyframeRequests: requested ? 1 : 0)
+    }
+}
+
 extension WHEPServer: LiveSink {
     /// Sends `sample` to every viewer; a viewer's picture loss indication or
     /// a new viewer becomes a keyframe request; under the `minimum` rate

@@ -15,8 +15,25 @@ import Sockets
 import WebRTC
 import WebStreaming
 
-// README.md:784
-private func snippet_README_784() async throws {
+// README.md:737
+private func snippet_README_737() async throws {
+    let ladder = try LiveLadder([
+        .init(rid: "h", width: 640, height: 360, bitRate: 600_000),
+        .init(rid: "m", width: 320, height: 180, bitRate: 250_000),
+        .init(rid: "l", width: 160, height: 90, bitRate: 100_000),
+    ])
+    let client = try WHIPClient(url: "http://127.0.0.1:8088/janus", profileLevelID: [0x42, 0xE0, 0x1F])
+    client.simulcastLayers = ladder.layers.map(\.rid)
+    try client.connect(timeoutSeconds: 10) { offer in
+        try janusConfigure(offer)  // VideoRoom "configure" with the offer as jsep; Janus's answer back
+    }
+    var configuration = LivePipeline.Configuration()
+    configuration.ladder = ladder
+    let pipeline = try LivePipeline(source: .frames(framesPerSecond: 30), sink: client, configuration: configuration)
+}
+
+// README.md:823
+private func snippet_README_823() async throws {
 
     // Receiver: RTP → access units (jitter buffer, NACK, PLI); bound first, on a free port.
     let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: .init(codec: .h264))
@@ -39,8 +56,8 @@ private func snippet_README_784() async throws {
     try await sending.value
 }
 
-// README.md:855
-private func snippet_README_855() async throws {
+// README.md:894
+private func snippet_README_894() async throws {
     for encoder in CompressionSession.encoders() {           // x264, x265, vaapi (h264), vaapi (hevc)
         print(encoder.name, encoder.codec, encoder.isAvailable ? "available" : encoder.unavailableReason!)
     }

@@ -116,6 +116,18 @@ private func snippet_Sources_WebRTC_Server_WHEPServer_25() async throws {
     server.close()
 }
 
+// Sources/WebRTC/Server/WHIPClient+Simulcast.swift:123
+private func snippet_Sources_WebRTC_Server_WHIPClient_Simulcast_123() async throws {
+    let client = try WHIPClient(url: "http://127.0.0.1:8080/whip", profileLevelID: [0x42, 0xC0, 0x1E])
+    client.simulcastLayers = ["h", "l"]
+    try client.connect(timeoutSeconds: 10)
+    for layers in ladderFrames {  // one sample per layer for each frame, top first (LadderEncoder's output)
+        for (index, sample) in layers.enumerated() { try client.send(sample, layer: index) }
+        try client.poll(timeoutMilliseconds: 0)
+    }
+    try client.finish()
+}
+
 // Sources/WebRTC/Server/WHIPClient.swift:28
 private func snippet_Sources_WebRTC_Server_WHIPClient_28() async throws {
     let client = try WHIPClient(url: "http://127.0.0.1:8080/whip", profileLevelID: [0x42, 0xC0, 0x1E])

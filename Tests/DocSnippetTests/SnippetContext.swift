@@ -63,6 +63,8 @@ nonisolated(unsafe) let duration = MediaTime(value: 1, timescale: 30)
 nonisolated(unsafe) let sample = CompressedSample(
     data: [], formatDescription: description, pts: .zero, dts: .zero, duration: duration, isKeyframe: true)
 nonisolated(unsafe) let samples: [CompressedSample] = []
+nonisolated(unsafe) let ladderFrames: [[CompressedSample]] = []
+func janusConfigure(_ offer: String) throws -> String { "" }
 
 nonisolated(unsafe) let encoder = try! CompressionSession(width: 16, height: 16, codec: .h264)
 nonisolated(unsafe) let decoder = try! DecompressionSession(formatDescription: description)

@@ -24,6 +24,8 @@ struct WebRTCPeerPacedNumberingTests {
         var payload: [UInt8]
         var paddingLength: Int
         var transportNumber: UInt16?
+        /// The header extension elements, by id.
+        var elements: [UInt8: [UInt8]] = [:]
     }
 
     /// A paced publisher (controlling, DTLS client) and an endpoint (ICE-lite, receiving), both with the
@@ -119,7 +121,9 @@ struct WebRTCPeerPacedNumberingTests {
             WirePacket(
                 ssrc: header.ssrc, sequenceNumber: header.sequenceNumber, marker: header.marker, payload: payload,
                 paddingLength: header.paddingLength,
-                transportNumber: header.transportSequenceNumber(extensionID: WebRTCPeerPacedNumberingTests.extensionID)
+                transportNumber: header.transportSequenceNumber(extensionID: WebRTCPeerPacedNumberingTests.extensionID),
+                elements: Dictionary(
+                    ((try? header.extensionElements()) ?? []).map { ($0.id, $0.data) }, uniquingKeysWith: { a, _ in a })
             )
         }
 
@@ -129,6 +133,10 @@ struct WebRTCPeerPacedNumberingTests {
 
         func send(_ sample: CompressedSample) throws {
             try fromPublisher(publisher.send(sample, captureNTP: 0, at: now))
+        }
+
+        func send(_ sample: CompressedSample, layer: Int) throws {
+            try fromPublisher(publisher.send(layer: layer, sample, captureNTP: 0, at: now))
         }
 
         /// One step of 10 ms: both peers' timers, then every datagram on its way.
@@ -221,6 +229,52 @@ struct WebRTCPeerPacedNumberingTests {
         #expect(estimator.unknownFeedbackPackets == 0)
         #expect(estimator.packetsAcknowledged == pair.wire.count - pair.lost.count)
         #expect(estimator.retransmissionsSent >= 1)
+    }
+
+    /// Three simulcast layers through one paced peer: every packet on the wire, whatever its layer, carries the
+    /// transport-wide number of its position on the wire (one space for all layers); each layer's packets are on its
+    /// own SSRC with sequence numbers of their own, each carrying the mid and its layer's rid; padding on an RTX SSRC
+    /// carries the repaired rid; every layer sent every frame.
+    @Test func simulcastLayersShareOneTransportWideSpaceAndCarryTheirRids() throws {
+        let pair = try PacedPair(retransmission: true)
+        let layers: [(rid: String, ssrc: UInt32, rtx: UInt32)] = [
+            ("h", Self.mediaSSRC, Self.retransmissionSSRC), ("m", 0x5555_0001, 0x5555_0002),
+            ("l", 0x5555_0003, 0x5555_0004),
+        ]
+        pair.publisher.startSimulcast(
+            WebRTCPeer.SimulcastLayers(
+                layers: layers.map { .init(rid: $0.rid, ssrc: $0.ssrc, retransmissionSSRC: $0.rtx) },
+                streamIDExtensionID: 10, repairedStreamIDExtensionID: 11, midExtensionID: 12, mid: "0"))
+        var steps = 0
+        while steps < 500, pair.publisher.state != .connected || pair.endpoint.state != .connected {
+            try pair.step()
+            steps += 1
+        }
+        #expect(pair.publisher.state == .connected)
+        let samples = try WHIPClientSessionTests.samples()
+        for sample in samples {
+            for layer in layers.indices { try pair.send(sample, layer: layer) }
+            try pair.step()
+        }
+        try pair.step(700)
+        #expect(pair.publisher.congestion?.pacer?.queuedPackets == 0)
+        #expect(!pair.wire.isEmpty)
+        #expect(pair.wire.map { $0.transportNumber.map(Int.init) ?? -1 } == Array(0..<pair.wire.count))
+        for layer in layers {
+            let media = pair.wire.filter { $0.ssrc == layer.ssrc && !$0.payload.isEmpty }
+            #expect(media.count >= samples.count, "\(layer.rid)")
+            #expect(media.allSatisfy { $0.elements[10] == Array(layer.rid.utf8) && $0.elements[12] == [0x30] })
+            #expect(media.allSatisfy { $0.elements[11] == nil })
+            let numbers = media.map(\.sequenceNumber)
+            #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 &+ 1 }, "\(layer.rid)")
+            let repairs = pair.wire.filter { $0.ssrc == layer.rtx }
+            #expect(repairs.allSatisfy { $0.elements[11] == Array(layer.rid.utf8) && $0.elements[10] == nil })
+        }
+        #expect(pair.wire.contains { $0.ssrc == Self.retransmissionSSRC }, "the estimator's probes")
+        #expect(Set(pair.wire.map(\.ssrc)).isSubset(of: Set(layers.flatMap { [$0.ssrc, $0.rtx] })))
+        let sessions = [pair.publisher.sender] + pair.publisher.layerSenders
+        #expect(sessions.map(\.statistics.framesSent) == [samples.count, samples.count, samples.count])
+        #expect(sessions.map(\.ssrc) == layers.map(\.ssrc))
     }
 
     /// Packets the fault injector drops (10 % of first transmissions, seeded) are lost after they were numbered

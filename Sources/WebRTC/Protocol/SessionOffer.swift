@@ -54,6 +54,8 @@ public struct SessionOffer: Sendable, Hashable {
         public var candidates: [(host: String, port: Int)] = []
         /// The priority each of ``candidates`` gives (same order; 0 where it is not a number).
         public var candidatePriorities: [UInt32] = []
+        /// The section's `a=simulcast` value (RFC 8853), e.g. `recv h;m;l`; nil when it has none.
+        public var simulcast: String?
 
         /// Whether kind, port, formats, mid, direction and ice-ufrag agree; other attributes are not compared.
         public static func == (lhs: Self, rhs: Self) -> Bool {
@@ -153,6 +155,7 @@ public struct SessionOffer: Sendable, Hashable {
             case "ice-pwd": sections[index].icePassword = String(argument)
             case "fingerprint": sections[index].fingerprint = Self.fingerprint(argument)
             case "setup": sections[index].setup = String(argument)
+            case "simulcast": sections[index].simulcast = String(argument.prefix(512))
             case "candidate":
                 // foundation component transport priority address port typ type …
                 let parts = argument.split(separator: " ")

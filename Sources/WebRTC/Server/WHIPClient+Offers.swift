@@ -31,11 +31,17 @@ extension WHIPClient {
             "a=rtcp-fb:96 ccm fir",
             "a=rtcp-fb:96 transport-cc", "a=rtcp-fb:96 goog-remb",
             "a=fmtp:96 \(format.formatParameters)",
-            "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96", "a=ssrc-group:FID \(ssrc) \(rtxSSRC)",
-            "a=ssrc:\(ssrc) cname:codecsessions", "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
+            "a=rtpmap:97 rtx/90000", "a=fmtp:97 apt=96",
         ]
+        let streams =
+            offersSimulcast
+            ? simulcastOfferLines
+            : [
+                "a=ssrc-group:FID \(ssrc) \(rtxSSRC)", "a=ssrc:\(ssrc) cname:codecsessions",
+                "a=ssrc:\(rtxSSRC) cname:codecsessions", "a=msid:codecsessions video",
+            ]
         let candidates = withCandidates ? offeredCandidateLines.map { "a=\($0)" } + ["a=end-of-candidates"] : []
-        return (lines + candidates).joined(separator: "\r\n") + "\r\n"
+        return (lines + streams + candidates).joined(separator: "\r\n") + "\r\n"
     }
 
     /// Our host candidates: one per media socket, the one toward the endpoint first (local preference 65535,
@@ -51,8 +57,10 @@ extension WHIPClient {
     ///   201 (a 401: "the endpoint refused the token (401)", or "requires
     ///   a token" without one); `.invalidData` for a truncated or malformed
     ///   answer; `.unsupported` when the answer is unusable; `.timedOut`
-    ///   when ICE and DTLS did not finish by the deadline.
+    ///   when ICE and DTLS did not finish by the deadline; `.invalidArgument` for ``simulcastLayers`` that are not
+    ///   1 to 16 letters and digits each, all different.
     public func connect(timeoutSeconds: Double = 10) throws(MediaError) {
+        try checkSimulcastLayers()
         let started = clock.now
         try allocateRelay(from: iceServers, required: false, timeoutSeconds: timeoutSeconds)
         try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))
@@ -83,6 +91,7 @@ extension WHIPClient {
     /// - Throws: `.unavailable` with the error of `exchange`; else as
     ///   ``connect(timeoutSeconds:)`` for the answer and the handshake.
     public func connect(timeoutSeconds: Double = 10, exchange: (String) throws -> String) throws(MediaError) {
+        try checkSimulcastLayers()
         let started = clock.now
         try allocateRelay(from: iceServers, required: false, timeoutSeconds: timeoutSeconds)
         try learnServerReflexiveAddress(timeoutSeconds: min(timeoutSeconds, 2))
@@ -154,6 +163,7 @@ extension WHIPClient {
                 }.map { UInt8($0.id) } : nil,
             receiverEstimatedMaximumBitrate: (section.feedback[96] ?? []).contains("goog-remb"), codec: format.codec,
             offeredHEVCFormat: format.codec == .hevc ? format : nil)
+        let layers = acceptSimulcast(in: section)
         // The answer's setup:active makes us the DTLS server; else the client.
         let role = WebRTCPeer.ControllingRole(
             checks: schedule, dtlsRole: answer.setup(section) == "active" ? .server : .client,
@@ -162,6 +172,8 @@ extension WHIPClient {
             id: "whip", video: video, credentials: credentials, ssrc: ssrc, ntpOffset: .zero, now: now,
             controlling: role, retransmissionSSRC: rtxSSRC)
         self.peer = peer
+        if let layers { peer.startSimulcast(layers) }
+        peer.faults = faults
         if pacesMedia { peer.pace(at: now) }
         stopped = false
         while !isConnected {

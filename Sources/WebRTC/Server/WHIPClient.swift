@@ -65,6 +65,10 @@ import Sockets
 /// permissions and channels are refreshed on
 /// ``relayRefresh``'s schedule. ``restartICE()`` restarts ICE with new credentials (RFC 9725 4.3) while media
 /// goes on. No https (a TLS reverse proxy is the endpoint's side).
+///
+/// With two or more ``simulcastLayers`` (a ladder's rids, top first) it publishes simulcast (RFC 8853): each layer on
+/// its own SSRC and RTX SSRC with its rid, sent with ``send(_:layer:)`` or as a `LiveLadderSink` of a pipeline with
+/// the ladder; the answer's `a=simulcast:recv` says which layers go (``acceptedLayers``, ``refusedLayers``).
 public final class WHIPClient {
     /// The endpoint's host, from the URL.
     public var host: String { endpoint.host }
@@ -160,6 +164,25 @@ public final class WHIPClient {
     public internal(set) var sentOffer: String?
     /// The endpoint's answer (its text), once ``connect(timeoutSeconds:)`` read it.
     public internal(set) var receivedAnswer: String?
+    /// The rids (RFC 8851) of the layers to publish as simulcast (RFC 8853), top first, as a ``send(_:layer:)``
+    /// caller numbers them; set before ``connect(timeoutSeconds:)``. Two or more offer simulcast (see
+    /// WHIPClient+Simulcast.swift); none or one (the default) offers one stream.
+    public var simulcastLayers: [String] = []
+    /// The rids of ``simulcastLayers`` the answer accepted (its `a=simulcast:recv`), once
+    /// ``connect(timeoutSeconds:)`` read it: those ``send(_:layer:)`` sends.
+    public internal(set) var acceptedLayers: [String] = []
+    /// The rids of ``simulcastLayers`` the answer did not accept (left out, paused with `~`, or no simulcast in the
+    /// answer at all), once ``connect(timeoutSeconds:)`` read it; their samples are not sent.
+    public internal(set) var refusedLayers: [String] = []
+    /// The media and RTX SSRCs of each of ``simulcastLayers`` (the first layer's are ``ssrc`` and ``rtxSSRC``).
+    var layerSSRCs: [(media: UInt32, retransmission: UInt32)] = []
+    /// For each of ``simulcastLayers``, its index among the peer's sent layers; nil for a refused one.
+    var sentLayerIndex: [Int?] = []
+    /// Drops first transmissions on purpose (seeded), for loss tests: the peer's ``WebRTCPeer/faults``, given to it
+    /// when ``connect(timeoutSeconds:)`` makes it (set before); retransmissions always go.
+    public var faults: PacketFaultInjector?
+    /// Media packets ``faults`` dropped.
+    public var packetsDroppedOnPurpose: Int { peer?.packetsDroppedOnPurpose ?? 0 }
     /// The candidates checked and those refused, once ``connect(timeoutSeconds:)`` read the answer.
     public var checks: ICECheckSchedule? { peer?.checks }
 

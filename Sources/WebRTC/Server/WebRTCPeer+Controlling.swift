@@ -142,7 +142,7 @@ extension WebRTCPeer {
         if state == .connected, receiver != nil {
             outputs += handleReceived(receiver!.poll(at: now))
         } else if state == .connected {
-            outputs += handle(sender.poll(at: now), at: now) + congestionTick(at: now)
+            outputs += handle(sender.poll(at: now), at: now) + pollLayers(at: now) + congestionTick(at: now)
         } else {
             outputs += dtls.handleTimeout().map { .send($0, to: selected) }
         }
@@ -218,7 +218,7 @@ extension WebRTCPeer {
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
             return handle(sender.receiveRTCP(packet, at: now), at: now, retransmission: true)
-                + congestionLossReport(packet, at: now)
+                + layersReceiveRTCP(packet, at: now) + congestionLossReport(packet, at: now)
         case .rtp where receiver != nil:
             // A receiving controlling peer: a WHEP viewer of its own.
             guard source == controlling!.selected, let inbound else {

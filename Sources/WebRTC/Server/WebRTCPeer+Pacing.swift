@@ -40,9 +40,10 @@ extension WebRTCPeer {
             at: .nanoseconds(now.nanosecondCount))
     }
 
-    /// `packet` with the negotiated playout-delay and abs-capture-time elements.
+    /// `packet` with the negotiated playout-delay and abs-capture-time elements, and under simulcast its mid and layer's rid.
     func withHeaderExtensions(_ packet: [UInt8], captureNTP: Double?) -> [UInt8] {
         var elements: [(id: UInt8, data: [UInt8])] = []
+        elements += simulcastElements(for: packet)
         if let id = video.playoutDelayID { elements.append((id, RTPHeaderExtensionWriter.zeroPlayoutDelay)) }
         if let id = video.absoluteCaptureTimeID, let captureNTP {
             elements.append((id, RTPHeaderExtensionWriter.absoluteCaptureTime(ntpSeconds: captureNTP, clockOffset: 0)))
@@ -54,8 +55,8 @@ extension WebRTCPeer {
     func packetKind(_ packet: [UInt8], probeCluster: Int?, retransmission: Bool) -> RTPPacketFeedback.Kind {
         if probeCluster != nil { return .padding }
         if retransmission { return .retransmission }
-        let ssrc = (try? RTPHeader.parse(packet).0)?.ssrc
-        return ssrc == retransmissionSSRC && ssrc != sender.ssrc ? .retransmission : .media
+        guard let ssrc = (try? RTPHeader.parse(packet).0)?.ssrc else { return .media }
+        return isRetransmissionSSRC(ssrc) ? .retransmission : .media
     }
 
     /// `plain` sent now: numbered (when the session numbers packets as they leave), protected, reported to the

@@ -48,6 +48,12 @@ public final class WebRTCPeer {
     public internal(set) var state = State.connecting
     /// The sender session (its statistics: packets, NACKs, PLIs, RTX).
     public internal(set) var sender: RTPSenderSession
+    /// A publishing peer's simulcast layers, once ``startSimulcast(_:)`` set them (see WebRTCPeer+Simulcast.swift);
+    /// nil for one stream.
+    public internal(set) var simulcast: SimulcastLayers?
+    /// The sender sessions of the simulcast layers after the first (layer i + 1 at index i; the first is
+    /// ``sender``), for their statistics.
+    public internal(set) var layerSenders: [RTPSenderSession] = []
     /// A sending peer's congestion control, when transport-cc was negotiated (see WebRTCPeer+Congestion.swift).
     public internal(set) var congestion: Congestion?
     /// Datagrams refused, per reason.
@@ -213,7 +219,7 @@ public final class WebRTCPeer {
             guard let packet = unprotectRTCP(datagram, with: inbound) else { return [] }
             if receiver != nil { return handleReceived(receiver!.receiveRTCP(packet, from: source, at: now)) }
             return handle(sender.receiveRTCP(packet, at: now), at: now, retransmission: true)
-                + congestionLossReport(packet, at: now)
+                + layersReceiveRTCP(packet, at: now) + congestionLossReport(packet, at: now)
         case .rtp:
             guard receiver != nil else {
                 refuse("RTP from a receive-only peer")
@@ -328,7 +334,7 @@ public final class WebRTCPeer {
             return dtls.handleTimeout().map { .send($0, to: destination) }
         }
         if receiver != nil { return handleReceived(receiver!.poll(at: now)) }
-        return handle(sender.poll(at: now), at: now) + congestionTick(at: now)
+        return handle(sender.poll(at: now), at: now) + pollLayers(at: now) + congestionTick(at: now)
     }
 
     /// The access units a publishing peer sent since the last call, in
@@ -367,6 +373,7 @@ public final class WebRTCPeer {
         return releasePaced(at: now, flushing: true)
             + handle(
                 sender.finish(at: now, reason: controlling == nil ? "the stream ended" : nil), at: now, unpaced: true)
+            + finishLayers(at: now, reason: controlling == nil ? "the stream ended" : nil)
     }
 
     /// Ends the stream: the sender's BYE (unless ``endStream(at:)`` said it),
@@ -381,6 +388,7 @@ public final class WebRTCPeer {
                 outputs =
                     releasePaced(at: now, flushing: true)
                     + handle(sender.finish(at: now, reason: reason), at: now, unpaced: true)
+                    + finishLayers(at: now, reason: reason)
             }
         }
         // A publisher says close_notify only on a DTLS connection.
