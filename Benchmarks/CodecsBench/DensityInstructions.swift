@@ -15,9 +15,11 @@ import MediaCore
 /// (the density schedule: warm-up, measured frames, tail, the clip looped).
 /// Each is a region of its own (see GateBench.swift): its dump holds the
 /// instructions of every thread of the process over that span. CPU time
-/// moves ±10 % on a shared machine; instruction counts repeat run to run
-/// within a fraction of a percent (the pipeline's waits time out a
-/// different number of times under valgrind's slower clock).
+/// moves ±10 % on a shared machine; the codecs' instruction counts repeat
+/// run to run, the pipeline's own part depends a little on how often its
+/// waits time out under valgrind's slower clock. The sessions are made
+/// before ours' region starts (as for the CPU figure); the raw encode
+/// region includes `x264_encoder_open`.
 func runDensityInstructions(directory: String, presets: [String], quick: Bool) throws {
     func log(_ text: String) {
         FileHandle.standardError.write(Data("codecs-bench density-instructions: \(text)\n".utf8))
