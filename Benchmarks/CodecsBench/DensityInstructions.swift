@@ -1,5 +1,6 @@
 // Density in instructions: one live pipeline against the raw libraries paced alike, counted by callgrind.
 import CBenchSupport
+import CX264
 import Foundation
 import MediaCore
 
@@ -58,6 +59,12 @@ func runDensityInstructions(directory: String, presets: [String], quick: Bool) t
             sleepUntil(start + Double(encoded) / liveFrameRate)
         }
         cbench_gate_region_end("density raw encode \(preset)")
+        // The raw encode region opens its encoder, ours' sessions are made
+        // before its region: what opening (and closing) one costs, apart.
+        var parameters = try rawX264Parameters(settings, width: frames[0].width, height: frames[0].height)
+        cbench_gate_region_begin()
+        if let encoder = CX264_encoder_open(&parameters) { x264_encoder_close(encoder) }
+        cbench_gate_region_end("density raw x264 open \(preset)")
         let stream = try encodeStream(sequence, codec: .h264, settings: settings, label: "density \(preset)")
         var decodedCalls = 0
         start = monotonicNow()
@@ -95,18 +102,22 @@ func runDensityInstructions(directory: String, presets: [String], quick: Bool) t
     }
     guard underValgrind else { return }
     let counts = try callgrindRegionCounts(in: directory)
-    print("| preset | frames | ours (instructions/frame) | raw paced: libx264 + libavcodec | ours / raw |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| preset | frames | ours (instructions/frame) | raw paced: libx264 + libavcodec | ours / raw "
+            + "| x264 open + close | ours / raw, encoder opening out |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for (preset, total) in rows {
         guard let ours = counts["density ours \(preset)"], let encode = counts["density raw encode \(preset)"],
-            let decode = counts["density raw decode \(preset)"]
+            let decode = counts["density raw decode \(preset)"], let open = counts["density raw x264 open \(preset)"]
         else { throw GateError("no callgrind dumps for \(preset) in \(directory)") }
         let perFrame = { (value: Int64) in Double(value) / Double(total) / 1e6 }
         print(
             "| \(preset) | \(total) | "
                 + String(
-                    format: "%.3f M | %.3f M (%.3f M + %.3f M) | %.4f |", perFrame(ours), perFrame(encode + decode),
-                    perFrame(encode), perFrame(decode), Double(ours) / Double(encode + decode)))
+                    format: "%.3f M | %.3f M (%.3f M + %.3f M) | %.4f | %.3f M | %.4f |", perFrame(ours),
+                    perFrame(encode + decode), perFrame(encode), perFrame(decode),
+                    Double(ours) / Double(encode + decode),
+                    perFrame(open), Double(ours) / Double(encode + decode - open)))
     }
     for (preset, _) in rows {
         if let encodeOnce = counts["density raw encode \(preset), the clip once"],
