@@ -36,6 +36,12 @@ struct DensityRun {
     /// send) and of the receiving threads (receive, depacketize, decode).
     var sendingMilliseconds = 0.0
     var receivingMilliseconds = 0.0
+    /// Of those, the kernel's (system CPU) per frame, and the threads'
+    /// voluntary context switches (wake-ups) per frame.
+    var sendingKernelMilliseconds = 0.0
+    var receivingKernelMilliseconds = 0.0
+    var sendingWakeUps = 0.0
+    var receivingWakeUps = 0.0
     var cpuMillisecondsPerFrame: Double
     var residentBytesPerSession: Double
     var threadsPerSession: Double
@@ -72,16 +78,20 @@ func benchmarkDensity(
             + "warm-up, \(schedule.measured) measured, \(schedule.tail) tail); it meets the criterion when every "
             + "warm-up and measured frame is decoded, the measured ones at ≥ 0.97 × 30 fps and each within 66.7 ms "
             + "of its capture, with every tenth picture's luma PSNR ≥ 30 dB")
-    var rawCosts: [String: (back: (encode: Double, decode: Double), paced: (encode: Double, decode: Double))] = [:]
+    var rawCosts:
+        [String: (
+            back: (encode: Double, decode: Double), paced: (encode: Double, decode: Double),
+            pacedKernel: (encode: Double, decode: Double)
+        )] = [:]
     for (preset, count) in rows {
         let settings = liveSettings(preset: preset)
         if rawCosts[preset] == nil {
             // The raw libraries with the same settings, one thread, this run.
             let raw = try rawLibraryCost(frames, settings: settings)
             let paced = try rawLibraryCost(frames, settings: settings, paced: true)
-            rawCosts[preset] = ((raw.encode, raw.decode), (paced.encode, paced.decode))
+            rawCosts[preset] = ((raw.encode, raw.decode), (paced.encode, paced.decode), paced.kernel)
         }
-        let (raw, rawPaced) = rawCosts[preset]!
+        let (raw, rawPaced, rawPacedKernel) = rawCosts[preset]!
         log("density: \(count) x264 \(preset) pipelines, then \(count) ffmpeg process pairs")
         let ours = try runPipelines(frames, count: count, settings: settings, schedule: schedule)
         var theirs: FFmpegDensityRun?
@@ -97,9 +107,11 @@ func benchmarkDensity(
         report.notes.append(
             String(
                 format: "density \(preset) ×\(count): ours: CPU ms per frame: sending threads %.2f (raw x264 %.2f, "
-                    + "paced %.2f), receiving threads %.2f (raw libavcodec %.2f, paced %.2f); ",
+                    + "paced %.2f), receiving threads %.2f (raw libavcodec %.2f, paced %.2f); of them in the kernel "
+                    + "%.3f and %.3f (raw paced %.3f and %.3f); wake-ups per frame %.2f and %.2f; ",
                 ours.sendingMilliseconds, raw.encode, rawPaced.encode, ours.receivingMilliseconds, raw.decode,
-                rawPaced.decode)
+                rawPaced.decode, ours.sendingKernelMilliseconds, ours.receivingKernelMilliseconds,
+                rawPacedKernel.encode, rawPacedKernel.decode, ours.sendingWakeUps, ours.receivingWakeUps)
                 + "stages p50 (encode, packetize and send, loopback to a sample, decode): "
                 + ours.stages.map { String(format: "%.2f ms", $0 * 1000) }.joined(separator: ", ") + "; "
                 + "run \(ours.load.summary)"
@@ -211,28 +223,35 @@ func benchmarkDensity(
 /// a live session waits for its next frame (caches go cold in between);
 /// otherwise the frames go back to back.
 func rawLibraryCost(_ frames: [PixelBuffer], settings: EncodeSettings, paced: Bool = false) throws -> (
-    encode: Double, decode: Double, encodeTimes: [Double], decodeTimes: [Double]
+    encode: Double, decode: Double, encodeTimes: [Double], decodeTimes: [Double],
+    kernel: (encode: Double, decode: Double)
 ) {
     var encodeTimes: [Double] = []
     var start = monotonicNow()
     let encodeStart = threadCPUSeconds()
+    let encodeKernel = threadKernelUsage().systemSeconds
     _ = try rawX264Encode(frames, settings: settings) {
         encodeTimes.append($0)
         if paced { sleepUntil(start + Double(encodeTimes.count) / liveFrameRate) }
     }
     let encodeCPU = threadCPUSeconds() - encodeStart
+    let encodeKernelCPU = threadKernelUsage().systemSeconds - encodeKernel
     let stream = try encodeStream(frames, codec: .h264, settings: settings, label: "live")
     var decodeTimes: [Double] = []
     start = monotonicNow()
     let decodeStart = threadCPUSeconds()
+    let decodeKernel = threadKernelUsage().systemSeconds
     let decoded = try rawLibavcodecDecode(stream, threads: 1) {
         decodeTimes.append($0)
         if paced { sleepUntil(start + Double(decodeTimes.count) / liveFrameRate) }
     }
     let decodeCPU = threadCPUSeconds() - decodeStart
+    let decodeKernelCPU = threadKernelUsage().systemSeconds - decodeKernel
+    let perFrame = 1000 / Double(frames.count)
+    let perPicture = 1000 / Double(max(decoded, 1))
     return (
-        encodeCPU * 1000 / Double(frames.count), decodeCPU * 1000 / Double(max(decoded, 1)), encodeTimes,
-        decodeTimes
+        encodeCPU * perFrame, decodeCPU * perPicture, encodeTimes, decodeTimes,
+        (encodeKernelCPU * perFrame, decodeKernelCPU * perPicture)
     )
 }
 

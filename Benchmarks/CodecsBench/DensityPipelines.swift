@@ -24,6 +24,12 @@ private final class PipelineLog: Sendable {
         var measuringCPU = 0.0
         var senderCPU = 0.0
         var receiverCPU = 0.0
+        /// Kernel CPU seconds and voluntary context switches (wake-ups) of
+        /// the sending and receiving threads.
+        var senderKernel = 0.0
+        var receiverKernel = 0.0
+        var senderWakeUps = 0
+        var receiverWakeUps = 0
         /// Seconds the sending and receiving threads waited on a run queue for a core.
         var waiting = 0.0
         var senderDone = false
@@ -47,9 +53,13 @@ final class Finished: Sendable {
 /// of a frame interval apart (cameras are not frame-locked), and measures
 /// them against ``DensityCriterion``. `decoderThreads` nil leaves
 /// libavcodec's thread count to the session's default (one per core).
+/// `measuresPSNR` false leaves the sampled PSNRs out (then no session meets
+/// the criterion); `measured` is called when the measured span of the run
+/// starts (sessions made, threads not started) and when it ends (every
+/// thread done), where the CPU figures start and stop.
 func runPipelines(
     _ frames: [PixelBuffer], count: Int, settings: EncodeSettings, schedule: DensitySchedule? = nil,
-    decoderThreads: Int? = 1
+    decoderThreads: Int? = 1, measuresPSNR: Bool = true, measured: ((_ started: Bool) -> Void)? = nil
 ) throws -> DensityRun {
     let schedule = schedule ?? DensitySchedule(warmUp: 0, measured: frames.count, tail: 0)
     // Freed heap handed back first, so the growth is the sessions' own.
@@ -69,6 +79,7 @@ func runPipelines(
     }
     let finished = Finished()
     let start = monotonicNow() + 0.05
+    measured?(true)
     let cpuBefore = processCPUSeconds()
     let machineBefore = machineBusySeconds()
     for (index, (encoder, sender, receiver)) in sides.enumerated() {
@@ -81,7 +92,9 @@ func runPipelines(
             finished.count.withLock { $0 += 1 }
         }.start()
         Thread {
-            receivePipeline(frames, total: schedule.total, receiver: receiver.value, log: log, threads: decoderThreads)
+            receivePipeline(
+                frames, total: schedule.total, receiver: receiver.value, log: log, threads: decoderThreads,
+                measuresPSNR: measuresPSNR)
             finished.count.withLock { $0 += 1 }
         }.start()
     }
@@ -92,6 +105,7 @@ func runPipelines(
         usleep(100_000)
     }
     let cpu = processCPUSeconds() - cpuBefore
+    measured?(false)
     let wall = monotonicNow() - start
     let machine = machineBusySeconds() - machineBefore
     sides.removeAll()
@@ -128,10 +142,14 @@ private func sendPipeline(
     start: Double
 ) {
     let cpu = threadCPUSeconds()
+    let kernel = threadKernelUsage()
     let waited = runQueueWaitSeconds() ?? 0
     defer {
+        let kernelNow = threadKernelUsage()
         log.state.withLock {
             $0.senderCPU = threadCPUSeconds() - cpu
+            $0.senderKernel = kernelNow.systemSeconds - kernel.systemSeconds
+            $0.senderWakeUps = kernelNow.voluntarySwitches - kernel.voluntarySwitches
             $0.waiting += (runQueueWaitSeconds() ?? waited) - waited
         }
     }
@@ -163,7 +181,8 @@ private func sendPipeline(
 /// frame's latency from its submission, and the PSNR of every tenth frame
 /// against its source (the CPU that takes is counted apart).
 private func receivePipeline(
-    _ frames: [PixelBuffer], total: Int, receiver: RTPStreamReceiver, log: PipelineLog, threads: Int?
+    _ frames: [PixelBuffer], total: Int, receiver: RTPStreamReceiver, log: PipelineLog, threads: Int?,
+    measuresPSNR: Bool
 ) {
     var decoder: DecompressionSession?
     var firstPTS: MediaTime?
@@ -177,7 +196,7 @@ private func receivePipeline(
             guard index >= 0, index < total else { continue }
             var psnr: Double?
             var measuring = 0.0
-            if DensitySchedule.samplesPSNR(index) {
+            if measuresPSNR, DensitySchedule.samplesPSNR(index) {
                 let cpu = threadCPUSeconds()
                 psnr = PictureQuality.psnr(frame.pixelBuffer, frames[index % frames.count]).y
                 measuring = threadCPUSeconds() - cpu
@@ -211,10 +230,14 @@ private func receivePipeline(
         }
     }
     let cpu = threadCPUSeconds()
+    let kernel = threadKernelUsage()
     let waited = runQueueWaitSeconds() ?? 0
     defer {
+        let kernelNow = threadKernelUsage()
         log.state.withLock {
             $0.receiverCPU = threadCPUSeconds() - cpu - $0.measuringCPU
+            $0.receiverKernel = kernelNow.systemSeconds - kernel.systemSeconds
+            $0.receiverWakeUps = kernelNow.voluntarySwitches - kernel.voluntarySwitches
             $0.waiting += (runQueueWaitSeconds() ?? waited) - waited
         }
     }
@@ -239,6 +262,8 @@ private func summarize(
     var keepingRate = 0
     var sending = 0.0
     var receiving = 0.0
+    var kernel = (sending: 0.0, receiving: 0.0)
+    var wakeUps = (sending: 0, receiving: 0)
     var latencies: [Double] = []
     var measuring = 0.0
     var minimumPSNR = Double.infinity
@@ -262,6 +287,10 @@ private func summarize(
         let rate = span > 0 ? Double(state.decodedAt.count - 1) / span : 0
         sending += state.senderCPU
         receiving += state.receiverCPU
+        kernel.sending += state.senderKernel
+        kernel.receiving += state.receiverKernel
+        wakeUps.sending += state.senderWakeUps
+        wakeUps.receiving += state.receiverWakeUps
         if state.failure == nil, state.latencies.count == frames, rate >= liveFrameRate * 0.97 { keepingRate += 1 }
         if state.failure == nil, state.latencies.count == frames, rate >= liveFrameRate * 0.97,
             percentile(state.latencies, 95) < latencyLimit, psnrFloor.map({ lowest >= $0 }) ?? true
@@ -272,7 +301,7 @@ private func summarize(
             FileHandle.standardError.write(Data("codecs-bench: density: \(failure)\n".utf8))
         }
     }
-    return DensityRun(
+    var run = DensityRun(
         sessions: count, realTime: realTime, keepingRate: keepingRate,
         sendingMilliseconds: sending * 1000 / Double(max(decoded, 1)),
         receivingMilliseconds: receiving * 1000 / Double(max(decoded, 1)),
@@ -282,6 +311,12 @@ private func summarize(
         latencyP50: percentile(latencies, 50), latencyP95: percentile(latencies, 95),
         minimumPSNR: psnrFloor == nil ? 0 : minimumPSNR, framesDecoded: decoded, framesExpected: frames * count,
         stages: spans.map { percentile($0, 50) })
+    let frames = Double(max(decoded, 1))
+    run.sendingKernelMilliseconds = kernel.sending * 1000 / frames
+    run.receivingKernelMilliseconds = kernel.receiving * 1000 / frames
+    run.sendingWakeUps = Double(wakeUps.sending) / frames
+    run.receivingWakeUps = Double(wakeUps.receiving) / frames
+    return run
 }
 
 /// `count` decoders, each fed the stream's samples at 30 fps (sample `i`

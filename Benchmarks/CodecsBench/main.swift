@@ -28,6 +28,9 @@ let usageText = """
       --gate-compare DIR --baseline FILE [--update] [--tolerance PERCENT]
                      read the callgrind dumps and DIR/run.json, print the table against FILE,
                      exit 1 on a count more than PERCENT (default 2) above it; --update rewrites FILE
+      --density-instructions DIR [--quick] [--density-presets LIST]
+                     (scripts/density-instructions, under callgrind with its dumps in DIR) one density
+                     pipeline against the raw libraries paced alike, instructions per frame
     """
 
 if CommandLine.arguments.dropFirst().first == "--whep-viewers" {
@@ -40,6 +43,8 @@ var gateCompareDirectory: String?
 var gateBaselinePath = "bench/gate-baseline.json"
 var gateUpdate = false
 var gateTolerance = 2.0
+var densityInstructionsDirectory: String?
+var densityPresets = ["ultrafast", "superfast"]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = argumentIterator.next() {
     switch argument {
@@ -80,6 +85,12 @@ while let argument = argumentIterator.next() {
         guard let path = argumentIterator.next() else { fatalUsage("--baseline needs a path") }
         gateBaselinePath = path
     case "--update": gateUpdate = true
+    case "--density-instructions":
+        guard let path = argumentIterator.next() else { fatalUsage("--density-instructions needs a directory") }
+        densityInstructionsDirectory = path
+    case "--density-presets":
+        guard let list = argumentIterator.next() else { fatalUsage("--density-presets needs a list") }
+        densityPresets = list.split(separator: ",").map(String.init)
     case "--tolerance":
         guard let text = argumentIterator.next(), let value = Double(text) else {
             fatalUsage("--tolerance needs a percentage")
@@ -103,6 +114,16 @@ if let gateResultPath {
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("codecs-bench: gate: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if let densityInstructionsDirectory {
+    do {
+        try runDensityInstructions(
+            directory: densityInstructionsDirectory, presets: densityPresets, quick: options.quick)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("codecs-bench: density-instructions: \(error)\n".utf8))
         exit(1)
     }
 }

@@ -30,13 +30,15 @@ extension UDPSocket {
     }
 
     /// One `recvfrom(2)` into `buffer`: its result and the source's storage.
-    static func receiveFrom(_ descriptor: Int32, into buffer: inout [UInt8]) -> (Int, sockaddr_storage) {
+    static func receiveFrom(_ descriptor: Int32, into buffer: inout [UInt8], flags: Int32 = 0) -> (
+        Int, sockaddr_storage
+    ) {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let count = buffer.withUnsafeMutableBytes { bytes in
             withUnsafeMutablePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &length)
+                    recvfrom(descriptor, bytes.baseAddress, bytes.count, flags, $0, &length)
                 }
             }
         }

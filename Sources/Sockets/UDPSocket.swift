@@ -165,16 +165,29 @@ public final class UDPSocket: @unchecked Sendable {
         count: Int, from: Address
     )? {
         guard descriptor >= 0 else { throw MediaError(.system, "receive on \(localAddress): the socket is closed") }
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = pollMilliseconds(timeout)
-        while true {
-            let ready = poll(&poller, 1, milliseconds)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { throw MediaError(.system, "poll on \(localAddress): \(systemErrorText(errno))") }
-            if ready == 0 { return nil }
-            break
+        var count: Int
+        var storage: sockaddr_storage
+        if milliseconds == 0 {
+            // No wait: one non-blocking recvfrom instead of a poll and a
+            // recvfrom (a receiver draining a burst makes this call per datagram).
+            repeat {
+                (count, storage) = Self.receiveFrom(descriptor, into: &buffer, flags: Int32(MSG_DONTWAIT))
+            } while count < 0 && errno == EINTR
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return nil }
+        } else {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            while true {
+                let ready = poll(&poller, 1, milliseconds)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready >= 0 else {
+                    throw MediaError(.system, "poll on \(localAddress): \(systemErrorText(errno))")
+                }
+                if ready == 0 { return nil }
+                break
+            }
+            (count, storage) = Self.receiveFrom(descriptor, into: &buffer)
         }
-        let (count, storage) = Self.receiveFrom(descriptor, into: &buffer)
         guard count >= 0 else { throw MediaError(.system, "receive on \(localAddress): \(systemErrorText(errno))") }
         guard let from = Address.from(storage) else {
             throw MediaError(.system, "receive on \(localAddress): a datagram from an unknown address family")

@@ -49,6 +49,9 @@ public final class RTPStreamSender {
 
     deinit { worker.close() }
     private var buffer = [UInt8](repeating: 0, count: 2048)
+    /// A run of media packets laid end to end for one `sendmmsg`, and where each ends (reused).
+    private var runBytes: [UInt8] = []
+    private var runEnds: [Int] = []
     /// Feedback read and not taken yet.
     var pendingFeedback = StreamFeedback()
 
@@ -247,6 +250,9 @@ public final class RTPStreamSender {
     }
 
     private func transmit(_ events: [RTPSenderEvent], retransmissions: Bool = false) throws(MediaError) {
+        // Without a pacer or a fault injector, each run of media packets
+        // (a sample's) leaves in one sendmmsg, in order.
+        var run: [[UInt8]] = []
         for event in events {
             switch event {
             case .rtp(let packet):
@@ -255,13 +261,46 @@ public final class RTPStreamSender {
                 } else if injector != nil {
                     for kept in injector!.process(packet) { try socket.send(kept, to: destination) }
                 } else {
-                    try socket.send(packet, to: destination)
+                    run.append(packet)
                 }
             case .rtcp(let datagram):
+                try sendRun(&run)
                 try rtcpSocket.send(datagram, to: rtcpDestination)
             default: break
             }
         }
+        try sendRun(&run)
+    }
+
+    /// Sends `run`'s packets to the destination in order, in as few
+    /// `sendmmsg` calls as the kernel takes (one `sendmsg` for a single
+    /// packet), and empties it.
+    private func sendRun(_ run: inout [[UInt8]]) throws(MediaError) {
+        defer { run.removeAll(keepingCapacity: true) }
+        guard run.count > 1 else {
+            if let packet = run.first { try socket.send(packet, to: destination) }
+            return
+        }
+        runBytes.removeAll(keepingCapacity: true)
+        runEnds.removeAll(keepingCapacity: true)
+        for packet in run {
+            runBytes.append(contentsOf: packet)
+            runEnds.append(runBytes.count)
+        }
+        var failure: MediaError?
+        runBytes.withUnsafeBytes { all in
+            var start = 0
+            let datagrams = runEnds.map { end in
+                defer { start = end }
+                return UnsafeRawBufferPointer(rebasing: all[start..<end])
+            }
+            do throws(MediaError) {
+                _ = try socket.send(datagrams, toEach: [destination])
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// The RTCP waiting on the report socket (the first waited for up to
