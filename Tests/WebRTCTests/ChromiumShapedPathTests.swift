@@ -53,6 +53,18 @@ struct ChromiumShapedPathTests {
         return try? JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
     }
 
+    /// Kills every process still in the network namespace `namespace` (a `net:[…]` link of /proc/PID/ns/net):
+    /// when a test stops early, Chromium and its driver outlive the killed peer script and would keep the namespace.
+    static func stopProcesses(inNamespace namespace: String) {
+        let files = FileManager.default
+        for entry in (try? files.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let process = Int32(entry), process != getpid(),
+                (try? files.destinationOfSymbolicLink(atPath: "/proc/\(entry)/ns/net")) == namespace
+            else { continue }
+            kill(process, SIGKILL)
+        }
+    }
+
     /// `codecs ARGUMENTS` started in a new network namespace shaped by ``shaping``, with the namespace's process
     /// id (for `nsenter -t`), or nil when it did not start.
     static func startShaped(_ arguments: [String], in directory: TemporaryDirectory) throws -> (
@@ -102,6 +114,8 @@ struct ChromiumShapedPathTests {
                 "2M", "--adaptive-bitrate", "--linger", "1", "--stats-json", directory.path("stats.json"),
             ], in: directory)
         let (server, pid) = try #require(shaped, "the server did not start in its namespace")
+        let namespace = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net")
+        defer { Self.stopProcesses(inNamespace: namespace) }
         let viewer = try BackgroundProcess(
             "nsenter",
             [
@@ -179,6 +193,8 @@ struct ChromiumShapedPathTests {
         let shaped = try Self.startShaped(
             WHEPPeerTests.whipReceive(port: port, output: output, stats: directory.path("stats.json")), in: directory)
         let (receiver, pid) = try #require(shaped, "the receiver did not start in its namespace")
+        let namespace = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net")
+        defer { Self.stopProcesses(inNamespace: namespace) }
         let connectedPath = directory.path("connected")
         let publisher = try BackgroundProcess(
             "nsenter",
