@@ -80,7 +80,14 @@ extension RTPSenderSession {
         // The interval keeps repeated NACKs for one packet from sending it
         // many times; it runs from the last retransmission, not from the
         // first send: a receiver on a short path asks within milliseconds.
-        if let last = entry.lastRetransmitted, time - last < configuration.minimumRetransmissionInterval.nanoseconds {
+        // It is at least half the round-trip time once one is measured: a
+        // NACK that arrives sooner after the retransmission was sent before
+        // it (it spent about half a round trip on the way here), so it asks
+        // for what is already on its way, and answering each one fills a
+        // bottleneck (or a pacer) with copies.
+        let interval = max(
+            configuration.minimumRetransmissionInterval.nanoseconds, (roundTripTime?.nanoseconds ?? 0) / 2)
+        if let last = entry.lastRetransmitted, time - last < interval {
             return nil
         }
         var datagram = entry.packet

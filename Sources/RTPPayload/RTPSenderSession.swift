@@ -65,7 +65,9 @@ public struct RTPSenderSession: Sendable {
         public var historyPacketLimit: Int
         /// The most bytes kept for retransmission.
         public var historyByteLimit: Int
-        /// The least time between two retransmissions of one packet.
+        /// The least time between two retransmissions of one packet; once
+        /// reception reports give a round-trip time, the interval is at
+        /// least half of it.
         public var minimumRetransmissionInterval: MediaTime
         /// The time between sender reports.
         public var senderReportInterval: MediaTime

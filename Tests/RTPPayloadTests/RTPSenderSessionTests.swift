@@ -82,6 +82,31 @@ struct RTPSenderSessionTests {
         #expect(statistics.framesSent == 5)
     }
 
+    /// Once a reception report gives a round-trip time (60 ms here), a NACK that arrives less than half of it
+    /// after the packet's retransmission is not answered, though the 10 ms minimum has passed: it was sent before
+    /// the copy left.
+    @Test func aNACKWithinHalfARoundTripIsNotAnswered() throws {
+        var sender = Self.sender()
+        let samples = try multiPacketStream(frames: 5, gop: 5)
+        var sent: [[UInt8]] = []
+        for (index, sample) in samples.enumerated() {
+            sent += Self.rtp(try sender.send(sample, at: ms(Int64(index) * 40)))
+        }
+        // LSR 0.24 s in NTP short format (15728/65536 s), arriving at 0.3 s (19660/65536 s) with no delay since:
+        // 3932/65536 s, 60.0 ms.
+        let report = RTCPPacket.compound([
+            .receiverReport(ssrc: 9, reports: [RTCPReportBlock(ssrc: Self.ssrc, lastSenderReport: 15_728)])
+        ])
+        _ = sender.receiveRTCP(report, at: ms(300))
+        let roundTrip = try #require(sender.roundTripTime)
+        #expect(abs(roundTrip.seconds - 0.060) < 0.000_1)
+        let wanted = [UInt16(sent[3][2]) << 8 | UInt16(sent[3][3])]
+        #expect(Self.rtp(sender.receiveRTCP(Self.nack(wanted), at: ms(400))) == [sent[3]])
+        #expect(Self.rtp(sender.receiveRTCP(Self.nack(wanted), at: ms(420))).isEmpty)
+        #expect(Self.rtp(sender.receiveRTCP(Self.nack(wanted), at: ms(431))) == [sent[3]])
+        #expect(sender.statistics.retransmittedPacketsSent == 2)
+    }
+
     /// The history holds at most its packet and byte limits; a NACK for a
     /// packet that left it is counted, not answered.
     @Test func historyIsBoundedInPacketsAndBytes() throws {

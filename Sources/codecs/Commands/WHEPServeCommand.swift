@@ -30,7 +30,8 @@ enum WHEPServe {
           --loss PCT --seed N        drop PCT % of first transmissions on purpose (seeded; NACK repair tests)
           --stats-json FILE          write the final statistics (GET /whep/stats with the token) to FILE
           --adaptive-bitrate         encode at the lowest target of the viewers' congestion controllers
-                                     (transport-cc), at most --bitrate (needed; a .y4m IN): constant bit rate;
+                                     (transport-cc), at most --bitrate (needed; a .y4m IN): constant bit rate,
+                                     no frame larger than 200 ms of the rate (the encoder's VBV buffer);
                                      each viewer's packets paced at its estimator's pacing rate
         \(LadderOption.help)
                                      each viewer gets the layer its own estimate allows (transport-cc,
@@ -81,8 +82,10 @@ enum WHEPServe {
                 guard let rate = encodeOptions.properties.averageBitRate else {
                     throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
                 }
-                // Retargeting a running encoder needs constant-bit-rate control.
-                encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate)
+                // Retargeting a running encoder needs constant-bit-rate control. The VBV buffer is 200 ms of
+                // the rate, so that no frame (keyframes included) is larger than 200 ms of the target: a larger
+                // one would queue at a bottleneck and read as congestion.
+                encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate / 5)
                 configuration.ratePolicy = .minimum
                 configuration.pacesViewers = true
                 configuration.congestionControl = .init(
