@@ -114,15 +114,7 @@ struct JanusSimulcastTests {
         let client = try WHIPClient(url: janus.url, format: format)
         client.simulcastLayers = ladder.layers.map(\.rid)
         client.faults = faults
-        try client.connect(timeoutSeconds: 20) { offer in
-            try api.message(
-                ["request": "configure", "video": true], jsep: ["type": "offer", "sdp": offer, "trickle": false])
-            let configured = try api.event(with: "configured", within: 10)
-            guard let answer = (configured["jsep"] as? [String: Any])?["sdp"] as? String else {
-                throw ProcessError("Janus configured without an answer: \(configured)")
-            }
-            return answer
-        }
+        try client.connect(timeoutSeconds: 20) { offer in try api.configurePublisher(offer: offer) }
         #expect(client.acceptedLayers == ["h", "m", "l"], "\(client.receivedAnswer ?? "")")
         #expect(client.refusedLayers.isEmpty)
         // One FFmpeg per substream (its reordering waits up to 2 s for a gap to fill: a retransmission reaches it

@@ -91,6 +91,17 @@ struct JanusVideoRoomAPITests {
             }
             throw ProcessError("no Janus event with \(key) within \(seconds) s")
         }
+
+        /// A joined publisher's `configure` with our SDP `offer`: Janus's answer from the `configured` event.
+        func configurePublisher(offer: String) throws -> String {
+            try message(
+                ["request": "configure", "video": true], jsep: ["type": "offer", "sdp": offer, "trickle": false])
+            let configured = try event(with: "configured", within: 10)
+            guard let answer = (configured["jsep"] as? [String: Any])?["sdp"] as? String else {
+                throw ProcessError("Janus configured without an answer: \(configured)")
+            }
+            return answer
+        }
     }
 
     /// A WHIPClient given Janus's answer to its offer through
@@ -115,15 +126,7 @@ struct JanusVideoRoomAPITests {
         try api.message(["request": "join", "ptype": "publisher", "room": 1234, "display": "codecs"])
         _ = try api.event(with: "id", within: 10)
         let client = try WHIPClient(url: janus.url, format: try VideoStreamFormat(samples[0].formatDescription))
-        try client.connect(timeoutSeconds: 20) { offer in
-            try api.message(
-                ["request": "configure", "video": true], jsep: ["type": "offer", "sdp": offer, "trickle": false])
-            let configured = try api.event(with: "configured", within: 10)
-            guard let answer = (configured["jsep"] as? [String: Any])?["sdp"] as? String else {
-                throw ProcessError("Janus configured without an answer: \(configured)")
-            }
-            return answer
-        }
+        try client.connect(timeoutSeconds: 20) { offer in try api.configurePublisher(offer: offer) }
         for sample in samples {
             try client.send(sample)
             for _ in 0..<8 { try client.poll(timeoutMilliseconds: 5) }

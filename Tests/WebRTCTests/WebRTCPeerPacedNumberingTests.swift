@@ -140,6 +140,16 @@ struct WebRTCPeerPacedNumberingTests {
         }
 
         /// One step of 10 ms: both peers' timers, then every datagram on its way.
+        /// Steps (at most 500 times) until both peers are connected; expects the publisher to be.
+        func connect() throws {
+            var steps = 0
+            while steps < 500, publisher.state != .connected || endpoint.state != .connected {
+                try step()
+                steps += 1
+            }
+            #expect(publisher.state == .connected)
+        }
+
         func step() throws {
             now = MediaTime(value: now.converted(toTimescale: 1000).value + 10, timescale: 1000)
             try fromPublisher(publisher.poll(at: now))
@@ -174,12 +184,7 @@ struct WebRTCPeerPacedNumberingTests {
     func aRetransmissionAheadOfAQueuedKeyframeKeepsTheNumbersInWireOrder(retransmission: Bool) throws {
         let pair = try PacedPair(retransmission: retransmission)
         let repairSSRC = retransmission ? Self.retransmissionSSRC : Self.mediaSSRC
-        var steps = 0
-        while steps < 500, pair.publisher.state != .connected || pair.endpoint.state != .connected {
-            try pair.step()
-            steps += 1
-        }
-        #expect(pair.publisher.state == .connected)
+        try pair.connect()
         let samples = try WHIPClientSessionTests.samples()
         for sample in samples {
             try pair.send(sample)
@@ -245,12 +250,7 @@ struct WebRTCPeerPacedNumberingTests {
             WebRTCPeer.SimulcastLayers(
                 layers: layers.map { .init(rid: $0.rid, ssrc: $0.ssrc, retransmissionSSRC: $0.rtx) },
                 streamIDExtensionID: 10, repairedStreamIDExtensionID: 11, midExtensionID: 12, mid: "0"))
-        var steps = 0
-        while steps < 500, pair.publisher.state != .connected || pair.endpoint.state != .connected {
-            try pair.step()
-            steps += 1
-        }
-        #expect(pair.publisher.state == .connected)
+        try pair.connect()
         let samples = try WHIPClientSessionTests.samples()
         for sample in samples {
             for layer in layers.indices { try pair.send(sample, layer: layer) }
