@@ -94,18 +94,28 @@ private final class ServerBox: @unchecked Sendable {
 
 /// The Python `websockets` client (Debian's python3-websockets) as a test
 /// tool: `receive` collects every message until the server closes and prints
-/// JSON; `--delay S` sleeps after each binary message (a slow reader).
+/// JSON; `--delay S` sleeps after each binary message (a slow reader, with a
+/// 16 KiB socket receive buffer and read limit).
 let pythonReceiveClient = """
-    import asyncio, hashlib, json, sys, base64, websockets
+    import asyncio, hashlib, json, sys, base64, socket, websockets
     async def main(port, delay, annexb_path):
         out = {"config": None, "units": [], "texts": [], "closeCode": None}
         chunks = []
         for attempt in range(200):  # a server started just now may not listen yet
+            extra = {}
             try:
+                if delay:
+                    # A slow reader holds little: a 16 KiB receive buffer and read limit, so that the server
+                    # sees it fall behind instead of the kernel's buffer growing to hold the whole stream.
+                    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+                    extra = {"sock": sock, "read_limit": 16384}
+                    sock.connect(("127.0.0.1", port))
                 ws = await websockets.connect(f"ws://127.0.0.1:{port}/stream", max_size=None, max_queue=1,
-                                              compression=None)
+                                              compression=None, **extra)
                 break
             except OSError:
+                if "sock" in extra: extra["sock"].close()
                 await asyncio.sleep(0.05)
         if True:  # the block the connection is used in
             try:
