@@ -24,7 +24,7 @@ import Testing
     func relayThroughSRTLiveTransmit(_ shape: String) throws {
         let sent = try Sent(codec: "h264", frames: 90, keyint: 60)
         let inPort = try freePort(.udp)
-        let outPort = try freePort(.udp)
+        var outPort = try freePort(.udp)
         let input = "srt://127.0.0.1:\(inPort)"
         let relayInput = "\(input)?mode=listener"
         let player: Peer
@@ -41,10 +41,23 @@ import Testing
             // Until its output has a caller, the relay drops what it reads.
             #expect(relay.waitForError(containing: "Accepted SRT target connection"), "\(relay.standardError)")
         } else {
-            player = try Peer(
-                TestPaths.codecsExecutable.path,
-                ["stream", "receive", "srt://127.0.0.1:\(outPort)?mode=listener&latency=0", "-o", "-"], seconds: 30)
-            try waitUntilBound(.udp, port: outPort, by: player)
+            // A port found free can be taken by a test running beside this one before the listener binds it:
+            // then another port, up to three times.
+            var listener: Peer?
+            for attempt in 1...3 where listener == nil {
+                let candidate = try Peer(
+                    TestPaths.codecsExecutable.path,
+                    ["stream", "receive", "srt://127.0.0.1:\(outPort)?mode=listener&latency=0", "-o", "-"],
+                    seconds: 30)
+                do {
+                    try waitUntilBound(.udp, port: outPort, by: candidate)
+                    listener = candidate
+                } catch  where attempt < 3 && candidate.standardError.contains("Address already in use") {
+                    candidate.stop()
+                    outPort = try freePort(.udp)
+                }
+            }
+            player = try #require(listener)
             relay = try Peer(
                 "srt-live-transmit", ["-q", "-a:no", relayInput, "srt://127.0.0.1:\(outPort)?latency=0"],
                 seconds: 30)
