@@ -20,9 +20,33 @@ import time
 
 from peer_common import start_chromium
 
+# The publisher's peer connection for a track, sendonly with H.264
+# (packetization-mode 1) preferred and its offer set as the local
+# description; `gathered` settles when gathering ends (or after 3 s), and
+# `candidates` holds what was gathered. Scripts that publish start with it.
+START_PUBLISHER = """
+async function startPublisher(track) {
+  const pc = new RTCPeerConnection();
+  const candidates = [];
+  const gathered = new Promise((resolve) => {
+    pc.addEventListener('icecandidate', (event) => {
+      if (event.candidate && event.candidate.candidate) candidates.push(event.candidate.candidate);
+      if (!event.candidate) resolve();
+    });
+    setTimeout(resolve, 3000);
+  });
+  const transceiver = pc.addTransceiver(track, {direction: 'sendonly'});
+  const h264 = RTCRtpSender.getCapabilities('video').codecs.filter(
+    (c) => c.mimeType === 'video/H264' && (c.sdpFmtpLine || '').includes('packetization-mode=1'));
+  transceiver.setCodecPreferences(h264);
+  await pc.setLocalDescription(await pc.createOffer());
+  return {pc, candidates, gathered, transceiver, h264};
+}
+"""
+
 # The canvas animation, its track, the peer connection (and, trickling, the
 # candidates it gathers) and the offer with H.264 preferred.
-OFFER = """
+OFFER = START_PUBLISHER + """
 const [path, trickle, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
 (async () => {
   const canvas = document.createElement('canvas');
@@ -38,20 +62,7 @@ const [path, trickle, done] = [arguments[0], arguments[1], arguments[arguments.l
     context.fillText(String(n++), 40, 140);
   }, 33);
   const track = canvas.captureStream(30).getVideoTracks()[0];
-  const pc = new RTCPeerConnection();
-  const candidates = [];
-  const gathered = new Promise((resolve) => {
-    pc.addEventListener('icecandidate', (event) => {
-      if (event.candidate && event.candidate.candidate) candidates.push(event.candidate.candidate);
-      if (!event.candidate) resolve();
-    });
-    setTimeout(resolve, 3000);
-  });
-  const transceiver = pc.addTransceiver(track, {direction: 'sendonly'});
-  const h264 = RTCRtpSender.getCapabilities('video').codecs.filter(
-    (c) => c.mimeType === 'video/H264' && (c.sdpFmtpLine || '').includes('packetization-mode=1'));
-  transceiver.setCodecPreferences(h264);
-  await pc.setLocalDescription(await pc.createOffer());
+  const {pc, candidates, gathered, transceiver, h264} = await startPublisher(track);
   if (!trickle) await gathered;
   const offer = !trickle ? pc.localDescription.sdp : pc.localDescription.sdp.split('\\r\\n')
     .filter((line) => !line.startsWith('a=candidate:') && line !== 'a=end-of-candidates').join('\\r\\n');

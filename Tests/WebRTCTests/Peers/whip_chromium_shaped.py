@@ -1,13 +1,14 @@
 """Headless Chromium as a WHIP publisher whose send rate is watched: on a
 page of the endpoint's own origin, a 640x480 canvas of random 16x16 blocks
 (new every frame, so the encoder can use every bit it is given) is captured
-at 30 fps and sent with H.264 preferred. When the peer connection is
-connected, CONNECTED_PATH is written; then, for SECONDS, getStats() is read
-every 0.5 s: the outbound-rtp's bytesSent + headerBytesSent and frame
-counts, and the selected candidate pair's availableOutgoingBitrate (its
-estimate from our transport-cc feedback), each with the seconds since the
-connection. Then the track stops and the session is DELETEd. Prints JSON:
-the start, the samples and the final outbound-rtp.
+at 30 fps and sent with H.264 preferred (whip_chromium.py's publisher).
+When the peer connection is connected, CONNECTED_PATH is written; then,
+for SECONDS, getStats() is read every 0.5 s: the outbound-rtp's bytesSent
++ headerBytesSent and frame counts, and the selected candidate pair's
+availableOutgoingBitrate (its estimate from our transport-cc feedback),
+each with the seconds since the connection. Then the track stops and the
+session is DELETEd. Prints JSON: the start, the samples and the final
+outbound-rtp.
 
 usage: whip_chromium_shaped.py PAGE_URL WHIP_PATH SECONDS CONNECTED_PATH
 """
@@ -16,8 +17,9 @@ import sys
 import time
 
 from peer_common import start_chromium
+from whip_chromium import START_PUBLISHER
 
-OFFER = """
+OFFER = START_PUBLISHER + """
 const [path, done] = [arguments[0], arguments[arguments.length - 1]];
 (async () => {
   const canvas = document.createElement('canvas');
@@ -33,16 +35,7 @@ const [path, done] = [arguments[0], arguments[arguments.length - 1]];
     }
   }, 33);
   const track = canvas.captureStream(30).getVideoTracks()[0];
-  const pc = new RTCPeerConnection();
-  const gathered = new Promise((resolve) => {
-    pc.addEventListener('icecandidate', (event) => { if (!event.candidate) resolve(); });
-    setTimeout(resolve, 3000);
-  });
-  const transceiver = pc.addTransceiver(track, {direction: 'sendonly'});
-  const h264 = RTCRtpSender.getCapabilities('video').codecs.filter(
-    (c) => c.mimeType === 'video/H264' && (c.sdpFmtpLine || '').includes('packetization-mode=1'));
-  transceiver.setCodecPreferences(h264);
-  await pc.setLocalDescription(await pc.createOffer());
+  const {pc, gathered} = await startPublisher(track);
   await gathered;
   const response = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/sdp'},
                                       body: pc.localDescription.sdp});
