@@ -30,17 +30,34 @@ struct RateComponentTests {
         #expect(control.state == .hold)
     }
 
-    @Test func nearTheCapacityOfTheLastDecreaseTheRateGrowsByAboutOnePacketPerResponseTime() {
+    @Test func nearTheCapacityOfTheLastDecreaseTheRateGrowsByOnePacketPerResponseTime() {
         var control = AIMDRateControl(configuration: Self.configuration(start: 1_000_000))
         control.roundTripTime = .milliseconds(100)
         #expect(control.update(.overusing, acknowledged: 800_000, at: .seconds(1)) == 680_000)
         _ = control.update(.normal, acknowledged: 800_000, at: .seconds(2))
-        // 680 kb/s at 30 frames/s: 22 667 bits a frame in ceil(22 667 / 9600) = 3
-        // packets of 7556 bits; response time 100 + 100 ms: 37 778 b/s a second.
-        let perSecond = 680_000.0 / 30 / 3 / 0.2
-        let expected = Int(680_000 + perSecond * 0.5)
-        #expect(control.update(.normal, acknowledged: 800_000, at: .milliseconds(2500)) == expected)
-        #expect(expected == 698_888)
+        // One 1000-byte packet per response time (100 + 100 ms): 40 000 b/s a
+        // second, so 20 000 in half a second.
+        #expect(control.update(.normal, acknowledged: 800_000, at: .milliseconds(2500)) == 700_000)
+    }
+
+    @Test func twoFlowsNearTheirCapacityGrowByTheSameStepWhateverTheirRates() {
+        // A flow at 306 kb/s and one at 612 kb/s (each 0.85 × its acknowledged
+        // rate after an overuse) add the same bits per second, so each
+        // decrease narrows their gap. libwebrtc's step, one of the flow's own
+        // packets per response time, would be 17 000 b/s a second for the
+        // first (10 200 bits a frame in 2 packets) and 22 667 for the second
+        // (20 400 in 3), so the faster flow would climb faster.
+        var slow = AIMDRateControl(configuration: Self.configuration(start: 400_000))
+        var fast = AIMDRateControl(configuration: Self.configuration(start: 900_000))
+        slow.roundTripTime = .milliseconds(200)
+        fast.roundTripTime = .milliseconds(200)
+        #expect(slow.update(.overusing, acknowledged: 360_000, at: .seconds(1)) == 306_000)
+        #expect(fast.update(.overusing, acknowledged: 720_000, at: .seconds(1)) == 612_000)
+        _ = slow.update(.normal, acknowledged: 360_000, at: .seconds(2))
+        _ = fast.update(.normal, acknowledged: 720_000, at: .seconds(2))
+        // 8000 bits per 100 + 200 ms.
+        #expect(slow.update(.normal, acknowledged: 360_000, at: .seconds(3)) == 306_000 + 26_666)
+        #expect(fast.update(.normal, acknowledged: 720_000, at: .seconds(3)) == 612_000 + 26_666)
     }
 
     @Test func anIncreaseNeverPassesOneAndAHalfTimesTheAcknowledgedRate() {

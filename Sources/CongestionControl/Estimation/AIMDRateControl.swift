@@ -6,12 +6,16 @@ import Foundation
 /// runs it: overuse → decrease to β × the acknowledged rate (β = 0.85), at
 /// most once per round trip; underuse → hold; normal → increase, by 8 % a
 /// second (multiplicative) far from the link capacity measured at earlier
-/// decreases, by about one packet per response time (additive) near it. An
+/// decreases, by one 1000-byte packet per response time (additive) near it.
+/// The additive step is the same for every flow whatever its rate (libwebrtc
+/// sizes it by the flow's own packets, so a faster flow climbs faster and two
+/// flows sharing a bottleneck keep their gap); with the same step, each
+/// decrease to β × the acknowledged rate narrows the gap by 1 − β. An
 /// increase never takes the estimate above ``headroom`` × the acknowledged
 /// rate, so a sender that does not use its rate does not grow it.
 struct AIMDRateControl: Sendable {
-    static let averagePacketBits = 1200.0 * 8
-    static let framesPerSecond = 30.0
+    /// The packet the additive increase adds per response time, in bits.
+    static let additivePacketBits = 1000.0 * 8
     static let minimumAdditiveIncrease = 4000.0
     static let minimumMultiplicativeIncrease = 1000.0
 
@@ -79,12 +83,9 @@ struct AIMDRateControl: Sendable {
         let current = Double(estimate)
         var increased: Double
         if linkCapacity.estimate != nil {
-            // Near the capacity: about one average packet per response time.
+            // Near the capacity: one packet per response time, the same for every flow.
             let responseTime = roundTripTime.seconds + 0.1
-            let bitsPerFrame = current / Self.framesPerSecond
-            let packetsPerFrame = (bitsPerFrame / Self.averagePacketBits).rounded(.up)
-            let packetBits = bitsPerFrame / max(packetsPerFrame, 1)
-            let perSecond = max(Self.minimumAdditiveIncrease, packetBits / responseTime)
+            let perSecond = max(Self.minimumAdditiveIncrease, Self.additivePacketBits / responseTime)
             increased = current + perSecond * elapsed
         } else {
             let alpha = pow(1.08, min(elapsed, 1))
