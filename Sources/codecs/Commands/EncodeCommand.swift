@@ -1,5 +1,6 @@
 import EncodeSession
 import FormatConv
+import LiveStreaming
 import MediaCore
 import MediaIO
 
@@ -111,51 +112,19 @@ private struct EncodePlan {
     }
 
     func run() throws(MediaError) {
-        let reader = try Y4MReader(path: input)
-        let header = reader.header
-        var properties = encode.properties
-        // Y4M's F0:0 means "unknown": keep the encoder's 30 fps instead of 0/0.
-        let frameDuration = header.frameDuration
-        if frameDuration.isValid {
-            properties.expectedFrameRate = Double(frameDuration.timescale) / Double(frameDuration.value)
-        }
-        // The Y4M colour space is the coded format: C422p10 gives High 4:2:2
-        // (H.264) or a 4:2:2 10-bit range extensions profile (HEVC).
-        properties.pixelFormat = header.pixelFormat
-        let session = try CompressionSession(
-            width: header.width, height: header.height, codec: encode.codec, encoder: encode.encoder,
-            properties: properties)
-        let sink = try SampleSink(
-            path: output, kind: outputKind,
+        let encoding = try Y4MFileEncode(
+            input: input, output: output, kind: outputKind, codec: encode.codec, encoder: encode.encoder,
+            properties: encode.properties,
             options: MovieWriterOptions(container: outputKind.container, fastStart: fastStart))
+        let session = encoding.session
         let progress = ProgressLine()
-        // Frame times from the header's rate; 1/30 s when it says F0:0 (unknown)
-        // or a rate that does not fit a timescale.
-        let frameTime = frameDuration.isValid ? frameDuration : MediaTime(value: 1, timescale: 30)
         let start = monotonicSeconds()
-        var tornTail: String? = nil
-        var read = 0
-        let report = try session.encodeFrames(
-            frameDuration: frameTime, frameLimit: frameLimit, shouldStop: { StopSignal.requested != nil },
-            nextFrame: { () throws(MediaError) -> PixelBuffer? in
-                do throws(MediaError) {
-                    let frame = try reader.readFrame()
-                    if frame != nil { read += 1 }
-                    return frame
-                } catch  where reader.endsInsideAFrame && read > 0 {
-                    // Keep the whole frames before a torn last one; say what was left out.
-                    tornTail = error.message
-                    return nil
-                }
-            },
-            write: { (sample) throws(MediaError) -> Int in try sink.write(sample) },
-            progress: { frames, bytes in
-                let elapsed = monotonicSeconds() - start
-                progress.show(
-                    "frame \(frames)  \(bytes / 1024) KiB  \(ReportTable.formatted(elapsed > 0 ? Double(frames) / elapsed : 0)) fps"
-                )
-            })
-        try sink.finish()
+        let report = try encoding.run(frameLimit: frameLimit, until: { StopSignal.requested != nil }) { frames, bytes in
+            let elapsed = monotonicSeconds() - start
+            progress.show(
+                "frame \(frames)  \(bytes / 1024) KiB  \(ReportTable.formatted(elapsed > 0 ? Double(frames) / elapsed : 0)) fps"
+            )
+        }
         progress.clear()
 
         let elapsed = max(monotonicSeconds() - start, 1e-9)
@@ -167,6 +136,8 @@ private struct EncodePlan {
             summary += "; \(report.droppedFrames) frames dropped by the encoder"
         }
         printError(summary)
-        if let tornTail { printError("warning: \(tornTail); the \(frames) whole frames before it were encoded") }
+        if let tornTail = encoding.tornTail {
+            printError("warning: \(tornTail); the \(frames) whole frames before it were encoded")
+        }
     }
 }
