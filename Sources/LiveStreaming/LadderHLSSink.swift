@@ -38,6 +38,21 @@ public final class LadderHLSSink: LiveLadderSink {
 
     private var formats: [FormatDescription?]
 
+    /// A sink whose master playlist is `masterPlaylistPath` (`DIR/NAME.m3u8`): DIR holds the renditions (the
+    /// current folder for a bare file name, `/` for a file at the root), as
+    /// ``init(directory:ladder:options:masterPlaylistName:)`` with NAME.
+    public convenience init(masterPlaylistPath: String, ladder: LiveLadder, options: StreamOptions = .init())
+        throws(MediaError)
+    {
+        let slash = masterPlaylistPath.lastIndex(of: "/")
+        let directory = slash.map { String(masterPlaylistPath[..<$0]) } ?? "."
+        let name =
+            slash.map { String(masterPlaylistPath[masterPlaylistPath.index(after: $0)...]) } ?? masterPlaylistPath
+        try self.init(
+            directory: directory.isEmpty ? "/" : directory, ladder: ladder, options: options,
+            masterPlaylistName: name)
+    }
+
     /// Creates `directory` and a folder per layer in it (existing ones are kept); nothing is written before
     /// the first keyframe. The master playlist is `directory/masterPlaylistName`, a file name ending in `.m3u8`.
     public init(

@@ -151,4 +151,28 @@ final class TeeLadderSink: LiveLadderSink {
         #expect(sink.masterPlaylist() == nil)
         #expect(!FileManager.default.fileExists(atPath: sink.masterPlaylistPath))
     }
+
+    /// A master playlist path splits into the renditions' folder and the playlist's name; a name without
+    /// .m3u8 is refused.
+    @Test func aMasterPlaylistPathNamesTheFolderAndThePlaylist() throws {
+        let directory = try TemporaryDirectory()
+        let sink = try LadderHLSSink(
+            masterPlaylistPath: directory.path("out") + "/live.m3u8", ladder: LadderEncodeTests.ladder)
+        #expect(sink.directory == directory.path("out"))
+        #expect(sink.masterPlaylistName == "live.m3u8")
+        #expect(sink.masterPlaylistPath == directory.path("out") + "/live.m3u8")
+        for layer in LadderEncodeTests.ladder.layers {
+            var isFolder: ObjCBool = false
+            #expect(
+                FileManager.default.fileExists(atPath: directory.path("out") + "/" + layer.rid, isDirectory: &isFolder))
+            #expect(isFolder.boolValue)
+        }
+        do {
+            _ = try LadderHLSSink(
+                masterPlaylistPath: directory.path("out") + "/live.txt", ladder: LadderEncodeTests.ladder)
+            Issue.record("a playlist name without .m3u8 was taken")
+        } catch {
+            #expect(error.message == "live.txt: a master playlist is a file name ending in .m3u8")
+        }
+    }
 }

@@ -140,13 +140,8 @@ enum TransportSend {
         options: StreamOptions, frameLimit: Int?
     ) -> Int32 {
         let parsed = request.arguments
-        let slash = request.url.lastIndex(of: "/")
-        let directory = slash.map { String(request.url[..<$0]) } ?? "."
-        let name = slash.map { String(request.url[request.url.index(after: $0)...]) } ?? request.url
         do throws(MediaError) {
-            let sink = try LadderHLSSink(
-                directory: directory.isEmpty ? "/" : directory, ladder: ladder, options: options,
-                masterPlaylistName: name)
+            let sink = try LadderHLSSink(masterPlaylistPath: request.url, ladder: ladder, options: options)
             var configuration = LiveOptions.configuration(settings, parsed, frameLimit: frameLimit)
             configuration.ladder = ladder
             let pipeline = try LivePipeline(
