@@ -112,15 +112,37 @@ func benchmarkRMCATRealCodecFlows(report: Report, log: (String) -> Void) throws 
         let flows = result.flows.map { flow in
             String(
                 format: "flow %d (from %.0f s) %.1f dB over %d frames decoded, %d keyframes (%d by PLI), "
-                    + "%d retransmissions, %d packets given up", flow.flow.id, flow.flow.start.benchSeconds,
-                flow.meanPSNRY, flow.framesDecoded, flow.keyframes, flow.keyframeRequests,
-                flow.retransmissionsSent, flow.packetsGivenUp)
+                    + "%d forward packets lost, %d retransmissions, %d packets given up, queue delay p95 %.1f ms",
+                flow.flow.id, flow.flow.start.benchSeconds, flow.meanPSNRY, flow.framesDecoded, flow.keyframes,
+                flow.keyframeRequests, flow.forwardPacketsLost, flow.retransmissionsSent, flow.packetsGivenUp,
+                Double(flow.queueDelayP95 / .microseconds(1)) / 1000)
         }
         report.notes.append(
             "\(label): luma PSNR per flow (mean over the run): " + flows.joined(separator: "; ")
                 + String(format: "; %.2f s of CPU (not a target)", cpu))
         if !configuration.tcpFlows.isEmpty {
             report.notes.append("\(label): TCP-like flow sent \(result.tcpPacketsSent) data packets")
+        }
+        let phases: [(start: Duration, end: Duration, flows: [Int])] =
+            switch number {
+            case "5.2": RMCATEvaluation.twoFlowPhases
+            case "5.4", "5.8": RMCATEvaluation.threeFlowPhases
+            default: []
+            }
+        if !phases.isEmpty {
+            let values = phases.map { phase in
+                // The window fairness() takes: the last 30 s of the phase, or after its first 5 s when shorter.
+                let from = max(phase.end - .seconds(30), phase.start + .seconds(5))
+                let rates = phase.flows.map {
+                    String(format: "%.0f", result.rates.deliveredRate(flow: $0, from: from, to: phase.end) / 1000)
+                }
+                return String(
+                    format: "%.0f–%.0f s %.3f (delivered kb/s from %.0f s: %@)", phase.start.benchSeconds,
+                    phase.end.benchSeconds,
+                    RMCATEvaluation.fairness(result.rates, flows: phase.flows, from: phase.start, to: phase.end),
+                    from.benchSeconds, rates.joined(separator: " / "))
+            }
+            report.notes.append("\(label): fairness per phase: " + values.joined(separator: ", "))
         }
         for error in errors.prefix(5) { report.notes.append("\(label): \(error)") }
     }
