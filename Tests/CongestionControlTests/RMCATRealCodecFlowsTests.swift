@@ -63,6 +63,27 @@ struct RMCATRealCodecFlowsTests {
         #expect(Set(result.flows[0].decodedPictureMD5s).isDisjoint(with: result.flows[1].decodedPictureMD5s))
     }
 
+    /// A flow paused from 2.5 to 3.5 s of a 5 s run: no frame captured in the pause is in its record, nothing
+    /// leaves its pacer once what was queued before the pause has left, and the first frame after it is a keyframe
+    /// (x264's own keyframe every 60 frames would come 45 frames later).
+    @Test func aPausedFlowSendsNothingAndResumesWithAKeyframe() throws {
+        let step = RealCodecTrialConfiguration.shortStep()
+        let configuration = RealCodecTrialConfiguration(
+            name: "pause", duration: .seconds(5), forward: step.forward, reverse: step.reverse,
+            phases: [.init(start: .zero, end: .seconds(5), capacity: 1_000_000)],
+            flows: [CongestionTrialFlow(id: 1, pauses: [.milliseconds(2500) ..< .milliseconds(3500)])], width: 320,
+            height: 180)
+        let result = try RealCodecTrial.runFlows(configuration)
+        let flow = result.flows[0]
+        #expect(flow.frames.map(\.index) == Array(0..<75) + Array(105..<150))
+        #expect(flow.decoderErrors == [])
+        #expect(flow.count(.undecodable) == 0)
+        #expect(flow.frames.first { $0.index == 105 }?.isKeyframe == true)
+        let packets = result.rates.flows[0].packets
+        #expect(packets.contains { $0.sendTime >= .milliseconds(3500) })
+        #expect(!packets.contains { $0.sendTime >= .milliseconds(2700) && $0.sendTime < .milliseconds(3500) })
+    }
+
     @Test func theSameSeedGivesTheSameBytesOnBothLinks() throws {
         let configuration = Self.configuration(seed: 7, duration: .seconds(4))
         let first = try RealCodecTrial.runFlows(configuration)
