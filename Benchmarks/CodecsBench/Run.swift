@@ -158,6 +158,8 @@ func runBenchmarks(_ options: BenchOptions, _ report: Report) throws {
         try benchmarkRMCAT(jsonPath: options.jsonPath, report: report, log: log)
         log("rmcat: 5.1 with the real codec (x264, RTP with NACK and RTX, libavcodec) at 640x360")
         try benchmarkRMCATRealCodec(report: report, log: log)
+        log("rmcat: 5.2, 5.4, 5.6 and 5.8 with the real codec, one encoder and decoder per media flow, at 640x360")
+        try benchmarkRMCATRealCodecFlows(report: report, log: log)
     }
     if options.sections.contains("memory") && !frames720.isEmpty {
         log("memory: allocations per frame and peak RSS")

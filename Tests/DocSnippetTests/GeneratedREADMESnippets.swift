@@ -15,8 +15,8 @@ import Sockets
 import WebRTC
 import WebStreaming
 
-// README.md:738
-private func snippet_README_738() async throws {
+// README.md:739
+private func snippet_README_739() async throws {
     let ladder = try LiveLadder([
         .init(rid: "h", width: 640, height: 360, bitRate: 600_000),
         .init(rid: "m", width: 320, height: 180, bitRate: 250_000),
@@ -32,8 +32,8 @@ private func snippet_README_738() async throws {
     let pipeline = try LivePipeline(source: .frames(framesPerSecond: 30), sink: client, configuration: configuration)
 }
 
-// README.md:824
-private func snippet_README_824() async throws {
+// README.md:825
+private func snippet_README_825() async throws {
 
     // Receiver: RTP → access units (jitter buffer, NACK, PLI); bound first, on a free port.
     let receiver = try RTPStreamReceiver(host: "127.0.0.1", port: 0, configuration: .init(codec: .h264))
@@ -56,8 +56,8 @@ private func snippet_README_824() async throws {
     try await sending.value
 }
 
-// README.md:895
-private func snippet_README_895() async throws {
+// README.md:896
+private func snippet_README_896() async throws {
     for encoder in CompressionSession.encoders() {           // x264, x265, vaapi (h264), vaapi (hevc)
         print(encoder.name, encoder.codec, encoder.isAvailable ? "available" : encoder.unavailableReason!)
     }

@@ -9,7 +9,7 @@ extension RealCodecTrialState {
     func result() -> RealCodecTrialResult {
         var frames: [RealCodecTrialFrame] = []
         var broken = false
-        for index in 0..<clip.frameCount {
+        for index in 0..<clip.frameCount where flow.isActive(at: captureTime(ofFrame: index)) {
             guard let sent = sentFrames[index] else {
                 let fate: RealCodecTrialFrame.Fate =
                     droppedFrames.contains(index) ? .droppedBeforeEncoder : .undecodable
@@ -42,17 +42,62 @@ extension RealCodecTrialState {
         }
         let phases = configuration.phases.map { phase(phase: $0, frames: frames) }
         var result = RealCodecTrialResult(
-            configuration: configuration, frames: frames, phases: phases, receivedSamples: receivedSamples,
+            configuration: configuration, flow: flow, captureOffset: captureOffset, frames: frames, phases: phases,
+            receivedSamples: receivedSamples,
             decodedPictureMD5s: decodedPictureMD5s, lossEvents: lossEvents, packetsGivenUp: givenUp.count,
             decoderErrors: decoderErrors, keyframeRequests: keyframeRequests,
             keyframes: frames.filter { $0.isKeyframe }.count, nackPackets: receiver.statistics.nackCount,
             retransmissionsSent: retransmissionsSent,
-            forwardPacketsLost: path.forward.statistics.values.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
-            reversePacketsLost: path.reverse.statistics.values.reduce(0) { $0 + $1.queueDrops + $1.wireLosses },
-            queueDelayP95: path.forward.statistics[Self.rtpFlow]?.queueDelayPercentile(0.95) ?? .zero,
-            deliveredDigest: deliveredDigest, deliveredDatagrams: deliveredDatagrams)
+            forwardPacketsLost: [rtpFlow, rtcpFlow].reduce(0) {
+                $0 + (path.forward.statistics[$1].map { $0.queueDrops + $0.wireLosses } ?? 0)
+            },
+            reversePacketsLost: path.reverse.statistics[rtpFlow].map { $0.queueDrops + $0.wireLosses } ?? 0,
+            queueDelayP95: path.forward.statistics[rtpFlow]?.queueDelayPercentile(0.95) ?? .zero,
+            deliveredDigest: trial.deliveredDigest, deliveredDatagrams: trial.deliveredDatagrams)
         result.seconds = seconds(frames)
         return result
+    }
+
+    /// Records the controller's figures at the end of a 100 ms sample interval.
+    func sample() {
+        controllerSamples.append((clock.now, controller.statistics))
+    }
+
+    /// The flow's packets on the forward link and its 100 ms samples, as a congestion trial records them (a packet
+    /// still on the link when the run ended is in flight; a sample's lost packets are those sent in it that never
+    /// arrived otherwise; feedback counts every RTCP datagram of the receiver, sent and delivered).
+    func rateRecord() -> CongestionTrialFlowResult {
+        var packets = packets
+        let link = path.forward.configuration
+        for index in packets.indices where !packets[index].arrived {
+            guard let queueDelay = packets[index].queueDelay else { continue }
+            let start = packets[index].sendTime + queueDelay
+            let serialisation = Duration.seconds(
+                Double(packets[index].size * 8) / Double(max(link.capacity.bitsPerSecond(at: start), 1)))
+            packets[index].inFlightAtEnd =
+                start + serialisation + link.propagationDelay + link.jitterBound >= configuration.end
+        }
+        let interval = Duration.milliseconds(100)
+        var samples = controllerSamples.map { time, statistics in
+            CongestionTrialSample(
+                time: time, sendRate: 0, target: statistics.targetBitrate, estimate: statistics.delayBasedEstimate,
+                acknowledgedRate: statistics.acknowledgedBitrate ?? 0,
+                capacity: link.capacity.bitsPerSecond(at: time - interval / 2), queueDelay: .zero, lostPackets: 0,
+                probing: false)
+        }
+        for packet in packets {
+            let index = Int(packet.sendTime / interval)
+            guard index < samples.count else { continue }
+            samples[index].sendRate += Double(packet.size * 8) / interval.trialSeconds
+            if let delay = packet.queueDelay { samples[index].queueDelay = max(samples[index].queueDelay, delay) }
+            if packet.probe { samples[index].probing = true }
+            if !packet.arrived && !packet.inFlightAtEnd { samples[index].lostPackets += 1 }
+        }
+        return CongestionTrialFlowResult(
+            flow: flow, packets: packets, samples: samples, framesEncoded: sentFrames.count,
+            keyframes: sentFrames.values.filter(\.isKeyframe).count, framesDropped: droppedFrames.count,
+            feedbackSent: feedbackSent, feedbackDelivered: feedbackDelivered,
+            statistics: controller.statistics)
     }
 
     /// The run second by second (``RealCodecTrialSecond``).
@@ -85,7 +130,7 @@ extension RealCodecTrialState {
         var psnrSum = 0.0
         var decoded = 0
         for frame in frames {
-            let time = Duration.nanoseconds(Int64(frame.index) * 1_000_000_000 / 30)
+            let time = captureTime(ofFrame: frame.index)
             guard time >= phase.start && time < phase.end else { continue }
             counts[frame.fate, default: 0] += 1
             if let value = frame.psnrY {

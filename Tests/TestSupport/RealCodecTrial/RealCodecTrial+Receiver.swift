@@ -8,7 +8,7 @@ import RTPPayload
 extension RealCodecTrialState {
     /// An RTP datagram off the forward link.
     func receivedRTP(_ datagram: [UInt8]) {
-        if let header = try? RTPHeader.parse(datagram).0, header.ssrc == Self.mediaSSRC {
+        if let header = try? RTPHeader.parse(datagram).0, header.ssrc == mediaSSRC {
             let number = Self.extend(header.sequenceNumber, near: newestReceivedSequenceNumber)
             newestReceivedSequenceNumber = max(newestReceivedSequenceNumber, number)
             deliveredOriginals.insert(number)
@@ -34,9 +34,10 @@ extension RealCodecTrialState {
                     }
                 }
             case .rtcp(let datagram, _):
+                feedbackSent += 1
                 path.reverse.send(
                     SimulatedPacket(
-                        flow: Self.rtpFlow, sequenceNumber: nextLinkSequenceNumber(), size: datagram.count,
+                        flow: rtpFlow, sequenceNumber: nextLinkSequenceNumber(), size: datagram.count,
                         payload: datagram))
             case .streamEnded:
                 break
@@ -57,7 +58,13 @@ extension RealCodecTrialState {
         }
     }
 
-    private func decode(_ sample: CompressedSample) {
+    private func decode(_ received: CompressedSample) {
+        // The receiver counts pts from the first packet it handed on; the sender's RTP timestamps are the source
+        // pts at 90 kHz (no offset), so the source pts is the receiver's plus that packet's timestamp.
+        var sample = received
+        if let origin = receiver.timestampOrigin {
+            sample.pts = sample.pts + MediaTime(value: Int64(origin), timescale: 90_000)
+        }
         if configuration.keepsReceivedStream { receivedSamples.append(sample) }
         do {
             if decoder == nil {

@@ -7,13 +7,18 @@ import MediaCore
 import RTPPayload
 
 extension RealCodecTrialState {
-    /// Encodes source frame `index` (unless the pacer's queue is over its bound) and queues its packets.
+    /// Encodes source frame `index` (unless the flow is paused or stopped, or the pacer's queue is over its
+    /// bound) and queues its packets; the first frame after a pause is a keyframe.
     func encodeFrame(_ index: Int) {
         if index + 1 < clip.frameCount {
-            clock.schedule(at: .nanoseconds(Int64(index + 1) * 1_000_000_000 / 30)) { [self] in encodeFrame(index + 1) }
+            clock.schedule(at: captureTime(ofFrame: index + 1)) { [self] in encodeFrame(index + 1) }
         }
         guard failure == nil else { return }
         let time = clock.now
+        guard flow.isActive(at: time) else {
+            keyframePending = true
+            return
+        }
         if pacer.shouldDropFrames(maxQueueDelay: configuration.maximumPacerQueueDelay, at: time) {
             droppedFrames.insert(index)
             return
@@ -43,8 +48,8 @@ extension RealCodecTrialState {
 
     /// The controller's target into the encoder when it moved by 5 % or more, within the media limits.
     private func applyTarget() throws {
-        let limit = configuration.maximumRate.bitsPerSecond(at: clock.now)
-        let target = min(max(controller.statistics.targetBitrate, configuration.minimumRate), limit)
+        let limit = flow.maximumRate.bitsPerSecond(at: clock.now)
+        let target = min(max(controller.statistics.targetBitrate, flow.minimumRate), limit)
         if let reported = reportedTarget, abs(target - reported) * 20 < reported { return }
         reportedTarget = target
         if target != encoder.properties.averageBitRate { try encoder.setAverageBitRate(target) }
@@ -71,7 +76,7 @@ extension RealCodecTrialState {
         switch event {
         case .rtp(let datagram):
             var retransmitted: UInt16?
-            if let (header, payload) = try? RTPHeader.parse(datagram), header.ssrc == Self.retransmissionSSRC {
+            if let (header, payload) = try? RTPHeader.parse(datagram), header.ssrc == retransmissionSSRC {
                 guard payload.count >= 2 else { return }
                 let number = UInt16(datagram[payload.lowerBound]) << 8 | UInt16(datagram[payload.lowerBound + 1])
                 // One copy of a packet waits at a time: the receiver asks again while the queue delays the answer.
@@ -84,7 +89,7 @@ extension RealCodecTrialState {
         case .rtcp(let datagram):
             path.forward.send(
                 SimulatedPacket(
-                    flow: Self.rtcpFlow, sequenceNumber: nextLinkSequenceNumber(), size: datagram.count,
+                    flow: rtcpFlow, sequenceNumber: nextLinkSequenceNumber(), size: datagram.count,
                     payload: datagram))
         case .keyframeRequested:
             keyframeRequests += 1
@@ -104,7 +109,7 @@ extension RealCodecTrialState {
         let time = clock.now
         if let packets = try? RTCPPacket.parseCompound(datagram) {
             for case .receiverReport(_, let blocks) in packets {
-                for block in blocks where block.ssrc == Self.mediaSSRC {
+                for block in blocks where block.ssrc == mediaSSRC {
                     apply(controller.lossReport(fractionLost: Double(block.fractionLost) / 256, at: time))
                 }
             }
@@ -116,7 +121,7 @@ extension RealCodecTrialState {
     /// The controller's and the sender session's timers, every process interval while the encoder runs.
     func runTimers() {
         let time = clock.now
-        let limit = configuration.maximumRate.bitsPerSecond(at: time)
+        let limit = flow.maximumRate.bitsPerSecond(at: time)
         if limit != controller.maximumRate { apply(controller.setMaximumRate(limit, at: time)) }
         controller.applicationLimited(pacer.isApplicationLimited(at: time), at: time)
         apply(controller.process(at: time))
@@ -151,10 +156,14 @@ extension RealCodecTrialState {
         controllerSums[second].runs += 1
     }
 
+    /// The controller's rates into the pacer; while the flow is paused or stopped, without padding or probes
+    /// (it sends nothing new).
     func apply(_ rate: TargetRate) {
         let time = clock.now
-        pacer.setRates(target: rate.target, pacing: rate.pacingRate, padding: rate.paddingRate, at: time)
-        for cluster in rate.probeClusters {
+        let active = flow.isActive(at: time)
+        pacer.setRates(
+            target: rate.target, pacing: rate.pacingRate, padding: active ? rate.paddingRate : 0, at: time)
+        for cluster in rate.probeClusters where active {
             pacer.addProbeCluster(
                 id: cluster.id, bitRate: cluster.rate, minimumBytes: cluster.minimumBytes,
                 minimumPackets: cluster.minimumPackets, at: time)
@@ -179,7 +188,7 @@ extension RealCodecTrialState {
                 for case .rtp(let packet) in session.sendPadding(
                     bytes: RTPSenderSession.maximumPaddingPerPacket, at: now)
                 {
-                    put(packet, probeCluster: released.probeClusterID, retransmission: false)
+                    put(packet, probeCluster: released.probeClusterID, retransmission: false, padding: true)
                 }
             }
         }
@@ -194,7 +203,7 @@ extension RealCodecTrialState {
     }
 
     /// Puts one RTP datagram on the forward link and tells the controller.
-    private func put(_ packet: [UInt8], probeCluster: Int?, retransmission: Bool) {
+    private func put(_ packet: [UInt8], probeCluster: Int?, retransmission: Bool, padding: Bool = false) {
         let time = clock.now
         if let header = try? RTPHeader.parse(packet).0,
             let number = header.transportSequenceNumber(extensionID: Self.extensionID)
@@ -213,9 +222,17 @@ extension RealCodecTrialState {
             sentBytesPerBucket += repeatElement(0, count: bucket + 1 - sentBytesPerBucket.count)
         }
         sentBytesPerBucket[bucket] += packet.count
+        let sequenceNumber = nextLinkSequenceNumber()
+        let before = path.forward.statistics[rtpFlow]?.queueDelays.count ?? 0
         path.forward.send(
-            SimulatedPacket(
-                flow: Self.rtpFlow, sequenceNumber: nextLinkSequenceNumber(), size: packet.count, payload: packet))
+            SimulatedPacket(flow: rtpFlow, sequenceNumber: sequenceNumber, size: packet.count, payload: packet))
+        let queued = path.forward.statistics[rtpFlow]?.queueDelays
+        let queueDelay = (queued?.count ?? 0) > before ? queued?.last : nil
+        if queueDelay != nil { packetIndex[sequenceNumber] = packets.count }
+        packets.append(
+            CongestionTrialPacket(
+                sendTime: time, size: packet.count, probe: probeCluster != nil, padding: padding,
+                queueDelay: queueDelay, arrived: false))
     }
 
     func nextLinkSequenceNumber() -> Int64 {

@@ -9,9 +9,15 @@ import MediaCore
 import MediaIO
 import RTPPayload
 
-/// Runs one video stream end to end on a seeded ``SimulatedPath``:
+/// Runs video streams end to end on a seeded ``SimulatedPath``, each media flow of the configuration with its own
+/// source, encoder, sender session (its own SSRCs), controller, pacer, receiver session and decoder, and its own
+/// flow numbers on the links (flow n from 0: RTP 2n + 1, sender RTCP 2n + 2, receiver RTCP 2n + 1 back),
+/// together with TCP-like cross traffic (``AIMDFlow``) when the configuration has some:
 ///
-/// - **Source**: a ``SyntheticClip`` of the configured size at 30 fps (frame n captured at n / 30 s).
+/// - **Source**: a ``SyntheticClip`` of the configured size at 30 fps (seed: the trial's plus n), frame i captured
+///   at i / 30 s plus an offset (0 for the first flow, within one frame interval drawn from the seed for the
+///   others); frames are encoded from the flow's start, not in its pauses nor after its stop, and the first
+///   frame after a pause is a keyframe. While paused the pacer sends no padding and no probes.
 /// - **Encoder**: an x264 ``CompressionSession`` set up as the live pipeline sets it with congestion control
 ///   (real-time, no B-frames, Constrained Baseline, a keyframe every 2 s, constant bit rate with a VBV of 200 ms
 ///   of the rate), one thread; its rate follows the controller's target through
@@ -24,7 +30,7 @@ import RTPPayload
 ///   first-in-first-out ``Pacer`` class (transport-wide numbers leave in order); sender
 ///   reports go on the forward link unpaced; the ``CongestionController`` takes transport-cc feedback and the
 ///   receiver reports' loss.
-/// - **Link**: media forward (flow 1 RTP, flow 2 RTCP), every receiver RTCP packet (reports, NACK, PLI,
+/// - **Link**: media forward (RTP, sender RTCP), every receiver RTCP packet (reports, NACK, PLI,
 ///   transport-cc) back on the reverse link; a datagram's size on the link is its RTP or RTCP size.
 /// - **Receiver**: ``RTPReceiverSession`` with NACK, RTX and transport-cc feedback every 50 ms, a jitter buffer of
 ///   ``RealCodecTrialConfiguration/jitterBufferDelay``, NACK repeats a round trip apart (the sender's measured
@@ -37,19 +43,27 @@ import RTPPayload
 /// of a frame after the last intact keyframe before it, was given up; computed from the packets given up, not
 /// from what the decoder did), or undecodable (any other frame not decoded; must be none).
 public enum RealCodecTrial {
-    /// Runs `configuration` to its end.
+    /// Runs `configuration` to its end and returns its first media flow's record (the whole record of a
+    /// single-flow configuration).
     ///
     /// - Throws: what the encoder or the packetizer throw; the controller's configuration error. The decoder's
     ///   errors are kept in ``RealCodecTrialResult/decoderErrors``.
     public static func run(_ configuration: RealCodecTrialConfiguration) throws -> RealCodecTrialResult {
-        let state = try RealCodecTrialState(configuration)
-        // The state's recurring timers hold it through the clock: dropping them frees the encoder and decoder.
-        defer { state.clock.removePendingEvents() }
-        return try state.run()
+        try runFlows(configuration).flows[0]
+    }
+
+    /// Runs every media flow of `configuration` (and its cross traffic) to the end.
+    ///
+    /// - Throws: as ``run(_:)``.
+    public static func runFlows(_ configuration: RealCodecTrialConfiguration) throws -> RealCodecTrialFlowsResult {
+        let trial = RealCodecTrialPath(configuration)
+        // The flows' recurring timers hold them through the clock: dropping them frees the encoders and decoders.
+        defer { trial.clock.removePendingEvents() }
+        return try trial.run()
     }
 }
 
-/// A datagram waiting in the trial's pacer.
+/// A datagram waiting in a flow's pacer.
 struct RealCodecTrialDatagram {
     var bytes: [UInt8]
     /// The media sequence number a retransmission repeats.
@@ -74,20 +88,115 @@ struct RealCodecTrialControllerSums {
     var runs = 0
 }
 
-/// The whole trial's state, sender and receiver, on one clock.
-final class RealCodecTrialState {
-    static let mediaSSRC: UInt32 = 0x5EED_0001
-    static let retransmissionSSRC: UInt32 = 0x5EED_0002
-    static let receiverSSRC: UInt32 = 0x5EED_0003
-    static let extensionID: UInt8 = 3
-    static let payloadType: UInt8 = 96
-    static let retransmissionPayloadType: UInt8 = 97
-    static let rtpFlow = 1
-    static let rtcpFlow = 2
-
+/// What is shared by a trial's flows: the clock, the path, the cross traffic, the digest of what the links
+/// delivered.
+final class RealCodecTrialPath {
     let configuration: RealCodecTrialConfiguration
     let clock = SimulationClock()
     let path: SimulatedPath
+    var deliveredDigest: UInt64 = 0xCBF2_9CE4_8422_2325
+    var deliveredDatagrams = 0
+
+    init(_ configuration: RealCodecTrialConfiguration) {
+        self.configuration = configuration
+        var forward = configuration.forward
+        var reverse = configuration.reverse
+        forward.seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ 1
+        reverse.seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ 2
+        // Delivered bytes per 100 ms, as the congestion trial records them (statistics only: no effect on
+        // the packets).
+        forward.statisticsInterval = .milliseconds(100)
+        reverse.statisticsInterval = .milliseconds(100)
+        path = SimulatedPath(clock: clock, forward: forward, reverse: reverse)
+    }
+
+    func run() throws -> RealCodecTrialFlowsResult {
+        var flows: [RealCodecTrialState] = []
+        for index in configuration.flows.indices {
+            flows.append(try RealCodecTrialState(trial: self, index: index))
+        }
+        for flow in flows { flow.start() }
+        var tcpFlows: [AIMDFlow] = []
+        for flow in configuration.tcpFlows {
+            tcpFlows.append(
+                AIMDFlow(
+                    path: path, flow: flow.id, configuration: AIMDFlow.Configuration(slowStart: true),
+                    start: flow.start, stop: flow.stop))
+        }
+        func sample() {
+            for flow in flows { flow.sample() }
+            if clock.now + .milliseconds(100) <= configuration.duration {
+                clock.schedule(after: .milliseconds(100)) { sample() }
+            }
+        }
+        clock.schedule(at: .milliseconds(100)) { sample() }
+        clock.run(until: configuration.end)
+        withExtendedLifetime(tcpFlows) {}
+        for flow in flows { try flow.finish() }
+        var results = flows.map { $0.result() }
+        for index in results.indices {
+            results[index].deliveredDigest = deliveredDigest
+            results[index].deliveredDatagrams = deliveredDatagrams
+        }
+        return RealCodecTrialFlowsResult(
+            configuration: configuration, flows: results, rates: rates(flows), deliveredDigest: deliveredDigest,
+            deliveredDatagrams: deliveredDatagrams,
+            tcpPacketsSent: tcpFlows.map(\.sentPackets))
+    }
+
+    /// The rates as a ``CongestionTrialResult``: each flow's packets on the forward link and 100 ms samples, the
+    /// bytes delivered per 100 ms to each media flow (its RTP) and to the cross traffic.
+    private func rates(_ flows: [RealCodecTrialState]) -> CongestionTrialResult {
+        let trial = CongestionTrialConfiguration(
+            name: configuration.name, duration: configuration.duration, forward: configuration.forward,
+            reverse: configuration.reverse, flows: configuration.flows, tcpFlows: configuration.tcpFlows,
+            seed: configuration.seed)
+        let buckets = Int(configuration.duration / .milliseconds(100))
+        func delivered(_ id: Int) -> [Int] {
+            var bytes = path.forward.statistics[id]?.deliveredBytesPerInterval ?? []
+            if bytes.count < buckets { bytes += repeatElement(0, count: buckets - bytes.count) }
+            return bytes
+        }
+        var media: [Int: [Int]] = [:]
+        for flow in flows { media[flow.flow.id] = delivered(flow.rtpFlow) }
+        var tcp: [Int: [Int]] = [:]
+        for flow in configuration.tcpFlows { tcp[flow.id] = delivered(flow.id) }
+        return CongestionTrialResult(
+            configuration: trial, flows: flows.map { $0.rateRecord() }, tcpDeliveredBytes: tcp,
+            mediaDeliveredBytes: media)
+    }
+
+    /// Adds a delivered datagram to the digest.
+    func digest(_ packet: SimulatedPacket) {
+        deliveredDatagrams += 1
+        for byte in [UInt8(packet.flow)] + packet.payload {
+            deliveredDigest = (deliveredDigest ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+    }
+}
+
+/// One media flow's state, sender and receiver, on the trial's clock.
+final class RealCodecTrialState {
+    static let extensionID: UInt8 = 3
+    static let payloadType: UInt8 = 96
+    static let retransmissionPayloadType: UInt8 = 97
+
+    let trial: RealCodecTrialPath
+    let configuration: RealCodecTrialConfiguration
+    /// The flow's start, pauses and media limits.
+    let flow: CongestionTrialFlow
+    /// Its media, retransmission and receiver SSRCs (flow n: 0x5EED_0001 + 0x100 n and on).
+    let mediaSSRC: UInt32
+    let retransmissionSSRC: UInt32
+    let receiverSSRC: UInt32
+    /// Its RTP (and receiver RTCP, on the reverse link) and sender RTCP flow numbers on the links: 2n + 1, 2n + 2.
+    let rtpFlow: Int
+    let rtcpFlow: Int
+    /// Frame n is captured at n / 30 s plus this (0 for the first flow; within one frame interval for the others,
+    /// so that flows do not reach the link's queue at the same instants in a fixed order).
+    let captureOffset: Duration
+    var clock: SimulationClock { trial.clock }
+    var path: SimulatedPath { trial.path }
     let clip: SyntheticClip
     var failure: (any Error)?
 
@@ -111,6 +220,14 @@ final class RealCodecTrialState {
     /// Per second: the sums of the controller's figures at each timer run and the number of runs.
     var controllerSums: [RealCodecTrialControllerSums] = []
     var linkSequenceNumber: Int64 = 0
+    /// Every packet put on the forward link (the rate record), and its index by link sequence number.
+    var packets: [CongestionTrialPacket] = []
+    var packetIndex: [Int64: Int] = [:]
+    /// The controller's figures at the end of every 100 ms.
+    var controllerSamples: [(time: Duration, statistics: CongestionControlStatistics)] = []
+    /// RTCP datagrams the receiver put on the reverse link, and those that reached the sender.
+    var feedbackSent = 0
+    var feedbackDelivered = 0
 
     // Receiver.
     var receiver: RTPReceiverSession<Int>
@@ -124,21 +241,31 @@ final class RealCodecTrialState {
     var givenUp: Set<Int64> = []
     var newestReceivedSequenceNumber: Int64 = -1
     var deliveredOriginals: Set<Int64> = []
-    var deliveredDigest: UInt64 = 0xCBF2_9CE4_8422_2325
-    var deliveredDatagrams = 0
 
-    init(_ configuration: RealCodecTrialConfiguration) throws {
+    init(trial: RealCodecTrialPath, index: Int) throws {
+        self.trial = trial
+        let configuration = trial.configuration
         self.configuration = configuration
-        var forward = configuration.forward
-        var reverse = configuration.reverse
-        forward.seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ 1
-        reverse.seed = configuration.seed &* 0x9E37_79B9_7F4A_7C15 &+ 2
-        path = SimulatedPath(clock: clock, forward: forward, reverse: reverse)
+        let flow = configuration.flows[index]
+        self.flow = flow
+        mediaSSRC = 0x5EED_0001 + UInt32(index) << 8
+        retransmissionSSRC = 0x5EED_0002 + UInt32(index) << 8
+        receiverSSRC = 0x5EED_0003 + UInt32(index) << 8
+        rtpFlow = 2 * index + 1
+        rtcpFlow = 2 * index + 2
+        if index == 0 {
+            captureOffset = .zero
+        } else {
+            var generator = SplitMix64(seed: configuration.seed ^ 0x4341_5054_5552_4500 ^ UInt64(index))
+            captureOffset = .nanoseconds(Int64(generator.next() % 33_333_333))
+        }
         let frameCount = Int(configuration.duration / .seconds(1) * 30)
         clip = SyntheticClip(
-            width: configuration.width, height: configuration.height, frameCount: frameCount, seed: configuration.seed)
+            width: configuration.width, height: configuration.height, frameCount: frameCount,
+            seed: configuration.seed &+ UInt64(index))
 
-        let rate = min(configuration.startRate, configuration.maximumRate.bitsPerSecond(at: .zero))
+        let start = flow.start
+        let rate = min(flow.startRate, flow.maximumRate.bitsPerSecond(at: start))
         var properties = CompressionProperties()
         properties.preset = configuration.preset
         properties.profile = .baseline
@@ -157,48 +284,62 @@ final class RealCodecTrialState {
 
         session = RTPSenderSession(
             configuration: .init(
-                packetizer: .init(codec: .h264, payloadType: Self.payloadType, ssrc: Self.mediaSSRC),
+                packetizer: .init(codec: .h264, payloadType: Self.payloadType, ssrc: mediaSSRC),
                 retransmission: RTPRetransmission(
-                    payloadType: Self.retransmissionPayloadType, ssrc: Self.retransmissionSSRC),
+                    payloadType: Self.retransmissionPayloadType, ssrc: retransmissionSSRC),
                 transportSequenceNumberExtensionID: Self.extensionID))
         let settings = CongestionControlConfiguration(
-            startRate: rate, minimumRate: configuration.minimumRate,
-            maximumRate: configuration.maximumRate.bitsPerSecond(at: .zero))
+            startRate: rate, minimumRate: flow.minimumRate, maximumRate: flow.maximumRate.bitsPerSecond(at: start))
         controller = try CongestionController(configuration: settings)
         pacer = Pacer(
             targetRate: rate,
             configuration: PacerConfiguration(
                 pacingFactor: settings.pacingFactor, paddingPacketSize: RTPSenderSession.maximumPaddingPerPacket + 20),
-            at: .zero)
+            at: start)
 
         receiver = RTPReceiverSession(
             configuration: RTPReceiverConfiguration(
-                codec: .h264, payloadType: Self.payloadType, expectedSSRC: Self.mediaSSRC, ssrc: Self.receiverSSRC,
+                codec: .h264, payloadType: Self.payloadType, expectedSSRC: mediaSSRC, ssrc: receiverSSRC,
                 jitterBufferDelay: Self.mediaTime(configuration.jitterBufferDelay),
                 retransmission: RTPRetransmission(
-                    payloadType: Self.retransmissionPayloadType, ssrc: Self.retransmissionSSRC),
+                    payloadType: Self.retransmissionPayloadType, ssrc: retransmissionSSRC),
                 transportFeedback: .init(extensionID: Self.extensionID)))
     }
 
-    func run() throws -> RealCodecTrialResult {
-        path.forward.setReceiver(flow: Self.rtpFlow) { [unowned self] packet in
-            digest(packet)
+    /// When source frame `index` is captured.
+    func captureTime(ofFrame index: Int) -> Duration {
+        .nanoseconds(Int64(index) * 1_000_000_000 / 30) + captureOffset
+    }
+
+    /// Connects the flow to the links and schedules its first frame (the first captured at or after its start)
+    /// and its timers, and the encoder's end.
+    func start() {
+        path.forward.setReceiver(flow: rtpFlow) { [unowned self] packet in
+            trial.digest(packet)
+            if let index = packetIndex.removeValue(forKey: packet.sequenceNumber) { packets[index].arrived = true }
             receivedRTP(packet.payload)
         }
-        path.forward.setReceiver(flow: Self.rtcpFlow) { [unowned self] packet in
-            digest(packet)
+        path.forward.setReceiver(flow: rtcpFlow) { [unowned self] packet in
+            trial.digest(packet)
             handle(receiver.receiveRTCP(packet.payload, from: 1, at: now))
         }
-        path.reverse.setReceiver(flow: Self.rtpFlow) { [unowned self] packet in
-            digest(packet)
+        path.reverse.setReceiver(flow: rtpFlow) { [unowned self] packet in
+            trial.digest(packet)
+            feedbackDelivered += 1
             senderReceivedRTCP(packet.payload)
         }
-        clock.schedule(at: .zero) { [self] in
-            encodeFrame(0)
+        var first = 0
+        while first < clip.frameCount && captureTime(ofFrame: first) < flow.start { first += 1 }
+        guard first < clip.frameCount else { return }
+        clock.schedule(at: captureTime(ofFrame: first)) { [self] in
+            encodeFrame(first)
             runTimers()
         }
         clock.schedule(at: configuration.duration) { [self] in finishEncoder() }
-        clock.run(until: configuration.end)
+    }
+
+    /// After the clock's end: what the receiver and the decoder still hold.
+    func finish() throws {
         if let failure { throw failure }
         handle(receiver.finish(at: now))
         if let decoder {
@@ -212,7 +353,6 @@ final class RealCodecTrialState {
             }
         }
         if let failure { throw failure }
-        return result()
     }
 
     /// The clock's time as the sessions take it.
@@ -233,13 +373,6 @@ final class RealCodecTrialState {
     static func extend(_ number: UInt16, near reference: Int64) -> Int64 {
         let base = max(reference, 0)
         return base + Int64(Int16(bitPattern: number &- UInt16(truncatingIfNeeded: base)))
-    }
-
-    private func digest(_ packet: SimulatedPacket) {
-        deliveredDatagrams += 1
-        for byte in [UInt8(packet.flow)] + packet.payload {
-            deliveredDigest = (deliveredDigest ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-        }
     }
 
     /// Keeps the first error thrown inside a clock event; the run throws it at the end.

@@ -78,7 +78,12 @@ public struct RealCodecTrialSecond: Sendable, Hashable {
 public struct RealCodecTrialResult: Sendable {
     /// The configuration it ran.
     public var configuration: RealCodecTrialConfiguration
-    /// Every source frame, in capture order.
+    /// The media flow this record is of.
+    public var flow: CongestionTrialFlow
+    /// Source frame n was captured at n / 30 s plus this.
+    public var captureOffset: Duration
+    /// Every source frame captured while the flow was active (from its start, outside its pauses), in capture
+    /// order.
     public var frames: [RealCodecTrialFrame]
     /// Per phase.
     public var phases: [RealCodecTrialPhaseResult]
@@ -101,13 +106,14 @@ public struct RealCodecTrialResult: Sendable {
     public var nackPackets: Int
     /// Retransmissions (RTX) put on the forward link.
     public var retransmissionsSent: Int
-    /// Forward packets the link dropped (queue full or loss model), RTP and RTCP.
+    /// Forward packets of this flow the link dropped (queue full or loss model), RTP and RTCP.
     public var forwardPacketsLost: Int
-    /// Reverse packets lost.
+    /// Reverse packets of this flow lost.
     public var reversePacketsLost: Int
-    /// The p95 of the forward queue delay over every packet.
+    /// The p95 of the forward queue delay over every RTP packet of this flow.
     public var queueDelayP95: Duration
-    /// An FNV-1a digest of every datagram delivered on both links, in delivery order: the same for the same seed.
+    /// An FNV-1a digest of every datagram of the media flows delivered on both links, in delivery order (each
+    /// flow's record holds the trial's): the same for the same seed.
     public var deliveredDigest: UInt64
     /// Datagrams delivered on both links.
     public var deliveredDatagrams: Int
@@ -120,6 +126,38 @@ public struct RealCodecTrialResult: Sendable {
     public var framesSent: Int { frames.filter { $0.fate != .droppedBeforeEncoder }.count }
     /// Frames decoded.
     public var framesDecoded: Int { count(.decoded) + count(.repairedByNACK) }
+    /// The mean luma PSNR of the frames decoded over the whole run, dB (0 when none was).
+    public var meanPSNRY: Double {
+        let values = frames.compactMap(\.psnrY)
+        return values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
+    }
+}
+
+/// What ``RealCodecTrial/runFlows(_:)`` recorded: each media flow's record, and their rates as a congestion
+/// trial records them, so that ``RMCATEvaluation``'s figures (fairness, media share, resume time) are computed
+/// the same way.
+public struct RealCodecTrialFlowsResult: Sendable {
+    /// The configuration it ran.
+    public var configuration: RealCodecTrialConfiguration
+    /// One record per media flow, in the configuration's order.
+    public var flows: [RealCodecTrialResult]
+    /// Each flow's packets on the forward link (RTP: media, retransmissions, padding) and 100 ms samples, the
+    /// bytes delivered per 100 ms to each flow's RTP and to the cross traffic; the samples' target and estimates
+    /// are the controller's at each sample's end.
+    public var rates: CongestionTrialResult
+    /// The digest of every datagram of the media flows delivered on both links, in delivery order.
+    public var deliveredDigest: UInt64
+    /// Datagrams of the media flows delivered on both links.
+    public var deliveredDatagrams: Int
+    /// Data packets each TCP-like flow sent, in the configuration's order.
+    public var tcpPacketsSent: [Int]
+
+    /// Frames of `fate` over every flow.
+    public func count(_ fate: RealCodecTrialFrame.Fate) -> Int { flows.reduce(0) { $0 + $1.count(fate) } }
+    /// Frames sent over every flow.
+    public var framesSent: Int { flows.reduce(0) { $0 + $1.framesSent } }
+    /// Frames decoded over every flow.
+    public var framesDecoded: Int { flows.reduce(0) { $0 + $1.framesDecoded } }
 }
 
 extension RealCodecTrialResult {
