@@ -67,6 +67,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
     let rtcpPort: Int
     let mode: RTPPacketizationMode
     var waitSeconds = 0.0
+    var adaptation: LiveRateAdaptation?
     do {
         parsed = try LiveOptions.parse(
             arguments,
@@ -83,14 +84,15 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
         input = path
         url = destination
         var encodeOptions = try EncodeOptions(parsed)
-        for flag in ["adaptive-bitrate", "congestion-control"] where parsed.flag(flag) {
-            guard let rate = encodeOptions.properties.averageBitRate else {
+        for (flag, way) in [
+            ("adaptive-bitrate", LiveRateAdaptation.receiverReports), ("congestion-control", .congestionControl),
+        ]
+        where parsed.flag(flag) {
+            guard encodeOptions.properties.averageBitRate != nil else {
                 throw Arguments.UsageError(description: "--\(flag) needs --bitrate")
             }
-            // Retargeting a running encoder needs constant-bit-rate control; with congestion control the
-            // buffer is 200 ms, so no frame (keyframes included) is larger than 200 ms of the rate.
-            let buffer = flag == "congestion-control" ? rate / 5 : rate
-            encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: buffer)
+            adaptation = way
+            encodeOptions.properties = try way.encoderProperties(encodeOptions.properties)
         }
         settings = try LiveOptions.encoderSettings(encodeOptions, parsed)
         injector = try lossInjector(parsed)
@@ -109,26 +111,17 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
     }
     do throws(MediaError) {
         let source = try LivePipeline.Source.file(input, loop: parsed.flag("loop"))
-        var controller: LossBasedRateController?
-        if parsed.flag("adaptive-bitrate") {
-            guard case .y4m = source, let rate = settings.properties.averageBitRate else {
-                throw .invalidArgument("--adaptive-bitrate needs a Y4M input to encode")
+        if let adaptation {
+            guard case .y4m = source else {
+                let flag = adaptation == .congestionControl ? "congestion-control" : "adaptive-bitrate"
+                throw .invalidArgument("--\(flag) needs a Y4M input to encode")
             }
-            controller = LossBasedRateController(initial: rate, minimum: max(1_000, rate / 10), maximum: rate)
-        }
-        var congestionControl: CongestionControlConfiguration?
-        if parsed.flag("congestion-control") {
-            guard case .y4m = source, let rate = settings.properties.averageBitRate else {
-                throw .invalidArgument("--congestion-control needs a Y4M input to encode")
-            }
-            congestionControl = CongestionControlConfiguration(
-                startRate: max(30_000, rate), minimumRate: 30_000, maximumRate: max(30_000, rate) * 4)
         }
         let stream = try MediaStreamSender(
             url: url.text,
             rtp: .live(
-                payloadSize: payloadSize, packetizationMode: mode, rateController: controller, cname: "codecs",
-                faultInjector: injector, rtcpPort: rtcpPort, congestionControl: congestionControl))
+                adapting: adaptation, at: settings.properties.averageBitRate, payloadSize: payloadSize,
+                packetizationMode: mode, cname: "codecs", faultInjector: injector, rtcpPort: rtcpPort))
         let pipeline = try LivePipeline(
             source: source, sink: stream, configuration: LiveOptions.configuration(settings, parsed))
         if let file = pipeline.encodedFile, file.skippedBeforeKeyframe > 0 {
@@ -144,7 +137,7 @@ func runRTPSend(_ arguments: [String]) -> Int32 {
             var description = RTPSessionDescription(
                 formatDescription: pipeline.formatDescription!, address: url.host, port: Int(url.port),
                 packetizationMode: mode)
-            if congestionControl != nil {
+            if adaptation == .congestionControl {
                 description.transportSequenceNumberExtensionID =
                     RTPStreamSender.defaultTransportSequenceNumberExtensionID
             }

@@ -82,10 +82,8 @@ enum WHEPServe {
                 guard let rate = encodeOptions.properties.averageBitRate else {
                     throw Arguments.UsageError(description: "--adaptive-bitrate needs --bitrate")
                 }
-                // Retargeting a running encoder needs constant-bit-rate control. The VBV buffer is 200 ms of
-                // the rate, so that no frame (keyframes included) is larger than 200 ms of the target: a larger
-                // one would queue at a bottleneck and read as congestion.
-                encodeOptions.properties.dataRateLimits = .init(maxBitRate: rate, bufferSize: rate / 5)
+                encodeOptions.properties = try LiveRateAdaptation.congestionControl.encoderProperties(
+                    encodeOptions.properties)
                 configuration.ratePolicy = .minimum
                 configuration.pacesViewers = true
                 configuration.congestionControl = .init(
