@@ -36,13 +36,7 @@ public enum CongestionTrial {
                     flow: flow, configuration: configuration, clock: clock, dataLink: data, feedbackLink: feedback,
                     seed: configuration.seed &* 31 &+ UInt64(index) &+ 3))
         }
-        var tcpFlows: [AIMDFlow] = []
-        for flow in configuration.tcpFlows {
-            tcpFlows.append(
-                AIMDFlow(
-                    path: path, flow: flow.id, configuration: AIMDFlow.Configuration(slowStart: true),
-                    start: flow.start, stop: flow.stop))
-        }
+        let tcpFlows = AIMDFlow.trialFlows(configuration.tcpFlows, on: path)
         func sample() {
             for flow in flows { flow.sample() }
             if clock.now + configuration.sampleInterval <= configuration.duration {
@@ -66,5 +60,16 @@ public enum CongestionTrial {
         return CongestionTrialResult(
             configuration: configuration, flows: flows.map { $0.result() }, tcpDeliveredBytes: tcp,
             mediaDeliveredBytes: media)
+    }
+}
+
+extension AIMDFlow {
+    /// A trial's TCP-like flows on `path`, each with slow start, from its start to its stop.
+    static func trialFlows(_ flows: [CongestionTrialTCPFlow], on path: SimulatedPath) -> [AIMDFlow] {
+        flows.map {
+            AIMDFlow(
+                path: path, flow: $0.id, configuration: AIMDFlow.Configuration(slowStart: true), start: $0.start,
+                stop: $0.stop)
+        }
     }
 }

@@ -116,13 +116,7 @@ final class RealCodecTrialPath {
             flows.append(try RealCodecTrialState(trial: self, index: index))
         }
         for flow in flows { flow.start() }
-        var tcpFlows: [AIMDFlow] = []
-        for flow in configuration.tcpFlows {
-            tcpFlows.append(
-                AIMDFlow(
-                    path: path, flow: flow.id, configuration: AIMDFlow.Configuration(slowStart: true),
-                    start: flow.start, stop: flow.stop))
-        }
+        let tcpFlows = AIMDFlow.trialFlows(configuration.tcpFlows, on: path)
         func sample() {
             for flow in flows { flow.sample() }
             if clock.now + .milliseconds(100) <= configuration.duration {

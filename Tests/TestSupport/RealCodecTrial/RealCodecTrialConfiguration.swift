@@ -160,25 +160,28 @@ public struct RealCodecTrialConfiguration: Sendable {
     /// Two flows on a short step: 2.0 → 1.0 Mb/s at 10 s, 20 s, the second flow from 2 s, otherwise 5.1's path,
     /// at 320×180.
     public static func twoFlowStep(seed: UInt64 = 1) -> RealCodecTrialConfiguration {
-        let forward = RMCATCases.link(RMCATCases.schedule([(0, 2.0), (10, 1.0)]))
-        return RealCodecTrialConfiguration(
-            name: "two-flow step", duration: .seconds(20), forward: forward, reverse: RMCATCases.feedbackPath,
-            phases: [
-                Phase(start: .zero, end: .seconds(10), capacity: 2_000_000),
-                Phase(start: .seconds(10), end: .seconds(20), capacity: 1_000_000),
-            ], flows: [CongestionTrialFlow(id: 1), CongestionTrialFlow(id: 2, start: .seconds(2))], seed: seed,
-            width: 320, height: 180)
+        step(
+            "two-flow step", from: 2.0, to: 1.0,
+            flows: [CongestionTrialFlow(id: 1), CongestionTrialFlow(id: 2, start: .seconds(2))], seed: seed)
     }
 
     /// A short step: 1.0 → 0.5 Mb/s at 10 s, 20 s, otherwise 5.1's path (50 ms each way, jitter σ 15 ms capped at
     /// 30 ms forward, 300 ms drop-tail queues), at 320×180.
     public static func shortStep(seed: UInt64 = 1) -> RealCodecTrialConfiguration {
-        let forward = RMCATCases.link(RMCATCases.schedule([(0, 1.0), (10, 0.5)]))
+        step("step", from: 1.0, to: 0.5, flows: [CongestionTrialFlow(id: 1)], seed: seed)
+    }
+
+    /// `high` → `low` Mb/s at 10 s, 20 s, on 5.1's path at 320×180, with `flows`.
+    static func step(_ name: String, from high: Double, to low: Double, flows: [CongestionTrialFlow], seed: UInt64)
+        -> RealCodecTrialConfiguration
+    {
+        let forward = RMCATCases.link(RMCATCases.schedule([(0, high), (10, low)]))
+        let phases = [
+            Phase(start: .zero, end: .seconds(10), capacity: RMCATCases.megabits(high)),
+            Phase(start: .seconds(10), end: .seconds(20), capacity: RMCATCases.megabits(low)),
+        ]
         return RealCodecTrialConfiguration(
-            name: "step", duration: .seconds(20), forward: forward, reverse: RMCATCases.feedbackPath,
-            phases: [
-                Phase(start: .zero, end: .seconds(10), capacity: 1_000_000),
-                Phase(start: .seconds(10), end: .seconds(20), capacity: 500_000),
-            ], seed: seed, width: 320, height: 180)
+            name: name, duration: .seconds(20), forward: forward, reverse: RMCATCases.feedbackPath, phases: phases,
+            flows: flows, seed: seed, width: 320, height: 180)
     }
 }
